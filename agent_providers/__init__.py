@@ -1,0 +1,33 @@
+"""Provider adapters behind one small contract. Importing this package imports no SDK.
+
+``get_provider(spec)`` builds any provider by name; ``auto_provider()`` picks one from the environment.
+Adapter classes are importable from here lazily (``from agent_providers import AnthropicProvider``
+imports the ``anthropic`` SDK only then).
+"""
+
+from agent_providers.base import Provider, normalise_messages
+from agent_providers.registry import AutoChoice, auto_provider, choose_auto_spec, get_provider
+from agent_providers.scripted import ScriptedProvider
+
+_LAZY = {
+    "AnthropicProvider": "agent_providers.anthropic_provider",
+    "OpenAIProvider": "agent_providers.openai_provider",
+    "LocalLlamaProvider": "agent_providers.local_llama",
+    "RetryingProvider": "agent_providers.retry",
+    "RetryPolicy": "agent_providers.retry",
+    "CachingProvider": "agent_providers.cache",
+    "ResponseCache": "agent_providers.cache",
+    "PRICES_USD_PER_MTOK": "agent_providers.pricing",
+    "cost_usd": "agent_providers.pricing",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'agent_providers' has no attribute {name!r}")
+
+
+__all__ = ["AutoChoice", "Provider", "ScriptedProvider", "auto_provider", "choose_auto_spec", "get_provider", "normalise_messages", *_LAZY]

@@ -1,0 +1,207 @@
+"""The provider contract: one small adapter interface, capabilities declared as class attributes.
+
+An adapter implements :meth:`Provider._acomplete` (async) or :meth:`Provider._complete` (sync); the base
+class supplies the other form, the public :meth:`Provider.complete` / :meth:`Provider.acomplete`
+entry points, message normalisation and latency measurement. Retries, caching and usage accounting
+wrap adapters (:mod:`agent_providers.retry`, :mod:`agent_providers.cache`); they are not re-written
+per provider (pattern from simonw/llm ``Model.execute`` and inspect_ai ``ModelAPI.generate``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from agent_schemas import ChatMessage, Completion, ResponseTruncated, TokenUsage
+
+MessagesLike = Sequence[ChatMessage | dict[str, Any]]
+
+#: JSON schema used by ``complete_with_usage(json_mode=True)`` when the caller gives none.
+GENERIC_JSON_OBJECT_SCHEMA: dict[str, Any] = {"type": "object"}
+
+
+def normalise_messages(messages: MessagesLike) -> list[ChatMessage]:
+    """Accept :class:`ChatMessage` objects or ``{"role", "content"}`` dicts; return ChatMessages.
+
+    Raises
+    ------
+    ValueError
+        If ``messages`` is empty or a dict lacks ``role``/``content``.
+    """
+    out: list[ChatMessage] = []
+    for i, m in enumerate(messages):
+        if isinstance(m, ChatMessage):
+            out.append(m)
+        elif isinstance(m, dict):
+            try:
+                out.append(ChatMessage(**m))
+            except Exception as exc:  # pydantic ValidationError
+                raise ValueError(f"messages[{i}] is not a valid chat message: {m!r} ({exc})") from exc
+        else:
+            raise ValueError(f"messages[{i}] must be a ChatMessage or dict, got {type(m).__name__}")
+    if not out:
+        raise ValueError("messages is empty: at least one message is required")
+    return out
+
+
+class Provider:
+    """Base class of every provider adapter and wrapper.
+
+    Class attributes declare capabilities:
+
+    ``name``
+        Registry prefix, e.g. ``"anthropic"``.
+    ``supports_json_schema``
+        True when ``json_schema`` constrains the output (grammar or structured outputs); otherwise the
+        schema is only described in the prompt and the caller must still validate.
+    ``needs_key`` / ``key_env_var``
+        Whether an API key is required and which environment variable holds it.
+    ``default_model``
+        Model used when the spec names none.
+
+    Instances have ``model`` (the model name) and ``spec`` (the registry string that recreates them).
+    """
+
+    name: ClassVar[str] = "base"
+    supports_json_schema: ClassVar[bool] = False
+    needs_key: ClassVar[bool] = False
+    key_env_var: ClassVar[str | None] = None
+    default_model: ClassVar[str] = ""
+
+    def __init__(self, model: str | None = None) -> None:
+        self.model = model or self.default_model
+
+    @property
+    def spec(self) -> str:
+        """Registry string for this provider, e.g. ``"openai/gpt-4.1-mini"``."""
+        return f"{self.name}/{self.model}"
+
+    def __repr__(self) -> str:  # never includes keys
+        return f"{type(self).__name__}(spec={self.spec!r})"
+
+    # --- to implement (one of the two) -------------------------------------------------------
+    async def _acomplete(
+        self,
+        messages: list[ChatMessage],
+        *,
+        json_schema: dict[str, Any] | None,
+        temperature: float | None,
+        max_tokens: int | None,
+        seed: int | None,
+    ) -> Completion:
+        return await asyncio.to_thread(
+            self._complete,
+            messages,
+            json_schema=json_schema,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            seed=seed,
+        )
+
+    def _complete(
+        self,
+        messages: list[ChatMessage],
+        *,
+        json_schema: dict[str, Any] | None,
+        temperature: float | None,
+        max_tokens: int | None,
+        seed: int | None,
+    ) -> Completion:
+        if type(self)._acomplete is Provider._acomplete:
+            raise NotImplementedError(f"{type(self).__name__} implements neither _complete nor _acomplete")
+        return _run_sync(
+            self._acomplete(
+                messages, json_schema=json_schema, temperature=temperature, max_tokens=max_tokens, seed=seed
+            )
+        )
+
+    # --- public API ----------------------------------------------------------------------------
+    async def acomplete(
+        self,
+        messages: MessagesLike,
+        *,
+        json_schema: dict[str, Any] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+    ) -> Completion:
+        """Send ``messages`` and return a :class:`Completion` (async).
+
+        Parameters
+        ----------
+        messages : sequence of ChatMessage or dict
+            The conversation; a ``system`` message first if any.
+        json_schema : dict, optional
+            JSON schema the answer should follow (enforced where ``supports_json_schema``).
+        temperature : float, optional
+            Sampling temperature; provider default when None.
+        max_tokens : int, optional
+            Maximum generated tokens; provider default when None.
+        seed : int, optional
+            Sampling seed where the provider supports one.
+
+        Raises
+        ------
+        ReconcileError subclasses
+            ``RateLimited``, ``ProviderOverloaded``, ``ProviderTimeout``, ``ResponseTruncated``,
+            ``EmptyResponse``, ``AuthenticationFailed``, ``BadRequest``, ...
+        """
+        msgs = normalise_messages(messages)
+        t0 = time.perf_counter()
+        completion = await self._acomplete(
+            msgs, json_schema=json_schema, temperature=temperature, max_tokens=max_tokens, seed=seed
+        )
+        return _finish(completion, time.perf_counter() - t0, self)
+
+    def complete(
+        self,
+        messages: MessagesLike,
+        *,
+        json_schema: dict[str, Any] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+    ) -> Completion:
+        """Synchronous form of :meth:`acomplete` (same parameters, same errors)."""
+        msgs = normalise_messages(messages)
+        t0 = time.perf_counter()
+        completion = self._complete(
+            msgs, json_schema=json_schema, temperature=temperature, max_tokens=max_tokens, seed=seed
+        )
+        return _finish(completion, time.perf_counter() - t0, self)
+
+    def complete_with_usage(self, messages: MessagesLike, json_mode: bool = False) -> tuple[str, TokenUsage]:
+        """Notebook convenience: return ``(text, usage)``; ``json_mode`` asks for a JSON object."""
+        c = self.complete(messages, json_schema=GENERIC_JSON_OBJECT_SCHEMA if json_mode else None)
+        return c.text, c.usage
+
+    def close(self) -> None:
+        """Release resources (HTTP clients, model weights). Safe to call twice."""
+
+
+def _finish(completion: Completion, elapsed_s: float, provider: Provider) -> Completion:
+    if completion.stop_reason == "length":
+        raise ResponseTruncated(
+            f"{provider.spec}: the answer stopped at the token limit; it is incomplete and was not parsed",
+            stop_reason="length",
+            text=completion.text,
+            provider=provider.spec,
+            model=completion.model,
+        )
+    if completion.latency_s == 0.0 and not completion.from_cache:
+        completion = completion.model_copy(update={"latency_s": elapsed_s})
+    return completion
+
+
+def _run_sync(coro: Any) -> Any:
+    """Run a coroutine from sync code, also when called inside a running event loop (notebooks)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()

@@ -1,0 +1,47 @@
+"""Pydantic data contracts of forecast-reconcile. A leaf package: it imports nothing from the project."""
+
+from agent_schemas.errors import (
+    AuthenticationFailed,
+    BadRequest,
+    DataValidationError,
+    EmptyResponse,
+    EnsembleFailed,
+    ErrorInfo,
+    ForecastParseError,
+    MissingDependency,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderOverloaded,
+    ProviderTimeout,
+    RateLimited,
+    ReconcileError,
+    ResponseTruncated,
+    ScriptExhausted,
+    SearchAccessError,
+    UnknownProvider,
+)
+from agent_schemas.forecasts import AgentSummary, EvidenceItem, Forecast
+from agent_schemas.messages import ChatMessage, Completion
+from agent_schemas.questions import Question
+from agent_schemas.reconciliation import (
+    CoverageNote,
+    DebateArtifact,
+    DebateRound,
+    DebateTurn,
+    Disagreement,
+    PipelineTrace,
+    RecordedCall,
+    SupervisorArtifact,
+)
+from agent_schemas.search import SearchOutcome, SearchResult
+from agent_schemas.usage import TokenUsage, UsageEntry, UsageLedger
+
+__all__ = [
+    "AgentSummary", "AuthenticationFailed", "BadRequest", "ChatMessage", "Completion", "CoverageNote",
+    "DataValidationError", "DebateArtifact", "DebateRound", "DebateTurn", "Disagreement", "EmptyResponse",
+    "EnsembleFailed", "ErrorInfo", "EvidenceItem", "Forecast", "ForecastParseError", "MissingDependency",
+    "PipelineTrace", "ProviderConnectionError", "ProviderError", "ProviderOverloaded", "ProviderTimeout",
+    "Question", "RateLimited", "RecordedCall", "ReconcileError", "ResponseTruncated", "ScriptExhausted",
+    "SearchAccessError", "SearchOutcome", "SearchResult", "SupervisorArtifact", "TokenUsage", "UnknownProvider",
+    "UsageEntry", "UsageLedger",
+]

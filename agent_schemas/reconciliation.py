@@ -1,0 +1,131 @@
+"""Artifacts of reconciliation: debate rounds, supervisor review, and the pipeline trace."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from agent_schemas.errors import ErrorInfo
+from agent_schemas.forecasts import EvidenceItem, Forecast
+from agent_schemas.messages import Completion
+from agent_schemas.questions import Question
+from agent_schemas.search import SearchOutcome
+from agent_schemas.usage import TokenUsage, UsageLedger
+
+Confidence = Literal["high", "medium", "low"]
+
+
+class DebateTurn(BaseModel):
+    """One side's answer in one round."""
+
+    side: Literal["bull", "bear"] = Field(description="'bull' argues for a higher probability, 'bear' for a lower one.")
+    argument: str = Field("", description="The argument, answering the other side's last argument.")
+    p_yes: float | None = Field(None, ge=0, le=1, description="This side's probability in [0, 1]; None when the turn failed.")
+    key_evidence: list[EvidenceItem] = Field(default_factory=list, description="Evidence cited.")
+    status: Literal["ok", "failed"] = Field("ok", description="'failed' when the answer could not be obtained or parsed.")
+    error: ErrorInfo | None = Field(None, description="Typed error of a failed turn.")
+    usage: TokenUsage = Field(default_factory=TokenUsage, description="Usage of this turn.")
+
+
+class DebateRound(BaseModel):
+    """A bull turn and a bear turn."""
+
+    round_number: int = Field(ge=1, description="1-based round number.")
+    bull: DebateTurn
+    bear: DebateTurn
+    consensus: bool = Field(False, description="True when |bull - bear| < consensus_threshold after this round.")
+
+
+class DebateArtifact(BaseModel):
+    """Result of a :class:`agent_specialists.DebateAgent` run.
+
+    ``p_yes`` is the midpoint of the final bull and bear probabilities (each side's last successfully
+    parsed probability). It is None when either side never produced one.
+    """
+
+    question_id: str
+    aggregate_p_yes: float | None = Field(None, description="Ensemble aggregate the debate started from, in [0, 1].")
+    rounds: list[DebateRound] = Field(default_factory=list)
+    bull_final_probability: float | None = Field(None, ge=0, le=1)
+    bear_final_probability: float | None = Field(None, ge=0, le=1)
+    p_yes: float | None = Field(None, ge=0, le=1, description="Midpoint of the final bull and bear probabilities.")
+    consensus_reached: bool = False
+    early_termination: bool = Field(False, description="True when the debate stopped before max_rounds (consensus).")
+    consensus_threshold: float = Field(0.05, description="|bull - bear| below which the debate stops.")
+    n_failed_turns: int = Field(0, ge=0, description="Turns whose answer could not be obtained or parsed (count).")
+    token_usage: TokenUsage = Field(default_factory=TokenUsage, description="Usage summed over all turns.")
+    usage_by_role: dict[str, TokenUsage] = Field(default_factory=dict, description="Usage per role ('bull', 'bear').")
+    status: Literal["ok", "failed"] = "ok"
+    error: ErrorInfo | None = None
+
+
+class Disagreement(BaseModel):
+    """A point on which ensemble members disagree, as named by the supervisor."""
+
+    topic: str = Field(description="What the members disagree about.")
+    description: str = Field("", description="The positions taken.")
+    agents: list[str] = Field(default_factory=list, description="Member ids involved.")
+    query: str | None = Field(None, description="Clarifying search query proposed for it.")
+
+
+class CoverageNote(BaseModel):
+    """Whether a disagreement is supported by evidence or is a gap, and why."""
+
+    topic: str
+    status: Literal["supported", "gap"]
+    reason: str = Field("", description="E.g. 'search failed: rate_limited' or '3 dated results before cutoff'.")
+
+
+class SupervisorArtifact(BaseModel):
+    """Result of a :class:`agent_specialists.SupervisorAgent` run."""
+
+    question_id: str
+    disagreements: list[Disagreement] = Field(default_factory=list)
+    queries: list[str] = Field(default_factory=list, description="Clarifying queries actually run.")
+    search_outcomes: list[SearchOutcome] = Field(default_factory=list, description="One envelope per query, failures included.")
+    p_yes: float | None = Field(None, ge=0, le=1, description="Reconciled probability in [0, 1]; None when failed.")
+    confidence: Confidence | None = Field(None, description="Supervisor's confidence in its reconciliation.")
+    rationale: str = ""
+    key_evidence: list[EvidenceItem] = Field(default_factory=list)
+    coverage: list[CoverageNote] = Field(default_factory=list, description="What is well supported and what is a gap.")
+    token_usage: TokenUsage = Field(default_factory=TokenUsage)
+    status: Literal["ok", "failed"] = "ok"
+    error: ErrorInfo | None = None
+
+
+class RecordedCall(BaseModel):
+    """One provider response recorded for offline replay."""
+
+    role: str = Field(description="Role that made the call.")
+    provider: str = Field(description="Provider spec.")
+    request_key: str = Field(description="Hash of (messages, json_schema, parameters) of the request.")
+    completion: Completion | None = Field(None, description="The completion, or None when the call raised.")
+    error: ErrorInfo | None = Field(None, description="Typed error raised by the call, if any.")
+
+
+class PipelineTrace(BaseModel):
+    """JSON-serialisable trace of one :class:`agent_research.ForecastPipeline` run.
+
+    Every intermediate probability, the evidence with provenance, usage per role and the recorded
+    responses needed to replay the run offline.
+    """
+
+    question: Question
+    created_at: dt.datetime = Field(default_factory=lambda: dt.datetime.now(dt.timezone.utc))
+    forecasts: list[Forecast] = Field(default_factory=list, description="Every ensemble member's forecast, failures included.")
+    n_ok: int = Field(0, description="Members that succeeded (count).")
+    aggregation_method: str = Field("mean")
+    aggregate_p_yes: float | None = Field(None, ge=0, le=1)
+    aggregates: dict[str, float | None] = Field(default_factory=dict, description="Every aggregation method's p_yes on the same members.")
+    debate: DebateArtifact | None = None
+    supervisor: SupervisorArtifact | None = None
+    combination_rule: dict[str, Any] = Field(default_factory=dict, description="The rule and its parameters.")
+    final_p_yes: float | None = Field(None, ge=0, le=1)
+    final_source: str = Field("", description="Which step decided the final probability.")
+    ledger: UsageLedger = Field(default_factory=UsageLedger)
+    recorded_calls: list[RecordedCall] = Field(default_factory=list)
+    status: Literal["ok", "failed"] = "ok"
+    error: ErrorInfo | None = None
+    wall_time_s: float = Field(0.0, ge=0, description="Wall time of the run in seconds.")
