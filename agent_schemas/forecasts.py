@@ -40,6 +40,10 @@ class Forecast(BaseModel):
     persona: str | None = Field(None, description="Persona / prompt variant of the member, if any.")
     temperature: float | None = Field(None, description="Sampling temperature used.")
     n_evidence_dropped: int = Field(0, ge=0, description="Evidence items dropped by the cutoff guard while researching (count).")
+    n_evidence_in_prompt: int = Field(0, ge=0, description="Search results that reached the prompt (count).")
+    latest_evidence_date: dt.date | None = Field(None, description="Latest publication date among results in the prompt (leakage audit).")
+    queries: list[str] = Field(default_factory=list, description="Research queries run.")
+    search_failures: list[str] = Field(default_factory=list, description="Failure types of research searches that failed.")
 
     @model_validator(mode="after")
     def _status_consistent(self) -> "Forecast":

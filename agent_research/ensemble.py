@@ -1,0 +1,183 @@
+"""An ensemble of forecasters run concurrently, with an explicit failure policy.
+
+Pattern from Metaculus forecasting-tools ``ForecastBot``: gather with exceptions captured, require a
+minimum fraction of successful members, keep each failed member with its typed error, aggregate
+only the successes and say so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Sequence
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from agent_providers import Provider
+from agent_schemas import Forecast, ProviderTimeout, Question, ReconcileError, TokenUsage
+from agent_research.aggregation import aggregate
+from agent_research.forecaster import ForecasterAgent
+from agent_research.prompts import PERSONAS
+from agent_tools import ToolExecutor
+
+
+class EnsembleResult(BaseModel):
+    """Every member's forecast (failures included) and whether the success policy was met."""
+
+    question_id: str
+    forecasts: list[Forecast] = Field(description="One per member, in member order; failed ones carry their error.")
+    n_members: int
+    n_ok: int
+    min_success_fraction: float
+    policy_met: bool = Field(description="n_ok / n_members >= min_success_fraction (and n_ok >= 1).")
+    usage: TokenUsage = Field(description="Usage summed over members (tokens, calls, USD).")
+    wall_time_s: float = Field(0.0, description="Wall time of the ensemble in seconds.")
+
+    @property
+    def ok_forecasts(self) -> list[Forecast]:
+        return [f for f in self.forecasts if f.ok]
+
+    def p_yes_row(self) -> np.ndarray:
+        """Member probabilities as shape (n_members,), NaN for failed members."""
+        return np.array([f.p_yes if f.ok else np.nan for f in self.forecasts], dtype=float)
+
+    def aggregate(self, method: str = "mean") -> float | None:
+        """Aggregate the successful members with ``method`` (see ``aggregation.AGGREGATORS``); None if none succeeded."""
+        if self.n_ok == 0:
+            return None
+        return float(aggregate(method, self.p_yes_row()[None, :])[0])
+
+    def spread(self) -> float:
+        """max - min of the successful members' p_yes (0.0 for fewer than 2)."""
+        p = [f.p_yes for f in self.ok_forecasts]
+        return float(max(p) - min(p)) if len(p) >= 2 else 0.0
+
+
+class Ensemble:
+    """M forecasters answering the same question concurrently.
+
+    Parameters
+    ----------
+    members : sequence of ForecasterAgent
+        The members (same or different providers, models, temperatures, personas). Their
+        ``agent_id`` values must be unique.
+    concurrency : int
+        Maximum members running at once (asyncio semaphore).
+    member_timeout_s : float, optional
+        Per-member deadline in seconds; a member past it is recorded as failed with ``ProviderTimeout``.
+    min_success_fraction : float
+        Fraction of members that must succeed for ``policy_met`` (0 < f <= 1).
+
+    Raises
+    ------
+    ValueError
+        For an empty member list, duplicate agent ids or parameters out of range.
+    """
+
+    def __init__(
+        self,
+        members: Sequence[ForecasterAgent],
+        *,
+        concurrency: int = 4,
+        member_timeout_s: float | None = 300.0,
+        min_success_fraction: float = 0.5,
+    ) -> None:
+        if not members:
+            raise ValueError("members is empty: an ensemble needs at least one forecaster")
+        ids = [m.agent_id for m in members]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"member agent_id values must be unique, got {ids}")
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+        if not 0 < min_success_fraction <= 1:
+            raise ValueError(f"min_success_fraction must be in (0, 1], got {min_success_fraction}")
+        if member_timeout_s is not None and member_timeout_s <= 0:
+            raise ValueError(f"member_timeout_s must be > 0 seconds, got {member_timeout_s}")
+        self.members = list(members)
+        self.concurrency = concurrency
+        self.member_timeout_s = member_timeout_s
+        self.min_success_fraction = min_success_fraction
+
+    @classmethod
+    def from_providers(
+        cls,
+        providers: Sequence[Provider] | Provider,
+        *,
+        n_members: int = 3,
+        executor: ToolExecutor | None = None,
+        personas: Sequence[str | None] | None = None,
+        temperatures: Sequence[float | None] | None = None,
+        seed: int | None = 0,
+        **kwargs,
+    ) -> "Ensemble":
+        """Build ``n_members`` forecasters cycling over providers, personas and temperatures.
+
+        Default personas cycle through :data:`agent_research.prompts.PERSONAS`; default temperatures
+        are 0.7 for every member (diversity without randomness across runs comes from the per-member
+        seed ``seed + i``). Remaining keyword arguments go to :class:`Ensemble`.
+        """
+        provs = [providers] if isinstance(providers, Provider) else list(providers)
+        if not provs:
+            raise ValueError("providers is empty")
+        personas = list(personas) if personas is not None else list(PERSONAS)
+        temperatures = list(temperatures) if temperatures is not None else [0.7]
+        members = [
+            ForecasterAgent(
+                provs[i % len(provs)],
+                executor=executor,
+                persona=personas[i % len(personas)] if personas else None,
+                temperature=temperatures[i % len(temperatures)],
+                seed=None if seed is None else seed + i,
+                agent_id=f"member-{i}",
+            )
+            for i in range(n_members)
+        ]
+        return cls(members, **kwargs)
+
+    async def arun(self, question: Question) -> EnsembleResult:
+        """Run every member on ``question``; never raises for member failures."""
+        sem = asyncio.Semaphore(self.concurrency)
+        t0 = time.perf_counter()
+
+        async def one(member: ForecasterAgent) -> Forecast:
+            async with sem:
+                started = time.perf_counter()
+                try:
+                    if self.member_timeout_s is None:
+                        return await member.aforecast(question)
+                    return await asyncio.wait_for(member.aforecast(question), timeout=self.member_timeout_s)
+                except asyncio.TimeoutError:
+                    err = ProviderTimeout(
+                        f"member {member.agent_id} exceeded its {self.member_timeout_s} s deadline",
+                        timeout_s=self.member_timeout_s,
+                        provider=member.llm.spec,
+                    )
+                except ReconcileError as err_:  # defensive: aforecast already converts these
+                    err = err_
+                return Forecast(
+                    question_id=question.id, agent_id=member.agent_id, model=member.llm.spec, status="failed",
+                    error=err.to_info(), persona=member.persona, temperature=member.temperature,
+                    latency_s=time.perf_counter() - started,
+                )
+
+        forecasts = list(await asyncio.gather(*(one(m) for m in self.members)))
+        n_ok = sum(f.ok for f in forecasts)
+        need = math.ceil(self.min_success_fraction * len(forecasts) - 1e-12)
+        return EnsembleResult(
+            question_id=question.id,
+            forecasts=forecasts,
+            n_members=len(forecasts),
+            n_ok=n_ok,
+            min_success_fraction=self.min_success_fraction,
+            policy_met=n_ok >= max(1, need),
+            usage=TokenUsage.sum(f.usage for f in forecasts),
+            wall_time_s=time.perf_counter() - t0,
+        )
+
+    def run(self, question: Question) -> EnsembleResult:
+        """Synchronous form of :meth:`arun`."""
+        from agent_providers.base import _run_sync
+
+        return _run_sync(self.arun(question))

@@ -1,0 +1,186 @@
+"""ForecastPipeline: ensemble -> aggregate -> (debate, supervisor) -> final probability, with a trace.
+
+The trace (:class:`agent_schemas.PipelineTrace`) is JSON-serialisable and holds every intermediate
+probability, evidence with provenance, usage per role, and every provider response, so the run can be
+replayed offline (:meth:`ForecastPipeline.replay`) and gives the same final probability.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import time
+from collections.abc import Callable
+
+from agent_providers import Provider
+from agent_providers.recording import RECORDING_SINK, RecordingProvider, ReplayProvider
+from agent_schemas import DebateArtifact, EnsembleFailed, PipelineTrace, Question, RecordedCall, SupervisorArtifact, UsageLedger
+from agent_research.aggregation import AGGREGATORS
+from agent_research.combination import CombinationRule
+from agent_research.ensemble import Ensemble, EnsembleResult
+from agent_specialists import DebateAgent, SupervisorAgent
+
+
+def _recording(p: Provider, role: str) -> RecordingProvider:
+    return p if isinstance(p, RecordingProvider) else RecordingProvider(p, role)
+
+
+class ForecastPipeline:
+    """The full reconciliation pipeline for one question at a time.
+
+    Parameters
+    ----------
+    ensemble : Ensemble
+        The forecasters.
+    debate : DebateAgent, optional
+        Run when the members disagree (see ``reconcile_min_spread``).
+    supervisor : SupervisorAgent, optional
+        Run when the members disagree; runs concurrently with the debate (they are independent).
+    aggregation : str
+        Name in ``agent_research.aggregation.AGGREGATORS`` giving the aggregate the debate starts from
+        and the combination rule begins with.
+    combination : CombinationRule, optional
+        How aggregate, debate and supervisor combine (documented on the class).
+    reconcile_min_spread : float
+        Debate and supervisor run only when ``max(p) - min(p)`` over successful members is at least
+        this (probability units). 0 runs them always. Skipped specialists cost no tokens and leave
+        the final probability at the (clipped) aggregate.
+
+    Notes
+    -----
+    The pipeline wraps its agents' providers in :class:`agent_providers.recording.RecordingProvider`
+    (roles forecaster, bull, bear, supervisor) to record responses for replay.
+    """
+
+    def __init__(
+        self,
+        ensemble: Ensemble,
+        debate: DebateAgent | None = None,
+        supervisor: SupervisorAgent | None = None,
+        *,
+        aggregation: str = "mean",
+        combination: CombinationRule | None = None,
+        reconcile_min_spread: float = 0.0,
+    ) -> None:
+        if aggregation not in AGGREGATORS:
+            raise ValueError(f"unknown aggregation {aggregation!r}; valid: {', '.join(AGGREGATORS)}")
+        if not 0 <= reconcile_min_spread <= 1:
+            raise ValueError(f"reconcile_min_spread must be in [0, 1], got {reconcile_min_spread}")
+        self.ensemble = ensemble
+        self.debate = debate
+        self.supervisor = supervisor
+        self.aggregation = aggregation
+        self.combination = combination or CombinationRule()
+        self.reconcile_min_spread = reconcile_min_spread
+        self._map_providers(_recording)
+
+    def _map_providers(self, fn: Callable[[Provider, str], Provider]) -> None:
+        for m in self.ensemble.members:
+            m.llm = fn(m.llm, "forecaster")
+        if self.debate is not None:
+            self.debate.llms = {side: fn(p, side) for side, p in self.debate.llms.items()}
+        if self.supervisor is not None:
+            self.supervisor.llm = fn(self.supervisor.llm, "supervisor")
+
+    # --- run -------------------------------------------------------------------------------------
+    async def reconcile(
+        self, question: Question, ens: EnsembleResult
+    ) -> tuple[dict[str, float | None], DebateArtifact | None, SupervisorArtifact | None]:
+        """Aggregate one ensemble result with every method and run the specialists on it.
+
+        Returns ``(aggregates by method, debate artifact or None, supervisor artifact or None)``.
+        """
+        aggregates = {name: ens.aggregate(name) for name in AGGREGATORS}
+        agg = aggregates[self.aggregation]
+        if not ens.policy_met or agg is None:
+            return aggregates, None, None
+        summaries = [f.summary() for f in ens.ok_forecasts]
+        if ens.spread() < self.reconcile_min_spread:
+            return aggregates, None, None
+        jobs = []
+        if self.debate is not None:
+            jobs.append(self.debate.arun(question, summaries, agg))
+        if self.supervisor is not None:
+            jobs.append(self.supervisor.arun(question, summaries, question.forecast_date))
+        done = await asyncio.gather(*jobs)
+        debate = done.pop(0) if self.debate is not None else None
+        supervisor = done.pop(0) if self.supervisor is not None else None
+        return aggregates, debate, supervisor
+
+    async def arun(self, question: Question) -> PipelineTrace:
+        """Run the pipeline on ``question`` (async) and return its trace. Never raises for provider,
+        parse or search failures: they are recorded in the trace (``status`` / ``error`` fields)."""
+        t0 = time.perf_counter()
+        sink: list[RecordedCall] = []
+        token = RECORDING_SINK.set(sink)
+        try:
+            ens = await self.ensemble.arun(question)
+            aggregates, debate, supervisor = await self.reconcile(question, ens)
+        finally:
+            RECORDING_SINK.reset(token)
+        trace = PipelineTrace(
+            question=question,
+            forecasts=ens.forecasts,
+            n_ok=ens.n_ok,
+            aggregation_method=self.aggregation,
+            aggregate_p_yes=aggregates[self.aggregation],
+            aggregates=aggregates,
+            debate=debate,
+            supervisor=supervisor,
+            combination_rule={**self.combination.describe(), "reconcile_min_spread": self.reconcile_min_spread},
+            ledger=self.ledger(ens, debate, supervisor),
+            recorded_calls=sink,
+        )
+        if not ens.policy_met or trace.aggregate_p_yes is None:
+            err = EnsembleFailed(
+                f"{ens.n_ok} of {ens.n_members} members succeeded; the policy needs {ens.min_success_fraction:.0%}",
+                n_ok=ens.n_ok, n_members=ens.n_members, min_success_fraction=ens.min_success_fraction,
+            )
+            trace.status, trace.error, trace.final_source = "failed", err.to_info(), "ensemble failed"
+        else:
+            trace.final_p_yes, trace.final_source = self.combination.combine(trace.aggregate_p_yes, debate, supervisor)
+        trace.wall_time_s = time.perf_counter() - t0
+        return trace
+
+    def run(self, question: Question) -> PipelineTrace:
+        """Synchronous form of :meth:`arun`."""
+        from agent_providers.base import _run_sync
+
+        return _run_sync(self.arun(question))
+
+    def ledger(self, ens: EnsembleResult, debate: DebateArtifact | None, supervisor: SupervisorArtifact | None) -> UsageLedger:
+        """Usage keyed by (method, role, model): 'ensemble'/'forecaster', 'debate'/'bull'|'bear', 'supervisor'/'supervisor'."""
+        ledger = UsageLedger()
+        for f in ens.forecasts:
+            ledger.record("ensemble", "forecaster", f.model, f.usage)
+        if debate is not None and self.debate is not None:
+            for side, usage in debate.usage_by_role.items():
+                ledger.record("debate", side, self.debate.llms[side].spec, usage)  # type: ignore[index]
+        if supervisor is not None and self.supervisor is not None:
+            ledger.record("supervisor", "supervisor", self.supervisor.llm.spec, supervisor.token_usage)
+        return ledger
+
+    # --- replay ------------------------------------------------------------------------------------
+    def replay(self, trace: PipelineTrace) -> PipelineTrace:
+        """Re-run ``trace.question`` offline from ``trace.recorded_calls`` with this pipeline's configuration.
+
+        Every provider is replaced by a :class:`ReplayProvider` serving the recorded responses; the
+        result must equal the original final probability (the run is deterministic given the responses).
+
+        Raises
+        ------
+        agent_providers.recording.ReplayMiss
+            Propagated inside failed steps when the configuration differs from the recorded run.
+        """
+        clone = copy.copy(self)
+        clone.ensemble = copy.copy(self.ensemble)
+        clone.ensemble.members = [copy.copy(m) for m in self.ensemble.members]
+        clone.debate = copy.copy(self.debate)
+        clone.supervisor = copy.copy(self.supervisor)
+
+        def to_replay(p: Provider, role: str) -> Provider:
+            inner = p.inner if isinstance(p, RecordingProvider) else p
+            return RecordingProvider(ReplayProvider(trace.recorded_calls, inner.spec), role)
+
+        clone._map_providers(to_replay)
+        return clone.run(trace.question)

@@ -1,0 +1,9 @@
+"""Reconciliation specialists: :class:`DebateAgent` (bull vs bear) and :class:`SupervisorAgent`.
+
+They use providers and tools, never ``agent_research`` (the pipeline there uses them).
+"""
+
+from agent_specialists.debate import DebateAgent
+from agent_specialists.supervisor import SupervisorAgent
+
+__all__ = ["DebateAgent", "SupervisorAgent"]

@@ -1,0 +1,189 @@
+"""DebateAgent: bull vs bear rounds until consensus or ``max_rounds``.
+
+Each round the bull (arguing for a higher probability) answers the bear's last argument, then the
+bear (arguing for a lower one) answers the bull's argument of the same round. The debate stops early
+when both sides' probabilities are within ``consensus_threshold`` of each other. Its probability is the
+midpoint of the final bull and bear probabilities (each side's last successfully parsed answer),
+a symmetric reconciliation in the spirit of Du et al. 2023, "Improving Factuality and Reasoning in
+Language Models through Multiagent Debate" (arXiv:2305.14325).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from agent_providers import Provider
+from agent_schemas import (
+    AgentSummary,
+    ChatMessage,
+    DebateArtifact,
+    DebateRound,
+    DebateTurn,
+    Question,
+    ReconcileError,
+    TokenUsage,
+)
+from agent_specialists import prompts
+from agent_tools import parse_forecast
+from agent_tools.case_facts import render_case_facts
+
+Side = Literal["bull", "bear"]
+
+
+class DebateAgent:
+    """Structured bull/bear debate over an ensemble's disagreement.
+
+    Parameters
+    ----------
+    llm : Provider
+        Provider for both sides (``bull_llm`` / ``bear_llm`` override per side).
+    max_rounds : int
+        Maximum rounds (each round is one bull and one bear call).
+    consensus_threshold : float
+        Stop when ``|p_bull - p_bear| < consensus_threshold`` (probability units, in (0, 1)).
+    temperature, max_tokens
+        Passed to the provider (max_tokens in tokens).
+
+    Raises
+    ------
+    ValueError
+        If ``max_rounds < 1`` or ``consensus_threshold`` is not in (0, 1).
+    """
+
+    def __init__(
+        self,
+        llm: Provider,
+        max_rounds: int = 3,
+        consensus_threshold: float = 0.05,
+        *,
+        bull_llm: Provider | None = None,
+        bear_llm: Provider | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = 300,
+        seed: int | None = None,
+    ) -> None:
+        if max_rounds < 1:
+            raise ValueError(f"max_rounds must be >= 1, got {max_rounds}")
+        if not 0 < consensus_threshold < 1:
+            raise ValueError(f"consensus_threshold must be in (0, 1), got {consensus_threshold}")
+        self.llms: dict[Side, Provider] = {"bull": bull_llm or llm, "bear": bear_llm or llm}
+        self.max_rounds = max_rounds
+        self.consensus_threshold = consensus_threshold
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.seed = seed
+
+    def build_messages(
+        self,
+        side: Side,
+        question: Question,
+        agent_summaries: Sequence[AgentSummary],
+        aggregate_p_yes: float | None,
+        opponent_last: DebateTurn | None,
+        own_last: DebateTurn | None,
+        round_number: int,
+    ) -> list[ChatMessage]:
+        """Prompt of one side in one round: case facts, member summaries, the aggregate and the
+        opponent's last argument (structured and short, not a transcript)."""
+        opponent = "bear" if side == "bull" else "bull"
+        agg = "unknown" if aggregate_p_yes is None else f"{100 * aggregate_p_yes:.0f}%"
+        parts = [
+            render_case_facts(question),
+            prompts.render_agent_summaries(agent_summaries),
+            f"## CURRENT ESTIMATE\nEnsemble aggregate p_yes: {agg}. Round {round_number} of at most {self.max_rounds}.",
+        ]
+        if own_last is not None and own_last.p_yes is not None:
+            parts.append(f"## YOUR LAST POSITION\np_yes {100 * own_last.p_yes:.0f}%: {own_last.argument}")
+        if opponent_last is not None and opponent_last.status == "ok":
+            parts.append(
+                f"## THE {opponent.upper()}'S LAST ARGUMENT\np_yes {100 * opponent_last.p_yes:.0f}%: {opponent_last.argument}"
+            )
+        parts.append(prompts.DEBATE_TASK)
+        return [
+            ChatMessage(role="system", content=prompts.DEBATE_SYSTEM[side], cache=True),
+            ChatMessage(role="user", content="\n\n".join(parts)),
+        ]
+
+    async def _turn(self, side: Side, messages: list[ChatMessage]) -> DebateTurn:
+        usage = TokenUsage()
+        try:
+            c = await self.llms[side].acomplete(
+                messages, json_schema=prompts.DEBATE_SCHEMA, temperature=self.temperature, max_tokens=self.max_tokens, seed=self.seed
+            )
+            usage = c.usage
+            parsed = parse_forecast(c.text)
+        except ReconcileError as exc:
+            return DebateTurn(side=side, status="failed", error=exc.to_info(), usage=usage)
+        argument = str(parsed.data.get("argument") or parsed.rationale or "")
+        return DebateTurn(side=side, argument=argument, p_yes=parsed.p_yes, key_evidence=parsed.key_evidence, usage=usage)
+
+    async def arun(
+        self, question: Question, agent_summaries: Sequence[AgentSummary], aggregate_p_yes: float | None
+    ) -> DebateArtifact:
+        """Run the debate (async). Never raises for provider or parse failures: failed turns are recorded."""
+        rounds: list[DebateRound] = []
+        last: dict[Side, DebateTurn | None] = {"bull": None, "bear": None}
+        final: dict[Side, float | None] = {"bull": None, "bear": None}
+        consensus = False
+        for r in range(1, self.max_rounds + 1):
+            bull = await self._turn("bull", self.build_messages("bull", question, agent_summaries, aggregate_p_yes, last["bear"], last["bull"], r))
+            if bull.status == "ok":
+                last["bull"], final["bull"] = bull, bull.p_yes
+            bear = await self._turn("bear", self.build_messages("bear", question, agent_summaries, aggregate_p_yes, last["bull"], last["bear"], r))
+            if bear.status == "ok":
+                last["bear"], final["bear"] = bear, bear.p_yes
+            consensus = (
+                bull.status == "ok" and bear.status == "ok" and abs(bull.p_yes - bear.p_yes) < self.consensus_threshold
+            )
+            rounds.append(DebateRound(round_number=r, bull=bull, bear=bear, consensus=consensus))
+            if consensus:
+                break
+        usage_by_role = {
+            side: TokenUsage.sum(getattr(rd, side).usage for rd in rounds) for side in ("bull", "bear")
+        }
+        n_failed = sum((rd.bull.status == "failed") + (rd.bear.status == "failed") for rd in rounds)
+        both = final["bull"] is not None and final["bear"] is not None
+        error = None
+        if not both:
+            missing = [s for s in ("bull", "bear") if final[s] is None]
+            error = ReconcileError(f"debate produced no parseable probability for: {', '.join(missing)}").to_info()
+        return DebateArtifact(
+            question_id=question.id,
+            aggregate_p_yes=aggregate_p_yes,
+            rounds=rounds,
+            bull_final_probability=final["bull"],
+            bear_final_probability=final["bear"],
+            p_yes=(final["bull"] + final["bear"]) / 2 if both else None,
+            consensus_reached=consensus,
+            early_termination=consensus and len(rounds) < self.max_rounds,
+            consensus_threshold=self.consensus_threshold,
+            n_failed_turns=n_failed,
+            token_usage=usage_by_role["bull"] + usage_by_role["bear"],
+            usage_by_role=usage_by_role,
+            status="ok" if both else "failed",
+            error=error,
+        )
+
+    def run(
+        self, question: Question, agent_summaries: Sequence[AgentSummary], aggregate_p_yes: float | None
+    ) -> DebateArtifact:
+        """Synchronous form of :meth:`arun`.
+
+        Parameters
+        ----------
+        question : Question
+        agent_summaries : sequence of AgentSummary
+            ``Forecast.summary()`` of each member (failed members may be included; shown as failed).
+        aggregate_p_yes : float or None
+            The ensemble aggregate in [0, 1] the debate starts from.
+
+        Returns
+        -------
+        DebateArtifact
+            ``p_yes`` is the midpoint of the final bull and bear probabilities, None (status
+            "failed") when a side never produced a parseable answer.
+        """
+        from agent_providers.base import _run_sync
+
+        return _run_sync(self.arun(question, agent_summaries, aggregate_p_yes))

@@ -1,0 +1,205 @@
+"""SupervisorAgent: names the disagreements, runs clarifying searches under the cutoff date, reconciles.
+
+Two model calls: (1) name up to ``max_queries`` disagreements, each with a search query; (2) after the
+searches, give a reconciled ``p_yes`` with a confidence (high, medium, low). Every search outcome is
+kept, failures included, and each disagreement gets a coverage note: "supported" when dated evidence
+came back, "gap" with the reason otherwise. A failed search is a gap, never "no evidence".
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+
+from agent_providers import Provider
+from agent_schemas import (
+    AgentSummary,
+    ChatMessage,
+    CoverageNote,
+    Disagreement,
+    ForecastParseError,
+    Question,
+    ReconcileError,
+    SearchOutcome,
+    SearchResult,
+    SupervisorArtifact,
+    TokenUsage,
+)
+from agent_specialists import prompts
+from agent_tools import SearchClient, ToolExecutor, parse_forecast, parse_json, render_evidence
+from agent_tools.case_facts import render_case_facts
+from agent_tools.provenance import attach_provenance
+
+
+class SupervisorAgent:
+    """Reconciles disagreeing forecasters with targeted, cutoff-respecting searches.
+
+    Parameters
+    ----------
+    llm : Provider
+        The supervisor's model.
+    search : ToolExecutor or SearchClient, optional
+        Search backend; a bare client is wrapped in a :class:`ToolExecutor` (leakage guard, undated
+        results dropped). Without one, every disagreement is a coverage gap ("no search configured").
+    max_queries : int
+        Maximum clarifying searches (one per named disagreement).
+    max_search_results : int
+        Results per search.
+    """
+
+    role = "supervisor"
+
+    def __init__(
+        self,
+        llm: Provider,
+        search: ToolExecutor | SearchClient | None = None,
+        max_queries: int = 3,
+        max_search_results: int = 5,
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = 400,
+        seed: int | None = None,
+    ) -> None:
+        if max_queries < 0:
+            raise ValueError(f"max_queries must be >= 0, got {max_queries}")
+        if max_search_results < 1:
+            raise ValueError(f"max_search_results must be >= 1, got {max_search_results}")
+        self.llm = llm
+        if search is not None and not isinstance(search, ToolExecutor):
+            search = ToolExecutor(search)
+        self.executor: ToolExecutor | None = search
+        self.max_queries = max_queries
+        self.max_search_results = max_search_results
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.seed = seed
+
+    def _base(self, question: Question, summaries: Sequence[AgentSummary]) -> str:
+        return render_case_facts(question) + "\n\n" + prompts.render_agent_summaries(summaries)
+
+    async def _name_disagreements(self, question, summaries) -> tuple[list[Disagreement], TokenUsage]:
+        msgs = [
+            ChatMessage(role="system", content=prompts.SUPERVISOR_SYSTEM, cache=True),
+            ChatMessage(role="user", content=self._base(question, summaries) + "\n\n"
+                        + prompts.SUPERVISOR_DISAGREEMENT_TASK.format(max_queries=self.max_queries)),
+        ]
+        c = await self.llm.acomplete(msgs, json_schema=prompts.DISAGREEMENT_SCHEMA, temperature=self.temperature,
+                                     max_tokens=self.max_tokens, seed=self.seed)
+        data = parse_json(c.text)
+        items = data.get("disagreements")
+        if not isinstance(items, list):
+            raise ForecastParseError("supervisor answer has no 'disagreements' list", raw_text=c.text,
+                                     field="disagreements", value=items)
+        out = []
+        for item in items[: self.max_queries]:
+            if isinstance(item, dict) and str(item.get("topic", "")).strip():
+                agents = item.get("agents") if isinstance(item.get("agents"), list) else []
+                out.append(Disagreement(
+                    topic=str(item["topic"]).strip(),
+                    description=str(item.get("description", "")),
+                    agents=[str(a) for a in agents],
+                    query=(str(item.get("query") or "").strip() or None),
+                ))
+        return out, c.usage
+
+    async def _search(self, disagreements: list[Disagreement], cutoff_date: dt.date) -> tuple[list[str], list[SearchOutcome], list[CoverageNote]]:
+        queries, outcomes, coverage = [], [], []
+        for d in disagreements:
+            if self.executor is None:
+                coverage.append(CoverageNote(topic=d.topic, status="gap", reason="no search client configured"))
+                continue
+            if not d.query:
+                coverage.append(CoverageNote(topic=d.topic, status="gap", reason="no query proposed"))
+                continue
+            outcome = await self.executor.aexecute_search(d.query, max_results=self.max_search_results, cutoff_date=cutoff_date)
+            queries.append(d.query)
+            outcomes.append(outcome)
+            coverage.append(_coverage(d.topic, outcome))
+        return queries, outcomes, coverage
+
+    async def arun(self, question: Question, agent_summaries: Sequence[AgentSummary], cutoff_date: dt.date | None = None) -> SupervisorArtifact:
+        """Run the supervisor (async). Never raises for provider, parse or search failures.
+
+        Parameters
+        ----------
+        question : Question
+        agent_summaries : sequence of AgentSummary
+        cutoff_date : date, optional
+            Information cutoff for the clarifying searches; defaults to ``question.forecast_date``.
+            A later date than the question's forecast date raises ValueError (it would leak).
+        """
+        cutoff = cutoff_date or question.forecast_date
+        if cutoff > question.forecast_date:
+            raise ValueError(
+                f"cutoff_date {cutoff} is after the question's forecast_date {question.forecast_date}: that would leak"
+            )
+        usage = TokenUsage()
+        disagreements: list[Disagreement] = []
+        queries: list[str] = []
+        outcomes: list[SearchOutcome] = []
+        coverage: list[CoverageNote] = []
+        try:
+            if self.max_queries > 0:
+                disagreements, u = await self._name_disagreements(question, agent_summaries)
+                usage = usage + u
+                queries, outcomes, coverage = await self._search(disagreements, cutoff)
+            results = [r for o in outcomes if o.ok for r in o.results]
+            msgs = [
+                ChatMessage(role="system", content=prompts.SUPERVISOR_SYSTEM, cache=True),
+                ChatMessage(role="user", content="\n\n".join([
+                    self._base(question, agent_summaries),
+                    _render_disagreements(disagreements, coverage),
+                    "## CLARIFYING EVIDENCE\n" + (render_evidence(results) if results else "None obtained (see coverage gaps)."),
+                    prompts.SUPERVISOR_DECISION_TASK,
+                ])),
+            ]
+            c = await self.llm.acomplete(msgs, json_schema=prompts.DECISION_SCHEMA, temperature=self.temperature,
+                                         max_tokens=self.max_tokens, seed=self.seed)
+            usage = usage + c.usage
+            parsed = parse_forecast(c.text)
+            confidence = str(parsed.data.get("confidence", "")).strip().lower()
+            if confidence not in ("high", "medium", "low"):
+                raise ForecastParseError(f"confidence must be high, medium or low, got {parsed.data.get('confidence')!r}",
+                                         raw_text=c.text, field="confidence", value=parsed.data.get("confidence"))
+        except ReconcileError as exc:
+            return SupervisorArtifact(question_id=question.id, disagreements=disagreements, queries=queries,
+                                      search_outcomes=outcomes, coverage=coverage, token_usage=usage,
+                                      status="failed", error=exc.to_info())
+        return SupervisorArtifact(
+            question_id=question.id,
+            disagreements=disagreements,
+            queries=queries,
+            search_outcomes=outcomes,
+            p_yes=parsed.p_yes,
+            confidence=confidence,  # type: ignore[arg-type]
+            rationale=parsed.rationale,
+            key_evidence=attach_provenance(parsed.key_evidence, results),
+            coverage=coverage,
+            token_usage=usage,
+        )
+
+    def run(self, question: Question, agent_summaries: Sequence[AgentSummary], cutoff_date: dt.date | None = None) -> SupervisorArtifact:
+        """Synchronous form of :meth:`arun`."""
+        from agent_providers.base import _run_sync
+
+        return _run_sync(self.arun(question, agent_summaries, cutoff_date))
+
+
+def _coverage(topic: str, outcome: SearchOutcome) -> CoverageNote:
+    if not outcome.ok:
+        transient = " (transient; a retry may succeed)" if outcome.is_transient else ""
+        return CoverageNote(topic=topic, status="gap", reason=f"search failed: {outcome.failure_type}{transient}")
+    if not outcome.results:
+        dropped = outcome.dropped_after_cutoff + outcome.dropped_undated
+        extra = f"; {dropped} dropped by the cutoff guard" if dropped else ""
+        return CoverageNote(topic=topic, status="gap", reason=f"no results dated on or before the cutoff{extra}")
+    return CoverageNote(topic=topic, status="supported", reason=f"{len(outcome.results)} results dated on or before the cutoff")
+
+
+def _render_disagreements(disagreements: list[Disagreement], coverage: list[CoverageNote]) -> str:
+    if not disagreements:
+        return "## DISAGREEMENTS\nNone named."
+    lines = ["## DISAGREEMENTS AND EVIDENCE COVERAGE"]
+    for d, c in zip(disagreements, coverage):
+        lines.append(f"- {d.topic}: {d.description} -> {c.status.upper()}: {c.reason}")
+    return "\n".join(lines)

@@ -1,0 +1,62 @@
+"""The configuration of one benchmark run (stored in ``manifest.json``)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+from benchmarks.methods import DEFAULT_METHODS, validate_methods
+
+BASELINE_NAMES = ("crowd", "superforecaster_median", "base_rate", "always_0.5")
+
+
+class RunConfig(BaseModel):
+    """Everything that defines a run; two runs with equal configs and caches give equal results."""
+
+    run_id: str | None = Field(None, description="Folder name under output_dir; default a timestamp.")
+    output_dir: str = Field("runs", description="Parent folder of run folders.")
+    providers: list[str] = Field(default_factory=list, description="Provider specs cycled over members; empty = auto_provider().")
+    n_members: int = Field(3, ge=1, le=32, description="Ensemble size (count).")
+    methods: list[str] = Field(default_factory=lambda: list(DEFAULT_METHODS), description="Reconciliation methods to score.")
+    baselines: list[str] = Field(default_factory=lambda: list(BASELINE_NAMES), description="Baselines to score.")
+    # question selection
+    questions_file: str | None = Field(None, description="User question file (CSV/JSONL/Parquet); default: bundled ForecastBench.")
+    sources: list[str] | None = Field(None, description="ForecastBench sources to keep, e.g. ['polymarket'].")
+    question_type: Literal["market", "dataset"] | None = Field("market", description="ForecastBench question type.")
+    forecast_date_from: dt.date | None = Field(None, description="Keep questions with forecast date on or after this date.")
+    forecast_date_to: dt.date | None = Field(None, description="Keep questions with forecast date on or before this date.")
+    after_model_cutoff: bool = Field(True, description="Keep only questions whose forecast date is after every model's training cutoff.")
+    one_per_source_question: bool = Field(True, description="One row per source question (no repeated markets).")
+    sample_n: int | None = Field(12, ge=1, description="Seeded sample size; None = all matching questions.")
+    seed: int = Field(0, description="Seed of the question sample, member sampling and fault injection.")
+    # agents
+    temperature: float | None = Field(0.7, description="Member sampling temperature.")
+    max_tokens: int = Field(256, ge=16, description="Max generated tokens per call (tokens).")
+    search: Literal["local", "ddg", "none"] = Field("local", description="Research backend: bundled dated corpus, DuckDuckGo, or none.")
+    n_queries: int = Field(1, ge=0, description="Research queries per member (count).")
+    debate_rounds: int = Field(2, ge=1, description="Maximum debate rounds.")
+    consensus_threshold: float = Field(0.05, gt=0, lt=1, description="Debate stops when |bull - bear| is below this.")
+    supervisor_queries: int = Field(2, ge=0, description="Clarifying searches of the supervisor (count).")
+    reconcile_min_spread: float = Field(0.0, ge=0, le=1, description="Run debate/supervisor only when member spread >= this.")
+    # execution
+    concurrency: int = Field(2, ge=1, description="Questions in flight at once.")
+    member_timeout_s: float = Field(300.0, gt=0, description="Per-member deadline in seconds.")
+    min_success_fraction: float = Field(0.5, gt=0, le=1, description="Members that must succeed.")
+    max_attempts: int = Field(4, ge=1, description="Provider attempts per call (retry layer).")
+    cache: bool = Field(True, description="Persistent response cache in the run folder (resume costs no tokens).")
+    n_threads: int | None = Field(None, description="Threads of the embedded llama.cpp model.")
+
+    @field_validator("methods")
+    @classmethod
+    def _methods(cls, v: list[str]) -> list[str]:
+        return validate_methods(v)
+
+    @field_validator("baselines")
+    @classmethod
+    def _baselines(cls, v: list[str]) -> list[str]:
+        unknown = [b for b in v if b not in BASELINE_NAMES]
+        if unknown:
+            raise ValueError(f"unknown baselines {unknown}; valid: {', '.join(BASELINE_NAMES)}")
+        return v

@@ -1,0 +1,423 @@
+"""The benchmark harness: one shared ensemble run per question, every method and baseline, durable results.
+
+Run folder ``<output_dir>/<run_id>/``:
+
+* ``manifest.json``: config, package version, providers and models, seed, per-question status,
+  retry / cache counters, leakage audit; rewritten atomically (temp file + ``os.replace``).
+* ``results.jsonl``: one line per finished question (methods, baselines, usage ledger, audit and the
+  full pipeline trace), appended, flushed and fsynced as each question finishes. Killing the process
+  at any moment loses at most the questions in flight; a torn last line is cut off on resume.
+* ``cache/``: the persistent response cache, so ``resume`` re-pays no tokens for calls already made.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from agent_providers import CachingProvider, Provider, ResponseCache, RetryingProvider, RetryPolicy, auto_provider, get_provider
+from agent_research import Ensemble, ForecastPipeline
+from agent_schemas import DataValidationError, PipelineTrace, Question
+from agent_specialists import DebateAgent, SupervisorAgent
+from agent_tools import ToolExecutor
+from benchmarks.baselines import compute_baselines
+from benchmarks.config import RunConfig
+from benchmarks.methods import method_rows
+from benchmarks.model_cutoffs import training_cutoff
+from benchmarks.questions import load_forecastbench, load_questions_file
+
+RESULTS_FILE = "results.jsonl"
+MANIFEST_FILE = "manifest.json"
+
+
+def package_version() -> str:
+    """Installed version of forecast-reconcile ('unknown' when run from a source tree)."""
+    try:
+        return version("forecast-reconcile")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+# --- durable files -------------------------------------------------------------------------------
+
+
+def append_jsonl(path: Path, record: dict[str, Any]) -> None:
+    """Append one JSON line, flushed and fsynced before returning."""
+    line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(line)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
+    """Write JSON to ``path`` atomically (temp file in the same folder, fsync, ``os.replace``)."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=2, ensure_ascii=False, default=str)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def read_results(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
+    """Read ``results.jsonl``. A torn last line (process killed mid-write) is ignored, and with
+    ``repair=True`` cut off the file so later appends start on a clean line.
+
+    Raises
+    ------
+    DataValidationError
+        If a line other than the last is not valid JSON (the file was corrupted, not torn).
+    """
+    if not path.exists():
+        return []
+    raw = path.read_bytes()
+    lines = raw.split(b"\n")
+    records, good_bytes = [], 0
+    for i, line in enumerate(lines):
+        if not line.strip():
+            good_bytes += len(line) + (1 if i < len(lines) - 1 else 0)
+            continue
+        is_last = i == len(lines) - 1  # no trailing newline: possibly torn
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            if is_last:
+                break
+            raise DataValidationError(f"{path}: line {i + 1} is not valid JSON ({exc})", row=i, source=str(path)) from exc
+        if is_last:
+            break  # complete JSON but no newline: keep it, and the newline is added below
+        good_bytes += len(line) + 1
+    if repair:
+        if good_bytes < len(raw):
+            tail = raw[good_bytes:]
+            try:
+                json.loads(tail)
+                with open(path, "ab") as fh:  # a complete last record without newline
+                    fh.write(b"\n")
+            except json.JSONDecodeError:
+                with open(path, "r+b") as fh:
+                    fh.truncate(good_bytes)
+    return records
+
+
+# --- the run -------------------------------------------------------------------------------------
+
+
+@dataclass
+class RunSummary:
+    """What :meth:`BenchmarkRunner.run` returns."""
+
+    run_dir: Path
+    n_questions: int
+    n_done_before: int
+    n_ok: int
+    n_failed: int
+    wall_time_s: float
+    provider_stats: dict[str, Any] = field(default_factory=dict)
+
+
+ProviderFactory = Callable[[str], Provider]
+
+
+class BenchmarkRunner:
+    """Runs every method and baseline of a :class:`RunConfig` over its question set.
+
+    Parameters
+    ----------
+    config : RunConfig
+    provider_factory : callable, optional
+        ``spec -> Provider`` (default :func:`agent_providers.get_provider`); tests pass scripted ones.
+        Each provider is wrapped: cache (outermost) -> retry -> provider.
+    search_client : SearchClient, optional
+        Overrides ``config.search``.
+    questions : list of Question, optional
+        Overrides question selection from the config.
+    progress : bool
+        Show a progress bar on stderr.
+    """
+
+    def __init__(
+        self,
+        config: RunConfig,
+        *,
+        provider_factory: ProviderFactory | None = None,
+        search_client=None,
+        questions: list[Question] | None = None,
+        progress: bool = True,
+        retry_sleep: Callable[[float], Any] | None = None,
+    ) -> None:
+        self.config = config
+        self.provider_factory = provider_factory
+        self.search_client = search_client
+        self._questions = questions
+        self.progress = progress
+        self.retry_sleep = retry_sleep
+        run_id = config.run_id or dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+        self.config = config.model_copy(update={"run_id": run_id})
+        self.run_dir = Path(config.output_dir) / run_id
+        self.providers: list[Provider] = []
+        self._retrying: list[RetryingProvider] = []
+        self._caches: list[CachingProvider] = []
+
+    # --- set-up ----------------------------------------------------------------------------------
+    def _base_provider(self, spec: str | None) -> Provider:
+        if self.provider_factory is not None:
+            return self.provider_factory(spec or "scripted")
+        kwargs = {"n_threads": self.config.n_threads} if self.config.n_threads and (spec or "").startswith("local") else {}
+        return get_provider(spec, **kwargs) if spec else auto_provider()
+
+    def build_providers(self) -> list[Provider]:
+        """One wrapped provider per configured spec (cache -> retry -> provider)."""
+        specs: list[str | None] = list(self.config.providers) or [None]
+        out = []
+        cache = ResponseCache(self.run_dir / "cache") if self.config.cache else None
+        for spec in specs:
+            p = self._base_provider(spec)
+            async_sleep = None
+            if self.retry_sleep is not None:
+                async def async_sleep(s, _f=self.retry_sleep):  # noqa: E731
+                    _f(s)
+            r = RetryingProvider(p, RetryPolicy(max_attempts=self.config.max_attempts, seed=self.config.seed),
+                                 sleep=self.retry_sleep, async_sleep=async_sleep)
+            self._retrying.append(r)
+            wrapped: Provider = r
+            if cache is not None:
+                c = CachingProvider(r, cache)
+                self._caches.append(c)
+                wrapped = c
+            out.append(wrapped)
+        self.providers = out
+        return out
+
+    def build_executor(self) -> ToolExecutor | None:
+        if self.search_client is not None:
+            return ToolExecutor(self.search_client)
+        if self.config.search == "none":
+            return None
+        if self.config.search == "ddg":
+            from agent_tools import DuckDuckGoSearch
+
+            return ToolExecutor(DuckDuckGoSearch())
+        from agent_tools import LocalCorpusSearch
+
+        return ToolExecutor(LocalCorpusSearch.default())
+
+    def build_pipeline(self) -> ForecastPipeline:
+        cfg = self.config
+        providers = self.providers or self.build_providers()
+        executor = self.build_executor()
+        ensemble = Ensemble.from_providers(
+            providers, n_members=cfg.n_members, executor=executor, temperatures=[cfg.temperature], seed=cfg.seed,
+            member_timeout_s=cfg.member_timeout_s, min_success_fraction=cfg.min_success_fraction,
+            concurrency=cfg.n_members,
+        )
+        for m in ensemble.members:
+            m.max_tokens = cfg.max_tokens
+            m.n_queries = cfg.n_queries
+        debate = supervisor = None
+        if "debate" in cfg.methods or "pipeline" in cfg.methods:
+            debate = DebateAgent(providers[0], max_rounds=cfg.debate_rounds, consensus_threshold=cfg.consensus_threshold,
+                                 max_tokens=cfg.max_tokens, seed=cfg.seed)
+        if "supervisor" in cfg.methods or "pipeline" in cfg.methods:
+            supervisor = SupervisorAgent(providers[-1], search=executor, max_queries=cfg.supervisor_queries,
+                                         max_tokens=cfg.max_tokens, seed=cfg.seed)
+        return ForecastPipeline(ensemble, debate, supervisor, reconcile_min_spread=cfg.reconcile_min_spread)
+
+    def model_specs(self) -> list[str]:
+        return [p.spec for p in (self.providers or self.build_providers())]
+
+    def select_questions(self) -> list[Question]:
+        """The run's questions: given, from a user file, or a seeded ForecastBench sample."""
+        if self._questions is not None:
+            return list(self._questions)
+        cfg = self.config
+        if cfg.questions_file:
+            qs = list(load_questions_file(cfg.questions_file))
+            return qs[: cfg.sample_n] if cfg.sample_n else qs
+        date_from = cfg.forecast_date_from
+        if cfg.after_model_cutoff:
+            cutoffs = [training_cutoff(s) for s in self.model_specs()]
+            known = [c for c in cutoffs if c is not None]
+            if known:
+                after = max(known) + dt.timedelta(days=1)
+                date_from = max(date_from, after) if date_from else after
+        return list(load_forecastbench(
+            sources=cfg.sources, question_type=cfg.question_type, forecast_date_from=date_from,
+            forecast_date_to=cfg.forecast_date_to, one_per_source_question=cfg.one_per_source_question,
+            sample_n=cfg.sample_n, seed=cfg.seed,
+        ))
+
+    # --- manifest ----------------------------------------------------------------------------------
+    def _manifest(self, questions: list[Question], status: dict[str, str], started: str, extra: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "run_id": self.config.run_id,
+            "created_at": started,
+            "updated_at": dt.datetime.now(dt.timezone.utc).isoformat(),
+            "package": "forecast-reconcile",
+            "package_version": package_version(),
+            "python": sys.version.split()[0],
+            "config": self.config.model_dump(mode="json"),
+            "providers": [{"spec": p.spec, "model": p.model} for p in self.providers],
+            "seed": self.config.seed,
+            "question_ids": [q.id for q in questions],
+            "question_status": status,
+            **extra,
+        }
+
+    def provider_stats(self) -> dict[str, Any]:
+        """Retry counters (calls = ok + retries + failures) and cache hits/misses, summed over providers."""
+        stats: dict[str, Any] = {"calls": 0, "ok": 0, "retries": 0, "failures": 0, "cache_hits": 0, "cache_misses": 0}
+        for r in self._retrying:
+            for k, v in r.stats().items():
+                stats[k] += v
+        for c in self._caches:
+            s = c.stats()
+            stats["cache_hits"] += s.get("hits", 0)
+            stats["cache_misses"] += s.get("misses", 0)
+        return stats
+
+    # --- execution ---------------------------------------------------------------------------------
+    def question_record(self, q: Question, trace: PipelineTrace, baselines: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        """The JSONL record of one finished question."""
+        methods = method_rows(trace, self.config.methods)
+        return {
+            "question_id": q.id,
+            "status": trace.status,
+            "error": trace.error.model_dump() if trace.error else None,
+            "outcome": q.outcome,
+            "source": q.source,
+            "question_type": q.question_type,
+            "cluster": q.cluster_id,
+            "horizon_days": q.horizon_days,
+            "forecast_date": q.forecast_date.isoformat(),
+            "resolution_date": q.resolution_date.isoformat() if q.resolution_date else None,
+            "methods": methods,
+            "baselines": baselines.get(q.id, {}),
+            "ledger": trace.ledger.to_records(),
+            "audit": leakage_audit(trace),
+            "wall_time_s": trace.wall_time_s,
+            "trace": trace.model_dump(mode="json"),
+        }
+
+    def run(self) -> RunSummary:
+        """Run (or continue) the benchmark synchronously; see :meth:`arun`."""
+        return asyncio.run(self.arun())
+
+    async def arun(self, *, resume: bool = False) -> RunSummary:
+        """Run every pending question; finished ones (in ``results.jsonl``) are skipped.
+
+        Raises
+        ------
+        FileExistsError
+            When the run folder already holds results and ``resume`` is False.
+        """
+        t0 = time.perf_counter()
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        results_path = self.run_dir / RESULTS_FILE
+        manifest_path = self.run_dir / MANIFEST_FILE
+        done_records = read_results(results_path, repair=True)
+        if done_records and not resume:
+            raise FileExistsError(f"{self.run_dir} already has results; use resume to continue it")
+        if not self.providers:
+            self.build_providers()
+        questions = self.select_questions()
+        if not questions:
+            raise DataValidationError("no questions match the run's filters", field="questions", value=0)
+        pipeline = self.build_pipeline()
+        baselines = baseline_table(questions, self.config.baselines)
+        done = {r["question_id"] for r in done_records}
+        status = {q.id: ("done" if q.id in done else "pending") for q in questions}
+        for r in done_records:
+            status[r["question_id"]] = "done" if r["status"] == "ok" else "failed"
+        started = dt.datetime.now(dt.timezone.utc).isoformat()
+        if manifest_path.exists():
+            started = json.loads(manifest_path.read_text()).get("created_at", started)
+        write_json_atomic(manifest_path, self._manifest(questions, status, started, {}))
+        pending = [q for q in questions if q.id not in done]
+        sem = asyncio.Semaphore(self.config.concurrency)
+        n_ok = n_failed = 0
+        bar = _progress(len(questions), len(done), enabled=self.progress)
+
+        async def one(q: Question) -> None:
+            nonlocal n_ok, n_failed
+            async with sem:
+                status[q.id] = "in_flight"
+                trace = await pipeline.arun(q)
+            record = self.question_record(q, trace, baselines)
+            append_jsonl(results_path, record)
+            status[q.id] = "done" if trace.status == "ok" else "failed"
+            n_ok += trace.status == "ok"
+            n_failed += trace.status != "ok"
+            write_json_atomic(manifest_path, self._manifest(questions, status, started, {"provider_stats": self.provider_stats()}))
+            bar.advance()
+
+        try:
+            await asyncio.gather(*(one(q) for q in pending))
+        finally:
+            bar.close()
+            write_json_atomic(manifest_path, self._manifest(questions, status, started, {"provider_stats": self.provider_stats()}))
+        return RunSummary(self.run_dir, len(questions), len(done), n_ok, n_failed, time.perf_counter() - t0, self.provider_stats())
+
+
+def baseline_table(questions: list[Question], names: list[str]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Baseline probabilities per question: ``{qid: {name: {"p_yes", "status", "note"}}}``."""
+    df = compute_baselines(questions)
+    out: dict[str, dict[str, dict[str, Any]]] = {q.id: {} for q in questions}
+    for row in df.itertuples(index=False):
+        if row.method not in names:
+            continue
+        p = None if row.p_yes is None or row.p_yes != row.p_yes else float(row.p_yes)
+        out[row.question_id][row.method] = {
+            "p_yes": p,
+            "status": "ok" if p is not None else "unavailable",
+            "note": getattr(row, "note", "") or "",
+        }
+    return out
+
+
+def leakage_audit(trace: PipelineTrace) -> dict[str, int]:
+    """Evidence dropped by the cutoff guard, and evidence that reached a prompt dated after the
+    question's forecast date (must be 0)."""
+    cutoff = trace.question.forecast_date
+    dropped = sum(f.n_evidence_dropped for f in trace.forecasts)
+    late = sum(1 for f in trace.forecasts if f.latest_evidence_date is not None and f.latest_evidence_date > cutoff)
+    in_prompt = sum(f.n_evidence_in_prompt for f in trace.forecasts)
+    if trace.supervisor is not None:
+        for o in trace.supervisor.search_outcomes:
+            dropped += o.dropped_after_cutoff + o.dropped_undated
+            in_prompt += len(o.results)
+            late += sum(1 for r in o.results if r.published is not None and r.published > cutoff)
+    return {"evidence_in_prompt": in_prompt, "dropped_by_cutoff_guard": dropped, "after_cutoff_in_prompt": late}
+
+
+class _progress:
+    """A rich progress bar on stderr (disabled for tests and when not wanted)."""
+
+    def __init__(self, total: int, completed: int, *, enabled: bool) -> None:
+        self._p = None
+        if enabled:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self._p = Progress(TextColumn("questions"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                               console=Console(stderr=True))
+            self._p.start()
+            self._task = self._p.add_task("run", total=total, completed=completed)
+
+    def advance(self) -> None:
+        if self._p is not None:
+            self._p.advance(self._task)
+
+    def close(self) -> None:
+        if self._p is not None:
+            self._p.stop()

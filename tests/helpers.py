@@ -1,0 +1,48 @@
+"""Test helpers shared by several test folders: real questions and scripted search clients."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+from agent_schemas import Question, SearchOutcome, SearchResult
+from agent_tools import SearchClient
+
+
+def make_question(qid: str = "q1", forecast_date: str = "2025-11-09", outcome: int | None = 1) -> Question:
+    return Question(
+        id=qid,
+        text="Will the ECB cut its deposit rate at its December 2025 meeting?",
+        background="The ECB deposit facility rate was 2.00% after the June 2025 meeting.",
+        resolution_criteria="Resolves Yes if the ECB announces a cut of the deposit facility rate on 2025-12-18.",
+        forecast_date=dt.date.fromisoformat(forecast_date),
+        resolution_date=dt.date(2025, 12, 18),
+        outcome=outcome,
+        source="polymarket",
+        source_question_id=qid,
+        question_type="market",
+        crowd_p_yes=0.1,
+    )
+
+
+def answer(p_percent: int, rationale: str = "because", **extra) -> str:
+    return json.dumps({"p_yes_percent": p_percent, "rationale": rationale, "key_evidence": [], **extra})
+
+
+class FixedSearch(SearchClient):
+    """Returns the same results (or the same failure) for every query; records queries and cutoffs."""
+
+    name = "fixed"
+
+    def __init__(self, results: list[SearchResult] | None = None, failure: str | None = None) -> None:
+        self.results = results or []
+        self.failure = failure
+        self.calls: list[tuple[str, dt.date | None]] = []
+
+    def search(self, query, *, max_results=5, cutoff_date=None) -> SearchOutcome:
+        self.calls.append((query, cutoff_date))
+        if self.failure:
+            return SearchOutcome(status="failed", attempted_query=query, failure_type=self.failure,
+                                 is_transient=self.failure in ("rate_limited", "timeout"), attempts=3,
+                                 error_message=f"injected {self.failure}")
+        return SearchOutcome(status="ok", attempted_query=query, results=self.results[:max_results])

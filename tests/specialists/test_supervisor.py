@@ -1,0 +1,78 @@
+import datetime as dt
+import json
+
+import pytest
+
+from agent_providers import ScriptedProvider
+from agent_schemas import AgentSummary, SearchResult
+from agent_specialists import SupervisorAgent
+from tests.helpers import FixedSearch, make_question
+
+SUMMARIES = [AgentSummary(agent_id="member-0", p_yes=0.2, rationale="inflation sticky"),
+             AgentSummary(agent_id="member-1", p_yes=0.7, rationale="growth weak")]
+
+DISAGREE = json.dumps({"disagreements": [
+    {"topic": "inflation path", "description": "sticky vs falling", "agents": ["member-0", "member-1"], "query": "euro area inflation November 2025"},
+    {"topic": "growth", "description": "weak vs stable", "agents": ["member-1"], "query": "euro area GDP Q3 2025"},
+]})
+
+
+def decision(p, confidence="medium", **extra):
+    return json.dumps({"p_yes_percent": p, "confidence": confidence, "rationale": "weighed", "key_evidence": [], **extra})
+
+
+def test_failed_search_is_a_coverage_gap_not_no_evidence():
+    search = FixedSearch(failure="rate_limited")
+    llm = ScriptedProvider([DISAGREE, decision(35)])
+    art = SupervisorAgent(llm, search=search, max_queries=3).run(make_question(), SUMMARIES)
+    assert art.status == "ok" and art.p_yes == 0.35 and art.confidence == "medium"
+    assert [d.topic for d in art.disagreements] == ["inflation path", "growth"]
+    assert art.queries == ["euro area inflation November 2025", "euro area GDP Q3 2025"]
+    assert [o.status for o in art.search_outcomes] == ["failed", "failed"]
+    assert [c.status for c in art.coverage] == ["gap", "gap"]
+    assert "search failed: rate_limited" in art.coverage[0].reason
+    # the decision prompt tells the model the gap, not "no evidence exists"
+    final_prompt = llm.requests[1]["messages"][1].content
+    assert "GAP: search failed: rate_limited" in final_prompt
+    # searches ran with the question's forecast date as cutoff
+    assert all(c == dt.date(2025, 11, 9) for _, c in search.calls)
+
+
+def test_dated_evidence_before_cutoff_supports_and_after_cutoff_is_dropped():
+    results = [
+        SearchResult(title="HICP flash", url="https://ex.org/a", snippet="inflation 2.1%", published=dt.date(2025, 11, 1), source="fixed"),
+        SearchResult(title="ECB cuts", url="https://ex.org/late", snippet="ECB cut rates", published=dt.date(2025, 12, 18), source="fixed"),
+        SearchResult(title="undated blog", url="https://ex.org/u", snippet="rates", published=None, source="fixed"),
+    ]
+    cited = {"claim": "inflation 2.1%", "source_url": "https://ex.org/a", "published": "2024-01-01"}
+    llm = ScriptedProvider([DISAGREE, decision(30, "high", key_evidence=[cited])])
+    art = SupervisorAgent(llm, search=FixedSearch(results), max_queries=1).run(make_question(), SUMMARIES)
+    assert len(art.disagreements) == 1  # max_queries caps the named disagreements
+    o = art.search_outcomes[0]
+    assert [r.url for r in o.results] == ["https://ex.org/a"]
+    assert o.dropped_after_cutoff == 1 and o.dropped_undated == 1
+    assert art.coverage[0].status == "supported"
+    assert "ECB cut rates" not in llm.requests[1]["messages"][1].content
+    # provenance: the date recorded is the search result's, not the model's claim
+    assert art.key_evidence[0].published == dt.date(2025, 11, 1)
+
+
+def test_no_search_client_records_gaps():
+    llm = ScriptedProvider([DISAGREE, decision(50, "low")])
+    art = SupervisorAgent(llm, search=None).run(make_question(), SUMMARIES)
+    assert art.search_outcomes == [] and all(c.status == "gap" for c in art.coverage)
+    assert art.coverage[0].reason == "no search client configured"
+
+
+def test_invalid_confidence_fails_with_parse_error():
+    llm = ScriptedProvider([DISAGREE, decision(50, "certain")])
+    art = SupervisorAgent(llm, search=FixedSearch([])).run(make_question(), SUMMARIES)
+    assert art.status == "failed" and art.p_yes is None
+    assert art.error.type == "ForecastParseError" and art.error.details["field"] == "confidence"
+    assert len(art.search_outcomes) == 2  # what was done before the failure is kept
+    assert art.token_usage.calls == 2
+
+
+def test_cutoff_after_forecast_date_is_refused():
+    with pytest.raises(ValueError, match="would leak"):
+        SupervisorAgent(ScriptedProvider()).run(make_question(), SUMMARIES, cutoff_date=dt.date(2026, 1, 1))
