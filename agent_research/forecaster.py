@@ -111,7 +111,7 @@ class ForecasterAgent:
             try:
                 c = await self.llm.acomplete(msgs, json_schema=QUERIES_JSON_SCHEMA, temperature=self.temperature, max_tokens=120, seed=self.seed)
                 usage = usage + c.usage
-                extra = parse_json(c.text).get("queries", [])
+                extra = parse_json(c.text, required_keys=("queries",)).get("queries", [])
                 queries += [str(q).strip() for q in extra if str(q).strip()][: self.n_queries - 1]
             except ReconcileError:
                 pass  # the question-text query still runs; query writing is optional help

@@ -19,6 +19,8 @@ from agent_research.aggregation import AGGREGATORS
 from agent_research.combination import CombinationRule
 from agent_research.ensemble import Ensemble, EnsembleResult
 from agent_specialists import DebateAgent, SupervisorAgent
+from agent_tools import SearchClient, ToolExecutor
+from agent_tools.search_recording import SEARCH_RECORDING_SINK, RecordedSearch, RecordingSearchClient, ReplaySearchClient
 
 
 def _recording(p: Provider, role: str) -> RecordingProvider:
@@ -73,6 +75,20 @@ class ForecastPipeline:
         self.combination = combination or CombinationRule()
         self.reconcile_min_spread = reconcile_min_spread
         self._map_providers(_recording)
+        self._map_search(lambda c: c if isinstance(c, RecordingSearchClient) else RecordingSearchClient(c))
+
+    def _executors(self) -> list[ToolExecutor]:
+        found: dict[int, ToolExecutor] = {}
+        for m in self.ensemble.members:
+            if m.executor is not None:
+                found[id(m.executor)] = m.executor
+        if self.supervisor is not None and self.supervisor.executor is not None:
+            found[id(self.supervisor.executor)] = self.supervisor.executor
+        return list(found.values())
+
+    def _map_search(self, fn: Callable[[SearchClient], SearchClient]) -> None:
+        for ex in self._executors():
+            ex.search = fn(ex.search)
 
     def _map_providers(self, fn: Callable[[Provider, str], Provider]) -> None:
         for m in self.ensemble.members:
@@ -112,12 +128,15 @@ class ForecastPipeline:
         parse or search failures: they are recorded in the trace (``status`` / ``error`` fields)."""
         t0 = time.perf_counter()
         sink: list[RecordedCall] = []
+        search_sink: list[RecordedSearch] = []
         token = RECORDING_SINK.set(sink)
+        search_token = SEARCH_RECORDING_SINK.set(search_sink)
         try:
             ens = await self.ensemble.arun(question)
             aggregates, debate, supervisor = await self.reconcile(question, ens)
         finally:
             RECORDING_SINK.reset(token)
+            SEARCH_RECORDING_SINK.reset(search_token)
         trace = PipelineTrace(
             question=question,
             forecasts=ens.forecasts,
@@ -130,6 +149,7 @@ class ForecastPipeline:
             combination_rule={**self.combination.describe(), "reconcile_min_spread": self.reconcile_min_spread},
             ledger=self.ledger(ens, debate, supervisor),
             recorded_calls=sink,
+            recorded_searches=[r.model_dump(mode="json") for r in search_sink],
         )
         if not ens.policy_met or trace.aggregate_p_yes is None:
             err = EnsembleFailed(
@@ -164,7 +184,8 @@ class ForecastPipeline:
     def replay(self, trace: PipelineTrace) -> PipelineTrace:
         """Re-run ``trace.question`` offline from ``trace.recorded_calls`` with this pipeline's configuration.
 
-        Every provider is replaced by a :class:`ReplayProvider` serving the recorded responses; the
+        Every provider is replaced by a :class:`ReplayProvider` serving the recorded responses and every
+        search backend by a :class:`ReplaySearchClient` serving the recorded raw outcomes; the
         result must equal the original final probability (the run is deterministic given the responses).
 
         Raises
@@ -174,9 +195,17 @@ class ForecastPipeline:
         """
         clone = copy.copy(self)
         clone.ensemble = copy.copy(self.ensemble)
+        executors = {id(ex): copy.copy(ex) for ex in self._executors()}
         clone.ensemble.members = [copy.copy(m) for m in self.ensemble.members]
+        for m in clone.ensemble.members:
+            if m.executor is not None:
+                m.executor = executors[id(m.executor)]
         clone.debate = copy.copy(self.debate)
         clone.supervisor = copy.copy(self.supervisor)
+        if clone.supervisor is not None and clone.supervisor.executor is not None:
+            clone.supervisor.executor = executors[id(clone.supervisor.executor)]
+        searches = [RecordedSearch.model_validate(r) for r in trace.recorded_searches]
+        clone._map_search(lambda c: RecordingSearchClient(ReplaySearchClient(searches)))
 
         def to_replay(p: Provider, role: str) -> Provider:
             inner = p.inner if isinstance(p, RecordingProvider) else p

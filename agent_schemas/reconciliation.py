@@ -59,6 +59,7 @@ class DebateArtifact(BaseModel):
     usage_by_role: dict[str, TokenUsage] = Field(default_factory=dict, description="Usage per role ('bull', 'bear').")
     status: Literal["ok", "failed"] = "ok"
     error: ErrorInfo | None = None
+    wall_time_s: float = Field(0.0, ge=0, description="Wall time of the debate in seconds.")
 
 
 class Disagreement(BaseModel):
@@ -93,6 +94,7 @@ class SupervisorArtifact(BaseModel):
     token_usage: TokenUsage = Field(default_factory=TokenUsage)
     status: Literal["ok", "failed"] = "ok"
     error: ErrorInfo | None = None
+    wall_time_s: float = Field(0.0, ge=0, description="Wall time of the supervisor run in seconds.")
 
 
 class RecordedCall(BaseModel):
@@ -126,6 +128,9 @@ class PipelineTrace(BaseModel):
     final_source: str = Field("", description="Which step decided the final probability.")
     ledger: UsageLedger = Field(default_factory=UsageLedger)
     recorded_calls: list[RecordedCall] = Field(default_factory=list)
+    recorded_searches: list[dict[str, Any]] = Field(
+        default_factory=list, description="Raw search outcomes (agent_tools.search_recording.RecordedSearch dumps) for replay."
+    )
     status: Literal["ok", "failed"] = "ok"
     error: ErrorInfo | None = None
     wall_time_s: float = Field(0.0, ge=0, description="Wall time of the run in seconds.")

@@ -10,6 +10,7 @@ Language Models through Multiagent Debate" (arXiv:2305.14325).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Literal
 
@@ -122,6 +123,7 @@ class DebateAgent:
         self, question: Question, agent_summaries: Sequence[AgentSummary], aggregate_p_yes: float | None
     ) -> DebateArtifact:
         """Run the debate (async). Never raises for provider or parse failures: failed turns are recorded."""
+        t0 = time.perf_counter()
         rounds: list[DebateRound] = []
         last: dict[Side, DebateTurn | None] = {"bull": None, "bear": None}
         final: dict[Side, float | None] = {"bull": None, "bear": None}
@@ -163,6 +165,7 @@ class DebateAgent:
             usage_by_role=usage_by_role,
             status="ok" if both else "failed",
             error=error,
+            wall_time_s=time.perf_counter() - t0,
         )
 
     def run(

@@ -9,6 +9,7 @@ came back, "gap" with the reason otherwise. A failed search is a gap, never "no 
 from __future__ import annotations
 
 import datetime as dt
+import time
 from collections.abc import Sequence
 
 from agent_providers import Provider
@@ -85,7 +86,7 @@ class SupervisorAgent:
         ]
         c = await self.llm.acomplete(msgs, json_schema=prompts.DISAGREEMENT_SCHEMA, temperature=self.temperature,
                                      max_tokens=self.max_tokens, seed=self.seed)
-        data = parse_json(c.text)
+        data = parse_json(c.text, required_keys=("disagreements",))
         items = data.get("disagreements")
         if not isinstance(items, list):
             raise ForecastParseError("supervisor answer has no 'disagreements' list", raw_text=c.text,
@@ -133,6 +134,7 @@ class SupervisorAgent:
             raise ValueError(
                 f"cutoff_date {cutoff} is after the question's forecast_date {question.forecast_date}: that would leak"
             )
+        t0 = time.perf_counter()
         usage = TokenUsage()
         disagreements: list[Disagreement] = []
         queries: list[str] = []
@@ -164,7 +166,7 @@ class SupervisorAgent:
         except ReconcileError as exc:
             return SupervisorArtifact(question_id=question.id, disagreements=disagreements, queries=queries,
                                       search_outcomes=outcomes, coverage=coverage, token_usage=usage,
-                                      status="failed", error=exc.to_info())
+                                      status="failed", error=exc.to_info(), wall_time_s=time.perf_counter() - t0)
         return SupervisorArtifact(
             question_id=question.id,
             disagreements=disagreements,
@@ -176,6 +178,7 @@ class SupervisorAgent:
             key_evidence=attach_provenance(parsed.key_evidence, results),
             coverage=coverage,
             token_usage=usage,
+            wall_time_s=time.perf_counter() - t0,
         )
 
     def run(self, question: Question, agent_summaries: Sequence[AgentSummary], cutoff_date: dt.date | None = None) -> SupervisorArtifact:

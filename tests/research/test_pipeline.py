@@ -79,9 +79,10 @@ def test_ensemble_validates_members():
         Ensemble([a], min_success_fraction=0)
 
 
-def build_pipeline(search=None, debate_out=None, supervisor_out=None):
+def build_pipeline(search=None, debate_out=None, supervisor_out=None, member_search=None):
     members = ScriptedProvider(responder=member_responder)
-    ensemble = Ensemble.from_providers(members, n_members=3, personas=["base_rate", "news", "skeptic"], executor=None)
+    executor = ToolExecutor(member_search) if member_search is not None else None
+    ensemble = Ensemble.from_providers(members, n_members=3, personas=["base_rate", "news", "skeptic"], executor=executor)
     debate_llm = ScriptedProvider(debate_out or [json.dumps({"argument": "up", "p_yes_percent": 60}),
                                                  json.dumps({"argument": "down", "p_yes_percent": 58})])
     sup_llm = ScriptedProvider(supervisor_out or [
@@ -115,10 +116,16 @@ def test_pipeline_combines_steps_exactly_and_ledger_sums_by_role():
 
 
 def test_trace_round_trips_json_and_replays_offline_to_the_same_probability():
-    pipe, *_ = build_pipeline(search=FixedSearch(failure="timeout"))
+    docs = [SearchResult(title="t", url="https://ex.org/1", snippet="s", published=dt.date(2025, 11, 1), source="fixed")]
+    member_search = FixedSearch(docs)
+    pipe, members, *_ = build_pipeline(search=FixedSearch(failure="timeout"), member_search=member_search)
     trace = pipe.run(make_question())
+    assert len(trace.recorded_searches) == 3 + 1  # one per member, one supervisor query
     restored = PipelineTrace.model_validate_json(trace.model_dump_json())
+    n_calls, n_searches = len(members.requests), len(member_search.calls)
     replayed = pipe.replay(restored)
+    assert len(members.requests) == n_calls and len(member_search.calls) == n_searches  # offline
+    assert [f.n_evidence_in_prompt for f in replayed.forecasts] == [1, 1, 1]
     assert replayed.final_p_yes == trace.final_p_yes
     assert replayed.aggregates == trace.aggregates
     assert replayed.ledger.total() == trace.ledger.total()

@@ -1,0 +1,442 @@
+"""Read a forecast out of a model's answer: the intended JSON object and a validated probability.
+
+Models wrap JSON in code fences, put reasoning before it (``<think>…</think>``), leave trailing
+commas, or write braces and backticks inside strings. :func:`extract_json_objects` is a real scanner:
+it tries :meth:`json.JSONDecoder.raw_decode` at each ``{`` position (so braces and backticks inside
+strings are handled by the JSON parser itself), and only when that fails repairs the balanced span
+(string-aware) by removing trailing commas, or reads it as a Python literal (single quotes,
+True/False/None). Objects inside reasoning blocks are never used: the answer is what follows them.
+
+A probability is never guessed: values outside [0, 1] (e.g. 1.198, 12489), NaN, infinities, booleans
+and non-numeric strings raise :class:`ForecastParseError` carrying ``raw_text``, ``field`` and ``value``.
+Accepted forms: a number in [0, 1]; a percentage string (``"35.4%"`` -> 0.354); a ``*_percent`` field
+with an integer in [0, 100] (``p_yes_percent: 35`` -> 0.35), the form the grammar-constrained schema
+asks for; a non-integer there (``0.35``) is ambiguous and rejected.
+"""
+
+from __future__ import annotations
+
+import ast
+import datetime as dt
+import json
+import math
+import numbers
+import re
+from dataclasses import dataclass, field as dc_field
+from typing import Any
+
+from agent_schemas import EvidenceItem, ForecastParseError
+
+_REASONING_TAGS = r"think|thinking|thought|reasoning|reflection|scratchpad|analysis"
+_BLOCK_RE = re.compile(rf"<\s*({_REASONING_TAGS})\b[^>]*>.*?<\s*/\s*\1\s*>", re.I | re.S)
+_OPEN_RE = re.compile(rf"<\s*(?:{_REASONING_TAGS})\b[^>]*>", re.I)
+_CLOSE_RE = re.compile(rf"<\s*/\s*(?:{_REASONING_TAGS})\s*>", re.I)
+_DECODER = json.JSONDecoder()
+
+
+# --- JSON extraction ------------------------------------------------------------------------------
+def strip_reasoning(text: str) -> str:
+    """Return the answer part of ``text``: reasoning blocks removed.
+
+    Complete ``<think>…</think>`` (also ``thinking``, ``reasoning``, ``reflection``, ``scratchpad``,
+    ``analysis``) blocks are removed; if a closing tag remains without its opening tag (models whose
+    template opens the block), everything before the last one is dropped; if an opening tag remains
+    unclosed (reasoning cut off), everything from it on is dropped.
+    """
+    s = _BLOCK_RE.sub("\n", text)
+    closes = list(_CLOSE_RE.finditer(s))
+    if closes:
+        s = s[closes[-1].end():]
+    m = _OPEN_RE.search(s)
+    if m:
+        s = s[: m.start()]
+    return s
+
+
+def _balanced_end(text: str, start: int) -> int | None:
+    """Index after the bracket closing the one at ``start``, skipping quoted strings; None if unbalanced."""
+    depth = 0
+    quote: str | None = None
+    i = start
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 2
+                continue
+            if c == quote:
+                quote = None
+        elif c in "\"'":
+            quote = c
+        elif c in "{[":
+            depth += 1
+        elif c in "}]":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return None
+
+
+def _remove_trailing_commas(s: str) -> str:
+    """Drop commas that directly precede ``}`` or ``]`` (outside strings)."""
+    out: list[str] = []
+    quote: str | None = None
+    i = 0
+    n = len(s)
+    while i < n:
+        c = s[i]
+        if quote:
+            out.append(c)
+            if c == "\\" and i + 1 < n:
+                out.append(s[i + 1])
+                i += 2
+                continue
+            if c == quote:
+                quote = None
+        elif c in "\"'":
+            quote = c
+            out.append(c)
+        elif c == ",":
+            j = i + 1
+            while j < n and s[j].isspace():
+                j += 1
+            if j >= n or s[j] not in "}]":
+                out.append(c)
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def _decode_at(text: str, i: int) -> tuple[Any, int] | None:
+    try:
+        return _DECODER.raw_decode(text, i)
+    except json.JSONDecodeError:
+        pass
+    end = _balanced_end(text, i)
+    if end is None:
+        return None
+    span = text[i:end]
+    try:
+        return json.loads(_remove_trailing_commas(span)), end
+    except json.JSONDecodeError:
+        pass
+    try:
+        value = ast.literal_eval(_remove_trailing_commas(span))
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    return value, end
+
+
+def extract_json_objects(text: str) -> list[dict[str, Any]]:
+    """All top-level JSON objects in ``text``, in order of appearance.
+
+    Scans each ``{`` with :meth:`json.JSONDecoder.raw_decode`; a successfully read object is skipped
+    over as a whole (objects nested in it are not listed separately). Spans that fail are repaired
+    (trailing commas) or read as Python literals; spans that cannot be read are skipped.
+    Reasoning blocks are *not* removed here (see :func:`strip_reasoning`).
+    """
+    out: list[dict[str, Any]] = []
+    i = text.find("{")
+    while i >= 0:
+        decoded = _decode_at(text, i)
+        if decoded is not None and isinstance(decoded[0], dict):
+            out.append(decoded[0])
+            i = text.find("{", decoded[1])
+        else:
+            i = text.find("{", i + 1)
+    return out
+
+
+def _answer_objects(text: Any) -> list[dict[str, Any]]:
+    if not isinstance(text, str):
+        raise ForecastParseError(f"answer must be text, got {type(text).__name__}", raw_text=repr(text), field="json", value=text)
+    answer = strip_reasoning(text)
+    objs = extract_json_objects(answer)
+    if not objs:
+        where = " after the reasoning block" if answer != text else ""
+        raise ForecastParseError(f"no JSON object found in the answer{where}: {text[:200]!r}", raw_text=text, field="json")
+    return objs
+
+
+def parse_json(text: str, *, required_keys: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """The intended JSON object of a model answer.
+
+    Parameters
+    ----------
+    text : str
+        The full answer (may contain code fences, reasoning tags, prose).
+    required_keys : tuple of str, optional
+        When given, the last top-level object containing any of these keys is returned.
+
+    Returns
+    -------
+    dict
+        The last top-level object of the answer part (after reasoning blocks), or the last one that has
+        one of ``required_keys``.
+
+    Raises
+    ------
+    ForecastParseError
+        ``field="json"`` when no object is found outside reasoning blocks; ``field=<first required key>``
+        when objects exist but none has a required key.
+
+    Examples
+    --------
+    >>> parse_json('<think>maybe {"p_yes": 0.9}</think> ```json\\n{"p_yes": 0.3,}\\n```')
+    {'p_yes': 0.3}
+    """
+    objs = _answer_objects(text)
+    if not required_keys:
+        return objs[-1]
+    for obj in reversed(objs):
+        if any(k in obj for k in required_keys):
+            return obj
+    raise ForecastParseError(
+        f"no JSON object in the answer has any of {list(required_keys)}: {text[:200]!r}",
+        raw_text=text, field=required_keys[0], value=None,
+    )
+
+
+# --- probabilities --------------------------------------------------------------------------------
+def parse_probability(value: Any, *, field: str = "p_yes", raw_text: str | None = None, percent: bool | None = None) -> float:
+    """Validate one probability value and return it as a float in [0, 1].
+
+    Parameters
+    ----------
+    value : Any
+        A number, or a numeric / percentage string (``"0.35"``, ``"35.4%"``).
+    field : str
+        Name of the field (recorded in the error). A name ending in ``_percent`` means percent units.
+    raw_text : str, optional
+        The full model answer, recorded in the error (default: ``repr(value)``).
+    percent : bool, optional
+        Force percent units ([0, 100], divided by 100); default: inferred from ``field``. A bare
+        number in percent units must be a whole number (``0.35`` there is ambiguous and rejected);
+        a string with a ``%`` sign may have decimals.
+
+    Returns
+    -------
+    float
+        Probability in [0, 1]. No clamping: out-of-range values are errors.
+
+    Raises
+    ------
+    ForecastParseError
+        For None, booleans, NaN, infinities, non-numeric strings, other types, or values outside
+        [0, 1] (or [0, 100] in percent units); carries ``raw_text``, ``field`` and ``value``.
+
+    Examples
+    --------
+    >>> parse_probability("35.4%")
+    0.354
+    >>> parse_probability(35, field="p_yes_percent")
+    0.35
+    """
+    raw = raw_text if raw_text is not None else repr(value)
+    as_percent = field.endswith("_percent") if percent is None else percent
+
+    def fail(why: str) -> ForecastParseError:
+        return ForecastParseError(f"{field} {why}, got {value!r}", raw_text=raw, field=field, value=value)
+
+    if value is None:
+        raise fail("is missing")
+    if isinstance(value, bool):
+        raise fail("must be a number, not a boolean")
+    explicit_percent = False
+    if isinstance(value, str):
+        s = value.strip()
+        if s.endswith("%"):
+            s, explicit_percent = s[:-1].strip(), True
+        try:
+            x = float(s)
+        except ValueError:
+            raise fail("is not a number") from None
+    elif isinstance(value, numbers.Real):
+        try:
+            x = float(value)
+        except OverflowError:
+            raise fail("is out of range") from None
+    else:
+        raise fail(f"must be a number, not {type(value).__name__}")
+    if not math.isfinite(x):
+        raise fail("must be finite")
+    if explicit_percent or as_percent:
+        if not 0.0 <= x <= 100.0:
+            raise fail("must be a percentage in [0, 100]")
+        if as_percent and not explicit_percent and not x.is_integer():
+            # 0.35 in a percent field is ambiguous (a fraction given as percent?): refuse to guess
+            raise fail("must be an integer percent (0-100); write fractions as p_yes or with a % sign")
+        return x / 100.0
+    if not 0.0 <= x <= 1.0:
+        raise fail("must be a probability in [0, 1] (no clamping)")
+    return x
+
+
+# --- forecasts --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ParsedForecast:
+    """A forecast read from a model answer.
+
+    Attributes
+    ----------
+    p_yes : float
+        Probability of Yes in [0, 1].
+    rationale : str
+        The answer's rationale ("" when missing).
+    key_evidence : list of EvidenceItem
+        Claims with source URL and publication date (None when missing or malformed).
+    data : dict
+        The whole JSON object the forecast was read from (extra fields for debate / supervisor).
+    """
+
+    p_yes: float
+    rationale: str = ""
+    key_evidence: list[EvidenceItem] = dc_field(default_factory=list)
+    data: dict[str, Any] = dc_field(default_factory=dict)
+
+
+def _evidence_date(value: Any) -> dt.date | None:
+    if not isinstance(value, str) or not value.strip():
+        return None
+    s = value.strip()
+    try:
+        d = dt.datetime.fromisoformat(s.replace("Z", "+00:00"))
+        return (d.astimezone(dt.timezone.utc) if d.tzinfo else d).date()
+    except ValueError:
+        pass
+    try:
+        return dt.date.fromisoformat(s[:10])
+    except ValueError:
+        return None
+
+
+def _str_or_none(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return None
+    s = value.strip()
+    return None if s.lower() in ("", "null", "none", "n/a") else s
+
+
+def parse_evidence(value: Any) -> list[EvidenceItem]:
+    """Read a ``key_evidence`` value leniently into :class:`EvidenceItem` objects.
+
+    Items may be objects ``{claim, source_url | url, published, title}`` or plain strings (claims).
+    A malformed or missing ``published`` becomes None (an evidence date is not the probability, so it
+    does not fail the forecast); items without a claim are skipped.
+    """
+    if value is None:
+        return []
+    if isinstance(value, (dict, str)):
+        value = [value]
+    if not isinstance(value, list):
+        return []
+    items: list[EvidenceItem] = []
+    for item in value:
+        if isinstance(item, str):
+            if item.strip():
+                items.append(EvidenceItem(claim=item.strip()))
+            continue
+        if not isinstance(item, dict):
+            continue
+        claim = item.get("claim", item.get("text", item.get("evidence")))
+        if claim is None or isinstance(claim, (dict, list)):
+            continue
+        claim = str(claim).strip()
+        if not claim:
+            continue
+        items.append(EvidenceItem(
+            claim=claim,
+            source_url=_str_or_none(item.get("source_url")) or _str_or_none(item.get("url")),
+            published=_evidence_date(item.get("published", item.get("date"))),
+            title=_str_or_none(item.get("title")),
+        ))
+    return items
+
+
+def parse_forecast(text: str, *, prob_field: str = "p_yes") -> ParsedForecast:
+    """Parse a forecaster's answer into a :class:`ParsedForecast`.
+
+    Picks the LAST top-level JSON object of the answer part (after reasoning blocks) that has
+    ``prob_field`` or ``<prob_field>_percent``; reads the probability with :func:`parse_probability`.
+
+    Parameters
+    ----------
+    text : str
+        The full model answer.
+    prob_field : str
+        Name of the probability field (``"p_yes"``); ``"<prob_field>_percent"`` in [0, 100] is also accepted.
+
+    Raises
+    ------
+    ForecastParseError
+        No JSON object (``field="json"``), no probability field (``field=prob_field``, ``value=None``),
+        or an invalid probability (see :func:`parse_probability`).
+
+    Examples
+    --------
+    >>> parse_forecast('{"p_yes_percent": 35, "rationale": "base rate", "key_evidence": []}').p_yes
+    0.35
+    """
+    pct_field = f"{prob_field}_percent"
+    obj = parse_json(text, required_keys=(prob_field, pct_field))
+    if obj.get(prob_field) is not None or pct_field not in obj:
+        p = parse_probability(obj.get(prob_field), field=prob_field, raw_text=text)
+    else:
+        p = parse_probability(obj.get(pct_field), field=pct_field, raw_text=text)
+    rationale = obj.get("rationale")
+    if rationale is None:
+        rationale = ""
+    elif not isinstance(rationale, str):
+        rationale = json.dumps(rationale, ensure_ascii=False)
+    return ParsedForecast(p_yes=p, rationale=rationale.strip(), key_evidence=parse_evidence(obj.get("key_evidence")), data=obj)
+
+
+# --- schemas ------------------------------------------------------------------------------------------
+def probability_schema(field: str = "p_yes_percent", *, description: str | None = None) -> dict[str, dict[str, Any]]:
+    """``{field: schema}`` for an integer-percent probability, to merge into an answer schema's properties.
+
+    The schema is ``{"type": "integer", "enum": [0, 1, ..., 100]}``: the embedded llama.cpp grammar
+    enforces an integer enum but ignores ``minimum``/``maximum``, and escaped regex ``pattern`` s break it.
+    The parser validates the value anyway (:func:`parse_probability`).
+
+    Raises
+    ------
+    ValueError
+        If ``field`` does not end with ``_percent`` (the parser reads percent units from the name).
+
+    Examples
+    --------
+    >>> schema = {"type": "object", "properties": {**probability_schema("bull_p_yes_percent"), "argument": {"type": "string"}}}
+    >>> schema["properties"]["bull_p_yes_percent"]["enum"][-1]
+    100
+    """
+    if not field.endswith("_percent"):
+        raise ValueError(f"field must end with '_percent' (percent units are read from the name), got {field!r}")
+    prop: dict[str, Any] = {"type": "integer", "enum": list(range(101))}
+    prop["description"] = description or "Probability that the question resolves Yes, as an integer percent (0-100)."
+    return {field: prop}
+
+
+EVIDENCE_ITEM_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "claim": {"type": "string"},
+        "source_url": {"type": ["string", "null"]},
+        "published": {"type": ["string", "null"], "description": "YYYY-MM-DD or null"},
+    },
+    "required": ["claim", "source_url", "published"],
+}
+
+#: JSON schema that forecasters request (grammar-constrained locally, structured output remotely).
+FORECAST_JSON_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        **probability_schema("p_yes_percent"),
+        "rationale": {"type": "string"},
+        "key_evidence": {"type": "array", "items": EVIDENCE_ITEM_SCHEMA},
+    },
+    "required": ["p_yes_percent", "rationale", "key_evidence"],
+}
