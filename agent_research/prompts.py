@@ -11,7 +11,7 @@ FORECASTER_SYSTEM = (
 FORECASTER_TASK = (
     "## TASK\n"
     "Give the probability that the question resolves Yes, as an integer percent from 0 to 100, a one-"
-    "paragraph rationale, and up to 3 key evidence items (claim, source_url, published date or null) "
+    "sentence rationale (at most 240 characters), and up to 2 key evidence items (claim, source_url, published date or null) "
     "taken from the evidence above. Answer with one JSON object only:\n"
     '{"p_yes_percent": <integer 0-100>, "rationale": "<text>", '
     '"key_evidence": [{"claim": "<text>", "source_url": "<url or null>", "published": "<YYYY-MM-DD or null>"}]}'

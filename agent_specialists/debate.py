@@ -61,7 +61,7 @@ class DebateAgent:
         bull_llm: Provider | None = None,
         bear_llm: Provider | None = None,
         temperature: float | None = None,
-        max_tokens: int | None = 300,
+        max_tokens: int | None = 400,
         seed: int | None = None,
     ) -> None:
         if max_rounds < 1:

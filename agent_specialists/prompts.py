@@ -9,19 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-PERCENT: dict[str, Any] = {"type": "integer", "enum": list(range(101))}
-EVIDENCE_LIST: dict[str, Any] = {
-    "type": "array",
-    "items": {
-        "type": "object",
-        "properties": {
-            "claim": {"type": "string"},
-            "source_url": {"type": ["string", "null"]},
-            "published": {"type": ["string", "null"]},
-        },
-        "required": ["claim"],
-    },
-}
+from agent_tools.parsing import evidence_list_schema, probability_schema, text_schema
 
 DEBATE_SYSTEM = {
     "bull": (
@@ -37,7 +25,7 @@ DEBATE_SYSTEM = {
 }
 
 DEBATE_TASK = (
-    "## TASK\nGive your argument (at most 4 sentences), your probability that the question resolves Yes as "
+    "## TASK\nGive your argument (at most 240 characters), your probability that the question resolves Yes as "
     "an integer percent, and up to 2 key evidence items. Answer with one JSON object only:\n"
     '{"argument": "<text>", "p_yes_percent": <integer 0-100>, '
     '"key_evidence": [{"claim": "<text>", "source_url": "<url or null>", "published": "<YYYY-MM-DD or null>"}]}'
@@ -45,7 +33,7 @@ DEBATE_TASK = (
 
 DEBATE_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"argument": {"type": "string"}, "p_yes_percent": PERCENT, "key_evidence": EVIDENCE_LIST},
+    "properties": {"argument": text_schema(), **probability_schema("p_yes_percent"), "key_evidence": evidence_list_schema(2)},
     "required": ["argument", "p_yes_percent"],
 }
 
@@ -68,13 +56,14 @@ DISAGREEMENT_SCHEMA: dict[str, Any] = {
     "properties": {
         "disagreements": {
             "type": "array",
+            "maxItems": 5,
             "items": {
                 "type": "object",
                 "properties": {
-                    "topic": {"type": "string"},
-                    "description": {"type": "string"},
-                    "agents": {"type": "array", "items": {"type": "string"}},
-                    "query": {"type": "string"},
+                    "topic": text_schema(80),
+                    "description": text_schema(160),
+                    "agents": {"type": "array", "maxItems": 8, "items": text_schema(24)},
+                    "query": text_schema(80),
                 },
                 "required": ["topic", "query"],
             },
@@ -86,7 +75,7 @@ DISAGREEMENT_SCHEMA: dict[str, Any] = {
 SUPERVISOR_DECISION_TASK = (
     "## TASK\nReconcile the forecasts. Give the probability that the question resolves Yes as an integer "
     "percent, your confidence in this reconciliation (high, medium or low: low when the evidence gaps "
-    "above leave the disagreement open), a short rationale, and up to 3 key evidence items. Answer with "
+    "above leave the disagreement open), a short rationale, and up to 2 key evidence items. Answer with "
     "one JSON object only:\n"
     '{"p_yes_percent": <integer 0-100>, "confidence": "high|medium|low", "rationale": "<text>", '
     '"key_evidence": [{"claim": "<text>", "source_url": "<url or null>", "published": "<YYYY-MM-DD or null>"}]}'
@@ -95,10 +84,10 @@ SUPERVISOR_DECISION_TASK = (
 DECISION_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "p_yes_percent": PERCENT,
+        **probability_schema("p_yes_percent"),
         "confidence": {"type": "string", "enum": ["high", "medium", "low"]},
-        "rationale": {"type": "string"},
-        "key_evidence": EVIDENCE_LIST,
+        "rationale": text_schema(),
+        "key_evidence": evidence_list_schema(2),
     },
     "required": ["p_yes_percent", "confidence", "rationale"],
 }

@@ -420,23 +420,42 @@ def probability_schema(field: str = "p_yes_percent", *, description: str | None 
     return {field: prop}
 
 
+#: Length limits (characters) of answer strings. A grammar-constrained small model (the embedded
+#: SmolLM2) otherwise fills strings until it hits the token limit, and a truncated answer is a failure;
+#: llama.cpp's JSON-schema grammar enforces ``maxLength`` and ``maxItems``. A 240-character rationale
+#: and two evidence items keep a whole forecast under about 300 tokens.
+RATIONALE_CHARS = 240
+CLAIM_CHARS = 120
+URL_CHARS = 120
+
 EVIDENCE_ITEM_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "claim": {"type": "string"},
-        "source_url": {"type": ["string", "null"]},
-        "published": {"type": ["string", "null"], "description": "YYYY-MM-DD or null"},
+        "claim": {"type": "string", "maxLength": CLAIM_CHARS},
+        "source_url": {"type": ["string", "null"], "maxLength": URL_CHARS},
+        "published": {"type": ["string", "null"], "maxLength": 10, "description": "YYYY-MM-DD or null"},
     },
     "required": ["claim", "source_url", "published"],
 }
+
+
+def evidence_list_schema(max_items: int = 2) -> dict[str, Any]:
+    """JSON schema of a ``key_evidence`` list of at most ``max_items`` items (claim, source_url, published)."""
+    return {"type": "array", "maxItems": max_items, "items": EVIDENCE_ITEM_SCHEMA}
+
+
+def text_schema(max_chars: int = RATIONALE_CHARS) -> dict[str, Any]:
+    """JSON schema of a string of at most ``max_chars`` characters."""
+    return {"type": "string", "maxLength": max_chars}
+
 
 #: JSON schema that forecasters request (grammar-constrained locally, structured output remotely).
 FORECAST_JSON_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         **probability_schema("p_yes_percent"),
-        "rationale": {"type": "string"},
-        "key_evidence": {"type": "array", "items": EVIDENCE_ITEM_SCHEMA},
+        "rationale": text_schema(),
+        "key_evidence": evidence_list_schema(2),
     },
     "required": ["p_yes_percent", "rationale", "key_evidence"],
 }

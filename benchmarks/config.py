@@ -33,7 +33,7 @@ class RunConfig(BaseModel):
     seed: int = Field(0, description="Seed of the question sample, member sampling and fault injection.")
     # agents
     temperature: float | None = Field(0.7, description="Member sampling temperature.")
-    max_tokens: int = Field(256, ge=16, description="Max generated tokens per call (tokens).")
+    max_tokens: int = Field(400, ge=16, description="Max generated tokens per call (tokens).")
     search: Literal["local", "ddg", "none"] = Field("local", description="Research backend: bundled dated corpus, DuckDuckGo, or none.")
     n_queries: int = Field(1, ge=0, description="Research queries per member (count).")
     debate_rounds: int = Field(2, ge=1, description="Maximum debate rounds.")

@@ -1,0 +1,662 @@
+"""Aggregation of ensemble members' p_yes into one probability per question.
+
+Every aggregator is a pure, vectorised function over an array ``p`` of shape
+``(n_questions, n_members)`` holding each member's probability of Yes in [0, 1], with NaN for a
+member that did not answer (a failed member is never replaced by a default probability). Each returns
+an array of shape ``(n_questions,)``; a question whose members are all NaN aggregates to NaN, silently
+(no "mean of empty slice" warnings).
+
+Methods (names as in :data:`AGGREGATORS`):
+
+``mean``
+    Linear opinion pool, :math:`\\bar p = \\frac1m \\sum_i p_i`.
+``median``
+    Median of the members.
+``min`` / ``max``
+    Smallest / largest member p_yes. ``min`` is the design card's conservative aggregate.
+``trimmed_mean``
+    Mean after cutting ``floor(trim * m)`` members from each end, as :func:`scipy.stats.trim_mean`.
+``geomean_odds``
+    Geometric mean of odds, :math:`\\mathrm{odds} = (\\prod_i \\frac{p_i}{1-p_i})^{1/m}`, returned as a
+    probability ``odds / (1 + odds)``; equivalently ``sigmoid(mean(logit(p_i)))`` (Satopää et al. 2014;
+    Neyman & Roughgarden 2022).
+``extremized``
+    ``sigmoid(d * mean(logit(p_i)))`` with ``d = 1.5`` by default: the geometric mean of odds pushed away
+    from 0.5 (Baron et al. 2014; the logit model of Satopää et al. 2014). Fit ``d`` on resolved questions
+    with :func:`fit_extremizing_factor`.
+
+Log-odds clipping
+-----------------
+Any probability entering a logit is first clipped to ``[LOGIT_EPS, 1 - LOGIT_EPS]`` with
+``LOGIT_EPS = 1e-4``, so a member answering exactly 0 or 1 contributes a log-odds of about -9.21 / +9.21
+instead of -inf / +inf (which would make the whole question's aggregate 0, 1 or NaN). Members within
+``[1e-4, 1 - 1e-4]`` are unaffected. The value bounds the pull of one certain member: with five members,
+one at 0 and four at 0.3, the geometric mean of odds is 0.074 (it would be 0 without clipping).
+
+References
+----------
+.. [1] Satopää, V. A., Baron, J., Foster, D. P., Mellers, B. A., Tetlock, P. E., & Ungar, L. H. (2014).
+   Combining multiple probability predictions using a simple logit model. *International Journal of
+   Forecasting*, 30(2), 344-356.
+.. [2] Baron, J., Mellers, B. A., Tetlock, P. E., Stone, E., & Ungar, L. H. (2014). Two reasons to make
+   aggregated probability forecasts more extreme. *Decision Analysis*, 11(2), 133-145.
+.. [3] Neyman, E., & Roughgarden, T. (2022). Are you smarter than a random expert? The robust
+   aggregation of substitutable signals. *Proceedings of the 23rd ACM Conference on Economics and
+   Computation (EC '22)*.
+.. [4] Platt, J. (1999). Probabilistic outputs for support vector machines and comparisons to regularized
+   likelihood methods. *Advances in Large Margin Classifiers*, 61-74.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+from scipy import optimize, special
+
+from agent_schemas.errors import DataValidationError
+
+__all__ = [
+    "AGGREGATORS",
+    "DEFAULT_EXTREMIZING_FACTOR",
+    "LOGIT_EPS",
+    "PlattScaler",
+    "aggregate",
+    "extremized",
+    "fit_extremizing_factor",
+    "fit_platt_scaling",
+    "geomean_odds",
+    "max",
+    "mean",
+    "median",
+    "min",
+    "trimmed_mean",
+]
+
+LOGIT_EPS: float = 1e-4
+"""Probabilities are clipped to ``[LOGIT_EPS, 1 - LOGIT_EPS]`` before any logit (|log-odds| <= 9.21)."""
+
+DEFAULT_EXTREMIZING_FACTOR: float = 1.5
+"""Default ``d`` of :func:`extremized`: a moderate push; fit it with :func:`fit_extremizing_factor`."""
+
+# --- validation --------------------------------------------------------------------------------
+
+
+def _as_members(p: Any, name: str = "p") -> np.ndarray:
+    """Return ``p`` as a float 2-D array, raising DataValidationError for bad shape or values."""
+    try:
+        arr = np.asarray(p, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise DataValidationError(f"{name} must be numeric probabilities: {exc}", field=name) from exc
+    if arr.ndim != 2:
+        raise DataValidationError(
+            f"{name} must be 2-D of shape (n_questions, n_members); got shape {arr.shape}. "
+            f"For a single question pass [members] wrapped in a list, e.g. np.atleast_2d(members).",
+            field=name,
+            value=arr.shape,
+        )
+    bad = (arr < 0) | (arr > 1)  # NaN compares False: missing members are allowed
+    if bad.any():
+        row, col = np.argwhere(bad)[0]
+        value = float(arr[row, col])
+        raise DataValidationError(
+            f"{name} has values outside [0, 1]: {value!r} at (row {row}, column {col})",
+            field=name,
+            row=int(row),
+            value=value,
+        )
+    return arr
+
+
+def _as_probs_1d(p: Any, name: str) -> np.ndarray:
+    try:
+        arr = np.asarray(p, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise DataValidationError(f"{name} must be numeric probabilities: {exc}", field=name) from exc
+    if arr.ndim != 1:
+        raise DataValidationError(f"{name} must be 1-D of shape (n_questions,); got shape {arr.shape}", field=name)
+    nan = np.isnan(arr)
+    if nan.any():
+        i = int(np.argmax(nan))
+        raise DataValidationError(f"{name} has NaN at index {i}", field=name, row=i, value=float("nan"))
+    bad = (arr < 0) | (arr > 1)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise DataValidationError(f"{name} has values outside [0, 1]: {float(arr[i])!r} at index {i}", field=name, row=i, value=float(arr[i]))
+    return arr
+
+
+def _as_outcomes(outcomes: Any, n: int) -> np.ndarray:
+    try:
+        o = np.asarray(outcomes, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise DataValidationError(f"outcomes must be 0/1 numbers: {exc}", field="outcomes") from exc
+    if o.shape != (n,):
+        raise DataValidationError(f"outcomes must have shape ({n},) to match the forecasts; got {o.shape}", field="outcomes")
+    bad = (o != 0) & (o != 1)  # NaN is also bad here: unresolved questions cannot be fitted
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise DataValidationError(f"outcomes must be 0 or 1: {float(o[i])!r} at index {i}", field="outcomes", row=i, value=float(o[i]))
+    if n < 2:
+        raise DataValidationError(f"need at least 2 resolved outcomes to fit; got {n}", field="outcomes", value=n)
+    n_yes = int(o.sum())
+    if n_yes in (0, n):
+        raise DataValidationError(
+            f"outcomes contain a single class ({n_yes} Yes of {n}); fitting needs both Yes and No outcomes",
+            field="outcomes",
+            value=n_yes,
+        )
+    return o
+
+
+def _check_eps(eps: float) -> None:
+    if not 0 < eps < 0.5:
+        raise DataValidationError(f"eps must be in (0, 0.5); got {eps!r}", field="eps", value=eps)
+
+
+def _logit(p: np.ndarray, eps: float) -> np.ndarray:
+    return special.logit(np.clip(p, eps, 1 - eps))
+
+
+def _nan_row_mean(x: np.ndarray) -> np.ndarray:
+    """Row mean over non-NaN entries; NaN (no warning) for an all-NaN row."""
+    present = ~np.isnan(x)
+    counts = present.sum(axis=1)
+    sums = np.where(present, x, 0.0).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return sums / counts
+
+
+# --- aggregators ---------------------------------------------------------------------------------
+
+
+def mean(p: Any) -> np.ndarray:
+    """Linear opinion pool: the mean of the members' p_yes, :math:`\\frac1m\\sum_i p_i`.
+
+    Parameters
+    ----------
+    p : array-like of shape (n_questions, n_members)
+        Member probabilities of Yes in [0, 1]; NaN marks a missing member.
+
+    Returns
+    -------
+    ndarray of shape (n_questions,)
+        Mean over the members present; NaN for a question with no member.
+
+    Raises
+    ------
+    DataValidationError
+        (a ``ValueError``) if ``p`` is not 2-D or has values outside [0, 1].
+
+    Examples
+    --------
+    >>> mean([[0.2, 0.6, np.nan], [np.nan, np.nan, np.nan]])
+    array([0.4, nan])
+    """
+    return _nan_row_mean(_as_members(p))
+
+
+def median(p: Any) -> np.ndarray:
+    """Median of the members' p_yes (the average of the two middle members for an even count).
+
+    Parameters
+    ----------
+    p : array-like of shape (n_questions, n_members)
+        Member probabilities of Yes in [0, 1]; NaN marks a missing member.
+
+    Returns
+    -------
+    ndarray of shape (n_questions,)
+        Median over the members present; NaN for a question with no member.
+
+    Raises
+    ------
+    DataValidationError
+        (a ``ValueError``) if ``p`` is not 2-D or has values outside [0, 1].
+
+    Examples
+    --------
+    >>> median([[0.1, 0.9, 0.3], [0.2, np.nan, 0.4]])
+    array([0.3, 0.3])
+    """
+    arr = _as_members(p)
+    if arr.shape[1] == 0:
+        return np.full(arr.shape[0], np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # "All-NaN slice encountered"
+        return np.nanmedian(arr, axis=1)
+
+
+def min(p: Any) -> np.ndarray:  # noqa: A001 - the method's name in AGGREGATORS
+    """Smallest member p_yes (the design card's conservative aggregate).
+
+    Parameters
+    ----------
+    p : array-like of shape (n_questions, n_members)
+        Member probabilities of Yes in [0, 1]; NaN marks a missing member.
+
+    Returns
+    -------
+    ndarray of shape (n_questions,)
+        Minimum over the members present; NaN for a question with no member.
+
+    Raises
+    ------
+    DataValidationError
+        (a ``ValueError``) if ``p`` is not 2-D or has values outside [0, 1].
+
+    Examples
+    --------
+    >>> min([[0.2, np.nan, 0.7], [np.nan, np.nan, np.nan]])
+    array([0.2, nan])
+    """
+    arr = _as_members(p)
+    if arr.shape[1] == 0:
+        return np.full(arr.shape[0], np.nan)
+    return np.fmin.reduce(arr, axis=1)  # fmin ignores NaN unless all are NaN; never warns
+
+
+def max(p: Any) -> np.ndarray:  # noqa: A001 - the method's name in AGGREGATORS
+    """Largest member p_yes.
+
+    Parameters
+    ----------
+    p : array-like of shape (n_questions, n_members)
+        Member probabilities of Yes in [0, 1]; NaN marks a missing member.
+
+    Returns
+    -------
+    ndarray of shape (n_questions,)
+        Maximum over the members present; NaN for a question with no member.
+
+    Raises
+    ------
+    DataValidationError
+        (a ``ValueError``) if ``p`` is not 2-D or has values outside [0, 1].
+
+    Examples
+    --------
+    >>> max([[0.2, np.nan, 0.7]])
+    array([0.7])
+    """
+    arr = _as_members(p)
+    if arr.shape[1] == 0:
+        return np.full(arr.shape[0], np.nan)
+    return np.fmax.reduce(arr, axis=1)
+
+
+def trimmed_mean(p: Any, trim: float = 0.2) -> np.ndarray:
+    """Trimmed mean of the members' p_yes, with :func:`scipy.stats.trim_mean` semantics per question.
+
+    For a question with ``m`` members present, the ``k = floor(trim * m)`` smallest and ``k`` largest
+    are cut and the remaining ``m - 2k`` are averaged. With ``trim < 0.5`` at least one member remains.
+
+    Parameters
+    ----------
+    p : array-like of shape (n_questions, n_members)
+        Member probabilities of Yes in [0, 1]; NaN marks a missing member.
+    trim : float, default=0.2
+        Proportion cut from each end, in [0, 0.5).
+
+    Returns
+    -------
+    ndarray of shape (n_questions,)
+        Trimmed mean over the members present; NaN for a question with no member.
+
+    Raises
+    ------
+    DataValidationError
+        (a ``ValueError``) if ``p`` is not 2-D, has values outside [0, 1], or ``trim`` is outside [0, 0.5).
+
+    Examples
+    --------
+    Five members, ``floor(0.2 * 5) = 1`` cut from each end; four members, none cut:
+
+    >>> trimmed_mean([[0.0, 0.1, 0.2, 0.3, 1.0], [0.0, 0.1, 0.2, np.nan, 1.0]])
+    array([0.2  , 0.325])
+    """
+    if not 0 <= trim < 0.5:
+        raise DataValidationError(f"trim must be in [0, 0.5); got {trim!r}", field="trim", value=trim)
+    arr = _as_members(p)
+    n_q, n_m = arr.shape
+    if n_m == 0:
+        return np.full(n_q, np.nan)
+    sorted_ = np.sort(arr, axis=1)  # NaN sorts last
+    counts = (~np.isnan(arr)).sum(axis=1)
+    k = np.floor(trim * counts).astype(np.int64)  # = int(proportiontocut * nobs) in scipy
+    j = np.arange(n_m)
+    keep = (j >= k[:, None]) & (j < (counts - k)[:, None])
+    sums = np.where(keep, sorted_, 0.0).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return sums / (counts - 2 * k)
+
+
+def geomean_odds(p: Any, eps: float = LOGIT_EPS) -> np.ndarray:
+    """Geometric mean of odds, returned as a probability.
+
+    .. math:: \\mathrm{odds} = \\Big(\\prod_{i=1}^m \\frac{p_i}{1-p_i}\\Big)^{1/m}, \\qquad
+              \\hat p = \\frac{\\mathrm{odds}}{1+\\mathrm{odds}} = \\sigma\\Big(\\frac1m\\sum_i \\operatorname{logit} p_i\\Big)
+
+    This is the logit-model aggregate of Satopää et al. (2014) with ``d = 1`` and the "geometric mean of
+    odds" studied as a robust aggregator by Neyman & Roughgarden (2022). Members are clipped to
+    ``[eps, 1 - eps]`` first (see the module's note on :data:`LOGIT_EPS`).
+
+    Parameters
+    ----------
+    p : array-like of shape (n_questions, n_members)
+        Member probabilities of Yes in [0, 1]; NaN marks a missing member.
+    eps : float, default=LOGIT_EPS (1e-4)
+        Clipping before the logit, in (0, 0.5).
+
+    Returns
+    -------
+    ndarray of shape (n_questions,)
+        Aggregate p_yes in [eps, 1 - eps]; NaN for a question with no member.
+
+    Raises
+    ------
+    DataValidationError
+        (a ``ValueError``) if ``p`` is not 2-D or has values outside [0, 1].
+
+    References
+    ----------
+    Satopää et al. (2014), *Int. J. Forecasting* 30(2); Neyman & Roughgarden (2022), EC '22.
+
+    Examples
+    --------
+    Odds 0.25 and 1 have geometric mean 0.5, i.e. p_yes 1/3; a 0 and a 1 member cancel:
+
+    >>> geomean_odds([[0.2, 0.5], [0.0, 1.0]])
+    array([0.33333333, 0.5       ])
+    """
+    return extremized(p, d=1.0, eps=eps)
+
+
+def extremized(p: Any, d: float = DEFAULT_EXTREMIZING_FACTOR, eps: float = LOGIT_EPS) -> np.ndarray:
+    """Extremized geometric mean of odds, :math:`\\hat p = \\sigma\\big(d \\cdot \\frac1m\\sum_i \\operatorname{logit} p_i\\big)`.
+
+    ``d > 1`` pushes the aggregate away from 0.5. Baron et al. (2014) give two reasons aggregates should
+    be more extreme than the members (members hold partial, partly independent information; members
+    shrink towards 0.5), and Satopää et al. (2014) fit ``d`` (their ``a``) by maximum likelihood in this
+    very logit model, finding values above 1. The default ``d = 1.5`` is a moderate choice, not a fitted
+    value: fit ``d`` on resolved questions with :func:`fit_extremizing_factor`. ``d = 1`` gives
+    :func:`geomean_odds`.
+
+    Parameters
+    ----------
+    p : array-like of shape (n_questions, n_members)
+        Member probabilities of Yes in [0, 1]; NaN marks a missing member.
+    d : float, default=1.5
+        Extremizing factor, >= 0 (``d < 1`` shrinks towards 0.5).
+    eps : float, default=LOGIT_EPS (1e-4)
+        Members are clipped to ``[eps, 1 - eps]`` before the logit, in (0, 0.5).
+
+    Returns
+    -------
+    ndarray of shape (n_questions,)
+        Aggregate p_yes in (0, 1); NaN for a question with no member.
+
+    Raises
+    ------
+    DataValidationError
+        (a ``ValueError``) if ``p`` is not 2-D, has values outside [0, 1], or ``d < 0``.
+
+    References
+    ----------
+    Baron et al. (2014), *Decision Analysis* 11(2); Satopää et al. (2014), *Int. J. Forecasting* 30(2).
+
+    Examples
+    --------
+    Members 0.2 and 0.8 have mean log-odds 0 whatever ``d``; 0.6 and 0.8 are pushed beyond their
+    geometric mean of odds (0.7101):
+
+    >>> extremized([[0.2, 0.8], [0.6, 0.8]], d=2.0)
+    array([0.5       , 0.85714286])
+    """
+    if not (np.isfinite(d) and d >= 0):
+        raise DataValidationError(f"d must be a finite number >= 0; got {d!r}", field="d", value=d)
+    _check_eps(eps)
+    arr = _as_members(p)
+    if arr.shape[1] == 0:
+        return np.full(arr.shape[0], np.nan)
+    return special.expit(d * _nan_row_mean(_logit(arr, eps)))
+
+
+AGGREGATORS: dict[str, Callable[[Any], np.ndarray]] = {
+    "mean": mean,
+    "median": median,
+    "min": min,
+    "max": max,
+    "trimmed_mean": trimmed_mean,
+    "geomean_odds": geomean_odds,
+    "extremized": extremized,
+}
+"""Aggregation methods by name; each maps ``(n_questions, n_members)`` to ``(n_questions,)``."""
+
+
+def aggregate(method: str, p: Any, **kwargs: Any) -> np.ndarray:
+    """Aggregate members' p_yes with the method named ``method`` in :data:`AGGREGATORS`.
+
+    Parameters
+    ----------
+    method : str
+        One of ``mean, median, min, max, trimmed_mean, geomean_odds, extremized``.
+    p : array-like of shape (n_questions, n_members)
+        Member probabilities of Yes in [0, 1]; NaN marks a missing member.
+    **kwargs
+        Passed to the method, e.g. ``trim=`` for ``trimmed_mean`` or ``d=`` for ``extremized``.
+
+    Returns
+    -------
+    ndarray of shape (n_questions,)
+        Aggregate p_yes per question; NaN for a question with no member.
+
+    Raises
+    ------
+    DataValidationError
+        (a ``ValueError``) for an unknown method (the message lists the valid names) or bad ``p``.
+
+    Examples
+    --------
+    >>> aggregate("median", [[0.1, 0.2, 0.9]])
+    array([0.2])
+    """
+    try:
+        fn = AGGREGATORS[method]
+    except (KeyError, TypeError):
+        raise DataValidationError(
+            f"unknown aggregation method {method!r}; valid: {', '.join(AGGREGATORS)}",
+            field="method",
+            value=method,
+        ) from None
+    return fn(p, **kwargs)
+
+
+# --- fitted recalibration ------------------------------------------------------------------------
+
+
+def fit_extremizing_factor(
+    p_members: Any,
+    outcomes: Any,
+    bounds: tuple[float, float] = (0.0, 10.0),
+    eps: float = LOGIT_EPS,
+) -> float:
+    """Fit the extremizing factor ``d`` of :func:`extremized` by maximum likelihood.
+
+    With :math:`z_q = \\frac1{m_q}\\sum_i \\operatorname{logit} p_{qi}` (members clipped to ``[eps, 1-eps]``),
+    minimises the log loss :math:`\\sum_q \\log(1 + e^{-s_q d z_q})`, :math:`s_q = 2 o_q - 1`, over ``d`` in
+    ``bounds`` with :func:`scipy.optimize.minimize_scalar` (bounded Brent). This is the maximum-likelihood
+    estimate of Satopää et al. (2014)'s logit model without intercept. A result at a bound means the
+    optimum lies outside ``bounds`` (e.g. the members are perfectly separated).
+
+    Parameters
+    ----------
+    p_members : array-like of shape (n_questions, n_members)
+        Member probabilities of Yes in [0, 1]; NaN marks a missing member. Every question needs at least
+        one member.
+    outcomes : array-like of shape (n_questions,)
+        Resolutions, 1 for Yes and 0 for No; both classes must occur.
+    bounds : (float, float), default=(0.0, 10.0)
+        Search interval for ``d``.
+    eps : float, default=LOGIT_EPS (1e-4)
+        Clipping before the logit.
+
+    Returns
+    -------
+    float
+        The fitted ``d``.
+
+    Raises
+    ------
+    DataValidationError
+        (a ``ValueError``) for bad probabilities, a question with no member, outcomes not 0/1, fewer than
+        2 outcomes, a single outcome class, or invalid ``bounds``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> z = rng.normal(0, 1.5, size=4000)               # members' mean log-odds
+    >>> y = rng.random(4000) < 1 / (1 + np.exp(-2 * z))  # truth is twice as extreme
+    >>> members = 1 / (1 + np.exp(-np.stack([z, z], axis=1)))
+    >>> round(fit_extremizing_factor(members, y), 1)
+    2.0
+    """
+    _check_eps(eps)
+    lo, hi = bounds
+    if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+        raise DataValidationError(f"bounds must be finite with low < high; got {bounds!r}", field="bounds", value=bounds)
+    arr = _as_members(p_members, "p_members")
+    z = _nan_row_mean(_logit(arr, eps)) if arr.shape[1] else np.full(arr.shape[0], np.nan)
+    if np.isnan(z).any():
+        row = int(np.argmax(np.isnan(z)))
+        raise DataValidationError(f"p_members row {row} has no member (all NaN); drop it before fitting", field="p_members", row=row)
+    o = _as_outcomes(outcomes, arr.shape[0])
+    sz = (2 * o - 1) * z
+
+    def nll(d: float) -> float:
+        return float(np.logaddexp(0.0, -d * sz).sum())
+
+    res = optimize.minimize_scalar(nll, bounds=(lo, hi), method="bounded", options={"xatol": 1e-8})
+    return float(res.x)
+
+
+@dataclass(frozen=True)
+class PlattScaler:
+    """Platt scaling, :math:`\\hat p = \\sigma(a \\cdot \\operatorname{logit} p + b)` (Platt 1999).
+
+    Attributes
+    ----------
+    a : float
+        Slope on the log-odds (> 1 extremizes, < 1 shrinks towards 0.5).
+    b : float
+        Intercept on the log-odds (> 0 shifts towards Yes).
+    eps : float
+        Inputs are clipped to ``[eps, 1 - eps]`` before the logit.
+    """
+
+    a: float
+    b: float
+    eps: float = LOGIT_EPS
+
+    def transform(self, p: Any) -> np.ndarray:
+        """Recalibrate probabilities.
+
+        Parameters
+        ----------
+        p : array-like of any shape
+            p_yes in [0, 1]; NaN passes through as NaN.
+
+        Returns
+        -------
+        ndarray of the same shape
+            :math:`\\sigma(a \\cdot \\operatorname{logit}(\\mathrm{clip}(p)) + b)`.
+
+        Raises
+        ------
+        DataValidationError
+            (a ``ValueError``) if ``p`` has values outside [0, 1].
+
+        Examples
+        --------
+        >>> PlattScaler(a=2.0, b=0.0).transform([0.5, 0.75])
+        array([0.5, 0.9])
+        """
+        arr = np.asarray(p, dtype=float)
+        bad = (arr < 0) | (arr > 1)
+        if bad.any():
+            idx = tuple(int(i) for i in np.argwhere(bad)[0])
+            raise DataValidationError(f"p has values outside [0, 1]: {float(arr[idx])!r} at index {idx}", field="p", value=float(arr[idx]))
+        return special.expit(self.a * _logit(arr, self.eps) + self.b)
+
+
+def fit_platt_scaling(
+    p: Any,
+    outcomes: Any,
+    eps: float = LOGIT_EPS,
+    target_smoothing: bool = False,
+) -> PlattScaler:
+    """Fit Platt scaling :math:`\\sigma(a \\cdot \\operatorname{logit} p + b)` by minimising the log loss.
+
+    A logistic regression of the outcomes on ``logit(p)`` (Platt 1999), solved with
+    :func:`scipy.optimize.minimize` (L-BFGS-B, analytic gradient). Unpenalised by default, so for
+    perfectly separated data the maximum-likelihood ``a`` is unbounded; ``target_smoothing=True`` uses
+    Platt's regularised targets ``(N+ + 1) / (N+ + 2)`` and ``1 / (N- + 2)`` instead of 1 and 0, which
+    always gives a finite fit.
+
+    Parameters
+    ----------
+    p : array-like of shape (n_questions,)
+        p_yes in [0, 1] to recalibrate; no NaN.
+    outcomes : array-like of shape (n_questions,)
+        Resolutions, 1 for Yes and 0 for No; at least 2, both classes.
+    eps : float, default=LOGIT_EPS (1e-4)
+        Clipping before the logit.
+    target_smoothing : bool, default=False
+        Use Platt's (1999) smoothed targets.
+
+    Returns
+    -------
+    PlattScaler
+        The fitted ``(a, b)``; call ``.transform(p)``.
+
+    Raises
+    ------
+    DataValidationError
+        (a ``ValueError``) for bad probabilities or NaN, outcomes not 0/1, fewer than 2 outcomes, or a
+        single outcome class.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(1)
+    >>> x = rng.normal(0, 2, size=20000)
+    >>> y = rng.random(20000) < 1 / (1 + np.exp(-(0.5 * x - 1.0)))
+    >>> s = fit_platt_scaling(1 / (1 + np.exp(-x)), y)
+    >>> round(s.a, 1), round(s.b, 1)
+    (0.5, -1.0)
+    """
+    _check_eps(eps)
+    arr = _as_probs_1d(p, "p")
+    o = _as_outcomes(outcomes, arr.shape[0])
+    if target_smoothing:
+        n_pos = o.sum()
+        n_neg = o.size - n_pos
+        t = np.where(o == 1, (n_pos + 1) / (n_pos + 2), 1 / (n_neg + 2))
+    else:
+        t = o
+    x = _logit(arr, eps)
+
+    def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        a, b = theta
+        f = a * x + b
+        # -[t log s(f) + (1-t) log s(-f)] = logaddexp(0, f) - t f
+        value = float((np.logaddexp(0.0, f) - t * f).sum())
+        r = special.expit(f) - t
+        return value, np.array([float(r @ x), float(r.sum())])
+
+    res = optimize.minimize(loss, x0=np.array([1.0, 0.0]), jac=True, method="L-BFGS-B",
+                            options={"gtol": 1e-10, "ftol": 1e-15, "maxiter": 1000})
+    a, b = (float(v) for v in res.x)
+    return PlattScaler(a=a, b=b, eps=eps)
+

@@ -1,0 +1,155 @@
+"""Speed and memory of :mod:`benchmarks.scoring` on large synthetic forecast sets.
+
+Two measurements, both in one process on the same arrays:
+
+1. **Full metric set vs sklearn.** ``n`` synthetic forecasts for each of ``methods`` methods (default
+   1,000,000 x 8). Ours: :func:`benchmarks.scoring.score_summary` per method (Brier, log score, ECE,
+   reliability table, Murphy decomposition with the two within-bin terms). sklearn: only
+   ``brier_score_loss`` and ``calibration_curve(strategy="uniform")`` per method. The two sides run
+   interleaved, alternating which goes first each round; the median round time is reported with the
+   ratio ours / sklearn (target <= 1.5).
+2. **Bootstrap vs one scoring pass.** 1,000 clustered bootstrap resamples
+   (:func:`benchmarks.scoring.clustered_bootstrap_ci`) of one method's per-question Brier scores, for
+   several cluster counts, against one ``score_summary`` pass on that method (target <= 10). The
+   bootstrap costs O(resamples x clusters) and is independent of ``n``.
+
+Peak memory of each step is measured with :mod:`tracemalloc` (numpy reports its buffers to it) in
+separate, untimed runs; the process's peak RSS comes from :mod:`resource`.
+
+Usage::
+
+    python benchmarks/perf/scoring_speed.py [--n 1000000] [--methods 8] [--rounds 5]
+                                            [--clusters 1000 10000 50000 100000] [--resamples 1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import resource
+import statistics
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+if __package__ in (None, ""):  # run as a script from a checkout
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from benchmarks.scoring import clustered_bootstrap_ci, score_summary  # noqa: E402
+
+N_BINS = 10
+
+
+def synthetic(n: int, n_methods: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """``(p, o)``: p_yes of shape (n_methods, n) in [0, 1] (with some exact 0/1), outcomes of shape (n,)."""
+    rng = np.random.default_rng(seed)
+    truth = rng.beta(0.7, 0.7, size=n)
+    o = (rng.random(n) < truth).astype(np.int64)
+    noise = rng.normal(0.0, 0.6, size=(n_methods, n))
+    z = np.log(truth / (1 - truth + 1e-12) + 1e-12)
+    p = 1.0 / (1.0 + np.exp(-(z + noise) * np.linspace(0.6, 1.6, n_methods)[:, None]))
+    p = np.round(p, 3)  # LLM-like: three decimals, so exact 0.0 and 1.0 occur
+    return p, o
+
+
+def ours(p: np.ndarray, o: np.ndarray) -> list:
+    return [score_summary(p[m], o, n_bins=N_BINS) for m in range(p.shape[0])]
+
+
+def sklearn_side(p: np.ndarray, o: np.ndarray) -> list:
+    from sklearn.calibration import calibration_curve
+    from sklearn.metrics import brier_score_loss
+
+    return [(brier_score_loss(o, p[m]), calibration_curve(o, p[m], n_bins=N_BINS, strategy="uniform")) for m in range(p.shape[0])]
+
+
+def timed(fn: Callable[[], object]) -> float:
+    gc.collect()
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def peak_mib(fn: Callable[[], object]) -> float:
+    gc.collect()
+    tracemalloc.start()
+    try:
+        fn()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return peak / 2**20
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--n", type=int, default=1_000_000, help="forecasts per method")
+    ap.add_argument("--methods", type=int, default=8, help="number of methods")
+    ap.add_argument("--rounds", type=int, default=5, help="timed rounds per side (median reported)")
+    ap.add_argument("--clusters", type=int, nargs="+", default=[1_000, 10_000, 50_000, 100_000], help="cluster counts for the bootstrap")
+    ap.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
+    args = ap.parse_args(argv)
+
+    p, o = synthetic(args.n, args.methods)
+    print(f"data: {args.methods} methods x {args.n:,} forecasts ({p.nbytes / 2**20:.0f} MiB of p_yes)")
+
+    # sanity: both sides agree on what they both compute
+    s0 = score_summary(p[0], o)
+    from sklearn.calibration import calibration_curve
+    from sklearn.metrics import brier_score_loss
+
+    assert abs(s0.brier - brier_score_loss(o, p[0])) < 1e-12
+    prob_true, _ = calibration_curve(o, p[0], n_bins=N_BINS)
+    print(f"check: brier {s0.brier:.6f} == sklearn; reliability bins {len(prob_true)} (sklearn) / "
+          f"{int((s0.reliability_table['count'] > 0).sum())} (ours); murphy residual "
+          f"{abs(s0.murphy.total() - s0.brier):.1e}")
+
+    # 1. full metric set vs sklearn, interleaved
+    t_ours, t_sk = [], []
+    for r in range(args.rounds):
+        if r % 2 == 0:
+            t_ours.append(timed(lambda: ours(p, o)))
+            t_sk.append(timed(lambda: sklearn_side(p, o)))
+        else:
+            t_sk.append(timed(lambda: sklearn_side(p, o)))
+            t_ours.append(timed(lambda: ours(p, o)))
+    mo, ms = statistics.median(t_ours), statistics.median(t_sk)
+    ratio = mo / ms
+    print(f"\n[1] full metric set, {args.methods} methods, median of {args.rounds} rounds")
+    print(f"    ours (brier, log, ECE, reliability, Murphy+2 terms): {mo:.3f} s   rounds {['%.3f' % t for t in t_ours]}")
+    print(f"    sklearn (brier_score_loss + calibration_curve):     {ms:.3f} s   rounds {['%.3f' % t for t in t_sk]}")
+    print(f"    ratio ours/sklearn = {ratio:.2f}  (target <= 1.5: {'OK' if ratio <= 1.5 else 'MISSED'})")
+
+    # 2. bootstrap vs one scoring pass on one method
+    scores = s0.brier_scores
+    t_pass = statistics.median(timed(lambda: score_summary(p[0], o)) for _ in range(args.rounds))
+    print(f"\n[2] {args.resamples} clustered bootstrap resamples of one method's {args.n:,} Brier scores")
+    print(f"    one scoring pass (score_summary, one method): {t_pass * 1000:.1f} ms")
+    boot_ratios = {}
+    for c in args.clusters:
+        clusters = np.random.default_rng(1).integers(0, c, size=args.n)
+        t_boot = statistics.median(
+            timed(lambda: clustered_bootstrap_ci(scores, clusters, n_resamples=args.resamples, seed=0)) for _ in range(3)
+        )
+        boot_ratios[c] = t_boot / t_pass
+        print(f"    {c:>9,} clusters: {t_boot * 1000:8.1f} ms  ratio {t_boot / t_pass:6.2f}  "
+              f"(target <= 10: {'OK' if t_boot / t_pass <= 10 else 'MISSED'})")
+
+    # 3. memory (untimed runs)
+    print("\n[3] peak traced memory (tracemalloc)")
+    print(f"    ours, one method:         {peak_mib(lambda: score_summary(p[0], o)):7.1f} MiB")
+    print(f"    ours, all {args.methods} methods:    {peak_mib(lambda: ours(p, o)):7.1f} MiB  (keeps {args.methods} per-question Brier arrays)")
+    print(f"    sklearn, all methods:     {peak_mib(lambda: sklearn_side(p, o)):7.1f} MiB")
+    clusters = np.random.default_rng(1).integers(0, args.clusters[-1], size=args.n)
+    print(f"    bootstrap ({args.clusters[-1]:,} clusters): "
+          f"{peak_mib(lambda: clustered_bootstrap_ci(scores, clusters, n_resamples=args.resamples)):7.1f} MiB")
+    print(f"    process peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

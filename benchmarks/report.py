@@ -1,0 +1,381 @@
+"""Leaderboard reports: CSV, Markdown and one self-contained HTML page comparing runs.
+
+Everything is computed from the runs' ``results.jsonl`` files: per-question scores first, then
+aggregates (:mod:`benchmarks.scoring`), token and cost tables from the usage ledgers, the
+cost-effectiveness of each reconciliation against ``mean``, the leakage audit and the contamination
+split (questions due after each model's training cutoff).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from agent_schemas import DataValidationError, TokenUsage
+from benchmarks import scoring
+from benchmarks.model_cutoffs import training_cutoff
+from benchmarks.runner import MANIFEST_FILE, RESULTS_FILE, read_results
+
+DATA_ATTRIBUTION = (
+    "Questions: ForecastBench (Forecasting Research Institute), CC BY-SA 4.0; Karger et al., "
+    "\"ForecastBench: A Dynamic Benchmark of AI Forecasting Capabilities\", ICLR 2025. Modified: "
+    "filtered to resolved binary items, flattened, dates substituted, medians computed."
+)
+
+
+# --- loading -------------------------------------------------------------------------------------
+
+
+def load_run(run_dir: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Return ``(manifest, result records)`` of a run folder.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the folder has no ``manifest.json``.
+    """
+    run_dir = Path(run_dir)
+    mpath = run_dir / MANIFEST_FILE
+    if not mpath.exists():
+        raise FileNotFoundError(f"{run_dir} is not a run folder: no {MANIFEST_FILE}")
+    return json.loads(mpath.read_text()), read_results(run_dir / RESULTS_FILE)
+
+
+def long_frame(run_dirs: list[str | Path]) -> tuple[pd.DataFrame, dict[str, dict[str, Any]]]:
+    """One row per (run, question, method or baseline) with p_yes, status and question fields.
+
+    Returns the frame and the manifests by run id. Column ``label`` is the method name, prefixed by
+    ``<run_id>:`` when several runs are compared.
+    """
+    rows, manifests = [], {}
+    for d in run_dirs:
+        manifest, records = load_run(d)
+        run_id = manifest["run_id"]
+        manifests[run_id] = manifest
+        for r in records:
+            base = {k: r.get(k) for k in ("question_id", "outcome", "source", "question_type", "cluster", "horizon_days", "forecast_date")}
+            for kind, table in (("method", r.get("methods", {})), ("baseline", r.get("baselines", {}))):
+                for name, m in table.items():
+                    rows.append({"run_id": run_id, "method": name, "kind": kind, "p_yes": m.get("p_yes"),
+                                 "status": m.get("status"), "note": m.get("note", ""), **base})
+    df = pd.DataFrame(rows)
+    if df.empty:
+        return df, manifests
+    multi = df["run_id"].nunique() > 1
+    df["label"] = (df["run_id"] + ":" + df["method"]) if multi else df["method"]
+    df["p_yes"] = pd.to_numeric(df["p_yes"], errors="coerce")
+    return df, manifests
+
+
+def scorable(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows with a probability and a resolved outcome."""
+    ok = df["p_yes"].notna() & df["outcome"].notna() & (df["status"] == "ok")
+    out = df[ok].copy()
+    out["outcome"] = out["outcome"].astype(int)
+    return out
+
+
+# --- cost ----------------------------------------------------------------------------------------
+
+
+def _usage_dict(u: TokenUsage) -> dict[str, Any]:
+    return {"input_tokens": u.input_tokens or 0, "output_tokens": u.output_tokens or 0,
+            "cached_tokens": u.cache_read_tokens or 0, "reasoning_tokens": u.reasoning_tokens or 0,
+            "calls": u.calls, "cost_usd": u.cost_usd}
+
+
+def cost_tables(run_dirs: list[str | Path]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Tokens, calls, USD and wall time per method, and usage per role.
+
+    A method's usage is the shared ensemble usage plus its own extra usage (debate, supervisor,
+    pipeline); aggregation methods cost exactly the ensemble. Wall time per question: ensemble = the
+    slowest member (members run concurrently); debate / supervisor add their own wall time; the
+    pipeline adds the longer of the two (they run concurrently).
+    """
+    method_rows, role_rows = [], []
+    multi = len(run_dirs) > 1
+    for d in run_dirs:
+        manifest, records = load_run(d)
+        run_id = manifest["run_id"]
+        per_method: dict[str, dict[str, Any]] = {}
+        roles: dict[str, TokenUsage] = {}
+        for r in records:
+            ledger = r.get("ledger", [])
+            ens = TokenUsage.sum(TokenUsage(**{k: e[k] for k in TokenUsage.model_fields}) for e in ledger if e["method"] == "ensemble")
+            for e in ledger:
+                roles[e["role"]] = roles.get(e["role"], TokenUsage()) + TokenUsage(**{k: e[k] for k in TokenUsage.model_fields})
+            trace = r.get("trace", {})
+            ens_wall = max([f.get("latency_s", 0.0) for f in trace.get("forecasts", [])] or [0.0])
+            deb_wall = (trace.get("debate") or {}).get("wall_time_s", 0.0)
+            sup_wall = (trace.get("supervisor") or {}).get("wall_time_s", 0.0)
+            walls = {"debate": deb_wall, "supervisor": sup_wall, "pipeline": max(deb_wall, sup_wall)}
+            for name, m in r.get("methods", {}).items():
+                extra = TokenUsage(**m.get("extra_usage", {}))
+                acc = per_method.setdefault(name, {"usage": TokenUsage(), "extra": TokenUsage(), "wall": 0.0, "n": 0})
+                acc["usage"] = acc["usage"] + ens + extra
+                acc["extra"] = acc["extra"] + extra
+                acc["wall"] += ens_wall + walls.get(name, 0.0)
+                acc["n"] += 1
+        for name, acc in per_method.items():
+            n = max(acc["n"], 1)
+            extra_tokens = (acc["extra"].input_tokens or 0) + (acc["extra"].output_tokens or 0)
+            method_rows.append({"label": f"{run_id}:{name}" if multi else name, "run_id": run_id, "method": name,
+                                **_usage_dict(acc["usage"]),
+                                "tokens_per_question": ((acc["usage"].input_tokens or 0) + (acc["usage"].output_tokens or 0)) / n,
+                                "extra_tokens_per_question": extra_tokens / n,
+                                "wall_time_s": acc["wall"]})
+        for role, u in roles.items():
+            role_rows.append({"run_id": run_id, "role": role, **_usage_dict(u)})
+    return pd.DataFrame(method_rows), pd.DataFrame(role_rows)
+
+
+def cost_effectiveness(scored: pd.DataFrame, costs: pd.DataFrame, *, reference: str = "mean",
+                       n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """Brier change against ``reference`` per 1,000 extra tokens, with its clustered bootstrap interval.
+
+    For each method with extra tokens, the paired Brier difference (method - reference) on the
+    questions both answered, divided by the mean extra tokens per question / 1,000. Negative is
+    better (Brier falls). The interval scales the paired-difference interval by the same factor.
+    """
+    out = []
+    for run_id, g in scored.groupby("run_id"):
+        ref = g[g["method"] == reference].set_index("question_id")
+        if ref.empty:
+            continue
+        for _, c in costs[costs["run_id"] == run_id].iterrows():
+            if c["method"] == reference or c["extra_tokens_per_question"] <= 0:
+                continue
+            m = g[g["method"] == c["method"]].set_index("question_id")
+            common = m.index.intersection(ref.index)
+            if len(common) == 0:
+                continue
+            o = m.loc[common, "outcome"].to_numpy()
+            bs_m = scoring.brier_score(m.loc[common, "p_yes"].to_numpy(), o)
+            bs_r = scoring.brier_score(ref.loc[common, "p_yes"].to_numpy(), o)
+            mean, lo, hi = scoring.paired_difference_ci(bs_m, bs_r, m.loc[common, "cluster"].to_numpy(),
+                                                        n_resamples=n_resamples, seed=seed)
+            per_k = c["extra_tokens_per_question"] / 1000.0
+            out.append({"label": c["label"], "n": len(common), "delta_brier_vs_" + reference: mean,
+                        "delta_ci_low": lo, "delta_ci_high": hi,
+                        "extra_tokens_per_question": c["extra_tokens_per_question"],
+                        "delta_brier_per_1k_extra_tokens": mean / per_k,
+                        "per_1k_ci_low": lo / per_k, "per_1k_ci_high": hi / per_k})
+    return pd.DataFrame(out)
+
+
+# --- audits --------------------------------------------------------------------------------------
+
+
+def leakage_audit(run_dirs: list[str | Path]) -> pd.DataFrame:
+    """Per run: evidence items in prompts, dropped by the cutoff guard, and dated after the forecast date (must be 0)."""
+    rows = []
+    for d in run_dirs:
+        manifest, records = load_run(d)
+        tot = {"evidence_in_prompt": 0, "dropped_by_cutoff_guard": 0, "after_cutoff_in_prompt": 0}
+        for r in records:
+            for k in tot:
+                tot[k] += int(r.get("audit", {}).get(k, 0))
+        stats = manifest.get("provider_stats", {})
+        rows.append({"run_id": manifest["run_id"], "questions": len(records),
+                     "failed_questions": sum(r["status"] != "ok" for r in records), **tot,
+                     "provider_calls": stats.get("calls"), "retries": stats.get("retries"),
+                     "cache_hits": stats.get("cache_hits")})
+    return pd.DataFrame(rows)
+
+
+def contamination_split(scored: pd.DataFrame, manifests: dict[str, dict[str, Any]]) -> pd.DataFrame:
+    """Brier per method on all questions and on those due after every model's training cutoff."""
+    rows = []
+    for run_id, g in scored.groupby("run_id"):
+        specs = [p["spec"] for p in manifests[run_id].get("providers", [])]
+        cutoffs = [training_cutoff(s) for s in specs]
+        known = [c for c in cutoffs if c is not None]
+        cutoff = max(known) if known else None
+        dates = pd.to_datetime(g["forecast_date"]).dt.date
+        after = dates > cutoff if cutoff is not None else pd.Series(False, index=g.index)
+        for label, h in g.groupby("label"):
+            a = h[after.loc[h.index]]
+            rows.append({"label": label, "models": ", ".join(specs),
+                         "training_cutoff": cutoff.isoformat() if cutoff else "unknown",
+                         "n_all": len(h), "brier_all": float(scoring.brier_score(h["p_yes"].to_numpy(), h["outcome"].to_numpy()).mean()),
+                         "n_after_cutoff": len(a),
+                         "brier_after_cutoff": float(scoring.brier_score(a["p_yes"].to_numpy(), a["outcome"].to_numpy()).mean()) if len(a) else np.nan})
+    return pd.DataFrame(rows)
+
+
+# --- the report ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Report:
+    """Paths written and the Markdown printed."""
+
+    leaderboard: pd.DataFrame
+    markdown: str
+    csv_path: Path
+    markdown_path: Path
+    html_path: Path
+
+
+def _md(df: pd.DataFrame) -> str:
+    return df.to_markdown(index=False, floatfmt=".4f") if not df.empty else "(none)"
+
+
+def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: str = "mean",
+                 n_resamples: int = 1000, seed: int = 0) -> Report:
+    """Score the runs and write ``leaderboard.csv``, ``leaderboard.md`` and ``report.html`` into ``out_dir``.
+
+    Raises
+    ------
+    DataValidationError
+        When the runs hold no scorable forecasts (no resolved outcomes or no probabilities).
+    """
+    run_dirs = [Path(d) for d in run_dirs]
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    df, manifests = long_frame(run_dirs)
+    if df.empty:
+        raise DataValidationError(f"no results in {', '.join(map(str, run_dirs))}", field="results.jsonl", value=0)
+    scored = scorable(df)
+    if scored.empty:
+        raise DataValidationError("no scorable forecasts (need p_yes and a resolved outcome)", field="outcome", value=None)
+    base_label = baseline if baseline in set(scored["label"]) else scored["label"].iloc[0]
+    table = scoring.score_table(scored, method_col="label", baseline=base_label, n_resamples=n_resamples, seed=seed)
+    coverage = df.groupby("label").agg(attempted=("question_id", "size"), failed=("status", lambda s: int((s == "failed").sum())))
+    table = table.merge(coverage, left_on="label", right_index=True, how="left")
+    costs, roles = cost_tables(run_dirs)
+    if not costs.empty:
+        table = table.merge(costs[["label", "tokens_per_question", "extra_tokens_per_question", "cost_usd"]], on="label", how="left")
+    table = table.sort_values("brier").reset_index(drop=True)
+    effect = cost_effectiveness(scored, costs, reference="mean", n_resamples=n_resamples, seed=seed) if not costs.empty else pd.DataFrame()
+    audit = leakage_audit(run_dirs)
+    contamination = contamination_split(scored, manifests)
+    scored = scored.assign(horizon_bucket=scored["horizon_days"].map(lambda d: scoring.horizon_bucket(d) if d == d and d is not None else "unknown"))
+    segments = {col: scoring.segment_table(scored, col, method_col="label") for col in ("source", "question_type", "horizon_bucket")}
+
+    csv_path = out_dir / "leaderboard.csv"
+    table.to_csv(csv_path, index=False)
+    main_cols = [c for c in ("label", "n", "brier", "brier_ci_low", "brier_ci_high", "log_score", "ece",
+                             "delta_brier_vs_baseline", "delta_brier_ci_low", "delta_brier_ci_high",
+                             "tokens_per_question", "failed") if c in table.columns]
+    md = "\n\n".join([
+        f"## Leaderboard (lower Brier is better; 95% clustered bootstrap intervals; baseline for deltas: {base_label})",
+        _md(table[main_cols]),
+        "## Cost per method", _md(costs.drop(columns=["run_id", "method"], errors="ignore")),
+        "## Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)", _md(effect),
+        "## Leakage audit (after_cutoff_in_prompt must be 0)", _md(audit),
+    ])
+    md_path = out_dir / "leaderboard.md"
+    md_path.write_text(md + "\n\n" + DATA_ATTRIBUTION + "\n", encoding="utf-8")
+    html_path = out_dir / "report.html"
+    html_path.write_text(_html(table, costs, roles, effect, audit, contamination, segments, scored, manifests), encoding="utf-8")
+    return Report(table, md, csv_path, md_path, html_path)
+
+
+def _html(table, costs, roles, effect, audit, contamination, segments, scored, manifests) -> str:
+    from benchmarks import plots
+
+    def section(title: str, df: pd.DataFrame) -> str:
+        body = df.to_html(index=False, float_format=lambda x: f"{x:.4f}", border=0, classes="t") if not df.empty else "<p>(none)</p>"
+        return f"<h2>{html.escape(title)}</h2>\n{body}"
+
+    rel = {label: scoring.reliability_diagram(g["p_yes"].to_numpy(), g["outcome"].to_numpy()) for label, g in scored.groupby("label")}
+    rel_png = plots.figure_to_base64_png(plots.plot_reliability_diagram(rel))
+    cost_png = ""
+    if not costs.empty:
+        merged = table.merge(costs[["label", "tokens_per_question"]].rename(columns={"tokens_per_question": "tpq"}), on="label", how="inner")
+        if not merged.empty:
+            cost_png = plots.figure_to_base64_png(plots.plot_cost_vs_brier(merged, cost_col="tpq", label_col="label"))
+    runs = "".join(f"<li><b>{html.escape(r)}</b>: {html.escape(', '.join(p['spec'] for p in m.get('providers', [])))}; "
+                   f"{len(m.get('question_ids', []))} questions; version {html.escape(str(m.get('package_version')))}</li>"
+                   for r, m in manifests.items())
+    parts = [
+        "<!doctype html><html><head><meta charset='utf-8'><title>forecast-reconcile leaderboard</title>",
+        "<style>body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px}table.t{border-collapse:collapse;font-size:13px}"
+        "table.t td,table.t th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right}img{max-width:100%}</style></head><body>",
+        "<h1>forecast-reconcile leaderboard</h1>", f"<ul>{runs}</ul>",
+        section("Leaderboard (lower Brier is better; 95% clustered bootstrap intervals)", table),
+        "<h2>Reliability diagrams</h2>", f"<img alt='reliability diagrams' src='data:image/png;base64,{rel_png}'>",
+        section("Cost per method", costs),
+        f"<h2>Cost vs Brier</h2><img alt='cost vs Brier' src='data:image/png;base64,{cost_png}'>" if cost_png else "",
+        section("Cost-effectiveness against mean (Brier change per 1,000 extra tokens)", effect),
+        section("Tokens per role", roles),
+        section("Leakage audit (after_cutoff_in_prompt must be 0)", audit),
+        section("Contamination split: questions due after the models' training cutoff", contamination),
+        *[section(f"By {col}", seg) for col, seg in segments.items()],
+        f"<p><small>{html.escape(DATA_ATTRIBUTION)}</small></p></body></html>",
+    ]
+    return "\n".join(parts)
+
+
+def score_forecasts_file(path: str | Path, *, questions_path: str | Path | None = None, baseline: str | None = None,
+                         n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """Score a forecasts file from any system: columns ``question_id``, ``p_yes`` and optionally
+    ``method`` and ``outcome``. Missing outcomes come from ``questions_path`` or the bundled
+    ForecastBench data (by question id).
+
+    Raises
+    ------
+    DataValidationError
+        Naming the row, column and value for a missing column, a p_yes outside [0, 1], or a question
+        id with no outcome.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"forecasts file not found: {path}")
+    if path.suffix == ".csv":
+        df = pd.read_csv(path)
+    elif path.suffix in (".jsonl", ".json"):
+        df = pd.read_json(path, lines=path.suffix == ".jsonl")
+    elif path.suffix == ".parquet":
+        df = pd.read_parquet(path)
+    else:
+        raise DataValidationError(f"{path}: unsupported extension {path.suffix!r} (use .csv, .jsonl or .parquet)", field="path", value=str(path))
+    for col in ("question_id", "p_yes"):
+        if col not in df.columns:
+            raise DataValidationError(f"{path}: missing column {col!r}", field=col, source=str(path))
+    p = pd.to_numeric(df["p_yes"], errors="coerce")
+    bad = np.flatnonzero(~((p >= 0) & (p <= 1)).to_numpy())
+    if len(bad):
+        i = int(bad[0])
+        raise DataValidationError(f"{path}: row {i}, column 'p_yes': value {df['p_yes'].iloc[i]!r} is not a probability in [0, 1]",
+                                  field="p_yes", row=i, value=df["p_yes"].iloc[i], source=str(path))
+    df["p_yes"] = p
+    if "method" not in df.columns:
+        df["method"] = path.stem
+    if "outcome" not in df.columns or df["outcome"].isna().any():
+        if questions_path is not None:
+            from benchmarks.questions import load_questions_file
+
+            qs = load_questions_file(questions_path)
+        else:
+            from benchmarks.questions import load_forecastbench
+
+            qs = load_forecastbench()
+        by_id = {q.id: q for q in qs}
+        outcomes, clusters = [], []
+        for i, qid in enumerate(df["question_id"]):
+            q = by_id.get(qid)
+            given = df["outcome"].iloc[i] if "outcome" in df.columns else None
+            if given is not None and given == given:
+                outcomes.append(int(given))
+            elif q is None or q.outcome is None:
+                raise DataValidationError(f"{path}: row {i}, column 'question_id': {qid!r} has no known outcome",
+                                          field="question_id", row=i, value=qid, source=str(path))
+            else:
+                outcomes.append(q.outcome)
+            clusters.append(q.cluster_id if q is not None else qid)
+        df["outcome"] = outcomes
+        if "cluster" not in df.columns:
+            df["cluster"] = clusters
+    if "cluster" not in df.columns:
+        df["cluster"] = df["question_id"]
+    df["outcome"] = df["outcome"].astype(int)
+    base = baseline or df["method"].iloc[0]
+    return scoring.score_table(df, method_col="method", baseline=base, n_resamples=n_resamples, seed=seed)

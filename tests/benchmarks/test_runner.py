@@ -1,0 +1,187 @@
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from agent_schemas import DataValidationError
+from benchmarks.config import RunConfig
+from benchmarks.faults import FaultInjectingProvider
+from benchmarks.questions import load_forecastbench
+from benchmarks.report import write_report
+from benchmarks.runner import BenchmarkRunner, read_results
+from tests.benchmarks import scripted_world
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def questions(n, seed=1):
+    return load_forecastbench(question_type="market", one_per_source_question=True, sample_n=n, seed=seed)
+
+
+def run(tmp_path, qs, *, run_id="r", factory=None, resume=False, **cfg):
+    config = RunConfig(output_dir=str(tmp_path), run_id=run_id, search="none", providers=["scripted"], **cfg)
+    runner = BenchmarkRunner(config, provider_factory=factory or (lambda spec: scripted_world.provider()),
+                             questions=qs, progress=False, retry_sleep=lambda s: None)
+    import asyncio
+
+    summary = asyncio.run(runner.arun(resume=resume))
+    return runner, summary
+
+
+def test_run_writes_one_record_per_question_with_every_method_and_baseline(tmp_path):
+    qs = questions(6)
+    runner, summary = run(tmp_path, qs)
+    records = read_results(runner.run_dir / "results.jsonl")
+    assert [r["question_id"] for r in sorted(records, key=lambda r: r["question_id"])] == sorted(q.id for q in qs)
+    assert summary.n_ok == 6 and summary.n_failed == 0
+    r = records[0]
+    assert set(r["methods"]) == {"mean", "median", "min", "geomean_odds", "extremized", "debate", "supervisor", "pipeline"}
+    assert set(r["baselines"]) == {"crowd", "superforecaster_median", "base_rate", "always_0.5"}
+    assert r["baselines"]["always_0.5"]["p_yes"] == 0.5
+    q = next(q for q in qs if q.id == r["question_id"])
+    assert r["baselines"]["crowd"]["p_yes"] == pytest.approx(q.crowd_p_yes)
+    members = [f["p_yes"] for f in r["trace"]["forecasts"]]
+    assert r["methods"]["mean"]["p_yes"] == pytest.approx(sum(members) / 3)
+    assert r["methods"]["min"]["p_yes"] == pytest.approx(min(members))
+    assert r["methods"]["pipeline"]["p_yes"] == pytest.approx(r["trace"]["final_p_yes"])
+    manifest = json.loads((runner.run_dir / "manifest.json").read_text())
+    assert set(manifest["question_status"].values()) == {"done"}
+    assert manifest["seed"] == 0 and manifest["providers"][0]["spec"] == "scripted"
+    assert manifest["config"]["n_members"] == 3
+
+
+def test_report_scores_match_direct_computation(tmp_path):
+    from sklearn.metrics import brier_score_loss
+
+    qs = questions(8)
+    runner, _ = run(tmp_path, qs)
+    rep = write_report([runner.run_dir], tmp_path / "out", n_resamples=200)
+    table = rep.leaderboard.set_index("label")
+    records = read_results(runner.run_dir / "results.jsonl")
+    y = [r["outcome"] for r in records]
+    assert table.loc["always_0.5", "brier"] == pytest.approx(0.25)
+    assert table.loc["mean", "brier"] == pytest.approx(brier_score_loss(y, [r["methods"]["mean"]["p_yes"] for r in records]))
+    assert table.loc["crowd", "brier"] == pytest.approx(brier_score_loss(y, [r["baselines"]["crowd"]["p_yes"] for r in records]))
+    assert (tmp_path / "out" / "report.html").read_text().count("data:image/png;base64,") >= 2
+    assert "Leakage audit" in rep.markdown
+    csv = (tmp_path / "out" / "leaderboard.csv").read_text()
+    assert "pipeline" in csv and "debate" in csv
+
+
+def test_fault_injected_run_completes_and_counts_reconcile(tmp_path):
+    qs = questions(40, seed=2)
+    rates = {"rate_limit": 0.06, "overload": 0.04, "timeout": 0.04, "malformed_json": 0.03, "truncation": 0.03}
+    injectors = []
+
+    def factory(spec):
+        p = FaultInjectingProvider(scripted_world.provider(), rates, seed=7)
+        injectors.append(p)
+        return p
+
+    runner, summary = run(tmp_path, qs, factory=factory, concurrency=8)
+    records = read_results(runner.run_dir / "results.jsonl")
+    assert len(records) == 40 and len({r["question_id"] for r in records}) == 40
+    assert summary.n_ok + summary.n_failed == 40
+    stats = runner.provider_stats()
+    assert stats["calls"] == stats["ok"] + stats["failures"] + stats["retries"]
+    inj = injectors[0]
+    assert stats["calls"] == inj.passed + sum(inj.injected.values())
+    # parse failures (malformed JSON, truncation) are not retried and show up as typed member/turn failures
+    errors = [f["error"]["type"] for r in records for f in r["trace"]["forecasts"] if f["status"] == "failed"]
+    assert inj.injected["malformed_json"] + inj.injected["truncation"] > 0
+    assert set(errors) <= {"ForecastParseError", "ResponseTruncated", "RateLimited", "ProviderOverloaded", "ProviderTimeout"}
+    for r in records:
+        for name, m in r["methods"].items():
+            assert (m["status"] == "ok") == (m["p_yes"] is not None), (name, m)
+        if r["status"] == "failed":
+            assert r["error"]["type"] == "EnsembleFailed"
+
+
+KILL_SCRIPT = r"""
+import asyncio, sys
+sys.path.insert(0, {root!r})
+from benchmarks.config import RunConfig
+from benchmarks.runner import BenchmarkRunner
+from benchmarks.questions import load_forecastbench
+from tests.benchmarks import scripted_world
+qs = load_forecastbench(question_type="market", one_per_source_question=True, sample_n=12, seed=3)
+cfg = RunConfig(output_dir={out!r}, run_id="k", search="none", providers=["scripted"], concurrency=2)
+r = BenchmarkRunner(cfg, provider_factory=lambda s: scripted_world.provider(latency_s=0.05), questions=qs, progress=False)
+asyncio.run(r.arun(resume={resume}))
+"""
+
+
+def test_sigkill_then_resume_equals_uninterrupted_run(tmp_path):
+    qs = questions(12, seed=3)
+    script = KILL_SCRIPT.format(root=str(ROOT), out=str(tmp_path), resume=False)
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
+    results = tmp_path / "k" / "results.jsonl"
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if results.exists() and results.read_text().count("\n") >= 3:
+            break
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    n_before = len(read_results(results))
+    assert 3 <= n_before < 12, "the kill must land mid-run"
+    # simulate a torn line from a write cut by the kill
+    with open(results, "a") as fh:
+        fh.write('{"question_id": "torn')
+    subprocess.run([sys.executable, "-c", KILL_SCRIPT.format(root=str(ROOT), out=str(tmp_path), resume=True)], cwd=ROOT, check=True)
+    resumed = read_results(results)
+    assert len(resumed) == 12 and len({r["question_id"] for r in resumed}) == 12
+    _, _ = run(tmp_path, qs, run_id="full", concurrency=2)
+    full = {r["question_id"]: r for r in read_results(tmp_path / "full" / "results.jsonl")}
+    for r in resumed:
+        assert r["methods"] == full[r["question_id"]]["methods"]
+    manifest = json.loads((tmp_path / "k" / "manifest.json").read_text())
+    assert set(manifest["question_status"].values()) == {"done"}
+
+
+def test_resume_costs_no_provider_calls_for_finished_work(tmp_path):
+    qs = questions(4)
+    calls = []
+
+    def factory(spec):
+        p = scripted_world.provider()
+        calls.append(p)
+        return p
+
+    runner, _ = run(tmp_path, qs, factory=factory)
+    n_first = len(calls[0].requests)
+    # drop the last two records: as if the process died with them in flight
+    path = runner.run_dir / "results.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:2]))
+    runner2, summary = run(tmp_path, qs, factory=factory, resume=True)
+    assert summary.n_done_before == 2
+    assert len(calls[1].requests) == 0, "in-flight questions are replayed from the response cache"
+    assert runner2.provider_stats()["cache_hits"] > 0 and n_first > 0
+    assert len(read_results(path)) == 4
+
+
+def test_existing_results_without_resume_are_not_overwritten(tmp_path):
+    qs = questions(2)
+    runner, _ = run(tmp_path, qs)
+    before = (runner.run_dir / "results.jsonl").read_bytes()
+    with pytest.raises(FileExistsError):
+        run(tmp_path, qs)
+    assert (runner.run_dir / "results.jsonl").read_bytes() == before
+
+
+def test_unknown_method_and_bad_question_file_give_clear_errors(tmp_path):
+    with pytest.raises(ValueError, match="unknown methods \\['majority'\\]"):
+        RunConfig(methods=["mean", "majority"])
+    bad = tmp_path / "q.csv"
+    bad.write_text("id,question,forecast_date,outcome\na,Will it?,2025-01-01,2\n")
+    config = RunConfig(output_dir=str(tmp_path), run_id="bad", questions_file=str(bad), search="none", providers=["scripted"])
+    runner = BenchmarkRunner(config, provider_factory=lambda s: scripted_world.provider(), progress=False)
+    with pytest.raises(DataValidationError, match="outcome"):
+        runner.run()
+    assert not (tmp_path / "bad" / "results.jsonl").exists()
