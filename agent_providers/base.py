@@ -181,12 +181,19 @@ class Provider:
         """Release resources (HTTP clients, model weights). Safe to call twice."""
 
 
+def spent_usage(exc: BaseException) -> TokenUsage:
+    """Usage a failed call still spent (a truncated answer's tokens), or an empty usage."""
+    u = getattr(exc, "usage", None)
+    return u if isinstance(u, TokenUsage) else TokenUsage()
+
+
 def _finish(completion: Completion, elapsed_s: float, provider: Provider) -> Completion:
     if completion.stop_reason == "length":
         raise ResponseTruncated(
             f"{provider.spec}: the answer stopped at the token limit; it is incomplete and was not parsed",
             stop_reason="length",
             text=completion.text,
+            usage=completion.usage,
             provider=provider.spec,
             model=completion.model,
         )

@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from agent_providers import Provider
+from agent_providers.base import spent_usage
 from agent_schemas import (
     ChatMessage,
     Forecast,
@@ -172,6 +173,7 @@ class ForecasterAgent:
         except asyncio.CancelledError:
             raise
         except ReconcileError as exc:
+            usage = usage + spent_usage(exc)
             return Forecast(status="failed", error=exc.to_info(), usage=usage, latency_s=time.perf_counter() - t0,
                             **_audit(outcomes), **common)
         results = _dedupe([r for o in outcomes if o.ok for r in o.results])

@@ -13,8 +13,9 @@ FORECASTER_TASK = (
     "Give the probability that the question resolves Yes, as an integer percent from 0 to 100, a one-"
     "sentence rationale (at most 240 characters), and up to 2 key evidence items (claim, source_url, published date or null) "
     "taken from the evidence above. Answer with one JSON object only:\n"
-    '{"p_yes_percent": <integer 0-100>, "rationale": "<text>", '
-    '"key_evidence": [{"claim": "<text>", "source_url": "<url or null>", "published": "<YYYY-MM-DD or null>"}]}'
+    '{"rationale": "<text>", '
+    '"key_evidence": [{"claim": "<text>", "source_url": "<url or null>", "published": "<YYYY-MM-DD or null>"}], '
+    '"p_yes_percent": <integer 0-100>}'
 )
 
 EVIDENCE_HEADER = "## EVIDENCE (search results dated on or before the forecast date)"

@@ -111,10 +111,12 @@ class ResponseTruncated(ProviderError):
     A truncated answer is never parsed as if it were complete. ``text`` keeps what arrived.
     """
 
-    def __init__(self, message: str, *, stop_reason: str | None = None, text: str | None = None, **kw: Any):
+    def __init__(self, message: str, *, stop_reason: str | None = None, text: str | None = None, usage: Any = None, **kw: Any):
         super().__init__(message, stop_reason=stop_reason, **kw)
         self.stop_reason = stop_reason
         self.text = text
+        #: TokenUsage of the truncated call: the tokens were spent and are still counted.
+        self.usage = usage
 
 
 class EmptyResponse(ProviderError):

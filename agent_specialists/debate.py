@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from agent_providers import Provider
+from agent_providers.base import spent_usage
 from agent_schemas import (
     AgentSummary,
     ChatMessage,
@@ -115,7 +116,7 @@ class DebateAgent:
             usage = c.usage
             parsed = parse_forecast(c.text)
         except ReconcileError as exc:
-            return DebateTurn(side=side, status="failed", error=exc.to_info(), usage=usage)
+            return DebateTurn(side=side, status="failed", error=exc.to_info(), usage=usage + spent_usage(exc))
         argument = str(parsed.data.get("argument") or parsed.rationale or "")
         return DebateTurn(side=side, argument=argument, p_yes=parsed.p_yes, key_evidence=parsed.key_evidence, usage=usage)
 

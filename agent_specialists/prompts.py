@@ -27,14 +27,15 @@ DEBATE_SYSTEM = {
 DEBATE_TASK = (
     "## TASK\nGive your argument (at most 240 characters), your probability that the question resolves Yes as "
     "an integer percent, and up to 2 key evidence items. Answer with one JSON object only:\n"
-    '{"argument": "<text>", "p_yes_percent": <integer 0-100>, '
-    '"key_evidence": [{"claim": "<text>", "source_url": "<url or null>", "published": "<YYYY-MM-DD or null>"}]}'
+    '{"argument": "<text>", '
+    '"key_evidence": [{"claim": "<text>", "source_url": "<url or null>", "published": "<YYYY-MM-DD or null>"}], '
+    '"p_yes_percent": <integer 0-100>}'
 )
 
 DEBATE_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"argument": text_schema(), **probability_schema("p_yes_percent"), "key_evidence": evidence_list_schema(2)},
-    "required": ["argument", "p_yes_percent"],
+    "properties": {"argument": text_schema(), "key_evidence": evidence_list_schema(2), **probability_schema("p_yes_percent")},
+    "required": ["argument", "key_evidence", "p_yes_percent"],
 }
 
 SUPERVISOR_SYSTEM = (
@@ -51,45 +52,52 @@ SUPERVISOR_DISAGREEMENT_TASK = (
     '"agents": ["<member id>"], "query": "<search query>"}}]}}'
 )
 
-DISAGREEMENT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "disagreements": {
-            "type": "array",
-            "maxItems": 5,
-            "items": {
-                "type": "object",
-                "properties": {
-                    "topic": text_schema(80),
-                    "description": text_schema(160),
-                    "agents": {"type": "array", "maxItems": 8, "items": text_schema(24)},
-                    "query": text_schema(80),
+def disagreement_schema(max_items: int) -> dict[str, Any]:
+    """JSON schema of the supervisor's first answer: at most ``max_items`` disagreements, short fields.
+
+    Field lengths (characters) keep the answer of a grammar-constrained small model within the token limit.
+    """
+    return {
+        "type": "object",
+        "properties": {
+            "disagreements": {
+                "type": "array",
+                "maxItems": max(1, max_items),
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "topic": text_schema(60),
+                        "description": text_schema(120),
+                        "agents": {"type": "array", "maxItems": 3, "items": text_schema(12)},
+                        "query": text_schema(60),
+                    },
+                    "required": ["topic", "description", "agents", "query"],
                 },
-                "required": ["topic", "query"],
-            },
-        }
-    },
-    "required": ["disagreements"],
-}
+            }
+        },
+        "required": ["disagreements"],
+    }
+
 
 SUPERVISOR_DECISION_TASK = (
     "## TASK\nReconcile the forecasts. Give the probability that the question resolves Yes as an integer "
     "percent, your confidence in this reconciliation (high, medium or low: low when the evidence gaps "
     "above leave the disagreement open), a short rationale, and up to 2 key evidence items. Answer with "
     "one JSON object only:\n"
-    '{"p_yes_percent": <integer 0-100>, "confidence": "high|medium|low", "rationale": "<text>", '
-    '"key_evidence": [{"claim": "<text>", "source_url": "<url or null>", "published": "<YYYY-MM-DD or null>"}]}'
+    '{"rationale": "<text>", '
+    '"key_evidence": [{"claim": "<text>", "source_url": "<url or null>", "published": "<YYYY-MM-DD or null>"}], '
+    '"confidence": "high|medium|low", "p_yes_percent": <integer 0-100>}'
 )
 
 DECISION_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        **probability_schema("p_yes_percent"),
-        "confidence": {"type": "string", "enum": ["high", "medium", "low"]},
         "rationale": text_schema(),
         "key_evidence": evidence_list_schema(2),
+        "confidence": {"type": "string", "enum": ["high", "medium", "low"]},
+        **probability_schema("p_yes_percent"),
     },
-    "required": ["p_yes_percent", "confidence", "rationale"],
+    "required": ["rationale", "key_evidence", "confidence", "p_yes_percent"],
 }
 
 

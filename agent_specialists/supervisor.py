@@ -13,6 +13,7 @@ import time
 from collections.abc import Sequence
 
 from agent_providers import Provider
+from agent_providers.base import spent_usage
 from agent_schemas import (
     AgentSummary,
     ChatMessage,
@@ -84,8 +85,8 @@ class SupervisorAgent:
             ChatMessage(role="user", content=self._base(question, summaries) + "\n\n"
                         + prompts.SUPERVISOR_DISAGREEMENT_TASK.format(max_queries=self.max_queries)),
         ]
-        c = await self.llm.acomplete(msgs, json_schema=prompts.DISAGREEMENT_SCHEMA, temperature=self.temperature,
-                                     max_tokens=self.max_tokens, seed=self.seed)
+        c = await self.llm.acomplete(msgs, json_schema=prompts.disagreement_schema(self.max_queries),
+                                     temperature=self.temperature, max_tokens=self.max_tokens, seed=self.seed)
         data = parse_json(c.text, required_keys=("disagreements",))
         items = data.get("disagreements")
         if not isinstance(items, list):
@@ -111,6 +112,9 @@ class SupervisorAgent:
                 continue
             if not d.query:
                 coverage.append(CoverageNote(topic=d.topic, status="gap", reason="no query proposed"))
+                continue
+            if d.query in queries:  # the same query twice: reuse its outcome, search once
+                coverage.append(_coverage(d.topic, outcomes[queries.index(d.query)]))
                 continue
             outcome = await self.executor.aexecute_search(d.query, max_results=self.max_search_results, cutoff_date=cutoff_date)
             queries.append(d.query)
@@ -164,6 +168,7 @@ class SupervisorAgent:
                 raise ForecastParseError(f"confidence must be high, medium or low, got {parsed.data.get('confidence')!r}",
                                          raw_text=c.text, field="confidence", value=parsed.data.get("confidence"))
         except ReconcileError as exc:
+            usage = usage + spent_usage(exc)
             return SupervisorArtifact(question_id=question.id, disagreements=disagreements, queries=queries,
                                       search_outcomes=outcomes, coverage=coverage, token_usage=usage,
                                       status="failed", error=exc.to_info(), wall_time_s=time.perf_counter() - t0)

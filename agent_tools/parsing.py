@@ -452,10 +452,10 @@ def text_schema(max_chars: int = RATIONALE_CHARS) -> dict[str, Any]:
 #: JSON schema that forecasters request (grammar-constrained locally, structured output remotely).
 FORECAST_JSON_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {
-        **probability_schema("p_yes_percent"),
+    "properties": {  # order matters for grammar-constrained models: reasons first, number last
         "rationale": text_schema(),
         "key_evidence": evidence_list_schema(2),
+        **probability_schema("p_yes_percent"),
     },
-    "required": ["p_yes_percent", "rationale", "key_evidence"],
+    "required": ["rationale", "key_evidence", "p_yes_percent"],
 }

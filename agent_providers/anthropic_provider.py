@@ -1,0 +1,265 @@
+"""Anthropic Messages API adapter on the official ``anthropic`` SDK.
+
+What it normalises (API reference: https://docs.claude.com/en/api/messages):
+
+* **Usage.** Anthropic's ``usage.input_tokens`` counts only the prompt tokens *after* the last cache
+  breakpoint; cache reads (``cache_read_input_tokens``) and writes (``cache_creation_input_tokens``)
+  are reported separately. Our ``input_tokens`` is the whole prompt,
+  ``input_tokens + cache_read_input_tokens + cache_creation_input_tokens``, with
+  ``cache_read_tokens``/``cache_write_tokens`` kept as the breakdown. ``output_tokens_details.thinking_tokens``
+  becomes ``reasoning_tokens`` (a subset of output tokens).
+* **Prompt caching.** A :class:`ChatMessage` with ``cache=True`` gets ``cache_control: {"type": "ephemeral"}``
+  on its (last) content block, which marks the end of a cacheable prefix
+  (https://docs.claude.com/en/docs/build-with-claude/prompt-caching). System messages go to the
+  ``system`` parameter as text blocks. The API allows at most 4 breakpoints; only the last 4 marks are sent.
+* **Stop reasons.** ``end_turn``/``stop_sequence`` -> ``"stop"``; ``max_tokens`` and
+  ``model_context_window_exceeded`` -> ``"length"`` (the base class raises :class:`ResponseTruncated`);
+  ``refusal`` -> ``"content_filter"``; ``tool_use`` -> ``"tool_use"``.
+* **JSON schema.** The schema is *described* in the system prompt (a last system block, after any cached
+  blocks, so cached prefixes stay valid); nothing is enforced, so ``supports_json_schema`` is False and
+  callers validate the answer. This works on every Claude model, unlike the newer structured-outputs
+  ``output_config`` which only some models accept.
+* **Retries.** The SDK's own retries are off by default (``max_retries_sdk=0``):
+  :class:`agent_providers.retry.RetryingProvider` is the one retry layer.
+* **Temperature.** This SDK version has no ``temperature`` argument on ``messages.create``; a given
+  temperature is sent in the request body (``extra_body``). ``seed`` is not supported by the API and is
+  ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from typing import Any
+
+from agent_schemas import ChatMessage, Completion, EmptyResponse, MissingDependency, TokenUsage
+from agent_schemas import AuthenticationFailed
+from agent_providers.base import Provider
+from agent_providers.errors_map import map_sdk_error
+from agent_providers.pricing import cost_usd
+
+log = logging.getLogger(__name__)
+
+#: Model used when the spec names none. (``claude-sonnet-4-5`` reaches end-of-life on 2026-11-30 per the
+#: SDK's deprecation table; its successor is not yet in :mod:`agent_providers.pricing`, so cost is None.)
+DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-6"
+#: ``max_tokens`` sent when the caller gives none (the API requires one).
+DEFAULT_MAX_TOKENS = 1024
+#: Anthropic accepts at most this many ``cache_control`` breakpoints per request.
+MAX_CACHE_BREAKPOINTS = 4
+
+_STOP_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "tool_use": "tool_use",
+    "refusal": "content_filter",
+}
+
+
+def _import_sdk():
+    try:
+        import anthropic
+    except ImportError as exc:  # pragma: no cover - exercised only without the SDK
+        raise MissingDependency(
+            "the Anthropic provider needs the 'anthropic' SDK: pip install 'anthropic>=0.40' "
+            "(or pip install forecast-reconcile)"
+        ) from exc
+    return anthropic
+
+
+def schema_instruction(json_schema: dict[str, Any]) -> str:
+    """The system-prompt text that asks for a JSON object following ``json_schema``."""
+    return (
+        "Answer with a single JSON object and nothing else (no prose, no code fences). "
+        "It must validate against this JSON schema:\n" + json.dumps(json_schema, sort_keys=True)
+    )
+
+
+def build_request(
+    messages: list[ChatMessage],
+    *,
+    json_schema: dict[str, Any] | None,
+    cache_prompt_prefix: bool = True,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Translate chat messages into Anthropic ``(system_blocks, messages)``.
+
+    Parameters
+    ----------
+    messages : list of ChatMessage
+        System messages anywhere become system text blocks (in order); the rest keep their order.
+    json_schema : dict, optional
+        Described in a last system block (see module doc).
+    cache_prompt_prefix : bool
+        When False, ``ChatMessage.cache`` flags are ignored and no ``cache_control`` is sent.
+
+    Returns
+    -------
+    system_blocks, api_messages : list of dict
+        Ready for ``messages.create(system=..., messages=...)``.
+    """
+    marked = [i for i, m in enumerate(messages) if m.cache] if cache_prompt_prefix else []
+    if len(marked) > MAX_CACHE_BREAKPOINTS:
+        log.warning(
+            "%d messages are marked cache=True; Anthropic accepts %d breakpoints, keeping the last ones",
+            len(marked), MAX_CACHE_BREAKPOINTS,
+        )
+        marked = marked[-MAX_CACHE_BREAKPOINTS:]
+    keep = set(marked)
+    system: list[dict[str, Any]] = []
+    api_messages: list[dict[str, Any]] = []
+    for i, m in enumerate(messages):
+        block: dict[str, Any] = {"type": "text", "text": m.content}
+        if i in keep:
+            block["cache_control"] = {"type": "ephemeral"}
+        if m.role == "system":
+            system.append(block)
+        else:
+            api_messages.append({"role": m.role, "content": [block]})
+    if json_schema is not None:
+        system.append({"type": "text", "text": schema_instruction(json_schema)})
+    return system, api_messages
+
+
+def usage_from_anthropic(usage: Any, model: str) -> TokenUsage:
+    """Normalise an Anthropic ``usage`` object (SDK model or dict) into :class:`TokenUsage`.
+
+    ``input_tokens = input_tokens + cache_read_input_tokens + cache_creation_input_tokens`` (all tokens);
+    absent or null fields stay None (unknown), never 0.
+    """
+    if usage is None:
+        return TokenUsage(calls=1)
+    get = usage.get if isinstance(usage, dict) else lambda k, d=None: getattr(usage, k, d)
+    base_in = get("input_tokens")
+    read = get("cache_read_input_tokens")
+    write = get("cache_creation_input_tokens")
+    out = get("output_tokens")
+    details = get("output_tokens_details")
+    thinking = None
+    if details is not None:
+        thinking = details.get("thinking_tokens") if isinstance(details, dict) else getattr(details, "thinking_tokens", None)
+    total_in = None if base_in is None else base_in + (read or 0) + (write or 0)
+    tu = TokenUsage(
+        input_tokens=total_in,
+        output_tokens=out,
+        cache_read_tokens=read,
+        cache_write_tokens=write,
+        reasoning_tokens=thinking,
+        calls=1,
+    )
+    return tu.model_copy(update={"cost_usd": cost_usd(f"anthropic/{model}", tu)})
+
+
+class AnthropicProvider(Provider):
+    """Claude models through the Messages API.
+
+    Parameters
+    ----------
+    model : str, optional
+        Model name, default :data:`DEFAULT_ANTHROPIC_MODEL`.
+    api_key : str, optional
+        API key; default the ``ANTHROPIC_API_KEY`` environment variable. Never logged or shown in reprs.
+    base_url : str, optional
+        API root (default the SDK's, or ``ANTHROPIC_BASE_URL``); tests point it at a loopback server.
+    timeout_s : float
+        Per-request timeout in seconds.
+    max_retries_sdk : int
+        Retries done inside the SDK. Default 0: retries belong to :class:`RetryingProvider`; setting
+        both stacks two retry layers.
+    cache_prompt_prefix : bool
+        Send ``cache_control`` on messages marked ``cache=True`` (default True).
+    http_client : httpx2.Client, optional
+        Custom HTTP client for the SDK (this SDK version sends through ``httpx2``, not ``httpx``).
+
+    Raises
+    ------
+    AuthenticationFailed
+        If no API key is given or found in ``ANTHROPIC_API_KEY``.
+    MissingDependency
+        If the ``anthropic`` SDK is not installed.
+    """
+
+    name = "anthropic"
+    supports_json_schema = False
+    needs_key = True
+    key_env_var = "ANTHROPIC_API_KEY"
+    default_model = DEFAULT_ANTHROPIC_MODEL
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout_s: float = 60,
+        max_retries_sdk: int = 0,
+        cache_prompt_prefix: bool = True,
+        http_client: Any = None,
+    ) -> None:
+        super().__init__(model)
+        self._sdk = _import_sdk()
+        key = api_key or os.environ.get(self.key_env_var or "")
+        if not key:
+            raise AuthenticationFailed(
+                f"{self.spec}: no API key; pass api_key= or set {self.key_env_var}", provider=self.spec, model=self.model
+            )
+        self._secret = key
+        self.timeout_s = timeout_s
+        self.cache_prompt_prefix = cache_prompt_prefix
+        self.base_url = base_url
+        self._client = self._sdk.Anthropic(
+            api_key=key,
+            base_url=base_url,
+            timeout=timeout_s,
+            max_retries=max_retries_sdk,
+            http_client=http_client,
+        )
+        self._closed = threading.Event()
+
+    def _complete(self, messages, *, json_schema, temperature, max_tokens, seed) -> Completion:
+        system, api_messages = build_request(
+            messages, json_schema=json_schema, cache_prompt_prefix=self.cache_prompt_prefix
+        )
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": max_tokens or DEFAULT_MAX_TOKENS,
+            "messages": api_messages,
+        }
+        if system:
+            kwargs["system"] = system
+        if temperature is not None:
+            kwargs["extra_body"] = {"temperature": temperature}
+        try:
+            msg = self._client.messages.create(**kwargs)
+        except Exception as exc:
+            mapped = map_sdk_error(
+                exc, self._sdk, provider=self.spec, model=self.model, timeout_s=self.timeout_s, secret=self._secret
+            )
+            if mapped is None:
+                raise
+            raise mapped from None
+        return self._to_completion(msg)
+
+    def _to_completion(self, msg: Any) -> Completion:
+        model = getattr(msg, "model", None) or self.model
+        text = "".join(
+            getattr(b, "text", "") or "" for b in (getattr(msg, "content", None) or []) if getattr(b, "type", "") == "text"
+        )
+        raw_stop = getattr(msg, "stop_reason", None)
+        stop = _STOP_REASONS.get(raw_stop or "", "unknown")
+        usage = usage_from_anthropic(getattr(msg, "usage", None), model)
+        if stop in ("stop", "unknown") and not text.strip():
+            raise EmptyResponse(
+                f"{self.spec}: empty answer (stop_reason={raw_stop!r})", provider=self.spec, model=model,
+                stop_reason=raw_stop,
+            )
+        return Completion(text=text, usage=usage, model=model, provider=self.spec, stop_reason=stop)
+
+    def close(self) -> None:
+        """Close the SDK's HTTP client (safe to call twice)."""
+        if not self._closed.is_set():
+            self._closed.set()
+            self._client.close()

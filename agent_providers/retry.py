@@ -1,0 +1,205 @@
+"""The one retry layer: capped exponential backoff with jitter, decided from the error class alone.
+
+Pattern from inspect_ai's ``RetryDecision`` and the backoff of anthropic-sdk-python ``_base_client.py``
+(SDK retries are switched off in our adapters so that retries are never stacked).
+
+Delay before retry ``n`` (``n = 1`` after the first failed attempt):
+
+* if the error carries ``retry_after_s`` (server ``retry-after`` on :class:`RateLimited` /
+  :class:`ProviderOverloaded`): ``min(retry_after_s, max_delay_s)``, no jitter;
+* else ``min(base_delay_s * 2 ** (n - 1), max_delay_s) * (1 + jitter * u)`` with ``u`` uniform on
+  [-1, 1) from ``random.Random(seed)``, then capped again at ``max_delay_s``.
+
+Only errors whose class has ``retryable = True`` are retried (:class:`RateLimited`,
+:class:`ProviderOverloaded`, :class:`ProviderTimeout`, :class:`ProviderConnectionError`,
+:class:`EmptyResponse`); everything else propagates at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from agent_schemas import Completion, ReconcileError
+from agent_providers.base import Provider
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How many attempts and how long to wait between them.
+
+    Parameters
+    ----------
+    max_attempts : int
+        Total attempts including the first (>= 1). ``1`` disables retries.
+    base_delay_s : float
+        Delay before the first retry, seconds (>= 0).
+    max_delay_s : float
+        Cap on any single delay, seconds (>= base_delay_s), also on server ``retry-after`` values.
+    jitter : float
+        Relative jitter in [0, 1]: the backoff is multiplied by ``1 + jitter * u``, ``u`` in [-1, 1).
+    seed : int, optional
+        Seed of the jitter generator, for reproducible delays.
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of range (the message names it and its value).
+    """
+
+    max_attempts: int = 4
+    base_delay_s: float = 1.0
+    max_delay_s: float = 30.0
+    jitter: float = 0.2
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.max_attempts, int) or self.max_attempts < 1:
+            raise ValueError(f"max_attempts must be an integer >= 1, got {self.max_attempts!r}")
+        if self.base_delay_s < 0:
+            raise ValueError(f"base_delay_s must be >= 0 seconds, got {self.base_delay_s!r}")
+        if self.max_delay_s < self.base_delay_s:
+            raise ValueError(f"max_delay_s must be >= base_delay_s ({self.base_delay_s}), got {self.max_delay_s!r}")
+        if not 0.0 <= self.jitter <= 1.0:
+            raise ValueError(f"jitter must be in [0, 1], got {self.jitter!r}")
+
+    def backoff_s(self, retry_number: int, rng: random.Random) -> float:
+        """Backoff before retry ``retry_number`` (1-based) without a server hint, in seconds."""
+        raw = min(self.base_delay_s * 2 ** (retry_number - 1), self.max_delay_s)
+        u = rng.uniform(-1.0, 1.0) if self.jitter else 0.0
+        return min(max(raw * (1.0 + self.jitter * u), 0.0), self.max_delay_s)
+
+    def delay_s(self, retry_number: int, error: BaseException, rng: random.Random) -> float:
+        """Delay before retry ``retry_number`` after ``error``: the server's retry-after if any, else backoff."""
+        hint = getattr(error, "retry_after_s", None)
+        if hint is not None:
+            return min(max(float(hint), 0.0), self.max_delay_s)
+        return self.backoff_s(retry_number, rng)
+
+
+class RetryingProvider(Provider):
+    """Wrap a provider with :class:`RetryPolicy`; counts attempts for the harness.
+
+    Counters (attempts on the inner provider): ``calls = ok + retries + failures``, where ``retries``
+    counts failed attempts that were followed by another attempt and ``failures`` counts failed attempts
+    that ended a request (not retryable, or attempts exhausted).
+
+    Parameters
+    ----------
+    inner : Provider
+        The adapter to call.
+    policy : RetryPolicy, optional
+        Default ``RetryPolicy()``.
+    sleep : callable, optional
+        ``sleep(seconds)`` for sync calls (default :func:`time.sleep`); inject a recorder in tests.
+    async_sleep : callable, optional
+        ``await async_sleep(seconds)`` for async calls (default :func:`asyncio.sleep`).
+
+    The returned :class:`Completion` has ``attempts`` = number of attempts made (1 = no retry); a cache
+    hit from an inner :class:`CachingProvider` keeps ``attempts=0``. The last error is re-raised
+    unchanged when attempts run out, with ``details["attempts"]`` set.
+    """
+
+    def __init__(
+        self,
+        inner: Provider,
+        policy: RetryPolicy | None = None,
+        *,
+        sleep: Callable[[float], None] | None = None,
+        async_sleep: Callable[[float], Awaitable[None]] | None = None,
+    ) -> None:
+        super().__init__(inner.model)
+        self.inner = inner
+        self.policy = policy or RetryPolicy()
+        self.name = inner.name  # type: ignore[misc]
+        self.supports_json_schema = inner.supports_json_schema  # type: ignore[misc]
+        self.needs_key = inner.needs_key  # type: ignore[misc]
+        self._sleep = sleep or time.sleep
+        self._async_sleep = async_sleep or asyncio.sleep
+        self._rng = random.Random(self.policy.seed)
+        self._lock = threading.Lock()
+        self.calls = 0
+        self.ok = 0
+        self.retries = 0
+        self.failures = 0
+        #: Delays actually waited, seconds, in order.
+        self.delays_s: list[float] = []
+
+    @property
+    def spec(self) -> str:
+        return self.inner.spec
+
+    def __repr__(self) -> str:
+        return f"RetryingProvider({self.inner!r}, max_attempts={self.policy.max_attempts})"
+
+    def stats(self) -> dict[str, int]:
+        """Counters as a dict: ``calls``, ``ok``, ``retries``, ``failures`` (attempt counts)."""
+        with self._lock:
+            return {"calls": self.calls, "ok": self.ok, "retries": self.retries, "failures": self.failures}
+
+    def _after_failure(self, attempt: int, exc: BaseException) -> float | None:
+        """Book a failed attempt; return the delay before the next one, or None to give up."""
+        retry = isinstance(exc, ReconcileError) and exc.retryable and attempt < self.policy.max_attempts
+        with self._lock:
+            self.calls += 1
+            if not retry:
+                self.failures += 1
+                if isinstance(exc, ReconcileError):
+                    exc.details["attempts"] = attempt
+                return None
+            self.retries += 1
+            delay = self.policy.delay_s(attempt, exc, self._rng)
+            self.delays_s.append(delay)
+        log.info("%s: attempt %d failed with %s; retrying in %.2f s", self.spec, attempt, type(exc).__name__, delay)
+        return delay
+
+    def _after_success(self, attempt: int, completion: Completion) -> Completion:
+        with self._lock:
+            self.calls += 1
+            self.ok += 1
+        if completion.from_cache:
+            return completion
+        return completion.model_copy(update={"attempts": attempt})
+
+    def _complete(self, messages, *, json_schema, temperature, max_tokens, seed) -> Completion:
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                c = self.inner.complete(
+                    messages, json_schema=json_schema, temperature=temperature, max_tokens=max_tokens, seed=seed
+                )
+            except Exception as exc:
+                delay = self._after_failure(attempt, exc)
+                if delay is None:
+                    raise
+                self._sleep(delay)
+                continue
+            return self._after_success(attempt, c)
+
+    async def _acomplete(self, messages, *, json_schema, temperature, max_tokens, seed) -> Completion:
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                c = await self.inner.acomplete(
+                    messages, json_schema=json_schema, temperature=temperature, max_tokens=max_tokens, seed=seed
+                )
+            except Exception as exc:
+                delay = self._after_failure(attempt, exc)
+                if delay is None:
+                    raise
+                await self._async_sleep(delay)
+                continue
+            return self._after_success(attempt, c)
+
+    def close(self) -> None:
+        """Close the inner provider."""
+        self.inner.close()
