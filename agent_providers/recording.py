@@ -9,14 +9,13 @@ with no network and no model, and must give the same final probability.
 from __future__ import annotations
 
 import contextvars
-import hashlib
-import json
 import threading
 from collections import defaultdict, deque
 from typing import Any
 
 from agent_schemas import ChatMessage, Completion, ProviderError, ReconcileError, RecordedCall
 from agent_providers.base import Provider
+from agent_providers.cache import cache_key
 
 
 def request_key(
@@ -28,18 +27,9 @@ def request_key(
     max_tokens: int | None,
     seed: int | None,
 ) -> str:
-    """SHA-256 hex digest identifying a request: provider spec, messages (role, content, cache flag),
-    JSON schema and sampling parameters. API keys are not part of a request and never enter the key."""
-    payload = {
-        "spec": spec,
-        "messages": [[m.role, m.content, m.cache] for m in messages],
-        "json_schema": json_schema,
-        "temperature": temperature,
-        "max_tokens": max_tokens,
-        "seed": seed,
-    }
-    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    """SHA-256 hex digest identifying a request: the response cache's key
+    (:func:`agent_providers.cache.cache_key`) for ``spec``. API keys never enter it."""
+    return cache_key(spec, "", messages, json_schema=json_schema, temperature=temperature, max_tokens=max_tokens, seed=seed)
 
 
 #: Where :class:`RecordingProvider` appends records in the current context (one list per pipeline run).

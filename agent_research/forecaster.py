@@ -19,14 +19,14 @@ from agent_schemas import (
     TokenUsage,
 )
 from agent_tools import ToolExecutor, parse_forecast, parse_json, render_evidence
-from agent_tools.case_facts import render_case_facts
+from agent_tools.case_facts import stable_prefix
 from agent_tools.provenance import attach_provenance
-from agent_tools.parsing import FORECAST_JSON_SCHEMA
+from agent_tools.parsing import forecast_json_schema, text_schema
 from agent_research import prompts
 
 QUERIES_JSON_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"queries": {"type": "array", "items": {"type": "string"}}},
+    "properties": {"queries": {"type": "array", "maxItems": 5, "items": text_schema(80)}},
     "required": ["queries"],
 }
 
@@ -51,6 +51,8 @@ class ForecasterAgent:
         Passed to the provider (max_tokens in tokens).
     agent_id : str
         Member name recorded in the forecast.
+    max_evidence : int
+        Most key-evidence items the answer may list (each costs about 60 generated tokens).
 
     Notes
     -----
@@ -75,6 +77,7 @@ class ForecasterAgent:
         max_tokens: int | None = 400,
         seed: int | None = None,
         agent_id: str = "forecaster",
+        max_evidence: int = 2,
     ) -> None:
         if n_queries < 0:
             raise ValueError(f"n_queries must be >= 0, got {n_queries}")
@@ -90,6 +93,7 @@ class ForecasterAgent:
         self.max_tokens = max_tokens
         self.seed = seed
         self.agent_id = agent_id
+        self.max_evidence = max_evidence
 
     def __repr__(self) -> str:
         return f"ForecasterAgent(agent_id={self.agent_id!r}, llm={self.llm!r}, persona={self.persona!r})"
@@ -100,11 +104,10 @@ class ForecasterAgent:
         queries = [base] if self.n_queries >= 1 else []
         usage = TokenUsage()
         if self.llm_queries and self.n_queries > 1:
-            msgs = [
-                ChatMessage(role="system", content=prompts.FORECASTER_SYSTEM),
+            msgs = stable_prefix(question, "## EVIDENCE\nNot searched yet.") + [
                 ChatMessage(
                     role="user",
-                    content=render_case_facts(question)
+                    content=prompts.FORECASTER_ROLE
                     + f"\n\n## TASK\nPropose {self.n_queries - 1} short web search queries that would find evidence "
                     'for this question. Answer with JSON: {"queries": ["...", "..."]}',
                 ),
@@ -114,8 +117,9 @@ class ForecasterAgent:
                 usage = usage + c.usage
                 extra = parse_json(c.text, required_keys=("queries",)).get("queries", [])
                 queries += [str(q).strip() for q in extra if str(q).strip()][: self.n_queries - 1]
-            except ReconcileError:
-                pass  # the question-text query still runs; query writing is optional help
+            except ReconcileError as exc:
+                # query writing is optional help: the question-text query still runs; spent tokens still count
+                usage = usage + spent_usage(exc)
         return queries, usage
 
     async def research(self, question: Question) -> tuple[list[SearchOutcome], TokenUsage]:
@@ -135,11 +139,12 @@ class ForecasterAgent:
 
     # --- prompt --------------------------------------------------------------------------------
     def build_messages(self, question: Question, outcomes: list[SearchOutcome]) -> list[ChatMessage]:
-        """The forecaster prompt: system (+ persona), then case facts, evidence and the task."""
-        system = prompts.FORECASTER_SYSTEM
-        persona = prompts.persona_line(self.persona)
-        if persona:
-            system += " " + persona
+        """The forecaster prompt: :func:`agent_tools.case_facts.stable_prefix` with the evidence as
+        context, then the role, the member's persona and the task.
+
+        Members of one ensemble share the prefix exactly (same system prompt, case facts and evidence),
+        so providers with prompt caching process it once per question.
+        """
         results = _dedupe([r for o in outcomes if o.ok for r in o.results])
         if self.executor is None or not outcomes:
             evidence = prompts.NO_EVIDENCE_NOTE
@@ -150,8 +155,9 @@ class ForecasterAgent:
             evidence = prompts.SEARCH_FAILED_NOTE.format(failure=failures)
         else:
             evidence = prompts.EVIDENCE_HEADER + "\nThe searches returned no results dated on or before the forecast date."
-        user = "\n\n".join([render_case_facts(question), evidence, prompts.FORECASTER_TASK])
-        return [ChatMessage(role="system", content=system, cache=True), ChatMessage(role="user", content=user)]
+        persona = prompts.persona_line(self.persona)
+        tail = "\n\n".join([prompts.FORECASTER_ROLE + (f" {persona}" if persona else ""), prompts.forecaster_task(self.max_evidence)])
+        return stable_prefix(question, evidence) + [ChatMessage(role="user", content=tail)]
 
     # --- run -----------------------------------------------------------------------------------
     async def aforecast(self, question: Question) -> Forecast:
@@ -166,7 +172,7 @@ class ForecasterAgent:
             outcomes, usage = await self.research(question)
             messages = self.build_messages(question, outcomes)
             completion = await self.llm.acomplete(
-                messages, json_schema=FORECAST_JSON_SCHEMA, temperature=self.temperature, max_tokens=self.max_tokens, seed=self.seed
+                messages, json_schema=forecast_json_schema(self.max_evidence), temperature=self.temperature, max_tokens=self.max_tokens, seed=self.seed
             )
             usage = usage + completion.usage
             parsed = parse_forecast(completion.text)

@@ -112,7 +112,7 @@ class ResponseTruncated(ProviderError):
     """
 
     def __init__(self, message: str, *, stop_reason: str | None = None, text: str | None = None, usage: Any = None, **kw: Any):
-        super().__init__(message, stop_reason=stop_reason, **kw)
+        super().__init__(message, stop_reason=stop_reason, raw_text=text, **kw)
         self.stop_reason = stop_reason
         self.text = text
         #: TokenUsage of the truncated call: the tokens were spent and are still counted.

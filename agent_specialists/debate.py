@@ -28,7 +28,7 @@ from agent_schemas import (
 )
 from agent_specialists import prompts
 from agent_tools import parse_forecast
-from agent_tools.case_facts import render_case_facts
+from agent_tools.case_facts import stable_prefix
 
 Side = Literal["bull", "bear"]
 
@@ -86,26 +86,25 @@ class DebateAgent:
         own_last: DebateTurn | None,
         round_number: int,
     ) -> list[ChatMessage]:
-        """Prompt of one side in one round: case facts, member summaries, the aggregate and the
-        opponent's last argument (structured and short, not a transcript)."""
+        """Prompt of one side in one round: :func:`agent_tools.case_facts.stable_prefix` with the member
+        summaries as context (identical for both sides, every round, and the supervisor), then this
+        side's role, the current estimate, its last position and the opponent's last argument
+        (structured and short, not a transcript), and the task."""
         opponent = "bear" if side == "bull" else "bull"
         agg = "unknown" if aggregate_p_yes is None else f"{100 * aggregate_p_yes:.0f}%"
-        parts = [
-            render_case_facts(question),
-            prompts.render_agent_summaries(agent_summaries),
+        turn = [
+            prompts.DEBATE_ROLE[side],
             f"## CURRENT ESTIMATE\nEnsemble aggregate p_yes: {agg}. Round {round_number} of at most {self.max_rounds}.",
         ]
         if own_last is not None and own_last.p_yes is not None:
-            parts.append(f"## YOUR LAST POSITION\np_yes {100 * own_last.p_yes:.0f}%: {own_last.argument}")
+            turn.append(f"## YOUR LAST POSITION\np_yes {100 * own_last.p_yes:.0f}%: {own_last.argument}")
         if opponent_last is not None and opponent_last.status == "ok":
-            parts.append(
+            turn.append(
                 f"## THE {opponent.upper()}'S LAST ARGUMENT\np_yes {100 * opponent_last.p_yes:.0f}%: {opponent_last.argument}"
             )
-        parts.append(prompts.DEBATE_TASK)
-        return [
-            ChatMessage(role="system", content=prompts.DEBATE_SYSTEM[side], cache=True),
-            ChatMessage(role="user", content="\n\n".join(parts)),
-        ]
+        turn.append(prompts.DEBATE_TASK)
+        context = prompts.render_agent_summaries(agent_summaries)
+        return stable_prefix(question, context) + [ChatMessage(role="user", content="\n\n".join(turn))]
 
     async def _turn(self, side: Side, messages: list[ChatMessage]) -> DebateTurn:
         usage = TokenUsage()

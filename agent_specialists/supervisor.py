@@ -29,7 +29,7 @@ from agent_schemas import (
 )
 from agent_specialists import prompts
 from agent_tools import SearchClient, ToolExecutor, parse_forecast, parse_json, render_evidence
-from agent_tools.case_facts import render_case_facts
+from agent_tools.case_facts import stable_prefix
 from agent_tools.provenance import attach_provenance
 
 
@@ -76,14 +76,13 @@ class SupervisorAgent:
         self.max_tokens = max_tokens
         self.seed = seed
 
-    def _base(self, question: Question, summaries: Sequence[AgentSummary]) -> str:
-        return render_case_facts(question) + "\n\n" + prompts.render_agent_summaries(summaries)
+    def _prefix(self, question: Question, summaries: Sequence[AgentSummary]) -> list[ChatMessage]:
+        """Stable prefix of both supervisor calls (the same as the debate's): system, case facts, member summaries."""
+        return stable_prefix(question, prompts.render_agent_summaries(summaries))
 
     async def _name_disagreements(self, question, summaries) -> tuple[list[Disagreement], TokenUsage]:
-        msgs = [
-            ChatMessage(role="system", content=prompts.SUPERVISOR_SYSTEM, cache=True),
-            ChatMessage(role="user", content=self._base(question, summaries) + "\n\n"
-                        + prompts.SUPERVISOR_DISAGREEMENT_TASK.format(max_queries=self.max_queries)),
+        msgs = self._prefix(question, summaries) + [
+            ChatMessage(role="user", content=prompts.SUPERVISOR_DISAGREEMENT_TASK.format(max_queries=self.max_queries)),
         ]
         c = await self.llm.acomplete(msgs, json_schema=prompts.disagreement_schema(self.max_queries),
                                      temperature=self.temperature, max_tokens=self.max_tokens, seed=self.seed)
@@ -150,10 +149,8 @@ class SupervisorAgent:
                 usage = usage + u
                 queries, outcomes, coverage = await self._search(disagreements, cutoff)
             results = [r for o in outcomes if o.ok for r in o.results]
-            msgs = [
-                ChatMessage(role="system", content=prompts.SUPERVISOR_SYSTEM, cache=True),
+            msgs = self._prefix(question, agent_summaries) + [
                 ChatMessage(role="user", content="\n\n".join([
-                    self._base(question, agent_summaries),
                     _render_disagreements(disagreements, coverage),
                     "## CLARIFYING EVIDENCE\n" + (render_evidence(results) if results else "None obtained (see coverage gaps)."),
                     prompts.SUPERVISOR_DECISION_TASK,

@@ -21,6 +21,7 @@ from agent_tools.executor import ToolExecutor, UndatedPolicy
 from agent_tools.local_corpus import CorpusDocument, LocalCorpusSearch, best_passage
 from agent_tools.parsing import (
     FORECAST_JSON_SCHEMA,
+    forecast_json_schema,
     ParsedForecast,
     extract_json_objects,
     parse_evidence,
@@ -33,7 +34,7 @@ from agent_tools.parsing import (
 from agent_tools.search_base import SearchClient, parse_published, require_ok, to_date, trim_text
 
 __all__ = [
-    "CLOSE_FENCE", "CorpusDocument", "DuckDuckGoSearch", "FORECAST_JSON_SCHEMA", "LocalCorpusSearch", "OPEN_FENCE",
+    "CLOSE_FENCE", "CorpusDocument", "DuckDuckGoSearch", "FORECAST_JSON_SCHEMA", "forecast_json_schema", "LocalCorpusSearch", "OPEN_FENCE",
     "ParsedForecast", "SearchClient", "SearchOutcome", "SearchResult", "ToolExecutor", "UndatedPolicy",
     "best_passage", "classify_ddgs_error", "evidence_items_from_results", "extract_json_objects", "forecastbench_dir",
     "latest_published", "load_forecastbench_questions", "neutralise", "parse_evidence", "parse_forecast", "parse_json",

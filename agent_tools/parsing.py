@@ -422,9 +422,9 @@ def probability_schema(field: str = "p_yes_percent", *, description: str | None 
 
 #: Length limits (characters) of answer strings. A grammar-constrained small model (the embedded
 #: SmolLM2) otherwise fills strings until it hits the token limit, and a truncated answer is a failure;
-#: llama.cpp's JSON-schema grammar enforces ``maxLength`` and ``maxItems``. A 240-character rationale
-#: and two evidence items keep a whole forecast under about 300 tokens.
-RATIONALE_CHARS = 240
+#: llama.cpp's JSON-schema grammar enforces ``maxLength`` and ``maxItems``. A 200-character rationale
+#: and one or two evidence items keep a whole answer under 512 tokens even at one token per character.
+RATIONALE_CHARS = 200
 CLAIM_CHARS = 120
 URL_CHARS = 120
 
@@ -432,8 +432,10 @@ EVIDENCE_ITEM_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "claim": {"type": "string", "maxLength": CLAIM_CHARS},
-        "source_url": {"type": ["string", "null"], "maxLength": URL_CHARS},
-        "published": {"type": ["string", "null"], "maxLength": 10, "description": "YYYY-MM-DD or null"},
+        # plain strings, not ["string", "null"]: llama.cpp's grammar ignores maxLength on type unions;
+        # the parser reads "", "null" and "none" as missing
+        "source_url": {"type": "string", "maxLength": URL_CHARS},
+        "published": {"type": "string", "maxLength": 10, "description": "YYYY-MM-DD or empty"},
     },
     "required": ["claim", "source_url", "published"],
 }
@@ -449,13 +451,20 @@ def text_schema(max_chars: int = RATIONALE_CHARS) -> dict[str, Any]:
     return {"type": "string", "maxLength": max_chars}
 
 
-#: JSON schema that forecasters request (grammar-constrained locally, structured output remotely).
-FORECAST_JSON_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {  # order matters for grammar-constrained models: reasons first, number last
-        "rationale": text_schema(),
-        "key_evidence": evidence_list_schema(2),
-        **probability_schema("p_yes_percent"),
-    },
-    "required": ["rationale", "key_evidence", "p_yes_percent"],
-}
+def forecast_json_schema(max_evidence: int = 2, rationale_chars: int = RATIONALE_CHARS) -> dict[str, Any]:
+    """JSON schema a forecaster requests: ``rationale``, ``key_evidence`` (at most ``max_evidence``
+    items), then ``p_yes_percent`` (property order matters for grammar-constrained models: reasons
+    first, number last). Fewer evidence items mean fewer generated tokens (about 60 per item)."""
+    return {
+        "type": "object",
+        "properties": {
+            "rationale": text_schema(rationale_chars),
+            "key_evidence": evidence_list_schema(max_evidence),
+            **probability_schema("p_yes_percent"),
+        },
+        "required": ["rationale", "key_evidence", "p_yes_percent"],
+    }
+
+
+#: The default forecaster schema (grammar-constrained locally, structured output remotely).
+FORECAST_JSON_SCHEMA: dict[str, Any] = forecast_json_schema()

@@ -30,6 +30,14 @@ def _fail(exc: BaseException, debug: bool) -> None:
     raise typer.Exit(code=2)
 
 
+def _setup_logging(debug: bool) -> None:
+    """Warnings (INFO with --debug) to stderr; the handler's level also mutes libraries that set DEBUG on their own loggers."""
+    level = logging.INFO if debug else logging.WARNING
+    logging.basicConfig(level=level, stream=sys.stderr)
+    for handler in logging.getLogger().handlers:
+        handler.setLevel(level)
+
+
 def _csv(value: Optional[str]) -> Optional[list[str]]:
     return [v.strip() for v in value.split(",") if v.strip()] if value else None
 
@@ -42,7 +50,7 @@ def run(
     methods: Optional[str] = typer.Option(None, help="Comma-separated methods (default: mean,median,min,geomean_odds,extremized,debate,supervisor,pipeline)."),
     sources: Optional[str] = typer.Option(None, help="ForecastBench sources, comma-separated (e.g. polymarket,manifold)."),
     question_type: str = typer.Option("market", help="ForecastBench question type: market, dataset or any."),
-    n: Optional[int] = typer.Option(12, "--n", help="Seeded sample size (0 = all matching questions)."),
+    n: Optional[int] = typer.Option(8, "--n", help="Seeded sample size (0 = all matching questions)."),
     questions_file: Optional[Path] = typer.Option(None, "--questions", help="Your own question file (CSV/JSONL/Parquet); see benchmarks/questions.py for columns."),
     date_from: Optional[str] = typer.Option(None, help="Keep questions with forecast date on/after YYYY-MM-DD."),
     date_to: Optional[str] = typer.Option(None, help="Keep questions with forecast date on/before YYYY-MM-DD."),
@@ -50,8 +58,8 @@ def run(
     search: str = typer.Option("local", help="Research backend: local (bundled dated corpus), ddg (DuckDuckGo) or none."),
     debate_rounds: int = typer.Option(2, help="Maximum debate rounds."),
     supervisor_queries: int = typer.Option(2, help="Clarifying searches of the supervisor."),
-    max_tokens: int = typer.Option(400, help="Max generated tokens per call."),
-    concurrency: int = typer.Option(2, help="Questions in flight at once."),
+    max_tokens: int = typer.Option(512, help="Max generated tokens per call."),
+    concurrency: Optional[int] = typer.Option(None, help="Questions in flight at once (default: 1 for the embedded model, 8 otherwise)."),
     seed: int = typer.Option(0, help="Seed of the sample and the models."),
     output_dir: Path = typer.Option(Path("runs"), "--output", "-o", help="Parent folder of run folders."),
     run_id: Optional[str] = typer.Option(None, help="Run folder name (default: timestamp)."),
@@ -63,7 +71,7 @@ def run(
     debug: bool = typer.Option(False, help="Show tracebacks."),
 ) -> None:
     """Run every method and baseline on a seeded sample of real resolved questions."""
-    logging.basicConfig(level=logging.INFO if debug else logging.WARNING, stream=sys.stderr)
+    _setup_logging(debug)
     from benchmarks.config import RunConfig
     from benchmarks.runner import MANIFEST_FILE, BenchmarkRunner
 
@@ -116,6 +124,7 @@ def leaderboard(
     debug: bool = typer.Option(False, help="Show tracebacks."),
 ) -> None:
     """Write CSV, Markdown and one self-contained HTML page comparing runs."""
+    _setup_logging(debug)
     from benchmarks.report import write_report
 
     try:
@@ -134,6 +143,7 @@ def score(
     debug: bool = typer.Option(False, help="Show tracebacks."),
 ) -> None:
     """Score forecasts made by any other system against the outcomes."""
+    _setup_logging(debug)
     from benchmarks.report import score_forecasts_file
 
     try:
@@ -152,6 +162,7 @@ def forecast(
     debug: bool = typer.Option(False, help="Show tracebacks."),
 ) -> None:
     """Forecast one bundled question end to end with the full pipeline and print its trace summary."""
+    _setup_logging(debug)
     from benchmarks.config import RunConfig
     from benchmarks.questions import load_forecastbench
     from benchmarks.runner import BenchmarkRunner

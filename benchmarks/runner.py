@@ -200,17 +200,18 @@ class BenchmarkRunner:
         return out
 
     def build_executor(self) -> ToolExecutor | None:
+        kw = {"snippet_chars": self.config.snippet_chars}
         if self.search_client is not None:
-            return ToolExecutor(self.search_client)
+            return ToolExecutor(self.search_client, **kw)
         if self.config.search == "none":
             return None
         if self.config.search == "ddg":
             from agent_tools import DuckDuckGoSearch
 
-            return ToolExecutor(DuckDuckGoSearch())
+            return ToolExecutor(DuckDuckGoSearch(), **kw)
         from agent_tools import LocalCorpusSearch
 
-        return ToolExecutor(LocalCorpusSearch.default())
+        return ToolExecutor(LocalCorpusSearch.default(), **kw)
 
     def build_pipeline(self) -> ForecastPipeline:
         cfg = self.config
@@ -224,6 +225,8 @@ class BenchmarkRunner:
         for m in ensemble.members:
             m.max_tokens = cfg.max_tokens
             m.n_queries = cfg.n_queries
+            m.max_results = cfg.max_results
+            m.max_evidence = cfg.max_evidence
         debate = supervisor = None
         if "debate" in cfg.methods or "pipeline" in cfg.methods:
             debate = DebateAgent(providers[0], max_rounds=cfg.debate_rounds, consensus_threshold=cfg.consensus_threshold,
@@ -232,6 +235,12 @@ class BenchmarkRunner:
             supervisor = SupervisorAgent(providers[-1], search=executor, max_queries=cfg.supervisor_queries,
                                          max_tokens=cfg.max_tokens, seed=cfg.seed)
         return ForecastPipeline(ensemble, debate, supervisor, reconcile_min_spread=cfg.reconcile_min_spread)
+
+    def concurrency(self) -> int:
+        """Questions in flight: the config's value, else 1 when every provider is embedded, else 8."""
+        if self.config.concurrency:
+            return self.config.concurrency
+        return 1 if all(s.startswith("local") for s in self.model_specs()) else 8
 
     def model_specs(self) -> list[str]:
         return [p.spec for p in (self.providers or self.build_providers())]
@@ -344,7 +353,7 @@ class BenchmarkRunner:
             started = json.loads(manifest_path.read_text()).get("created_at", started)
         write_json_atomic(manifest_path, self._manifest(questions, status, started, {}))
         pending = [q for q in questions if q.id not in done]
-        sem = asyncio.Semaphore(self.config.concurrency)
+        sem = asyncio.Semaphore(self.concurrency())
         n_ok = n_failed = 0
         bar = _progress(len(questions), len(done), enabled=self.progress)
 

@@ -24,18 +24,18 @@ def _question_line(text: str) -> str:
 
 
 def respond(messages) -> str:
-    system, user = messages[0].content, messages[-1].content
+    user = "\n".join(m.content for m in messages[1:])
     q = _question_line(user)
-    if "BULL" in system or "BEAR" in system:
-        side = "bull" if "BULL" in system else "bear"
+    if "You are the BULL" in user or "You are the BEAR" in user:
+        side = "bull" if "You are the BULL" in user else "bear"
         p = 55 + _h(q, side) % 30 if side == "bull" else 15 + _h(q, side) % 30
         return json.dumps({"argument": f"{side} case", "p_yes_percent": p, "key_evidence": []})
-    if "SUPERVISOR" in system:
+    if "You are the SUPERVISOR" in user:
         if '"disagreements"' in user:
             return json.dumps({"disagreements": [{"topic": "timing", "description": "early vs late", "agents": ["member-0"], "query": q[12:60]}]})
         conf = ["high", "medium", "low"][_h(q, "conf") % 3]
         return json.dumps({"p_yes_percent": 10 + _h(q, "sup") % 80, "confidence": conf, "rationale": "weighed"})
-    return json.dumps({"p_yes_percent": 5 + _h(q, system) % 90, "rationale": "scripted", "key_evidence": []})
+    return json.dumps({"p_yes_percent": 5 + _h(q, messages[-1].content) % 90, "rationale": "scripted", "key_evidence": []})
 
 
 def provider(latency_s: float = 0.0) -> ScriptedProvider:

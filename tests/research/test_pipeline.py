@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from agent_providers import ScriptedProvider
+from agent_research import prompts
 from agent_research import CombinationRule, Ensemble, ForecasterAgent, ForecastPipeline
 from agent_schemas import Completion, PipelineTrace, RateLimited, SearchResult, TokenUsage
 from agent_specialists import DebateAgent, SupervisorAgent
@@ -16,11 +17,11 @@ PERSONA_P = {"base_rate": 20, "news": 50, "skeptic": 80}
 
 
 def member_responder(messages):
-    system = messages[0].content
-    for persona, p in PERSONA_P.items():
-        from agent_research.prompts import PERSONAS
+    from agent_research.prompts import PERSONAS
 
-        if PERSONAS[persona] in system:
+    task = messages[-1].content
+    for persona, p in PERSONA_P.items():
+        if PERSONAS[persona] in task:
             return answer(p, f"{persona} view")
     raise AssertionError("unexpected prompt")
 
@@ -39,6 +40,7 @@ def test_forecaster_prompt_opens_with_case_facts_and_evidence_has_provenance():
     assert user.startswith("## CASE FACTS")
     assert "Forecast date (information cutoff): 2025-11-09" in user
     assert user.index("## EVIDENCE") > user.index("Resolution criteria")
+    assert llm.requests[0]["messages"][-1].content.endswith(prompts.FORECASTER_TASK)
     assert "https://ex.org/late" not in user
     assert f.n_evidence_dropped == 1 and f.n_evidence_in_prompt == 1
     assert f.latest_evidence_date == dt.date(2025, 10, 30)
@@ -98,6 +100,9 @@ def test_pipeline_combines_steps_exactly_and_ledger_sums_by_role():
     trace = pipe.run(make_question())
     assert trace.status == "ok" and trace.n_ok == 3
     assert trace.aggregates["mean"] == pytest.approx(0.5)
+    # members share the cached prefix (system + case facts + evidence) exactly; only the persona differs
+    prefixes = {tuple(r["messages"][:2]) for r in members.requests}
+    assert len(prefixes) == 1 and len({r["messages"][2].content for r in members.requests}) == 3
     assert trace.aggregates["min"] == pytest.approx(0.2)
     assert trace.aggregates["median"] == pytest.approx(0.5)
     assert trace.debate.p_yes == pytest.approx(0.59) and trace.debate.early_termination

@@ -34,12 +34,15 @@ def test_debate_stops_early_at_consensus_and_reports_midpoint():
 def test_each_side_answers_the_others_last_argument():
     llm = ScriptedProvider([turn(70, "BULL-ONE"), turn(40, "BEAR-ONE"), turn(65, "BULL-TWO"), turn(45, "BEAR-TWO")])
     DebateAgent(llm, max_rounds=2).run(make_question(), SUMMARIES, 0.5)
-    prompts = [r["messages"][1].content for r in llm.requests]
+    prompts = ["\n".join(m.content for m in r["messages"]) for r in llm.requests]
     assert "BEAR-ONE" not in prompts[0] and "BULL-ONE" in prompts[1]  # bear answers bull of same round
     assert "BEAR-ONE" in prompts[2]  # bull round 2 answers bear round 1
     assert "BULL-TWO" in prompts[3]
     assert "CASE FACTS" in prompts[0] and "member-1" in prompts[0]
-    assert "BULL" in llm.requests[0]["messages"][0].content and "BEAR" in llm.requests[1]["messages"][0].content
+    assert "You are the BULL" in prompts[0] and "You are the BEAR" in prompts[1]
+    # both sides share the cached prefix (system + case facts + summaries) exactly
+    assert llm.requests[0]["messages"][:2] == llm.requests[1]["messages"][:2]
+    assert llm.requests[0]["messages"][1].cache
 
 
 def test_unparseable_round_is_recorded_failed_not_filled_with_aggregate():
