@@ -42,13 +42,31 @@ def cache_key(
         "spec": spec,
         "model": model,
         "messages": [{"role": m.role, "content": m.content, "cache": m.cache} for m in messages],
-        "json_schema": json_schema,
+        "json_schema": _schema_json(json_schema),
         "temperature": temperature,
         "max_tokens": max_tokens,
         "seed": seed,
     }
     blob = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+_SCHEMA_TEXT: dict[int, tuple[dict[str, Any], str]] = {}
+
+
+def _schema_json(schema: dict[str, Any] | None) -> str | None:
+    """Canonical JSON of a schema, memoised per schema object (answer schemas are reused constants and
+    encoding a 101-value enum on every call dominated the harness's per-call CPU time)."""
+    if schema is None:
+        return None
+    hit = _SCHEMA_TEXT.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    text = json.dumps(schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    if len(_SCHEMA_TEXT) > 256:
+        _SCHEMA_TEXT.clear()
+    _SCHEMA_TEXT[id(schema)] = (schema, text)
+    return text
 
 
 class ResponseCache:

@@ -224,9 +224,15 @@ def median(p: Any) -> np.ndarray:
     arr = _as_members(p)
     if arr.shape[1] == 0:
         return np.full(arr.shape[0], np.nan)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # "All-NaN slice encountered"
-        return np.nanmedian(arr, axis=1)
+    # Sort-based rather than np.nanmedian, whose masked-array path for short rows costs ~1 ms per call.
+    ordered = np.sort(arr, axis=1)  # NaN sort last
+    n = np.sum(~np.isnan(arr), axis=1)
+    rows = np.arange(arr.shape[0])
+    lo = ordered[rows, np.maximum((n - 1) // 2, 0)]  # the two middle members (the same one for odd n)
+    hi = ordered[rows, n // 2]
+    out = (lo + hi) / 2
+    out[n == 0] = np.nan
+    return out
 
 
 def min(p: Any) -> np.ndarray:  # noqa: A001 - the method's name in AGGREGATORS

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import datetime as dt
+import functools
 import json
 import math
 import numbers
@@ -451,8 +452,9 @@ def text_schema(max_chars: int = RATIONALE_CHARS) -> dict[str, Any]:
     return {"type": "string", "maxLength": max_chars}
 
 
+@functools.lru_cache(maxsize=32)
 def forecast_json_schema(max_evidence: int = 2, rationale_chars: int = RATIONALE_CHARS) -> dict[str, Any]:
-    """JSON schema a forecaster requests: ``rationale``, ``key_evidence`` (at most ``max_evidence``
+    """JSON schema a forecaster requests (one shared object per arguments: do not mutate it): ``rationale``, ``key_evidence`` (at most ``max_evidence``
     items), then ``p_yes_percent`` (property order matters for grammar-constrained models: reasons
     first, number last). Fewer evidence items mean fewer generated tokens (about 60 per item)."""
     return {

@@ -66,6 +66,7 @@ def run(
     resume: Optional[str] = typer.Option(None, "--resume", help="Continue the run with this id (or folder) without redoing finished questions."),
     n_threads: Optional[int] = typer.Option(None, envvar="FORECAST_RECONCILE_THREADS", help="Threads of the embedded model."),
     no_cache: bool = typer.Option(False, help="Disable the response cache."),
+    cache_dir: Optional[Path] = typer.Option(None, envvar="FORECAST_RECONCILE_CACHE", help="Response cache folder shared between runs (default: inside the run folder)."),
     report: bool = typer.Option(True, help="Print the leaderboard and write report.html when done."),
     progress: bool = typer.Option(True, help="Show a progress bar on stderr."),
     debug: bool = typer.Option(False, help="Show tracebacks."),
@@ -95,6 +96,7 @@ def run(
                 after_model_cutoff=not include_before_cutoff, search=search, debate_rounds=debate_rounds,
                 supervisor_queries=supervisor_queries, max_tokens=max_tokens, concurrency=concurrency, seed=seed,
                 output_dir=str(output_dir), run_id=run_id, n_threads=n_threads, cache=not no_cache,
+                cache_dir=str(cache_dir) if cache_dir else None,
             )
             if methods:
                 kwargs["methods"] = _csv(methods)

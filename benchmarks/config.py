@@ -48,7 +48,8 @@ class RunConfig(BaseModel):
     member_timeout_s: float = Field(300.0, gt=0, description="Per-member deadline in seconds.")
     min_success_fraction: float = Field(0.5, gt=0, le=1, description="Members that must succeed.")
     max_attempts: int = Field(4, ge=1, description="Provider attempts per call (retry layer).")
-    cache: bool = Field(True, description="Persistent response cache in the run folder (resume costs no tokens).")
+    cache: bool = Field(True, description="Persistent response cache (resume and re-runs cost no tokens).")
+    cache_dir: str | None = Field(None, description="Response cache folder; default <run folder>/cache. Share one between runs to re-run for free.")
     n_threads: int | None = Field(None, description="Threads of the embedded llama.cpp model.")
 
     @field_validator("methods")

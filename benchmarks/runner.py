@@ -3,7 +3,8 @@
 Run folder ``<output_dir>/<run_id>/``:
 
 * ``manifest.json``: config, package version, providers and models, seed, per-question status,
-  retry / cache counters, leakage audit; rewritten atomically (temp file + ``os.replace``).
+  retry / cache counters; rewritten atomically (temp file + ``os.replace``) at the start, at most once
+  per :data:`MANIFEST_INTERVAL_S` while questions finish, and at the end.
 * ``results.jsonl``: one line per finished question (methods, baselines, usage ledger, audit and the
   full pipeline trace), appended, flushed and fsynced as each question finishes. Killing the process
   at any moment loses at most the questions in flight; a torn last line is cut off on resume.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import functools
 import json
 import os
 import sys
@@ -37,8 +39,12 @@ from benchmarks.questions import load_forecastbench, load_questions_file
 
 RESULTS_FILE = "results.jsonl"
 MANIFEST_FILE = "manifest.json"
+#: The manifest is rewritten at most this often while questions finish (seconds), and at the end.
+#: ``results.jsonl`` is the durable record; on resume the manifest's statuses are rebuilt from it.
+MANIFEST_INTERVAL_S = 1.0
 
 
+@functools.lru_cache(maxsize=1)
 def package_version() -> str:
     """Installed version of forecast-reconcile ('unknown' when run from a source tree)."""
     try:
@@ -180,7 +186,8 @@ class BenchmarkRunner:
         """One wrapped provider per configured spec (cache -> retry -> provider)."""
         specs: list[str | None] = list(self.config.providers) or [None]
         out = []
-        cache = ResponseCache(self.run_dir / "cache") if self.config.cache else None
+        cache_dir = Path(self.config.cache_dir) if self.config.cache_dir else self.run_dir / "cache"
+        cache = ResponseCache(cache_dir) if self.config.cache else None
         for spec in specs:
             p = self._base_provider(spec)
             async_sleep = None
@@ -355,6 +362,8 @@ class BenchmarkRunner:
         pending = [q for q in questions if q.id not in done]
         sem = asyncio.Semaphore(self.concurrency())
         n_ok = n_failed = 0
+        last_manifest = time.monotonic()
+        write_lock = asyncio.Lock()
         bar = _progress(len(questions), len(done), enabled=self.progress)
 
         async def one(q: Question) -> None:
@@ -363,11 +372,15 @@ class BenchmarkRunner:
                 status[q.id] = "in_flight"
                 trace = await pipeline.arun(q)
             record = self.question_record(q, trace, baselines)
-            append_jsonl(results_path, record)
+            async with write_lock:  # appends stay whole lines; fsync runs off the event loop
+                await asyncio.to_thread(append_jsonl, results_path, record)
             status[q.id] = "done" if trace.status == "ok" else "failed"
             n_ok += trace.status == "ok"
             n_failed += trace.status != "ok"
-            write_json_atomic(manifest_path, self._manifest(questions, status, started, {"provider_stats": self.provider_stats()}))
+            nonlocal last_manifest
+            if time.monotonic() - last_manifest >= MANIFEST_INTERVAL_S:
+                write_json_atomic(manifest_path, self._manifest(questions, status, started, {"provider_stats": self.provider_stats()}))
+                last_manifest = time.monotonic()
             bar.advance()
 
         try:
