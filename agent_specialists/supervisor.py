@@ -80,16 +80,11 @@ class SupervisorAgent:
         """Stable prefix of both supervisor calls (the same as the debate's): system, case facts, member summaries."""
         return stable_prefix(question, prompts.render_agent_summaries(summaries))
 
-    async def _name_disagreements(self, question, summaries) -> tuple[list[Disagreement], TokenUsage]:
-        msgs = self._prefix(question, summaries) + [
-            ChatMessage(role="user", content=prompts.SUPERVISOR_DISAGREEMENT_TASK.format(max_queries=self.max_queries)),
-        ]
-        c = await self.llm.acomplete(msgs, json_schema=prompts.disagreement_schema(self.max_queries),
-                                     temperature=self.temperature, max_tokens=self.max_tokens, seed=self.seed)
-        data = parse_json(c.text, required_keys=("disagreements",))
+    def _parse_disagreements(self, text: str) -> list[Disagreement]:
+        data = parse_json(text, required_keys=("disagreements",))
         items = data.get("disagreements")
         if not isinstance(items, list):
-            raise ForecastParseError("supervisor answer has no 'disagreements' list", raw_text=c.text,
+            raise ForecastParseError("supervisor answer has no 'disagreements' list", raw_text=text,
                                      field="disagreements", value=items)
         out = []
         for item in items[: self.max_queries]:
@@ -99,9 +94,9 @@ class SupervisorAgent:
                     topic=str(item["topic"]).strip(),
                     description=str(item.get("description", "")),
                     agents=[str(a) for a in agents],
-                    query=(str(item.get("query") or "").strip() or None),
+                    query=(" ".join(str(item.get("query") or "").split()) or None),
                 ))
-        return out, c.usage
+        return out
 
     async def _search(self, disagreements: list[Disagreement], cutoff_date: dt.date) -> tuple[list[str], list[SearchOutcome], list[CoverageNote]]:
         queries, outcomes, coverage = [], [], []
@@ -145,8 +140,12 @@ class SupervisorAgent:
         coverage: list[CoverageNote] = []
         try:
             if self.max_queries > 0:
-                disagreements, u = await self._name_disagreements(question, agent_summaries)
-                usage = usage + u
+                msgs = self._prefix(question, agent_summaries) + [ChatMessage(
+                    role="user", content=prompts.SUPERVISOR_DISAGREEMENT_TASK.format(max_queries=self.max_queries))]
+                c = await self.llm.acomplete(msgs, json_schema=prompts.disagreement_schema(self.max_queries),
+                                             temperature=self.temperature, max_tokens=self.max_tokens, seed=self.seed)
+                usage = usage + c.usage  # counted before parsing: a parse failure still spent the tokens
+                disagreements = self._parse_disagreements(c.text)
                 queries, outcomes, coverage = await self._search(disagreements, cutoff)
             results = [r for o in outcomes if o.ok for r in o.results]
             msgs = self._prefix(question, agent_summaries) + [

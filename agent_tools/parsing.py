@@ -32,7 +32,7 @@ _REASONING_TAGS = r"think|thinking|thought|reasoning|reflection|scratchpad|analy
 _BLOCK_RE = re.compile(rf"<\s*({_REASONING_TAGS})\b[^>]*>.*?<\s*/\s*\1\s*>", re.I | re.S)
 _OPEN_RE = re.compile(rf"<\s*(?:{_REASONING_TAGS})\b[^>]*>", re.I)
 _CLOSE_RE = re.compile(rf"<\s*/\s*(?:{_REASONING_TAGS})\s*>", re.I)
-_DECODER = json.JSONDecoder()
+_DECODER = json.JSONDecoder(strict=False)  # raw newlines/tabs inside strings are read, not rejected
 
 
 # --- JSON extraction ------------------------------------------------------------------------------

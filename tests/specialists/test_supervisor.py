@@ -76,3 +76,18 @@ def test_invalid_confidence_fails_with_parse_error():
 def test_cutoff_after_forecast_date_is_refused():
     with pytest.raises(ValueError, match="would leak"):
         SupervisorAgent(ScriptedProvider()).run(make_question(), SUMMARIES, cutoff_date=dt.date(2026, 1, 1))
+
+
+def test_unparseable_disagreements_fail_but_keep_the_spent_tokens():
+    llm = ScriptedProvider(["I see no disagreement worth naming."])
+    art = SupervisorAgent(llm, search=FixedSearch([])).run(make_question(), SUMMARIES)
+    assert art.status == "failed" and art.error.type == "ForecastParseError"
+    assert art.token_usage.calls == 1
+    assert art.token_usage == llm.usage_for(llm.requests[0]["messages"], "I see no disagreement worth naming.")
+
+
+def test_raw_newline_inside_a_json_string_is_read():
+    text = '{"disagreements": [{"topic": "t", "description": "d", "agents": [], "query": "ECB\n\nrate"}]}'
+    llm = ScriptedProvider([text, decision(40)])
+    art = SupervisorAgent(llm, search=FixedSearch([])).run(make_question(), SUMMARIES)
+    assert art.status == "ok" and art.queries == ["ECB rate"]

@@ -1,0 +1,63 @@
+import asyncio
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from benchmarks.cli import app
+from benchmarks.config import RunConfig
+from benchmarks.questions import load_forecastbench
+from benchmarks.runner import BenchmarkRunner
+from tests.benchmarks import scripted_world
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("runs")
+    qs = load_forecastbench(question_type="market", one_per_source_question=True, sample_n=5, seed=4)
+    cfg = RunConfig(output_dir=str(out), run_id="cli", providers=["scripted"], search="none")
+    r = BenchmarkRunner(cfg, provider_factory=lambda s: scripted_world.provider(), questions=qs, progress=False)
+    asyncio.run(r.arun())
+    return r.run_dir
+
+
+def test_leaderboard_command_writes_three_files(run_dir, tmp_path):
+    res = runner.invoke(app, ["leaderboard", str(run_dir), "-o", str(tmp_path), "--n-resamples", "100"])
+    assert res.exit_code == 0, res.output
+    assert "| mean" in res.stdout and "always_0.5" in res.stdout
+    for name in ("leaderboard.csv", "leaderboard.md", "report.html"):
+        assert (tmp_path / name).stat().st_size > 0
+    table = pd.read_csv(tmp_path / "leaderboard.csv")
+    assert table.loc[table["label"] == "always_0.5", "brier"].item() == pytest.approx(0.25)
+
+
+def test_score_command_scores_another_systems_forecasts(tmp_path):
+    qs = load_forecastbench(question_type="market", sample_n=4, seed=9)
+    f = tmp_path / "mine.csv"
+    pd.DataFrame({"question_id": [q.id for q in qs], "p_yes": [0.3, 0.6, 0.2, 0.9]}).to_csv(f, index=False)
+    res = runner.invoke(app, ["score", str(f)])
+    assert res.exit_code == 0, res.output
+    expected = sum((p - q.outcome) ** 2 for p, q in zip([0.3, 0.6, 0.2, 0.9], qs)) / 4
+    assert f"{expected:.4f}" in res.stdout
+
+
+def test_score_command_rejects_probability_outside_unit_interval(tmp_path):
+    f = tmp_path / "bad.csv"
+    f.write_text("question_id,p_yes\nx,0.5\ny,1.198\n")
+    res = runner.invoke(app, ["score", str(f)])
+    assert res.exit_code == 2
+    assert "row 1" in res.output and "1.198" in res.output and "Traceback" not in res.output
+
+
+def test_run_with_unknown_method_is_one_clean_error(tmp_path):
+    res = runner.invoke(app, ["run", "--methods", "mean,majority", "-o", str(tmp_path), "--no-progress"])
+    assert res.exit_code == 2
+    assert "majority" in res.output and "Traceback" not in res.output
+    assert not any(tmp_path.iterdir()), "nothing is written for an invalid config"
+
+
+def test_resume_of_missing_run_is_a_clean_error(tmp_path):
+    res = runner.invoke(app, ["run", "--resume", "nope", "-o", str(tmp_path)])
+    assert res.exit_code == 2 and "manifest.json" in res.output
