@@ -28,6 +28,8 @@ from typing import Any
 
 from agent_providers import CachingProvider, Provider, ResponseCache, RetryingProvider, RetryPolicy, auto_provider, get_provider
 from agent_research import Ensemble, ForecastPipeline
+from pydantic import BaseModel, Field
+
 from agent_schemas import DataValidationError, PipelineTrace, Question
 from agent_specialists import DebateAgent, SupervisorAgent
 from agent_tools import ToolExecutor
@@ -56,9 +58,12 @@ def package_version() -> str:
 # --- durable files -------------------------------------------------------------------------------
 
 
-def append_jsonl(path: Path, record: dict[str, Any]) -> None:
-    """Append one JSON line, flushed and fsynced before returning."""
-    line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
+def append_jsonl(path: Path, record: "dict[str, Any] | BaseModel") -> None:
+    """Append one JSON line (a dict or a pydantic model), flushed and fsynced before returning."""
+    if isinstance(record, BaseModel):
+        line = record.model_dump_json() + "\n"
+    else:
+        line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
     with open(path, "a", encoding="utf-8") as fh:
         fh.write(line)
         fh.flush()
@@ -117,6 +122,28 @@ def read_results(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
 
 
 # --- the run -------------------------------------------------------------------------------------
+
+
+class QuestionRecord(BaseModel):
+    """One line of ``results.jsonl``: every method's and baseline's probability for one question,
+    the usage ledger, the leakage audit and the full pipeline trace."""
+
+    question_id: str
+    status: str = Field(description="'ok' or 'failed' (the ensemble policy was not met).")
+    error: dict[str, Any] | None = Field(None, description="ErrorInfo of a failed question.")
+    outcome: int | None = Field(None, description="1 Yes, 0 No, None unresolved.")
+    source: str
+    question_type: str
+    cluster: str = Field(description="Clustering key for bootstrap intervals (source|source question id).")
+    horizon_days: int | None = None
+    forecast_date: str = Field(description="ISO date: the information cutoff.")
+    resolution_date: str | None = None
+    methods: dict[str, dict[str, Any]] = Field(description="method -> {p_yes, status, note, extra_usage}.")
+    baselines: dict[str, dict[str, Any]] = Field(description="baseline -> {p_yes, status, note}.")
+    ledger: list[dict[str, Any]] = Field(description="UsageLedger.to_records() of the question.")
+    audit: dict[str, int] = Field(description="Leakage audit counts (see leakage_audit).")
+    wall_time_s: float = Field(description="Wall time of the question in seconds.")
+    trace: PipelineTrace
 
 
 @dataclass
@@ -303,27 +330,26 @@ class BenchmarkRunner:
         return stats
 
     # --- execution ---------------------------------------------------------------------------------
-    def question_record(self, q: Question, trace: PipelineTrace, baselines: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    def question_record(self, q: Question, trace: PipelineTrace, baselines: dict[str, dict[str, Any]]) -> "QuestionRecord":
         """The JSONL record of one finished question."""
-        methods = method_rows(trace, self.config.methods)
-        return {
-            "question_id": q.id,
-            "status": trace.status,
-            "error": trace.error.model_dump() if trace.error else None,
-            "outcome": q.outcome,
-            "source": q.source,
-            "question_type": q.question_type,
-            "cluster": q.cluster_id,
-            "horizon_days": q.horizon_days,
-            "forecast_date": q.forecast_date.isoformat(),
-            "resolution_date": q.resolution_date.isoformat() if q.resolution_date else None,
-            "methods": methods,
-            "baselines": baselines.get(q.id, {}),
-            "ledger": trace.ledger.to_records(),
-            "audit": leakage_audit(trace),
-            "wall_time_s": trace.wall_time_s,
-            "trace": trace.model_dump(mode="json"),
-        }
+        return QuestionRecord(
+            question_id=q.id,
+            status=trace.status,
+            error=trace.error.model_dump() if trace.error else None,
+            outcome=q.outcome,
+            source=q.source,
+            question_type=q.question_type,
+            cluster=q.cluster_id,
+            horizon_days=q.horizon_days,
+            forecast_date=q.forecast_date.isoformat(),
+            resolution_date=q.resolution_date.isoformat() if q.resolution_date else None,
+            methods=method_rows(trace, self.config.methods),
+            baselines=baselines.get(q.id, {}),
+            ledger=trace.ledger.to_records(),
+            audit=leakage_audit(trace),
+            wall_time_s=trace.wall_time_s,
+            trace=trace,
+        )
 
     def run(self) -> RunSummary:
         """Run (or continue) the benchmark synchronously; see :meth:`arun`."""
