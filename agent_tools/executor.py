@@ -133,6 +133,8 @@ class ToolExecutor:
         for k in counts:
             counts[k] += pcounts[k]
         results = results[:max_results]
+        # flagged undated results are counted among those returned, not among those cut by max_results
+        counts["flagged_undated"] = sum(r.flagged_undated for r in results) + sum(r.flagged_undated for r in partial)
         guarded = outcome.model_copy(update={
             "results": results,
             "partial_results": partial,

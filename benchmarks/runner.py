@@ -352,8 +352,10 @@ class BenchmarkRunner:
         )
 
     def run(self) -> RunSummary:
-        """Run (or continue) the benchmark synchronously; see :meth:`arun`."""
-        return asyncio.run(self.arun())
+        """Run the benchmark synchronously (also from a notebook's running event loop); see :meth:`arun`."""
+        from agent_providers.base import _run_sync
+
+        return _run_sync(self.arun())
 
     async def arun(self, *, resume: bool = False) -> RunSummary:
         """Run every pending question; finished ones (in ``results.jsonl``) are skipped.
@@ -428,7 +430,7 @@ def baseline_table(questions: list[Question], names: list[str]) -> dict[str, dic
         out[row.question_id][row.method] = {
             "p_yes": p,
             "status": "ok" if p is not None else "unavailable",
-            "note": getattr(row, "note", "") or "",
+            "note": getattr(row, "detail", "") or "",
         }
     return out
 

@@ -145,3 +145,15 @@ def test_audit_totals_and_async():
                         "dropped_after_cutoff": 2, "dropped_undated": 2, "flagged_undated": 0}
     assert ex.reset_audit()["searches"] == 3
     assert ex.audit["searches"] == 0
+
+
+def test_flagged_undated_counts_only_results_returned():
+    class Alternating(SearchClient):
+        def search(self, query, *, max_results=5, cutoff_date=None):
+            rs = [SearchResult(title=f"r{i}", url=f"https://ex.org/{i}", snippet="s",
+                               published=dt.date(2024, 1, 1) if i % 2 == 0 else None) for i in range(max_results)]
+            return SearchOutcome(status="ok", attempted_query=query, results=rs)
+
+    out = ToolExecutor(Alternating(), undated_policy="flag").execute_search("q", max_results=2, cutoff_date="2024-06-01")
+    assert len(out.results) == 2
+    assert out.flagged_undated == sum(r.flagged_undated for r in out.results) == 1
