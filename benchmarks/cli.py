@@ -1,4 +1,4 @@
-"""The ``forecast-reconcile`` command line: ``run``, ``leaderboard``, ``score``, ``forecast``.
+"""The ``forecast-reconcile`` command line: ``run``, ``leaderboard``, ``score``, ``forecast``, ``frameworks``.
 
 Progress and usage go to stderr, tables to stdout. Library errors become one clean message at the
 boundary (exit code 2); ``--debug`` shows the traceback.
@@ -184,6 +184,29 @@ def forecast(
         trace = runner.build_pipeline().run(qs[0])
         typer.echo(summarise_trace(trace))
     except (ReconcileError, ValueError, FileNotFoundError) as exc:
+        _fail(exc, debug)
+
+
+@app.command()
+def frameworks(
+    provider: str = typer.Option("scripted", "--provider", "-p", help="'scripted' (deterministic, --latency-ms per call) or a provider spec such as local/smollm2."),
+    n: int = typer.Option(20, "--n", help="Questions in the seeded sample of bundled resolved market questions."),
+    seed: int = typer.Option(0, help="Seed of the sample and the models."),
+    latency_ms: float = typer.Option(20.0, help="Latency of the scripted provider per call, in milliseconds."),
+    n_members: int = typer.Option(3, "--members", "-m", help="Ensemble size."),
+    search: str = typer.Option("local", help="Research backend: local (bundled dated corpus) or none."),
+    debug: bool = typer.Option(False, help="Show tracebacks."),
+) -> None:
+    """Compare the pipeline in plain Python, LangGraph and the OpenAI Agents SDK (calls, tokens, overhead, p_yes, Brier, LOC)."""
+    _setup_logging(debug)
+    try:
+        from agent_research.frameworks import FrameworkConfig
+        from benchmarks.frameworks import arun_benchmark, format_table
+
+        table, _ = asyncio.run(arun_benchmark(provider=provider, n=n, seed=seed, latency_s=latency_ms / 1000,
+                                              config=FrameworkConfig(n_members=n_members, seed=seed), search=search))
+        typer.echo(format_table(table))
+    except (ReconcileError, ValueError, ImportError) as exc:
         _fail(exc, debug)
 
 

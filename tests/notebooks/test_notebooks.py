@@ -11,7 +11,6 @@ temporary folder as its working directory (which must stay empty: notebooks writ
 from __future__ import annotations
 
 import os
-import sys
 import time
 from pathlib import Path
 
@@ -71,19 +70,6 @@ def test_notebook_is_stored_clean_with_intro_and_next_steps(name):
     first, last = nb.cells[0], nb.cells[-1]
     assert first.cell_type == "markdown" and first.source.startswith(f"# {name[:2]} ·"), f"{name}: first cell must be the intro"
     assert last.cell_type == "markdown" and "## What to try next" in last.source, f"{name}: last cell must say what to try next"
-
-
-@pytest.fixture(scope="module")
-def kernel_spec_manager(tmp_path_factory):
-    """A kernel spec directory holding one ``python3`` kernel that runs ``sys.executable -m ipykernel_launcher``."""
-    from ipykernel.kernelspec import write_kernel_spec
-    from jupyter_client.kernelspec import KernelSpecManager
-
-    kernels = tmp_path_factory.mktemp("kernels")
-    write_kernel_spec(path=kernels / "python3", overrides={"display_name": "Python 3 (forecast-reconcile tests)"})
-    ksm = KernelSpecManager(kernel_dirs=[str(kernels)])
-    assert ksm.get_kernel_spec("python3").argv[0] == sys.executable
-    return ksm
 
 
 @pytest.mark.notebook

@@ -1,0 +1,368 @@
+"""What the three implementations share: inputs (config, providers), the agent objects that hold every
+prompt and parameter, and the step functions that turn one model answer into our artifacts.
+
+The framework implementations express the *orchestration* (fan-out, aggregate, debate loop, supervisor
+steps, join, combine) in their framework; every prompt is built by the plain-Python agents'
+``build_messages`` methods and every answer is parsed by the same parsers, so with the same responses
+all three give the same trace (checked in ``tests/frameworks``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent_providers import Provider
+from agent_providers.base import spent_usage
+from agent_providers.recording import RECORDING_SINK
+from agent_schemas import (
+    AgentSummary,
+    ChatMessage,
+    DebateArtifact,
+    DebateRound,
+    DebateTurn,
+    Disagreement,
+    EnsembleFailed,
+    Forecast,
+    ForecastParseError,
+    PipelineTrace,
+    ProviderTimeout,
+    Question,
+    ReconcileError,
+    SearchOutcome,
+    SupervisorArtifact,
+    TokenUsage,
+)
+from agent_research.aggregation import AGGREGATORS
+from agent_research.combination import CombinationRule
+from agent_research.ensemble import Ensemble, EnsembleResult
+from agent_research.forecaster import ForecasterAgent, _audit, _dedupe
+from agent_research.pipeline import ForecastPipeline
+from agent_specialists import DebateAgent, SupervisorAgent
+from agent_specialists import prompts as sprompts
+from agent_specialists.supervisor import _render_disagreements
+from agent_tools import ToolExecutor, parse_forecast, render_evidence
+from agent_tools.parsing import forecast_json_schema
+from agent_tools.provenance import attach_provenance
+from agent_tools.search_recording import SEARCH_RECORDING_SINK
+
+
+@dataclass(frozen=True)
+class FrameworkConfig:
+    """Configuration shared by the three implementations (the same run, expressed three ways).
+
+    Parameters
+    ----------
+    n_members : int
+        Ensemble size.
+    personas, temperatures : sequence, optional
+        Cycled over members (defaults of :meth:`agent_research.Ensemble.from_providers`).
+    seed : int, optional
+        Member ``i`` gets ``seed + i``; bull, bear and supervisor get ``seed``.
+    max_rounds, consensus_threshold
+        Debate rounds (count) and the |bull - bear| gap that stops it (probability units).
+    max_queries, max_search_results
+        Supervisor clarifying searches (count) and results per search.
+    max_tokens : int, optional
+        Generated-token limit of every call (tokens).
+    aggregation : str
+        Aggregate the debate starts from (a key of ``AGGREGATORS``).
+    combination : CombinationRule
+        How aggregate, debate and supervisor combine.
+    reconcile_min_spread : float
+        Specialists run only when the members' spread is at least this (probability units).
+    debate, supervisor : bool
+        Whether the stage exists.
+    concurrency, min_success_fraction, member_timeout_s
+        Ensemble policy (see :class:`agent_research.Ensemble`); timeout in seconds.
+    n_queries, max_results, max_evidence
+        Forecaster research queries (count), results per query and evidence items in the answer.
+    """
+
+    n_members: int = 3
+    personas: Sequence[str | None] | None = None
+    temperatures: Sequence[float | None] | None = None
+    seed: int | None = 0
+    max_rounds: int = 2
+    consensus_threshold: float = 0.05
+    max_queries: int = 2
+    max_search_results: int = 5
+    max_tokens: int | None = 400
+    aggregation: str = "mean"
+    combination: CombinationRule = field(default_factory=CombinationRule)
+    reconcile_min_spread: float = 0.0
+    debate: bool = True
+    supervisor: bool = True
+    concurrency: int = 4
+    min_success_fraction: float = 0.5
+    member_timeout_s: float | None = 300.0
+    n_queries: int = 1
+    max_results: int = 5
+    max_evidence: int = 2
+
+
+@dataclass(frozen=True)
+class RoleProviders:
+    """Providers per role. Members cycle over ``members``; bull and bear default to the first member
+    provider and the supervisor to the last (as in :class:`benchmarks.runner.BenchmarkRunner`)."""
+
+    members: Sequence[Provider]
+    bull: Provider | None = None
+    bear: Provider | None = None
+    supervisor: Provider | None = None
+
+    @classmethod
+    def single(cls, provider: Provider) -> "RoleProviders":
+        """Every role on one provider."""
+        return cls(members=[provider])
+
+    def __post_init__(self) -> None:
+        if not self.members:
+            raise ValueError("RoleProviders.members is empty: at least one member provider is needed")
+
+    def map(self, fn) -> "RoleProviders":
+        """The same roles with every provider passed through ``fn`` (each distinct provider once)."""
+        seen: dict[int, Provider] = {}
+
+        def f(p: Provider | None) -> Provider | None:
+            if p is None:
+                return None
+            if id(p) not in seen:
+                seen[id(p)] = fn(p)
+            return seen[id(p)]
+
+        return RoleProviders([f(p) for p in self.members], f(self.bull), f(self.bear), f(self.supervisor))  # type: ignore[misc]
+
+
+def build_plain_pipeline(providers: RoleProviders, executor: ToolExecutor | None, config: FrameworkConfig) -> ForecastPipeline:
+    """The plain-Python implementation: a configured :class:`ForecastPipeline`.
+
+    The framework implementations take this same object as the specification of every agent (prompts,
+    personas, temperatures, seeds, token limits, search executor, combination rule)."""
+    c = config
+    ensemble = Ensemble.from_providers(
+        list(providers.members), n_members=c.n_members, executor=executor, personas=c.personas,
+        temperatures=c.temperatures, seed=c.seed, concurrency=c.concurrency,
+        min_success_fraction=c.min_success_fraction, member_timeout_s=c.member_timeout_s,
+    )
+    for m in ensemble.members:
+        m.max_tokens, m.n_queries, m.max_results, m.max_evidence = c.max_tokens, c.n_queries, c.max_results, c.max_evidence
+    first, last = providers.members[0], providers.members[-1]
+    debate = DebateAgent(first, max_rounds=c.max_rounds, consensus_threshold=c.consensus_threshold,
+                         bull_llm=providers.bull or first, bear_llm=providers.bear or first,
+                         max_tokens=c.max_tokens, seed=c.seed) if c.debate else None
+    supervisor = SupervisorAgent(providers.supervisor or last, search=executor, max_queries=c.max_queries,
+                                 max_search_results=c.max_search_results, max_tokens=c.max_tokens, seed=c.seed) if c.supervisor else None
+    return ForecastPipeline(ensemble, debate, supervisor, aggregation=c.aggregation, combination=c.combination,
+                            reconcile_min_spread=c.reconcile_min_spread)
+
+
+# --- forecaster steps --------------------------------------------------------------------------------
+def forecast_call_params(member: ForecasterAgent) -> dict[str, Any]:
+    """Provider call options of a member's forecast call (the same as :meth:`ForecasterAgent.aforecast`)."""
+    return dict(json_schema=forecast_json_schema(member.max_evidence), temperature=member.temperature,
+                max_tokens=member.max_tokens, seed=member.seed)
+
+
+def forecast_from_answer(member: ForecasterAgent, question: Question, outcomes: list[SearchOutcome], usage: TokenUsage,
+                         text: str | None, error: ReconcileError | None, t0: float) -> Forecast:
+    """A member's :class:`Forecast` from its answer ``text`` (or the ``error`` its call raised); mirrors
+    the end of :meth:`ForecasterAgent.aforecast`. A parse failure gives a failed forecast, never a default."""
+    common: dict[str, Any] = dict(question_id=question.id, agent_id=member.agent_id, model=member.llm.spec,
+                                  persona=member.persona, temperature=member.temperature, **_audit(outcomes))
+    parsed = None
+    if error is None:
+        try:
+            parsed = parse_forecast(text or "")
+        except ReconcileError as exc:
+            error = exc
+    if parsed is None:
+        return Forecast(status="failed", error=error.to_info(), usage=usage + spent_usage(error),  # type: ignore[union-attr]
+                        latency_s=time.perf_counter() - t0, **common)
+    results = _dedupe([r for o in outcomes if o.ok for r in o.results])
+    return Forecast(status="ok", p_yes=parsed.p_yes, rationale=parsed.rationale,
+                    key_evidence=attach_provenance(parsed.key_evidence, results), usage=usage,
+                    latency_s=time.perf_counter() - t0, **common)
+
+
+def timed_out_forecast(member: ForecasterAgent, question: Question, timeout_s: float, t0: float) -> Forecast:
+    """The failed forecast of a member past its deadline (as :class:`agent_research.Ensemble` records it)."""
+    err = ProviderTimeout(f"member {member.agent_id} exceeded its {timeout_s} s deadline", timeout_s=timeout_s, provider=member.llm.spec)
+    return Forecast(question_id=question.id, agent_id=member.agent_id, model=member.llm.spec, status="failed",
+                    error=err.to_info(), persona=member.persona, temperature=member.temperature, latency_s=time.perf_counter() - t0)
+
+
+def ensemble_result(ensemble: Ensemble, question: Question, forecasts: list[Forecast], wall_time_s: float) -> EnsembleResult:
+    """The :class:`EnsembleResult` of ``forecasts`` (member order) under ``ensemble``'s success policy."""
+    import math
+
+    n_ok = sum(f.ok for f in forecasts)
+    need = math.ceil(ensemble.min_success_fraction * len(forecasts) - 1e-12)
+    return EnsembleResult(question_id=question.id, forecasts=forecasts, n_members=len(forecasts), n_ok=n_ok,
+                          min_success_fraction=ensemble.min_success_fraction, policy_met=n_ok >= max(1, need),
+                          usage=TokenUsage.sum(f.usage for f in forecasts), wall_time_s=wall_time_s)
+
+
+def reconcile_inputs(pipe: ForecastPipeline, ens: EnsembleResult) -> tuple[dict[str, float | None], list[AgentSummary] | None]:
+    """Aggregates by method, and the member summaries when the specialists should run (else None);
+    the gate of :meth:`ForecastPipeline.reconcile`."""
+    aggregates = {name: ens.aggregate(name) for name in AGGREGATORS}
+    if not ens.policy_met or aggregates[pipe.aggregation] is None or ens.spread() < pipe.reconcile_min_spread:
+        return aggregates, None
+    return aggregates, [f.summary() for f in ens.ok_forecasts]
+
+
+# --- debate steps ------------------------------------------------------------------------------------
+def debate_call_params(debate: DebateAgent) -> dict[str, Any]:
+    """Provider call options of a debate turn."""
+    return dict(json_schema=sprompts.DEBATE_SCHEMA, temperature=debate.temperature, max_tokens=debate.max_tokens, seed=debate.seed)
+
+
+def debate_turn(side: str, text: str | None, usage: TokenUsage, error: ReconcileError | None) -> DebateTurn:
+    """One side's :class:`DebateTurn` from its answer (mirrors ``DebateAgent._turn``)."""
+    if error is None:
+        try:
+            parsed = parse_forecast(text or "")
+        except ReconcileError as exc:
+            error = exc
+    if error is not None:
+        return DebateTurn(side=side, status="failed", error=error.to_info(), usage=usage + spent_usage(error))  # type: ignore[arg-type]
+    argument = str(parsed.data.get("argument") or parsed.rationale or "")
+    return DebateTurn(side=side, argument=argument, p_yes=parsed.p_yes, key_evidence=parsed.key_evidence, usage=usage)  # type: ignore[arg-type]
+
+
+def debate_artifact(debate: DebateAgent, question: Question, aggregate_p_yes: float | None, rounds: list[DebateRound], t0: float) -> DebateArtifact:
+    """Assemble the :class:`DebateArtifact` from the rounds played (mirrors the end of ``DebateAgent.arun``)."""
+    final: dict[str, float | None] = {"bull": None, "bear": None}
+    for rd in rounds:
+        for side in ("bull", "bear"):
+            turn = getattr(rd, side)
+            if turn.status == "ok":
+                final[side] = turn.p_yes
+    consensus = bool(rounds) and rounds[-1].consensus
+    usage_by_role = {side: TokenUsage.sum(getattr(rd, side).usage for rd in rounds) for side in ("bull", "bear")}
+    both = final["bull"] is not None and final["bear"] is not None
+    error = None
+    if not both:
+        missing = [s for s in ("bull", "bear") if final[s] is None]
+        error = ReconcileError(f"debate produced no parseable probability for: {', '.join(missing)}").to_info()
+    return DebateArtifact(
+        question_id=question.id, aggregate_p_yes=aggregate_p_yes, rounds=rounds,
+        bull_final_probability=final["bull"], bear_final_probability=final["bear"],
+        p_yes=(final["bull"] + final["bear"]) / 2 if both else None,  # type: ignore[operator]
+        consensus_reached=consensus, early_termination=consensus and len(rounds) < debate.max_rounds,
+        consensus_threshold=debate.consensus_threshold,
+        n_failed_turns=sum((rd.bull.status == "failed") + (rd.bear.status == "failed") for rd in rounds),
+        token_usage=usage_by_role["bull"] + usage_by_role["bear"], usage_by_role=usage_by_role,
+        status="ok" if both else "failed", error=error, wall_time_s=time.perf_counter() - t0,
+    )
+
+
+def is_consensus(debate: DebateAgent, bull: DebateTurn, bear: DebateTurn) -> bool:
+    """Both sides answered and ``|p_bull - p_bear| < consensus_threshold``."""
+    return bull.status == "ok" and bear.status == "ok" and abs(bull.p_yes - bear.p_yes) < debate.consensus_threshold  # type: ignore[operator]
+
+
+# --- supervisor steps --------------------------------------------------------------------------------
+def supervisor_call_params(sup: SupervisorAgent, json_schema: dict[str, Any]) -> dict[str, Any]:
+    return dict(json_schema=json_schema, temperature=sup.temperature, max_tokens=sup.max_tokens, seed=sup.seed)
+
+
+def disagreement_request(sup: SupervisorAgent, question: Question, summaries: Sequence[AgentSummary]) -> tuple[list[ChatMessage], dict[str, Any]]:
+    """Messages and call options of the supervisor's first call (name the disagreements)."""
+    msgs = sup._prefix(question, summaries) + [
+        ChatMessage(role="user", content=sprompts.SUPERVISOR_DISAGREEMENT_TASK.format(max_queries=sup.max_queries))]
+    return msgs, supervisor_call_params(sup, sprompts.disagreement_schema(sup.max_queries))
+
+
+def decision_request(sup: SupervisorAgent, question: Question, summaries: Sequence[AgentSummary], disagreements, coverage,
+                     outcomes: list[SearchOutcome]) -> tuple[list[ChatMessage], dict[str, Any]]:
+    """Messages and call options of the supervisor's decision call."""
+    results = [r for o in outcomes if o.ok for r in o.results]
+    msgs = sup._prefix(question, summaries) + [ChatMessage(role="user", content="\n\n".join([
+        _render_disagreements(disagreements, coverage),
+        "## CLARIFYING EVIDENCE\n" + (render_evidence(results) if results else "None obtained (see coverage gaps)."),
+        sprompts.SUPERVISOR_DECISION_TASK,
+    ]))]
+    return msgs, supervisor_call_params(sup, sprompts.DECISION_SCHEMA)
+
+
+@dataclass
+class SupervisorState:
+    """Intermediate results of a supervisor run, filled step by step."""
+
+    t0: float = field(default_factory=time.perf_counter)
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    disagreements: list[Disagreement] = field(default_factory=list)
+    queries: list[str] = field(default_factory=list)
+    outcomes: list[SearchOutcome] = field(default_factory=list)
+    coverage: list = field(default_factory=list)
+    error: ReconcileError | None = None
+
+    def fail(self, exc: ReconcileError) -> None:
+        self.error, self.usage = exc, self.usage + spent_usage(exc)
+
+
+def supervisor_artifact(question: Question, st: SupervisorState, text: str | None) -> SupervisorArtifact:
+    """The :class:`SupervisorArtifact` from the state and the decision answer (mirrors ``SupervisorAgent.arun``)."""
+    common = dict(question_id=question.id, disagreements=st.disagreements, queries=st.queries, search_outcomes=st.outcomes, coverage=st.coverage)
+    if st.error is None:
+        try:
+            parsed = parse_forecast(text or "")
+            confidence = str(parsed.data.get("confidence", "")).strip().lower()
+            if confidence not in ("high", "medium", "low"):
+                raise ForecastParseError(f"confidence must be high, medium or low, got {parsed.data.get('confidence')!r}",
+                                         raw_text=text, field="confidence", value=parsed.data.get("confidence"))
+        except ReconcileError as exc:
+            st.fail(exc)
+    if st.error is not None:
+        return SupervisorArtifact(**common, token_usage=st.usage, status="failed", error=st.error.to_info(), wall_time_s=time.perf_counter() - st.t0)
+    results = [r for o in st.outcomes if o.ok for r in o.results]
+    return SupervisorArtifact(**common, p_yes=parsed.p_yes, confidence=confidence, rationale=parsed.rationale,  # type: ignore[arg-type]
+                              key_evidence=attach_provenance(parsed.key_evidence, results), token_usage=st.usage,
+                              wall_time_s=time.perf_counter() - st.t0)
+
+
+# --- trace -------------------------------------------------------------------------------------------
+class TraceRecorder:
+    """Collects provider calls and searches of one run (the sinks of :class:`ForecastPipeline`) and
+    assembles the :class:`PipelineTrace`. Use as ``with TraceRecorder() as rec: ...``."""
+
+    def __enter__(self) -> "TraceRecorder":
+        self.t0 = time.perf_counter()
+        self.calls: list = []
+        self.searches: list = []
+        self._tokens = (RECORDING_SINK.set(self.calls), SEARCH_RECORDING_SINK.set(self.searches))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        RECORDING_SINK.reset(self._tokens[0])
+        SEARCH_RECORDING_SINK.reset(self._tokens[1])
+
+    def trace(self, pipe: ForecastPipeline, question: Question, ens: EnsembleResult, aggregates: dict[str, float | None],
+              debate: DebateArtifact | None, supervisor: SupervisorArtifact | None) -> PipelineTrace:
+        """The trace, final probability by ``pipe.combination`` (the tail of :meth:`ForecastPipeline.arun`)."""
+        trace = PipelineTrace(
+            question=question, forecasts=ens.forecasts, n_ok=ens.n_ok, aggregation_method=pipe.aggregation,
+            aggregate_p_yes=aggregates[pipe.aggregation], aggregates=aggregates, debate=debate, supervisor=supervisor,
+            combination_rule={**pipe.combination.describe(), "reconcile_min_spread": pipe.reconcile_min_spread},
+            ledger=pipe.ledger(ens, debate, supervisor), recorded_calls=self.calls,
+            recorded_searches=[r.model_dump(mode="json") for r in self.searches],
+        )
+        if not ens.policy_met or trace.aggregate_p_yes is None:
+            err = EnsembleFailed(
+                f"{ens.n_ok} of {ens.n_members} members succeeded; the policy needs {ens.min_success_fraction:.0%}",
+                n_ok=ens.n_ok, n_members=ens.n_members, min_success_fraction=ens.min_success_fraction)
+            trace.status, trace.error, trace.final_source = "failed", err.to_info(), "ensemble failed"
+        else:
+            trace.final_p_yes, trace.final_source = pipe.combination.combine(trace.aggregate_p_yes, debate, supervisor)
+        trace.wall_time_s = time.perf_counter() - self.t0
+        return trace
+
+
+async def with_timeout(coro, timeout_s: float | None):
+    """``await coro`` under an optional deadline in seconds (``asyncio.TimeoutError`` past it)."""
+    return await (coro if timeout_s is None else asyncio.wait_for(coro, timeout=timeout_s))
