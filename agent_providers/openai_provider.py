@@ -179,8 +179,10 @@ class OpenAIProvider(Provider):
 
     @property
     def spec(self) -> str:
+        """Registry string; for compatible servers the URL without user info, query or fragment (those
+        may carry credentials, and the spec is written to manifests, traces and cache keys)."""
         if self.compatible:
-            return f"openai-compatible/{self.model}@{self.base_url}"
+            return f"openai-compatible/{self.model}@{_public_url(self.base_url)}"
         return f"openai/{self.model}"
 
     def response_format(self, json_schema: dict[str, Any]) -> dict[str, Any]:
@@ -257,3 +259,16 @@ class OpenAIProvider(Provider):
         if not self._closed.is_set():
             self._closed.set()
             self._client.close()
+
+
+def _public_url(url: str | None) -> str:
+    """``url`` without user info, query string or fragment."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    if not url:
+        return ""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))

@@ -111,7 +111,8 @@ def auto_provider(environ: dict[str, str] | None = None, **kwargs) -> Provider:
     The choice is also available as ``provider.auto_choice``.
     """
     choice = choose_auto_spec(environ)
-    log.info("auto_provider picked %s because %s", choice.spec, choice.reason)
     provider = get_provider(choice.spec, **kwargs)
+    choice = AutoChoice(provider.spec, choice.reason)  # the provider's spec: credentials in a URL are dropped
+    log.info("auto_provider picked %s because %s", choice.spec, choice.reason)
     provider.auto_choice = choice  # type: ignore[attr-defined]
     return provider

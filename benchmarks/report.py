@@ -245,7 +245,15 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
     scored = scorable(df)
     if scored.empty:
         raise DataValidationError("no scorable forecasts (need p_yes and a resolved outcome)", field="outcome", value=None)
-    base_label = baseline if baseline in set(scored["label"]) else scored["label"].iloc[0]
+    labels = sorted(set(scored["label"]))
+    if baseline in labels:
+        base_label = baseline
+    else:  # several runs: labels are "<run id>:<method>"; take the first run's method
+        prefixed = [lab for lab in labels if lab.endswith(":" + baseline)]
+        if not prefixed:
+            raise DataValidationError(f"baseline {baseline!r} is not among the scored methods: {', '.join(labels)}",
+                                      field="baseline", value=baseline)
+        base_label = prefixed[0]
     table = scoring.score_table(scored, method_col="label", baseline=base_label, n_resamples=n_resamples, seed=seed)
     coverage = df.groupby("label").agg(attempted=("question_id", "size"), failed=("status", lambda s: int((s == "failed").sum())))
     table = table.merge(coverage, left_on="label", right_index=True, how="left")
@@ -314,6 +322,13 @@ def _html(table, costs, roles, effect, audit, contamination, segments, scored, m
     return "\n".join(parts)
 
 
+def _binary(value: Any, row: int, path: Path) -> int:
+    if value in (0, 1) and not isinstance(value, bool):
+        return int(value)
+    raise DataValidationError(f"{path}: row {row}, column 'outcome': value {value!r} is not 0 or 1",
+                              field="outcome", row=row, value=value, source=str(path))
+
+
 def score_forecasts_file(path: str | Path, *, questions_path: str | Path | None = None, baseline: str | None = None,
                          n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
     """Score a forecasts file from any system: columns ``question_id``, ``p_yes`` and optionally
@@ -349,7 +364,8 @@ def score_forecasts_file(path: str | Path, *, questions_path: str | Path | None 
     df["p_yes"] = p
     if "method" not in df.columns:
         df["method"] = path.stem
-    if "outcome" not in df.columns or df["outcome"].isna().any():
+    if "outcome" not in df.columns or df["outcome"].isna().any() or "cluster" not in df.columns:
+        # outcomes and bootstrap clusters (source|source question id) come from the questions by id
         if questions_path is not None:
             from benchmarks.questions import load_questions_file
 
@@ -364,7 +380,7 @@ def score_forecasts_file(path: str | Path, *, questions_path: str | Path | None 
             q = by_id.get(qid)
             given = df["outcome"].iloc[i] if "outcome" in df.columns else None
             if given is not None and given == given:
-                outcomes.append(int(given))
+                outcomes.append(_binary(given, i, path))
             elif q is None or q.outcome is None:
                 raise DataValidationError(f"{path}: row {i}, column 'question_id': {qid!r} has no known outcome",
                                           field="question_id", row=i, value=qid, source=str(path))
@@ -374,8 +390,6 @@ def score_forecasts_file(path: str | Path, *, questions_path: str | Path | None 
         df["outcome"] = outcomes
         if "cluster" not in df.columns:
             df["cluster"] = clusters
-    if "cluster" not in df.columns:
-        df["cluster"] = df["question_id"]
-    df["outcome"] = df["outcome"].astype(int)
+    df["outcome"] = [_binary(v, i, path) for i, v in enumerate(df["outcome"])]
     base = baseline or df["method"].iloc[0]
     return scoring.score_table(df, method_col="method", baseline=base, n_resamples=n_resamples, seed=seed)

@@ -17,7 +17,10 @@ import asyncio
 import datetime as dt
 import functools
 import json
+import logging
 import os
+import random
+import secrets
 import sys
 import time
 from collections.abc import Callable
@@ -38,6 +41,8 @@ from benchmarks.config import RunConfig
 from benchmarks.methods import method_rows
 from benchmarks.model_cutoffs import training_cutoff
 from benchmarks.questions import load_forecastbench, load_questions_file
+
+log = logging.getLogger(__name__)
 
 RESULTS_FILE = "results.jsonl"
 MANIFEST_FILE = "manifest.json"
@@ -195,7 +200,7 @@ class BenchmarkRunner:
         self._questions = questions
         self.progress = progress
         self.retry_sleep = retry_sleep
-        run_id = config.run_id or dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+        run_id = config.run_id or dt.datetime.now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
         self.config = config.model_copy(update={"run_id": run_id})
         self.run_dir = Path(config.output_dir) / run_id
         self.providers: list[Provider] = []
@@ -279,21 +284,46 @@ class BenchmarkRunner:
     def model_specs(self) -> list[str]:
         return [p.spec for p in (self.providers or self.build_providers())]
 
+    def cutoff_filter(self) -> dict[str, Any]:
+        """The contamination filter this run applies: each model's training cutoff, the date questions
+        must be due after, and why. A model whose cutoff is not in :mod:`benchmarks.model_cutoffs` makes
+        the filter inapplicable: that is reported (manifest and a warning), never silently skipped."""
+        cutoffs = {s: training_cutoff(s) for s in self.model_specs()}
+        unknown = [s for s, c in cutoffs.items() if c is None]
+        info: dict[str, Any] = {"requested": self.config.after_model_cutoff,
+                                "model_cutoffs": {s: (c.isoformat() if c else None) for s, c in cutoffs.items()},
+                                "applied_after": None, "note": ""}
+        if not self.config.after_model_cutoff:
+            info["note"] = "not requested: questions due before the models' training cutoffs are included"
+        elif unknown:
+            info["note"] = (f"training cutoff unknown for {', '.join(unknown)}: questions are NOT filtered for "
+                            "contamination; pass --date-from to set the filter yourself")
+        else:
+            info["applied_after"] = max(cutoffs.values()).isoformat()  # type: ignore[type-var]
+            info["note"] = f"questions due after {info['applied_after']} (latest training cutoff of the models)"
+        return info
+
     def select_questions(self) -> list[Question]:
-        """The run's questions: given, from a user file, or a seeded ForecastBench sample."""
+        """The run's questions: given, from a user file (a seeded sample of ``sample_n`` rows), or a seeded
+        ForecastBench sample due after the models' training cutoffs (see :meth:`cutoff_filter`)."""
         if self._questions is not None:
             return list(self._questions)
         cfg = self.config
         if cfg.questions_file:
             qs = list(load_questions_file(cfg.questions_file))
-            return qs[: cfg.sample_n] if cfg.sample_n else qs
+            if cfg.sample_n and len(qs) > cfg.sample_n:
+                keep = set(random.Random(cfg.seed).sample(range(len(qs)), cfg.sample_n))
+                log.warning("%s has %d questions; using a seeded sample of %d (--n 0 for all)",
+                            cfg.questions_file, len(qs), cfg.sample_n)
+                qs = [q for i, q in enumerate(qs) if i in keep]
+            return qs
         date_from = cfg.forecast_date_from
-        if cfg.after_model_cutoff:
-            cutoffs = [training_cutoff(s) for s in self.model_specs()]
-            known = [c for c in cutoffs if c is not None]
-            if known:
-                after = max(known) + dt.timedelta(days=1)
-                date_from = max(date_from, after) if date_from else after
+        cutoff = self.cutoff_filter()
+        if cutoff["applied_after"]:
+            after = dt.date.fromisoformat(cutoff["applied_after"]) + dt.timedelta(days=1)
+            date_from = max(date_from, after) if date_from else after
+        elif cfg.after_model_cutoff:
+            log.warning("%s", cutoff["note"])
         return list(load_forecastbench(
             sources=cfg.sources, question_type=cfg.question_type, forecast_date_from=date_from,
             forecast_date_to=cfg.forecast_date_to, one_per_source_question=cfg.one_per_source_question,
@@ -312,6 +342,7 @@ class BenchmarkRunner:
             "config": self.config.model_dump(mode="json"),
             "providers": [{"spec": p.spec, "model": p.model} for p in self.providers],
             "seed": self.config.seed,
+            "contamination_filter": self.cutoff_filter(),
             "question_ids": [q.id for q in questions],
             "question_status": status,
             **extra,
@@ -369,14 +400,22 @@ class BenchmarkRunner:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         results_path = self.run_dir / RESULTS_FILE
         manifest_path = self.run_dir / MANIFEST_FILE
-        done_records = read_results(results_path, repair=True)
-        if done_records and not resume:
+        if results_path.exists() and results_path.stat().st_size and not resume:
             raise FileExistsError(f"{self.run_dir} already has results; use resume to continue it")
+        done_records = read_results(results_path, repair=resume)
         if not self.providers:
             self.build_providers()
+        if not self.config.providers:  # record what auto_provider() picked, so a resume uses the same models
+            self.config = self.config.model_copy(update={"providers": [p.spec for p in self.providers]})
         questions = self.select_questions()
         if not questions:
             raise DataValidationError("no questions match the run's filters", field="questions", value=0)
+        if resume and manifest_path.exists():
+            recorded = json.loads(manifest_path.read_text()).get("question_ids")
+            if recorded is not None and recorded != [q.id for q in questions]:
+                raise DataValidationError(
+                    f"{self.run_dir}: the resumed run selects other questions than the manifest records "
+                    "(different providers, filters or question file?)", field="question_ids", value=len(questions))
         pipeline = self.build_pipeline()
         baselines = baseline_table(questions, self.config.baselines)
         done = {r["question_id"] for r in done_records}

@@ -61,3 +61,10 @@ def test_run_with_unknown_method_is_one_clean_error(tmp_path):
 def test_resume_of_missing_run_is_a_clean_error(tmp_path):
     res = runner.invoke(app, ["run", "--resume", "nope", "-o", str(tmp_path)])
     assert res.exit_code == 2 and "manifest.json" in res.output
+
+
+def test_score_command_rejects_non_binary_outcome(tmp_path):
+    f = tmp_path / "bad_outcome.csv"
+    f.write_text("question_id,p_yes,outcome\na,0.5,1\nb,0.2,0.7\n")
+    res = runner.invoke(app, ["score", str(f)])
+    assert res.exit_code == 2 and "row 1" in res.output and "0.7" in res.output

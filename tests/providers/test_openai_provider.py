@@ -195,3 +195,11 @@ def test_registry_specs(fake_key):
     q = get_provider("openai-compatible/qwen2.5@http://127.0.0.1:9/v1")
     assert isinstance(q, OpenAIProvider) and q.compatible
     assert q.spec == "openai-compatible/qwen2.5@http://127.0.0.1:9/v1"
+
+
+def test_compatible_spec_drops_credentials_from_the_url():
+    from agent_providers import get_provider
+
+    p = get_provider("openai-compatible/m@http://user:s3cret@127.0.0.1:8080/v1?token=abc#x")
+    assert p.spec == "openai-compatible/m@http://127.0.0.1:8080/v1"
+    assert "s3cret" not in repr(p) and "abc" not in repr(p)
