@@ -29,7 +29,7 @@ class RunConfig(BaseModel):
     forecast_date_to: dt.date | None = Field(None, description="Keep questions with forecast date on or before this date.")
     after_model_cutoff: bool = Field(True, description="Keep only questions whose forecast date is after every model's training cutoff.")
     one_per_source_question: bool = Field(True, description="One row per source question (no repeated markets).")
-    sample_n: int | None = Field(8, ge=1, description="Seeded sample size; None = all matching questions.")
+    sample_n: int | None = Field(6, ge=1, description="Seeded sample size; None = all matching questions.")
     seed: int = Field(0, description="Seed of the question sample, member sampling and fault injection.")
     # agents
     temperature: float | None = Field(0.7, description="Member sampling temperature.")
