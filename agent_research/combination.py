@@ -23,6 +23,9 @@ class CombinationRule:
     4. Final clipping to ``[clip_low, clip_high]`` (default [0.01, 0.99]) so that a single confident
        miss cannot dominate a log score; set both to 0 and 1 to disable.
 
+    The weights are this project's heuristic defaults, not taken from a published method; the
+    benchmark's ``pipeline`` row measures whether they earn their tokens.
+
     Raises
     ------
     ValueError

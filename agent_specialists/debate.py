@@ -122,7 +122,8 @@ class DebateAgent:
     async def arun(
         self, question: Question, agent_summaries: Sequence[AgentSummary], aggregate_p_yes: float | None
     ) -> DebateArtifact:
-        """Run the debate (async). Never raises for provider or parse failures: failed turns are recorded."""
+        """Run the debate (async); parameters and result as in :meth:`run`. Never raises for provider or
+        parse failures: failed turns are recorded with their typed errors and spent tokens."""
         t0 = time.perf_counter()
         rounds: list[DebateRound] = []
         last: dict[Side, DebateTurn | None] = {"bull": None, "bear": None}

@@ -239,6 +239,8 @@ class BenchmarkRunner:
         return out
 
     def build_executor(self) -> ToolExecutor | None:
+        """The research backend behind the cutoff guard: the given client, else ``config.search``
+        (``local``: :meth:`LocalCorpusSearch.default`; ``ddg``: DuckDuckGo; ``none``: no research)."""
         kw = {"snippet_chars": self.config.snippet_chars}
         if self.search_client is not None:
             return ToolExecutor(self.search_client, **kw)
@@ -253,6 +255,9 @@ class BenchmarkRunner:
         return ToolExecutor(LocalCorpusSearch.default(), **kw)
 
     def build_pipeline(self) -> ForecastPipeline:
+        """The pipeline every question runs: ``n_members`` forecasters cycling over the providers, a
+        :class:`DebateAgent` on the first provider and a :class:`SupervisorAgent` on the last (each only
+        when a method needs it), sized by the config (tokens, results, evidence items, rounds, queries)."""
         cfg = self.config
         providers = self.providers or self.build_providers()
         executor = self.build_executor()
@@ -282,6 +287,7 @@ class BenchmarkRunner:
         return 1 if all(s.startswith("local") for s in self.model_specs()) else 8
 
     def model_specs(self) -> list[str]:
+        """Specs of the run's providers (built on first use)."""
         return [p.spec for p in (self.providers or self.build_providers())]
 
     def cutoff_filter(self) -> dict[str, Any]:
@@ -395,6 +401,11 @@ class BenchmarkRunner:
         ------
         FileExistsError
             When the run folder already holds results and ``resume`` is False.
+        DataValidationError
+            When no question matches the filters, a question file is malformed (row, column and value
+            named), or a resumed run would select other questions than its manifest records.
+        ReconcileError
+            From building a provider (``MissingDependency``, ``AuthenticationFailed``, ``UnknownProvider``).
         """
         t0 = time.perf_counter()
         self.run_dir.mkdir(parents=True, exist_ok=True)
