@@ -16,7 +16,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from agent_providers import Provider
-from agent_schemas import Forecast, ProviderTimeout, Question, ReconcileError, TokenUsage
+from agent_schemas import Forecast, ProviderTimeout, Question, TokenUsage
 from agent_research.aggregation import aggregate
 from agent_research.forecaster import ForecasterAgent
 from agent_research.prompts import PERSONAS
@@ -148,14 +148,12 @@ class Ensemble:
                     if self.member_timeout_s is None:
                         return await member.aforecast(question)
                     return await asyncio.wait_for(member.aforecast(question), timeout=self.member_timeout_s)
-                except asyncio.TimeoutError:
+                except asyncio.TimeoutError:  # aforecast itself turns provider and parse errors into failed forecasts
                     err = ProviderTimeout(
                         f"member {member.agent_id} exceeded its {self.member_timeout_s} s deadline",
                         timeout_s=self.member_timeout_s,
                         provider=member.llm.spec,
                     )
-                except ReconcileError as err_:  # defensive: aforecast already converts these
-                    err = err_
                 return Forecast(
                     question_id=question.id, agent_id=member.agent_id, model=member.llm.spec, status="failed",
                     error=err.to_info(), persona=member.persona, temperature=member.temperature,
@@ -163,6 +161,10 @@ class Ensemble:
                 )
 
         forecasts = list(await asyncio.gather(*(one(m) for m in self.members)))
+        return self.result(question, forecasts, time.perf_counter() - t0)
+
+    def result(self, question: Question, forecasts: list[Forecast], wall_time_s: float) -> EnsembleResult:
+        """The :class:`EnsembleResult` of ``forecasts`` (one per member) under this ensemble's success policy."""
         n_ok = sum(f.ok for f in forecasts)
         need = math.ceil(self.min_success_fraction * len(forecasts) - 1e-12)
         return EnsembleResult(
@@ -173,7 +175,7 @@ class Ensemble:
             min_success_fraction=self.min_success_fraction,
             policy_met=n_ok >= max(1, need),
             usage=TokenUsage.sum(f.usage for f in forecasts),
-            wall_time_s=time.perf_counter() - t0,
+            wall_time_s=wall_time_s,
         )
 
     def run(self, question: Question) -> EnsembleResult:

@@ -11,7 +11,6 @@ from agent_providers.base import spent_usage
 from agent_schemas import (
     ChatMessage,
     Forecast,
-    ForecastParseError,
     Question,
     ReconcileError,
     SearchOutcome,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from agent_providers import Provider
 from agent_providers.base import spent_usage
@@ -106,46 +106,44 @@ class DebateAgent:
         context = prompts.render_agent_summaries(agent_summaries)
         return stable_prefix(question, context) + [ChatMessage(role="user", content="\n\n".join(turn))]
 
-    async def _turn(self, side: Side, messages: list[ChatMessage]) -> DebateTurn:
-        usage = TokenUsage()
-        try:
-            c = await self.llms[side].acomplete(
-                messages, json_schema=prompts.DEBATE_SCHEMA, temperature=self.temperature, max_tokens=self.max_tokens, seed=self.seed
-            )
-            usage = c.usage
-            parsed = parse_forecast(c.text)
-        except ReconcileError as exc:
-            return DebateTurn(side=side, status="failed", error=exc.to_info(), usage=usage + spent_usage(exc))
+    def call_params(self) -> dict[str, Any]:
+        """Provider call options of every turn (answer schema, temperature, max_tokens, seed)."""
+        return dict(json_schema=prompts.DEBATE_SCHEMA, temperature=self.temperature, max_tokens=self.max_tokens, seed=self.seed)
+
+    @staticmethod
+    def turn_from_answer(side: Side, text: str | None, usage: TokenUsage, error: ReconcileError | None = None) -> DebateTurn:
+        """One side's :class:`DebateTurn` from its answer ``text`` (or the ``error`` the call raised).
+
+        An answer that cannot be parsed gives a failed turn with the typed error; spent tokens count.
+        """
+        if error is None:
+            try:
+                parsed = parse_forecast(text or "")
+            except ReconcileError as exc:
+                error = exc
+        if error is not None:
+            return DebateTurn(side=side, status="failed", error=error.to_info(), usage=usage + spent_usage(error))
         argument = str(parsed.data.get("argument") or parsed.rationale or "")
         return DebateTurn(side=side, argument=argument, p_yes=parsed.p_yes, key_evidence=parsed.key_evidence, usage=usage)
 
-    async def arun(
-        self, question: Question, agent_summaries: Sequence[AgentSummary], aggregate_p_yes: float | None
-    ) -> DebateArtifact:
-        """Run the debate (async); parameters and result as in :meth:`run`. Never raises for provider or
-        parse failures: failed turns are recorded with their typed errors and spent tokens."""
-        t0 = time.perf_counter()
-        rounds: list[DebateRound] = []
-        last: dict[Side, DebateTurn | None] = {"bull": None, "bear": None}
-        final: dict[Side, float | None] = {"bull": None, "bear": None}
-        consensus = False
-        for r in range(1, self.max_rounds + 1):
-            bull = await self._turn("bull", self.build_messages("bull", question, agent_summaries, aggregate_p_yes, last["bear"], last["bull"], r))
-            if bull.status == "ok":
-                last["bull"], final["bull"] = bull, bull.p_yes
-            bear = await self._turn("bear", self.build_messages("bear", question, agent_summaries, aggregate_p_yes, last["bull"], last["bear"], r))
-            if bear.status == "ok":
-                last["bear"], final["bear"] = bear, bear.p_yes
-            consensus = (
-                bull.status == "ok" and bear.status == "ok" and abs(bull.p_yes - bear.p_yes) < self.consensus_threshold
-            )
-            rounds.append(DebateRound(round_number=r, bull=bull, bear=bear, consensus=consensus))
-            if consensus:
-                break
-        usage_by_role = {
-            side: TokenUsage.sum(getattr(rd, side).usage for rd in rounds) for side in ("bull", "bear")
-        }
-        n_failed = sum((rd.bull.status == "failed") + (rd.bear.status == "failed") for rd in rounds)
+    def is_consensus(self, bull: DebateTurn, bear: DebateTurn) -> bool:
+        """Both sides answered and ``|p_bull - p_bear| < consensus_threshold``."""
+        return bull.status == "ok" and bear.status == "ok" and abs(bull.p_yes - bear.p_yes) < self.consensus_threshold  # type: ignore[operator]
+
+    def artifact(self, question: Question, aggregate_p_yes: float | None, rounds: list[DebateRound], t0: float) -> DebateArtifact:
+        """The :class:`DebateArtifact` of the rounds played (``t0``: ``time.perf_counter()`` at the start).
+
+        Each side's final probability is its last successfully parsed one; ``p_yes`` is their midpoint,
+        None (status "failed") when a side never answered.
+        """
+        final: dict[str, float | None] = {"bull": None, "bear": None}
+        for rd in rounds:
+            for side in ("bull", "bear"):
+                turn = getattr(rd, side)
+                if turn.status == "ok":
+                    final[side] = turn.p_yes
+        consensus = bool(rounds) and rounds[-1].consensus
+        usage_by_role = {side: TokenUsage.sum(getattr(rd, side).usage for rd in rounds) for side in ("bull", "bear")}
         both = final["bull"] is not None and final["bear"] is not None
         error = None
         if not both:
@@ -157,17 +155,45 @@ class DebateAgent:
             rounds=rounds,
             bull_final_probability=final["bull"],
             bear_final_probability=final["bear"],
-            p_yes=(final["bull"] + final["bear"]) / 2 if both else None,
+            p_yes=(final["bull"] + final["bear"]) / 2 if both else None,  # type: ignore[operator]
             consensus_reached=consensus,
             early_termination=consensus and len(rounds) < self.max_rounds,
             consensus_threshold=self.consensus_threshold,
-            n_failed_turns=n_failed,
+            n_failed_turns=sum((rd.bull.status == "failed") + (rd.bear.status == "failed") for rd in rounds),
             token_usage=usage_by_role["bull"] + usage_by_role["bear"],
             usage_by_role=usage_by_role,
             status="ok" if both else "failed",
             error=error,
             wall_time_s=time.perf_counter() - t0,
         )
+
+    async def _turn(self, side: Side, messages: list[ChatMessage]) -> DebateTurn:
+        try:
+            c = await self.llms[side].acomplete(messages, **self.call_params())
+        except ReconcileError as exc:
+            return self.turn_from_answer(side, None, TokenUsage(), exc)
+        return self.turn_from_answer(side, c.text, c.usage)
+
+    async def arun(
+        self, question: Question, agent_summaries: Sequence[AgentSummary], aggregate_p_yes: float | None
+    ) -> DebateArtifact:
+        """Run the debate (async); parameters and result as in :meth:`run`. Never raises for provider or
+        parse failures: failed turns are recorded with their typed errors and spent tokens."""
+        t0 = time.perf_counter()
+        rounds: list[DebateRound] = []
+        last: dict[Side, DebateTurn | None] = {"bull": None, "bear": None}
+        for r in range(1, self.max_rounds + 1):
+            bull = await self._turn("bull", self.build_messages("bull", question, agent_summaries, aggregate_p_yes, last["bear"], last["bull"], r))
+            if bull.status == "ok":
+                last["bull"] = bull
+            bear = await self._turn("bear", self.build_messages("bear", question, agent_summaries, aggregate_p_yes, last["bull"], last["bear"], r))
+            if bear.status == "ok":
+                last["bear"] = bear
+            consensus = self.is_consensus(bull, bear)
+            rounds.append(DebateRound(round_number=r, bull=bull, bear=bear, consensus=consensus))
+            if consensus:
+                break
+        return self.artifact(question, aggregate_p_yes, rounds, t0)
 
     def run(
         self, question: Question, agent_summaries: Sequence[AgentSummary], aggregate_p_yes: float | None

@@ -23,7 +23,6 @@ from agent_schemas import (
     Question,
     ReconcileError,
     SearchOutcome,
-    SearchResult,
     SupervisorArtifact,
     TokenUsage,
 )

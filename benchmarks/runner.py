@@ -220,12 +220,9 @@ class BenchmarkRunner:
         out = []
         cache_dir = Path(self.config.cache_dir) if self.config.cache_dir else self.run_dir / "cache"
         cache = ResponseCache(cache_dir) if self.config.cache else None
+        async_sleep = _as_async(self.retry_sleep) if self.retry_sleep is not None else None
         for spec in specs:
             p = self._base_provider(spec)
-            async_sleep = None
-            if self.retry_sleep is not None:
-                async def async_sleep(s, _f=self.retry_sleep):  # noqa: E731
-                    _f(s)
             r = RetryingProvider(p, RetryPolicy(max_attempts=self.config.max_attempts, seed=self.config.seed),
                                  sleep=self.retry_sleep, async_sleep=async_sleep)
             self._retrying.append(r)
@@ -467,6 +464,15 @@ class BenchmarkRunner:
             bar.close()
             write_json_atomic(manifest_path, self._manifest(questions, status, started, {"provider_stats": self.provider_stats()}))
         return RunSummary(self.run_dir, len(questions), len(done), n_ok, n_failed, time.perf_counter() - t0, self.provider_stats())
+
+
+def _as_async(sleep: Callable[[float], Any]) -> Callable[[float], Any]:
+    """An awaitable form of a sync ``sleep(seconds)`` (tests inject a no-op)."""
+
+    async def async_sleep(seconds: float) -> None:
+        sleep(seconds)
+
+    return async_sleep
 
 
 def baseline_table(questions: list[Question], names: list[str]) -> dict[str, dict[str, dict[str, Any]]]:

@@ -87,10 +87,10 @@ class AgentsSDKPipeline:
         other = "bear" if side == "bull" else "bull"
         msgs = d.build_messages(side, q, summaries, agg, last[other], last[side], r)  # type: ignore[union-attr, arg-type]
         try:
-            text, usage = await self._ask(self.debaters[side], msgs, c.debate_call_params(d))  # type: ignore[arg-type]
+            text, usage = await self._ask(self.debaters[side], msgs, d.call_params())  # type: ignore[arg-type]
         except ReconcileError as exc:
-            return c.debate_turn(side, None, TokenUsage(), exc)
-        turn = c.debate_turn(side, text, usage, None)
+            return d.turn_from_answer(side, None, TokenUsage(), exc)
+        turn = d.turn_from_answer(side, text, usage)
         if turn.status == "ok":
             last[side] = turn
         return turn
@@ -101,10 +101,10 @@ class AgentsSDKPipeline:
         for r in range(1, d.max_rounds + 1):  # type: ignore[union-attr]
             bull = await self._turn("bull", q, summaries, agg, last, r)
             bear = await self._turn("bear", q, summaries, agg, last, r)
-            rounds.append(DebateRound(round_number=r, bull=bull, bear=bear, consensus=c.is_consensus(d, bull, bear)))  # type: ignore[arg-type]
+            rounds.append(DebateRound(round_number=r, bull=bull, bear=bear, consensus=d.is_consensus(bull, bear)))  # type: ignore[arg-type]
             if rounds[-1].consensus:
                 break
-        return c.debate_artifact(d, q, agg, rounds, t0)  # type: ignore[arg-type]
+        return d.artifact(q, agg, rounds, t0)  # type: ignore[arg-type]
 
     # --- supervisor --------------------------------------------------------------------------------
     async def _supervise(self, q, summaries):

@@ -22,8 +22,6 @@ from agent_schemas import (
     AgentSummary,
     ChatMessage,
     DebateArtifact,
-    DebateRound,
-    DebateTurn,
     Disagreement,
     EnsembleFailed,
     Forecast,
@@ -196,14 +194,8 @@ def timed_out_forecast(member: ForecasterAgent, question: Question, timeout_s: f
 
 
 def ensemble_result(ensemble: Ensemble, question: Question, forecasts: list[Forecast], wall_time_s: float) -> EnsembleResult:
-    """The :class:`EnsembleResult` of ``forecasts`` (member order) under ``ensemble``'s success policy."""
-    import math
-
-    n_ok = sum(f.ok for f in forecasts)
-    need = math.ceil(ensemble.min_success_fraction * len(forecasts) - 1e-12)
-    return EnsembleResult(question_id=question.id, forecasts=forecasts, n_members=len(forecasts), n_ok=n_ok,
-                          min_success_fraction=ensemble.min_success_fraction, policy_met=n_ok >= max(1, need),
-                          usage=TokenUsage.sum(f.usage for f in forecasts), wall_time_s=wall_time_s)
+    """The ensemble's result under its success policy (:meth:`Ensemble.result`)."""
+    return ensemble.result(question, forecasts, wall_time_s)
 
 
 def reconcile_inputs(pipe: ForecastPipeline, ens: EnsembleResult) -> tuple[dict[str, float | None], list[AgentSummary] | None]:
@@ -216,56 +208,6 @@ def reconcile_inputs(pipe: ForecastPipeline, ens: EnsembleResult) -> tuple[dict[
 
 
 # --- debate steps ------------------------------------------------------------------------------------
-def debate_call_params(debate: DebateAgent) -> dict[str, Any]:
-    """Provider call options of a debate turn."""
-    return dict(json_schema=sprompts.DEBATE_SCHEMA, temperature=debate.temperature, max_tokens=debate.max_tokens, seed=debate.seed)
-
-
-def debate_turn(side: str, text: str | None, usage: TokenUsage, error: ReconcileError | None) -> DebateTurn:
-    """One side's :class:`DebateTurn` from its answer (mirrors ``DebateAgent._turn``)."""
-    if error is None:
-        try:
-            parsed = parse_forecast(text or "")
-        except ReconcileError as exc:
-            error = exc
-    if error is not None:
-        return DebateTurn(side=side, status="failed", error=error.to_info(), usage=usage + spent_usage(error))  # type: ignore[arg-type]
-    argument = str(parsed.data.get("argument") or parsed.rationale or "")
-    return DebateTurn(side=side, argument=argument, p_yes=parsed.p_yes, key_evidence=parsed.key_evidence, usage=usage)  # type: ignore[arg-type]
-
-
-def debate_artifact(debate: DebateAgent, question: Question, aggregate_p_yes: float | None, rounds: list[DebateRound], t0: float) -> DebateArtifact:
-    """Assemble the :class:`DebateArtifact` from the rounds played (mirrors the end of ``DebateAgent.arun``)."""
-    final: dict[str, float | None] = {"bull": None, "bear": None}
-    for rd in rounds:
-        for side in ("bull", "bear"):
-            turn = getattr(rd, side)
-            if turn.status == "ok":
-                final[side] = turn.p_yes
-    consensus = bool(rounds) and rounds[-1].consensus
-    usage_by_role = {side: TokenUsage.sum(getattr(rd, side).usage for rd in rounds) for side in ("bull", "bear")}
-    both = final["bull"] is not None and final["bear"] is not None
-    error = None
-    if not both:
-        missing = [s for s in ("bull", "bear") if final[s] is None]
-        error = ReconcileError(f"debate produced no parseable probability for: {', '.join(missing)}").to_info()
-    return DebateArtifact(
-        question_id=question.id, aggregate_p_yes=aggregate_p_yes, rounds=rounds,
-        bull_final_probability=final["bull"], bear_final_probability=final["bear"],
-        p_yes=(final["bull"] + final["bear"]) / 2 if both else None,  # type: ignore[operator]
-        consensus_reached=consensus, early_termination=consensus and len(rounds) < debate.max_rounds,
-        consensus_threshold=debate.consensus_threshold,
-        n_failed_turns=sum((rd.bull.status == "failed") + (rd.bear.status == "failed") for rd in rounds),
-        token_usage=usage_by_role["bull"] + usage_by_role["bear"], usage_by_role=usage_by_role,
-        status="ok" if both else "failed", error=error, wall_time_s=time.perf_counter() - t0,
-    )
-
-
-def is_consensus(debate: DebateAgent, bull: DebateTurn, bear: DebateTurn) -> bool:
-    """Both sides answered and ``|p_bull - p_bear| < consensus_threshold``."""
-    return bull.status == "ok" and bear.status == "ok" and abs(bull.p_yes - bear.p_yes) < debate.consensus_threshold  # type: ignore[operator]
-
-
 # --- supervisor steps --------------------------------------------------------------------------------
 def supervisor_call_params(sup: SupervisorAgent, json_schema: dict[str, Any]) -> dict[str, Any]:
     return dict(json_schema=json_schema, temperature=sup.temperature, max_tokens=sup.max_tokens, seed=sup.seed)

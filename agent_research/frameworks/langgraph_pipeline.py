@@ -156,10 +156,10 @@ class LangGraphPipeline:
         msgs = d.build_messages(side, state["question"], state["summaries"], state["aggregates"][self.spec.aggregation],  # type: ignore[union-attr, arg-type]
                                 last[other], last[side], len(rounds) + 1)
         try:
-            text, usage = await self._ask(d.llms[side], msgs, c.debate_call_params(d))  # type: ignore[union-attr, index]
+            text, usage = await self._ask(d.llms[side], msgs, d.call_params())  # type: ignore[union-attr, index]
         except ReconcileError as exc:
-            return c.debate_turn(side, None, TokenUsage(), exc)
-        return c.debate_turn(side, text, usage, None)
+            return d.turn_from_answer(side, None, TokenUsage(), exc)
+        return d.turn_from_answer(side, text, usage)
 
     async def bull(self, state: PipelineState) -> dict[str, Any]:
         return {"bull_turn": await self._debate_turn(state, "bull", state.get("rounds", []), None)}
@@ -167,7 +167,7 @@ class LangGraphPipeline:
     async def bear(self, state: PipelineState) -> dict[str, Any]:
         rounds, bull = state.get("rounds", []), state["bull_turn"]
         bear = await self._debate_turn(state, "bear", rounds, bull)
-        rd = DebateRound(round_number=len(rounds) + 1, bull=bull, bear=bear, consensus=c.is_consensus(self.spec.debate, bull, bear))  # type: ignore[arg-type]
+        rd = DebateRound(round_number=len(rounds) + 1, bull=bull, bear=bear, consensus=self.spec.debate.is_consensus(bull, bear))  # type: ignore[arg-type]
         return {"rounds": [rd]}
 
     def after_bear(self, state: PipelineState) -> str:
@@ -176,7 +176,7 @@ class LangGraphPipeline:
 
     async def debate_end(self, state: PipelineState) -> dict[str, Any]:
         agg = state["aggregates"][self.spec.aggregation]
-        return {"debate": c.debate_artifact(self.spec.debate, state["question"], agg, state["rounds"], state["debate_t0"])}  # type: ignore[arg-type]
+        return {"debate": self.spec.debate.artifact(state["question"], agg, state["rounds"], state["debate_t0"])}  # type: ignore[arg-type]
 
     # --- supervisor --------------------------------------------------------------------------------
     async def supervisor_disagreements(self, state: PipelineState) -> dict[str, Any]:
