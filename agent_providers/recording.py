@@ -63,11 +63,12 @@ class RecordingProvider(Provider):
     def spec(self) -> str:
         return self.inner.spec
 
-    def _record(self, key: str, completion: Completion | None, error: ReconcileError | None) -> None:
+    def _record(self, key: str, messages: list[ChatMessage], completion: Completion | None, error: ReconcileError | None) -> None:
         rec = RecordedCall(
             role=self.role,
             provider=self.inner.spec,
             request_key=key,
+            messages=list(messages),
             completion=completion,
             error=error.to_info() if error is not None else None,
         )
@@ -80,9 +81,9 @@ class RecordingProvider(Provider):
         try:
             c = await self.inner.acomplete(messages, json_schema=json_schema, temperature=temperature, max_tokens=max_tokens, seed=seed)
         except ReconcileError as exc:
-            self._record(key, None, exc)
+            self._record(key, messages, None, exc)
             raise
-        self._record(key, c, None)
+        self._record(key, messages, c, None)
         return c
 
     def _complete(self, messages, *, json_schema, temperature, max_tokens, seed) -> Completion:
@@ -90,9 +91,9 @@ class RecordingProvider(Provider):
         try:
             c = self.inner.complete(messages, json_schema=json_schema, temperature=temperature, max_tokens=max_tokens, seed=seed)
         except ReconcileError as exc:
-            self._record(key, None, exc)
+            self._record(key, messages, None, exc)
             raise
-        self._record(key, c, None)
+        self._record(key, messages, c, None)
         return c
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from agent_providers import Provider
-from agent_schemas import Forecast, ProviderTimeout, Question, TokenUsage
+from agent_schemas import Forecast, ProviderTimeout, Question, TokenUsage, VisibleQuestion, as_visible
 from agent_research.aggregation import aggregate
 from agent_research.forecaster import ForecasterAgent
 from agent_research.prompts import PERSONAS
@@ -136,8 +136,9 @@ class Ensemble:
         ]
         return cls(members, **kwargs)
 
-    async def arun(self, question: Question) -> EnsembleResult:
-        """Run every member on ``question``; never raises for member failures."""
+    async def arun(self, question: VisibleQuestion | Question) -> EnsembleResult:
+        """Run every member on ``question`` (its visible part); never raises for member failures."""
+        question = as_visible(question)
         sem = asyncio.Semaphore(self.concurrency)
         t0 = time.perf_counter()
 
@@ -163,7 +164,7 @@ class Ensemble:
         forecasts = list(await asyncio.gather(*(one(m) for m in self.members)))
         return self.result(question, forecasts, time.perf_counter() - t0)
 
-    def result(self, question: Question, forecasts: list[Forecast], wall_time_s: float) -> EnsembleResult:
+    def result(self, question: VisibleQuestion | Question, forecasts: list[Forecast], wall_time_s: float) -> EnsembleResult:
         """The :class:`EnsembleResult` of ``forecasts`` (one per member) under this ensemble's success policy."""
         n_ok = sum(f.ok for f in forecasts)
         need = math.ceil(self.min_success_fraction * len(forecasts) - 1e-12)
@@ -178,7 +179,7 @@ class Ensemble:
             wall_time_s=wall_time_s,
         )
 
-    def run(self, question: Question) -> EnsembleResult:
+    def run(self, question: VisibleQuestion | Question) -> EnsembleResult:
         """Synchronous form of :meth:`arun`."""
         from agent_providers.base import _run_sync
 

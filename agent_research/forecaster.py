@@ -13,6 +13,8 @@ from agent_schemas import (
     Forecast,
     Question,
     ReconcileError,
+    VisibleQuestion,
+    as_visible,
     SearchOutcome,
     SearchResult,
     TokenUsage,
@@ -98,7 +100,7 @@ class ForecasterAgent:
         return f"ForecasterAgent(agent_id={self.agent_id!r}, llm={self.llm!r}, persona={self.persona!r})"
 
     # --- research ------------------------------------------------------------------------------
-    async def _queries(self, question: Question) -> tuple[list[str], TokenUsage]:
+    async def _queries(self, question: VisibleQuestion) -> tuple[list[str], TokenUsage]:
         base = " ".join(question.text.split())[:200]
         queries = [base] if self.n_queries >= 1 else []
         usage = TokenUsage()
@@ -121,11 +123,12 @@ class ForecasterAgent:
                 usage = usage + spent_usage(exc)
         return queries, usage
 
-    async def research(self, question: Question) -> tuple[list[SearchOutcome], TokenUsage]:
+    async def research(self, question: VisibleQuestion | Question) -> tuple[list[SearchOutcome], TokenUsage]:
         """Run the research queries with the question's forecast date as cutoff.
 
         Returns the search outcomes (failures included) and the usage of query writing.
         """
+        question = as_visible(question)
         if self.executor is None or self.n_queries == 0:
             return [], TokenUsage()
         queries, usage = await self._queries(question)
@@ -137,7 +140,7 @@ class ForecasterAgent:
         return outcomes, usage
 
     # --- prompt --------------------------------------------------------------------------------
-    def build_messages(self, question: Question, outcomes: list[SearchOutcome]) -> list[ChatMessage]:
+    def build_messages(self, question: VisibleQuestion | Question, outcomes: list[SearchOutcome]) -> list[ChatMessage]:
         """The forecaster prompt: :func:`agent_tools.case_facts.stable_prefix` with the evidence as
         context, then the role, the member's persona and the task.
 
@@ -159,8 +162,10 @@ class ForecasterAgent:
         return stable_prefix(question, evidence) + [ChatMessage(role="user", content=tail)]
 
     # --- run -----------------------------------------------------------------------------------
-    async def aforecast(self, question: Question) -> Forecast:
-        """Forecast ``question`` (async). Never raises for provider or parse failures: see Notes."""
+    async def aforecast(self, question: VisibleQuestion | Question) -> Forecast:
+        """Forecast ``question`` (async; a :class:`Question` is reduced to its visible part first). Never
+        raises for provider or parse failures: see Notes."""
+        question = as_visible(question)
         t0 = time.perf_counter()
         usage = TokenUsage()
         outcomes: list[SearchOutcome] = []
@@ -193,7 +198,7 @@ class ForecasterAgent:
             **common,
         )
 
-    def forecast(self, question: Question) -> Forecast:
+    def forecast(self, question: VisibleQuestion | Question) -> Forecast:
         """Synchronous form of :meth:`aforecast`."""
         from agent_providers.base import _run_sync
 

@@ -14,7 +14,17 @@ from collections.abc import Callable
 
 from agent_providers import Provider
 from agent_providers.recording import RECORDING_SINK, RecordingProvider, ReplayProvider
-from agent_schemas import DebateArtifact, EnsembleFailed, PipelineTrace, Question, RecordedCall, SupervisorArtifact, UsageLedger
+from agent_schemas import (
+    DebateArtifact,
+    EnsembleFailed,
+    PipelineTrace,
+    Question,
+    RecordedCall,
+    SupervisorArtifact,
+    UsageLedger,
+    VisibleQuestion,
+    as_visible,
+)
 from agent_research.aggregation import AGGREGATORS
 from agent_research.combination import CombinationRule
 from agent_research.ensemble import Ensemble, EnsembleResult
@@ -100,7 +110,7 @@ class ForecastPipeline:
 
     # --- run -------------------------------------------------------------------------------------
     async def reconcile(
-        self, question: Question, ens: EnsembleResult
+        self, question: VisibleQuestion, ens: EnsembleResult
     ) -> tuple[dict[str, float | None], DebateArtifact | None, SupervisorArtifact | None]:
         """Aggregate one ensemble result with every method and run the specialists on it.
 
@@ -123,9 +133,14 @@ class ForecastPipeline:
         supervisor = done.pop(0) if self.supervisor is not None else None
         return aggregates, debate, supervisor
 
-    async def arun(self, question: Question) -> PipelineTrace:
+    async def arun(self, question: VisibleQuestion | Question) -> PipelineTrace:
         """Run the pipeline on ``question`` (async) and return its trace. Never raises for provider,
-        parse or search failures: they are recorded in the trace (``status`` / ``error`` fields)."""
+        parse or search failures: they are recorded in the trace (``status`` / ``error`` fields).
+
+        Agents see only the visible part of the question: a :class:`Question` is reduced with
+        :meth:`Question.visible` (no crowd value); pass ``question.visible(show_crowd=True)`` to show it.
+        The trace records that visible question, never the outcome."""
+        question = as_visible(question)
         t0 = time.perf_counter()
         sink: list[RecordedCall] = []
         search_sink: list[RecordedSearch] = []
@@ -162,7 +177,7 @@ class ForecastPipeline:
         trace.wall_time_s = time.perf_counter() - t0
         return trace
 
-    def run(self, question: Question) -> PipelineTrace:
+    def run(self, question: VisibleQuestion | Question) -> PipelineTrace:
         """Synchronous form of :meth:`arun`."""
         from agent_providers.base import _run_sync
 

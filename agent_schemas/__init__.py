@@ -22,7 +22,7 @@ from agent_schemas.errors import (
 )
 from agent_schemas.forecasts import AgentSummary, EvidenceItem, Forecast
 from agent_schemas.messages import ChatMessage, Completion
-from agent_schemas.questions import Question
+from agent_schemas.questions import Question, VisibleQuestion, as_visible
 from agent_schemas.reconciliation import (
     CoverageNote,
     DebateArtifact,
@@ -43,5 +43,5 @@ __all__ = [
     "PipelineTrace", "ProviderConnectionError", "ProviderError", "ProviderOverloaded", "ProviderTimeout",
     "Question", "RateLimited", "RecordedCall", "ReconcileError", "ResponseTruncated", "ScriptExhausted",
     "SearchAccessError", "SearchOutcome", "SearchResult", "SupervisorArtifact", "TokenUsage", "UnknownProvider",
-    "UsageEntry", "UsageLedger",
+    "UsageEntry", "UsageLedger", "VisibleQuestion", "as_visible",
 ]

@@ -1,11 +1,23 @@
-"""The binary forecasting question."""
+"""The binary forecasting question, and the part of it a forecaster may see.
+
+Two models keep hindsight out of prompts by construction:
+
+* :class:`Question` is the harness's record: everything known about the question, including what was
+  only learned after the forecast date (``outcome``, the actual ``resolution_date``, ``horizon_days``
+  derived from it). Loaders, baselines and scorers use it.
+* :class:`VisibleQuestion` is what agents receive (:meth:`Question.visible`): the text, background,
+  criteria, forecast date, the close/resolution date *fixed in advance* by the source
+  (``scheduled_close_date``), source, URL, and the value observed at freeze. The crowd / market
+  probability at freeze is included only when a run asks for it (``show_crowd``). Every prompt is built
+  from a VisibleQuestion, so nothing the scorer holds back can reach a model.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class Question(BaseModel):
@@ -20,7 +32,20 @@ class Question(BaseModel):
     background: str = Field("", description="Background information supplied with the question.")
     resolution_criteria: str = Field("", description="How the question resolves.")
     forecast_date: dt.date = Field(description="Forecast (cutoff) date: the last day whose information may be used.")
-    resolution_date: dt.date | None = Field(None, description="Date on which the question resolves.")
+    scheduled_close_date: dt.date | None = Field(
+        None,
+        description=(
+            "Close or resolution date fixed in advance by the source and known on the forecast date (a "
+            "market's scheduled close; a dataset question's resolution date). Shown to forecasters."
+        ),
+    )
+    resolution_date: dt.date | None = Field(
+        None,
+        description=(
+            "Date on which the question actually resolved (a market can resolve before its scheduled close). "
+            "Held back from forecasters: it is known only after the fact."
+        ),
+    )
     outcome: int | None = Field(None, description="1 if it resolved Yes, 0 if No, None if unresolved.")
     source: str = Field("unknown", description="Question source, e.g. 'polymarket', 'fred'.")
     source_question_id: str | None = Field(None, description="Id at the source; with `source` it is the clustering key for standard errors.")
@@ -28,7 +53,9 @@ class Question(BaseModel):
     url: str | None = Field(None, description="Link to the question at its source.")
     crowd_p_yes: float | None = Field(None, ge=0, le=1, description="Crowd / market probability of Yes at freeze, in [0, 1].")
     round: str | None = Field(None, description="Question-set round (ForecastBench forecast due date of the set).")
-    horizon_days: int | None = Field(None, description="Resolution date minus forecast date, in days.")
+    horizon_days: int | None = Field(
+        None, description="Actual resolution date minus forecast date, in days (held back from forecasters)."
+    )
     metadata: dict[str, Any] = Field(default_factory=dict, description="Free-form extra fields from the source file.")
 
     @field_validator("outcome")
@@ -55,3 +82,103 @@ class Question(BaseModel):
     def cluster_id(self) -> str:
         """Clustering key ``source|source_question_id`` (falls back to the question id)."""
         return f"{self.source}|{self.source_question_id or self.id}"
+
+    def visible(self, *, show_crowd: bool = False) -> "VisibleQuestion":
+        """The part of this question a forecaster may see on its forecast date.
+
+        Parameters
+        ----------
+        show_crowd : bool, default False
+            Include the crowd / market probability at freeze (``crowd_p_yes``; for market questions
+            the freeze value is that probability). Off by default: a benchmark that shows the crowd
+            measures how well models read it, not how well they forecast.
+
+        Returns
+        -------
+        VisibleQuestion
+            Never carries ``outcome``, the actual ``resolution_date`` or ``horizon_days``. The value
+            observed at freeze of a non-market question (a dataset series' last value) is data, not a
+            forecast, and is always included when known.
+        """
+        meta = self.metadata
+        freeze_date = None
+        if meta.get("freeze_datetime"):
+            from agent_schemas.dates import utc_date  # noqa: PLC0415
+
+            try:
+                freeze_date = utc_date(meta["freeze_datetime"], field="freeze_datetime")
+            except ValueError:
+                freeze_date = None
+        if freeze_date is not None and freeze_date > self.forecast_date:
+            freeze_date = None  # a freeze after the cutoff is not knowable: never shown
+        freeze_value = freeze_explanation = None
+        crowd = self.crowd_p_yes if show_crowd else None
+        if self.question_type != "market" and self.crowd_p_yes is None and freeze_date is not None:
+            raw = meta.get("freeze_value_raw")
+            if raw not in (None, ""):
+                freeze_value = str(raw)
+                freeze_explanation = meta.get("freeze_value_explanation") or None
+        return VisibleQuestion(
+            id=self.id,
+            text=self.text,
+            background=self.background,
+            resolution_criteria=self.resolution_criteria,
+            forecast_date=self.forecast_date,
+            scheduled_close_date=self.scheduled_close_date,
+            source=self.source,
+            question_type=self.question_type,
+            url=self.url,
+            crowd_p_yes=crowd,
+            freeze_date=freeze_date if (crowd is not None or freeze_value is not None) else None,
+            freeze_value=freeze_value,
+            freeze_value_explanation=freeze_explanation,
+        )
+
+
+class VisibleQuestion(BaseModel):
+    """What a forecaster may see of a question on its forecast date (see the module docstring).
+
+    Built by :meth:`Question.visible`; agents, prompts and pipeline traces only ever hold this view.
+    ``id`` is a bookkeeping key: no prompt renders it (bundled market ids end with the actual resolution
+    date). The harness's leakage audit checks the prompts actually sent for hindsight.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str = Field(description="Question id (bookkeeping only; never rendered into a prompt).")
+    text: str = Field(min_length=1, description="The question as asked.")
+    background: str = Field("", description="Background information supplied with the question.")
+    resolution_criteria: str = Field("", description="How the question resolves.")
+    forecast_date: dt.date = Field(description="Forecast (cutoff) date: the last day whose information may be used.")
+    scheduled_close_date: dt.date | None = Field(
+        None, description="Close or resolution date fixed in advance by the source (None when the source fixes none)."
+    )
+    source: str = Field("unknown", description="Question source, e.g. 'polymarket', 'fred'.")
+    question_type: Literal["market", "dataset", "other"] = Field("other", description="ForecastBench question type.")
+    url: str | None = Field(None, description="Link to the question at its source.")
+    crowd_p_yes: float | None = Field(
+        None, ge=0, le=1, description="Crowd / market probability of Yes at freeze, in [0, 1]; only when the run shows it."
+    )
+    freeze_date: dt.date | None = Field(None, description="UTC date on which the freeze value was observed (before the forecast date).")
+    freeze_value: str | None = Field(None, description="Last observed value of a dataset series at freeze (data, not a forecast).")
+    freeze_value_explanation: str | None = Field(None, description="What the freeze value measures.")
+
+    @property
+    def cutoff_date(self) -> dt.date:
+        """Alias of ``forecast_date``: the information cutoff of a backtest."""
+        return self.forecast_date
+
+    @property
+    def days_to_scheduled_close(self) -> int | None:
+        """Scheduled close date minus forecast date, in days (None when no date is fixed in advance)."""
+        return None if self.scheduled_close_date is None else (self.scheduled_close_date - self.forecast_date).days
+
+
+def as_visible(question: "Question | VisibleQuestion") -> VisibleQuestion:
+    """``question`` as agents may see it: a :class:`VisibleQuestion` as is, a :class:`Question` through
+    :meth:`Question.visible` (no crowd value). Every agent entry point calls this first."""
+    if isinstance(question, VisibleQuestion):
+        return question
+    if isinstance(question, Question):
+        return question.visible()
+    raise TypeError(f"expected a Question or VisibleQuestion, got {type(question).__name__}")

@@ -9,8 +9,8 @@ from pydantic import BaseModel, Field
 
 from agent_schemas.errors import ErrorInfo
 from agent_schemas.forecasts import EvidenceItem, Forecast
-from agent_schemas.messages import Completion
-from agent_schemas.questions import Question
+from agent_schemas.messages import ChatMessage, Completion
+from agent_schemas.questions import VisibleQuestion
 from agent_schemas.search import SearchOutcome
 from agent_schemas.usage import TokenUsage, UsageLedger
 
@@ -103,6 +103,10 @@ class RecordedCall(BaseModel):
     role: str = Field(description="Role that made the call.")
     provider: str = Field(description="Provider spec.")
     request_key: str = Field(description="Hash of (messages, json_schema, parameters) of the request.")
+    messages: list[ChatMessage] = Field(
+        default_factory=list,
+        description="The prompt actually sent (read by the harness's leakage audit and the run viewer).",
+    )
     completion: Completion | None = Field(None, description="The completion, or None when the call raised.")
     error: ErrorInfo | None = Field(None, description="Typed error raised by the call, if any.")
 
@@ -114,7 +118,7 @@ class PipelineTrace(BaseModel):
     responses needed to replay the run offline.
     """
 
-    question: Question
+    question: VisibleQuestion = Field(description="The question as the agents saw it (no outcome, no actual resolution date).")
     created_at: dt.datetime = Field(default_factory=lambda: dt.datetime.now(dt.timezone.utc))
     forecasts: list[Forecast] = Field(default_factory=list, description="Every ensemble member's forecast, failures included.")
     n_ok: int = Field(0, description="Members that succeeded (count).")

@@ -25,6 +25,8 @@ from agent_schemas import (
     Question,
     ReconcileError,
     TokenUsage,
+    VisibleQuestion,
+    as_visible,
 )
 from agent_specialists import prompts
 from agent_tools import parse_forecast
@@ -79,7 +81,7 @@ class DebateAgent:
     def build_messages(
         self,
         side: Side,
-        question: Question,
+        question: VisibleQuestion | Question,
         agent_summaries: Sequence[AgentSummary],
         aggregate_p_yes: float | None,
         opponent_last: DebateTurn | None,
@@ -130,7 +132,7 @@ class DebateAgent:
         """Both sides answered and ``|p_bull - p_bear| < consensus_threshold``."""
         return bull.status == "ok" and bear.status == "ok" and abs(bull.p_yes - bear.p_yes) < self.consensus_threshold  # type: ignore[operator]
 
-    def artifact(self, question: Question, aggregate_p_yes: float | None, rounds: list[DebateRound], t0: float) -> DebateArtifact:
+    def artifact(self, question: VisibleQuestion | Question, aggregate_p_yes: float | None, rounds: list[DebateRound], t0: float) -> DebateArtifact:
         """The :class:`DebateArtifact` of the rounds played (``t0``: ``time.perf_counter()`` at the start).
 
         Each side's final probability is its last successfully parsed one; ``p_yes`` is their midpoint,
@@ -175,10 +177,11 @@ class DebateAgent:
         return self.turn_from_answer(side, c.text, c.usage)
 
     async def arun(
-        self, question: Question, agent_summaries: Sequence[AgentSummary], aggregate_p_yes: float | None
+        self, question: VisibleQuestion | Question, agent_summaries: Sequence[AgentSummary], aggregate_p_yes: float | None
     ) -> DebateArtifact:
         """Run the debate (async); parameters and result as in :meth:`run`. Never raises for provider or
         parse failures: failed turns are recorded with their typed errors and spent tokens."""
+        question = as_visible(question)
         t0 = time.perf_counter()
         rounds: list[DebateRound] = []
         last: dict[Side, DebateTurn | None] = {"bull": None, "bear": None}
@@ -196,7 +199,7 @@ class DebateAgent:
         return self.artifact(question, aggregate_p_yes, rounds, t0)
 
     def run(
-        self, question: Question, agent_summaries: Sequence[AgentSummary], aggregate_p_yes: float | None
+        self, question: VisibleQuestion | Question, agent_summaries: Sequence[AgentSummary], aggregate_p_yes: float | None
     ) -> DebateArtifact:
         """Synchronous form of :meth:`arun`.
 

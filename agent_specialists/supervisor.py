@@ -25,6 +25,8 @@ from agent_schemas import (
     SearchOutcome,
     SupervisorArtifact,
     TokenUsage,
+    VisibleQuestion,
+    as_visible,
 )
 from agent_specialists import prompts
 from agent_tools import SearchClient, ToolExecutor, parse_forecast, parse_json, render_evidence
@@ -75,7 +77,7 @@ class SupervisorAgent:
         self.max_tokens = max_tokens
         self.seed = seed
 
-    def _prefix(self, question: Question, summaries: Sequence[AgentSummary]) -> list[ChatMessage]:
+    def _prefix(self, question: VisibleQuestion | Question, summaries: Sequence[AgentSummary]) -> list[ChatMessage]:
         """Stable prefix of both supervisor calls (the same as the debate's): system, case facts, member summaries."""
         return stable_prefix(question, prompts.render_agent_summaries(summaries))
 
@@ -115,7 +117,7 @@ class SupervisorAgent:
             coverage.append(_coverage(d.topic, outcome))
         return queries, outcomes, coverage
 
-    async def arun(self, question: Question, agent_summaries: Sequence[AgentSummary], cutoff_date: dt.date | None = None) -> SupervisorArtifact:
+    async def arun(self, question: VisibleQuestion | Question, agent_summaries: Sequence[AgentSummary], cutoff_date: dt.date | None = None) -> SupervisorArtifact:
         """Run the supervisor (async). Never raises for provider, parse or search failures.
 
         Parameters
@@ -126,6 +128,7 @@ class SupervisorAgent:
             Information cutoff for the clarifying searches; defaults to ``question.forecast_date``.
             A later date than the question's forecast date raises ValueError (it would leak).
         """
+        question = as_visible(question)
         cutoff = cutoff_date or question.forecast_date
         if cutoff > question.forecast_date:
             raise ValueError(
@@ -181,7 +184,7 @@ class SupervisorAgent:
             wall_time_s=time.perf_counter() - t0,
         )
 
-    def run(self, question: Question, agent_summaries: Sequence[AgentSummary], cutoff_date: dt.date | None = None) -> SupervisorArtifact:
+    def run(self, question: VisibleQuestion | Question, agent_summaries: Sequence[AgentSummary], cutoff_date: dt.date | None = None) -> SupervisorArtifact:
         """Synchronous form of :meth:`arun`."""
         from agent_providers.base import _run_sync
 

@@ -6,14 +6,16 @@ last. Providers with prompt caching (Anthropic ``cache_control``; llama.cpp's re
 common token prefix) then process the shared part once per question instead of once per call.
 
 The case-facts block restates the question exactly as given (question, resolution criteria, forecast date,
-resolution date, key numbers) and is never summarised or rewritten by any agent: each prompt
-rebuilds it from the :class:`agent_schemas.Question`, so the facts cannot drift across debate rounds or
-pipeline stages. Question text comes from the question source and is shown as-is.
+the close date fixed in advance, the value observed at freeze) and is never summarised or rewritten by any
+agent: each prompt rebuilds it from the :class:`agent_schemas.VisibleQuestion`, so the facts cannot drift
+across debate rounds or pipeline stages. It is rendered from the visible view only, so the outcome, the
+actual resolution date and horizons derived from it cannot reach a prompt. Question text comes from the
+question source and is shown as-is.
 """
 
 from __future__ import annotations
 
-from agent_schemas import ChatMessage, Question
+from agent_schemas import ChatMessage, Question, VisibleQuestion, as_visible
 
 #: The one system prompt of every agent; roles are given at the end of the prompt.
 SYSTEM_PROMPT = (
@@ -25,52 +27,62 @@ SYSTEM_PROMPT = (
 CASE_FACTS_HEADER = "## CASE FACTS (pinned; restated verbatim, never summarised)"
 
 
-def render_case_facts(question: Question, *, background_chars: int = 600) -> str:
+def render_case_facts(question: VisibleQuestion | Question, *, background_chars: int = 600) -> str:
     """Render the pinned case-facts block for ``question``.
 
     Parameters
     ----------
-    question : Question
-        The question; its text and resolution criteria are included verbatim.
+    question : VisibleQuestion or Question
+        The question; a :class:`Question` is first reduced to :meth:`Question.visible` (no crowd value).
+        Its text and resolution criteria are included verbatim.
     background_chars : int
         Background is trimmed to this many characters (the rest is not needed to state the case).
 
     Returns
     -------
     str
-        A Markdown block starting with :data:`CASE_FACTS_HEADER`.
+        A Markdown block starting with :data:`CASE_FACTS_HEADER`: question, forecast date, scheduled
+        close date (fixed in advance) and the days to it, resolution criteria, the value observed at
+        freeze (a dataset series' last value; the crowd probability only when the run shows it) and
+        background.
     """
+    q = as_visible(question)
     lines = [
         CASE_FACTS_HEADER,
-        f"- Question: {question.text.strip()}",
-        f"- Forecast date (information cutoff): {question.forecast_date.isoformat()}",
-        f"- Resolution date: {question.resolution_date.isoformat() if question.resolution_date else 'not given'}",
+        f"- Question: {q.text.strip()}",
+        f"- Forecast date (information cutoff): {q.forecast_date.isoformat()}",
     ]
-    if question.resolution_criteria.strip():
-        lines.append(f"- Resolution criteria: {question.resolution_criteria.strip()}")
-    key_numbers = _key_numbers(question)
-    if key_numbers:
-        lines.append(f"- Key numbers: {key_numbers}")
-    if question.background.strip():
-        bg = question.background.strip()
+    if q.scheduled_close_date is not None:
+        lines.append(
+            f"- Scheduled close date (fixed in advance): {q.scheduled_close_date.isoformat()} "
+            f"({q.days_to_scheduled_close} days after the forecast date)"
+        )
+    else:
+        lines.append("- Scheduled close date: not fixed in advance")
+    if q.resolution_criteria.strip():
+        lines.append(f"- Resolution criteria: {q.resolution_criteria.strip()}")
+    observed = _observed_at_freeze(q)
+    if observed:
+        lines.append(f"- {observed}")
+    if q.background.strip():
+        bg = q.background.strip()
         if len(bg) > background_chars:
             bg = bg[: background_chars - 1] + "…"
         lines.append(f"- Background: {bg}")
     return "\n".join(lines)
 
 
-def _key_numbers(question: Question) -> str:
-    parts = []
-    if question.horizon_days is not None:
-        parts.append(f"horizon {question.horizon_days} days")
-    freeze = question.metadata.get("freeze_value_explanation")
-    value = question.metadata.get("freeze_value")
-    if freeze and value is not None:
-        parts.append(f"{freeze}: {value}")
-    return "; ".join(parts)
+def _observed_at_freeze(q: VisibleQuestion) -> str:
+    when = f" on {q.freeze_date.isoformat()}" if q.freeze_date else " before the forecast date"
+    if q.crowd_p_yes is not None:
+        return f"Crowd / market probability of Yes observed{when}: {100 * q.crowd_p_yes:.1f}%"
+    if q.freeze_value is not None:
+        what = f" ({q.freeze_value_explanation.strip()})" if q.freeze_value_explanation else ""
+        return f"Latest value observed{when}: {q.freeze_value}{what}"
+    return ""
 
 
-def stable_prefix(question: Question, context: str) -> list[ChatMessage]:
+def stable_prefix(question: VisibleQuestion | Question, context: str) -> list[ChatMessage]:
     """The shared, cacheable start of every agent prompt.
 
     Returns ``[system: SYSTEM_PROMPT, user: case facts + "\\n\\n" + context]``, both marked

@@ -39,7 +39,7 @@ class CorpusDocument:
     title : str
         Title shown with results.
     url : str
-        Stable URL or document-id URL (e.g. ``forecastbench://<qid>``).
+        Stable URL or document-id URL (e.g. ``forecastbench://<source>/<source_question_id>``).
     text : str
         Full text that is indexed (non-empty).
     published : date or None
@@ -227,7 +227,8 @@ class LocalCorpusSearch(SearchClient):
         crowd probability, is not included). Each is dated at the earliest ``freeze_datetime`` (UTC
         date) of a question that carries it (the date the text was frozen, 6-10 days before that
         question's ``forecast_due_date``), titled with that question's text and linked to the
-        question's ``url`` or ``forecastbench://<qid>``. Identical texts are indexed once. Source
+        question's ``url`` or ``forecastbench://<source>/<source_question_id>`` (never the qid, which ends
+        with the actual resolution date). Identical texts are indexed once. Source
         intros and freeze-value explanations shared by several questions are titled by their source
         and linked as ``forecastbench://source/<source>``. Building takes about 2-3 s (measured on 2
         cores); the result is cached for the process.
@@ -330,7 +331,7 @@ def _default_corpus(path: str) -> LocalCorpusSearch:
             questions_of.setdefault(text, set()).add(f"{col['source'][i]}|{col['source_question_id'][i]}")
     docs: list[CorpusDocument] = []
     for text, (key, i, kind) in sorted(first.items(), key=lambda kv: kv[1][0]):
-        source, qid, url = col["source"][i], col["qid"][i], col["url"][i]
+        source, url = col["source"][i], col["url"][i]
         shared = len(questions_of[text]) > 1  # boilerplate is described by its source, not by one question
         if kind == "source_intro":
             title, url = f"About {source} questions (ForecastBench source description)", f"forecastbench://source/{source}"
@@ -338,6 +339,8 @@ def _default_corpus(path: str) -> LocalCorpusSearch:
             title, url = f"Meaning of the freeze value of {source} questions", f"forecastbench://source/{source}"
         else:
             title = " ".join(str(col["question"][i]).split())
-            url = url if isinstance(url, str) and url.strip() else f"forecastbench://{qid}"
+            # never the qid: bundled ids end with the actual resolution date, which is hindsight
+            sqid = col["source_question_id"][i]
+            url = url if isinstance(url, str) and url.strip() else f"forecastbench://{source}/{sqid}"
         docs.append(CorpusDocument(title=title, url=url, text=text, published=key[0], kind=kind))
     return LocalCorpusSearch(docs, name="local-corpus:forecastbench", _source=path)

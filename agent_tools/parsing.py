@@ -302,16 +302,9 @@ class ParsedForecast:
 def _evidence_date(value: Any) -> dt.date | None:
     if not isinstance(value, str) or not value.strip():
         return None
-    s = value.strip()
-    try:
-        d = dt.datetime.fromisoformat(s.replace("Z", "+00:00"))
-        return (d.astimezone(dt.timezone.utc) if d.tzinfo else d).date()
-    except ValueError:
-        pass
-    try:
-        return dt.date.fromisoformat(s[:10])
-    except ValueError:
-        return None
+    from agent_tools.search_base import parse_published  # noqa: PLC0415 - one date rule (UTC) for all
+
+    return parse_published(value)
 
 
 def _str_or_none(value: Any) -> str | None:

@@ -16,14 +16,11 @@ from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
 from agent_schemas import SearchAccessError, SearchOutcome
-
-DateLike = dt.date | dt.datetime | str
-
+from agent_schemas.dates import DateLike, utc_date
 
 def to_date(value: DateLike | None, *, field: str = "cutoff_date") -> dt.date | None:
-    """Normalise a cutoff given as a date, a datetime or an ISO string to a :class:`datetime.date`.
-
-    Aware datetimes are converted to UTC before taking the date; naive datetimes are taken as UTC.
+    """Normalise a cutoff given as a date, a datetime or an ISO string to a UTC :class:`datetime.date`
+    (:func:`agent_schemas.dates.utc_date`: aware date-times are converted to UTC, naive ones are UTC).
 
     Raises
     ------
@@ -32,44 +29,28 @@ def to_date(value: DateLike | None, *, field: str = "cutoff_date") -> dt.date | 
     """
     if value is None:
         return None
-    if isinstance(value, dt.datetime):
-        if value.tzinfo is not None:
-            value = value.astimezone(dt.timezone.utc)
-        return value.date()
-    if isinstance(value, dt.date):
-        return value
-    if isinstance(value, str):
-        try:
-            return to_date(dt.datetime.fromisoformat(value.strip()), field=field)
-        except ValueError:
-            pass
-    raise ValueError(f"{field} must be a date, datetime or ISO date string, got {value!r}")
+    return utc_date(value, field=field)
 
 
 def parse_published(value: Any) -> dt.date | None:
     """Parse a result's publication date into a UTC calendar date, or None when absent or unreadable.
 
-    Accepts ISO 8601 strings (``"2024-07-12"``, ``"2024-07-12T10:00:00+00:00"``, ``"...Z"``), dates,
-    datetimes and POSIX timestamps (seconds). Aware datetimes are converted to UTC first.
+    Accepts what :func:`agent_schemas.dates.utc_date` reads (dates, date-times, ISO 8601 strings),
+    POSIX timestamps (seconds), and strings that start with ``YYYY-MM-DD``.
     """
     if value is None or value == "" or isinstance(value, bool):
         return None
-    if isinstance(value, dt.datetime):
-        return (value.astimezone(dt.timezone.utc) if value.tzinfo else value).date()
-    if isinstance(value, dt.date):
-        return value
     if isinstance(value, (int, float)):
         try:
             return dt.datetime.fromtimestamp(float(value), tz=dt.timezone.utc).date()
         except (OverflowError, OSError, ValueError):
             return None
+    try:
+        return utc_date(value)
+    except ValueError:
+        pass
     if isinstance(value, str):
-        s = value.strip()
-        try:
-            return parse_published(dt.datetime.fromisoformat(s))
-        except ValueError:
-            pass
-        m = re.match(r"^(\d{4}-\d{2}-\d{2})\b", s)
+        m = re.match(r"^(\d{4}-\d{2}-\d{2})\b", value.strip())
         if m:
             try:
                 return dt.date.fromisoformat(m.group(1))

@@ -182,7 +182,7 @@ def forecast(
             runner.config = cfg.model_copy(update={"sample_n": 1})
             qs = runner.select_questions()
         trace = runner.build_pipeline().run(qs[0])
-        typer.echo(summarise_trace(trace))
+        typer.echo(summarise_trace(trace, qs[0]))
     except (ReconcileError, ValueError, FileNotFoundError) as exc:
         _fail(exc, debug)
 

@@ -32,6 +32,7 @@ class RunConfig(BaseModel):
     sample_n: int | None = Field(6, ge=1, description="Seeded sample size; None = all matching questions.")
     seed: int = Field(0, description="Seed of the question sample, member sampling and fault injection.")
     # agents
+    show_crowd: bool = Field(False, description="Show the crowd / market probability at freeze in the case facts (off: the models forecast without it).")
     temperature: float | None = Field(0.7, description="Member sampling temperature.")
     max_tokens: int = Field(512, ge=16, description="Max generated tokens per call (tokens).")
     search: Literal["local", "ddg", "none"] = Field("local", description="Research backend: bundled dated corpus, DuckDuckGo, or none.")

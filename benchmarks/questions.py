@@ -35,7 +35,10 @@ column                     required  content
                                      date): the cutoff, no information after it may be used
 ``background``             no        background text
 ``resolution_criteria``    no        how the question resolves
-``resolution_date``        no        ISO date, not before ``forecast_date``
+``close_date``             no        ISO date fixed in advance on which the question closes
+                                     or resolves; shown to forecasters
+``resolution_date``        no        ISO date on which it actually resolved, not before
+                                     ``forecast_date``; held back from forecasters
 ``outcome``                no        ``1`` (Yes), ``0`` (No) or empty (unresolved); also
                                      ``true``/``false``
 ``source``                 no        e.g. ``polymarket``; default ``unknown``
@@ -82,6 +85,7 @@ import numpy as np
 import pandas as pd
 
 from agent_schemas import DataValidationError, Question
+from agent_schemas.dates import utc_date
 
 logger = logging.getLogger(__name__)
 
@@ -107,7 +111,7 @@ DATASET_SOURCES: frozenset[str] = frozenset({"acled", "dbnomics", "fred", "wikip
 REQUIRED_COLUMNS: tuple[str, ...] = ("id", "question", "forecast_date")
 #: Columns a user question file may have (others go to ``Question.metadata``).
 OPTIONAL_COLUMNS: tuple[str, ...] = (
-    "background", "resolution_criteria", "resolution_date", "outcome", "source", "source_question_id",
+    "background", "resolution_criteria", "close_date", "resolution_date", "outcome", "source", "source_question_id",
     "url", "crowd_p_yes", "question_type", "round",
 )
 
@@ -192,16 +196,10 @@ def _superforecaster_counts() -> dict[str, int]:
 
 
 def _as_date(value: Any, field: str) -> dt.date:
-    if isinstance(value, dt.datetime):
-        return value.date()
-    if isinstance(value, dt.date):
-        return value
-    if isinstance(value, str):
-        try:
-            return dt.date.fromisoformat(value.strip()[:10])
-        except ValueError:
-            pass
-    raise DataValidationError(f"{field} must be a date or 'YYYY-MM-DD' string, got {value!r}", field=field, value=value)
+    try:
+        return utc_date(value, field=field)
+    except ValueError as exc:
+        raise DataValidationError(str(exc), field=field, value=value) from None
 
 
 def _as_list(value: Any, field: str) -> list[Any] | None:
@@ -355,12 +353,21 @@ def _clean(value: Any) -> Any:
     return value
 
 
+def _scheduled_close(question_type: str, market_close: Any, resolution_date: Any) -> dt.date | None:
+    """The close date a forecaster may see: a market's scheduled close (UTC date of
+    ``market_close_datetime``, frozen with the question set before the forecast date), a dataset
+    question's resolution date (fixed by the question template). Never a market's actual resolution date."""
+    if question_type == "market":
+        return None if market_close is None else utc_date(market_close, field="market_close_datetime")
+    return None if resolution_date is None else utc_date(resolution_date, field="resolution_date")
+
+
 def _frame_to_questions(sel: pd.DataFrame) -> list[Question]:
     cols = {c: sel[c].tolist() for c in (
         "qid", "question", "background", "resolution_criteria", "market_resolution_criteria", "forecast_due_date",
         "resolution_date", "outcome", "source", "source_question_id", "question_type", "url",
         "crowd_prob_at_freeze", "round", "horizon_days", "freeze_datetime", "freeze_value_raw",
-        "freeze_value_explanation", "question_set", "source_intro",
+        "freeze_value_explanation", "question_set", "source_intro", "market_close_datetime",
     )}
     out: list[Question] = []
     for i in range(len(sel)):
@@ -384,6 +391,8 @@ def _frame_to_questions(sel: pd.DataFrame) -> list[Question]:
             background=_clean(cols["background"][i]) or "",
             resolution_criteria=crit,
             forecast_date=cols["forecast_due_date"][i],
+            scheduled_close_date=_scheduled_close(
+                cols["question_type"][i], _clean(cols["market_close_datetime"][i]), cols["resolution_date"][i]),
             resolution_date=cols["resolution_date"][i],
             outcome=int(cols["outcome"][i]),
             source=cols["source"][i],
@@ -434,19 +443,11 @@ def _py(value: Any) -> Any:
 
 
 def _parse_date_cell(path: Path, row: int | None, column: str, value: Any) -> dt.date:
-    if isinstance(value, dt.datetime):
-        return value.date()
-    if isinstance(value, dt.date):
-        return value
-    if isinstance(value, str):
-        s = value.strip()
-        try:
-            if len(s) == 10:
-                return dt.date.fromisoformat(s)
-            return dt.datetime.fromisoformat(s.replace("Z", "+00:00")).date()
-        except ValueError:
-            pass
-    raise _bad(path, row, column, value, "not an ISO date (expected YYYY-MM-DD)")
+    """A date cell as a UTC calendar date (:func:`agent_schemas.dates.utc_date`)."""
+    try:
+        return utc_date(value, field=column)
+    except ValueError:
+        raise _bad(path, row, column, value, "not an ISO date (expected YYYY-MM-DD, or a date-time read in UTC)") from None
 
 
 def _parse_outcome(path: Path, row: int | None, value: Any) -> int:
@@ -573,6 +574,7 @@ def load_questions_file(path: str | Path) -> QuestionList:
         text = str(rec["question"]).strip()
         fdate = _parse_date_cell(p, i, "forecast_date", rec["forecast_date"])
         rdate = None if _blank(rec.get("resolution_date")) else _parse_date_cell(p, i, "resolution_date", rec["resolution_date"])
+        close = None if _blank(rec.get("close_date")) else _parse_date_cell(p, i, "close_date", rec["close_date"])
         if rdate is not None and rdate < fdate:
             raise _bad(p, i, "resolution_date", rec["resolution_date"], f"resolution_date is before forecast_date {fdate}")
         outcome = None if _blank(rec.get("outcome")) else _parse_outcome(p, i, rec["outcome"])
@@ -594,6 +596,7 @@ def load_questions_file(path: str | Path) -> QuestionList:
             background=text_or("background", "") or "",
             resolution_criteria=text_or("resolution_criteria", "") or "",
             forecast_date=fdate,
+            scheduled_close_date=close,
             resolution_date=rdate,
             outcome=outcome,
             source=text_or("source", "unknown") or "unknown",
@@ -741,12 +744,14 @@ def load_forecastbench_json(
         meta.update(extra)
         sqid = str(entry["id"])
         qid = f"fb|{round_label}|{source}|{sqid}" + (f"|{rdate.isoformat()}" if rdate is not None else "")
+        close = entry.get("market_info_close_datetime")
         return Question(
             id=qid,
             text=_fill(str(entry["question"]), fdate, rdate),
             background="" if _na(entry.get("background")) else str(entry["background"]),
             resolution_criteria=crit,
             forecast_date=fdate,
+            scheduled_close_date=_scheduled_close(qtype, None if _na(close) else close, rdate),
             resolution_date=rdate,
             outcome=outcome,
             source=source,

@@ -19,6 +19,7 @@ import pandas as pd
 
 from agent_schemas import DataValidationError, TokenUsage
 from benchmarks import scoring
+from benchmarks.leakage import AUDIT_KEYS
 from benchmarks.model_cutoffs import training_cutoff
 from benchmarks.runner import MANIFEST_FILE, RESULTS_FILE, read_results
 
@@ -173,11 +174,12 @@ def cost_effectiveness(scored: pd.DataFrame, costs: pd.DataFrame, *, reference: 
 
 
 def leakage_audit(run_dirs: list[str | Path]) -> pd.DataFrame:
-    """Per run: evidence items in prompts, dropped by the cutoff guard, and dated after the forecast date (must be 0)."""
+    """Per run: the leakage audit summed over questions (:data:`benchmarks.leakage.AUDIT_KEYS`; ``findings``
+    must be 0), with failed questions and provider call counts."""
     rows = []
     for d in run_dirs:
         manifest, records = load_run(d)
-        tot = {"evidence_in_prompt": 0, "dropped_by_cutoff_guard": 0, "after_cutoff_in_prompt": 0}
+        tot = dict.fromkeys(AUDIT_KEYS, 0)
         for r in records:
             for k in tot:
                 tot[k] += int(r.get("audit", {}).get(k, 0))
@@ -277,7 +279,7 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
         _md(table[main_cols]),
         "## Cost per method", _md(costs.drop(columns=["run_id", "method"], errors="ignore")),
         "## Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)", _md(effect),
-        "## Leakage audit (after_cutoff_in_prompt must be 0)", _md(audit),
+        "## Leakage audit over the prompts actually sent (findings must be 0)", _md(audit),
     ])
     md_path = out_dir / "leaderboard.md"
     md_path.write_text(md + "\n\n" + DATA_ATTRIBUTION + "\n", encoding="utf-8")
@@ -314,7 +316,7 @@ def _html(table, costs, roles, effect, audit, contamination, segments, scored, m
         f"<h2>Cost vs Brier</h2><img alt='cost vs Brier' src='data:image/png;base64,{cost_png}'>" if cost_png else "",
         section("Cost-effectiveness against mean (Brier change per 1,000 extra tokens)", effect),
         section("Tokens per role", roles),
-        section("Leakage audit (after_cutoff_in_prompt must be 0)", audit),
+        section("Leakage audit over the prompts actually sent (findings must be 0)", audit),
         section("Contamination split: questions due after the models' training cutoff", contamination),
         *[section(f"By {col}", seg) for col, seg in segments.items()],
         f"<p><small>{html.escape(DATA_ATTRIBUTION)}</small></p></body></html>",

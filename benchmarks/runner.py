@@ -38,6 +38,7 @@ from agent_specialists import DebateAgent, SupervisorAgent
 from agent_tools import ToolExecutor
 from benchmarks.baselines import compute_baselines
 from benchmarks.config import RunConfig
+from benchmarks.leakage import leakage_audit
 from benchmarks.methods import method_rows
 from benchmarks.model_cutoffs import training_cutoff
 from benchmarks.questions import load_forecastbench, load_questions_file
@@ -146,7 +147,7 @@ class QuestionRecord(BaseModel):
     methods: dict[str, dict[str, Any]] = Field(description="method -> {p_yes, status, note, extra_usage}.")
     baselines: dict[str, dict[str, Any]] = Field(description="baseline -> {p_yes, status, note}.")
     ledger: list[dict[str, Any]] = Field(description="UsageLedger.to_records() of the question.")
-    audit: dict[str, int] = Field(description="Leakage audit counts (see leakage_audit).")
+    audit: dict[str, int] = Field(description="Leakage audit counts over the prompts sent (benchmarks.leakage.leakage_audit).")
     wall_time_s: float = Field(description="Wall time of the question in seconds.")
     trace: PipelineTrace
 
@@ -380,7 +381,7 @@ class BenchmarkRunner:
             methods=method_rows(trace, self.config.methods),
             baselines=baselines.get(q.id, {}),
             ledger=trace.ledger.to_records(),
-            audit=leakage_audit(trace),
+            audit=leakage_audit(trace, q),
             wall_time_s=trace.wall_time_s,
             trace=trace,
         )
@@ -445,7 +446,7 @@ class BenchmarkRunner:
             nonlocal n_ok, n_failed
             async with sem:
                 status[q.id] = "in_flight"
-                trace = await pipeline.arun(q)
+                trace = await pipeline.arun(q.visible(show_crowd=self.config.show_crowd))
             record = self.question_record(q, trace, baselines)
             async with write_lock:  # appends stay whole lines; fsync runs off the event loop
                 await asyncio.to_thread(append_jsonl, results_path, record)
@@ -489,21 +490,6 @@ def baseline_table(questions: list[Question], names: list[str]) -> dict[str, dic
             "note": getattr(row, "detail", "") or "",
         }
     return out
-
-
-def leakage_audit(trace: PipelineTrace) -> dict[str, int]:
-    """Evidence dropped by the cutoff guard, and evidence that reached a prompt dated after the
-    question's forecast date (must be 0)."""
-    cutoff = trace.question.forecast_date
-    dropped = sum(f.n_evidence_dropped for f in trace.forecasts)
-    late = sum(1 for f in trace.forecasts if f.latest_evidence_date is not None and f.latest_evidence_date > cutoff)
-    in_prompt = sum(f.n_evidence_in_prompt for f in trace.forecasts)
-    if trace.supervisor is not None:
-        for o in trace.supervisor.search_outcomes:
-            dropped += o.dropped_after_cutoff + o.dropped_undated
-            in_prompt += len(o.results)
-            late += sum(1 for r in o.results if r.published is not None and r.published > cutoff)
-    return {"evidence_in_prompt": in_prompt, "dropped_by_cutoff_guard": dropped, "after_cutoff_in_prompt": late}
 
 
 class _progress:

@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
-from agent_schemas import PipelineTrace
+from agent_schemas import PipelineTrace, Question
 
 
 def _pct(p: float | None) -> str:
     return "failed" if p is None else f"{p:.3f}"
 
 
-def summarise_trace(trace: PipelineTrace) -> str:
-    """Render ``trace`` as plain text (Markdown-friendly)."""
+def summarise_trace(trace: PipelineTrace, question: Question | None = None) -> str:
+    """Render ``trace`` as plain text (Markdown-friendly).
+
+    The trace holds the question as the agents saw it; pass the full ``question`` record to also print
+    what the harness held back (outcome, crowd probability).
+    """
     q = trace.question
-    lines = [f"question {q.id}: {q.text}", f"forecast date {q.forecast_date}, outcome {q.outcome}, crowd {q.crowd_p_yes}"]
+    lines = [f"question {q.id}: {q.text}", f"forecast date {q.forecast_date}"]
+    if question is not None:
+        lines[-1] += f", outcome {question.outcome}, crowd {question.crowd_p_yes} (held back from the agents)"
     for f in trace.forecasts:
         extra = f"error {f.error.type}" if f.error else f"{f.n_evidence_in_prompt} evidence items"
         lines.append(f"  {f.agent_id} [{f.persona}] p_yes {_pct(f.p_yes)} ({extra})")

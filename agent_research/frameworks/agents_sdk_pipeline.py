@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 from agent_providers import Provider
-from agent_schemas import DebateRound, DebateTurn, PipelineTrace, Question, ReconcileError, TokenUsage
+from agent_schemas import DebateRound, DebateTurn, PipelineTrace, Question, ReconcileError, TokenUsage, VisibleQuestion, as_visible
 from agent_research.frameworks import common as c
 from agent_research.frameworks.bridge import agents_sdk_model, agents_sdk_usage, disable_telemetry, to_agents_input
 from agent_research.pipeline import ForecastPipeline
@@ -122,8 +122,10 @@ class AgentsSDKPipeline:
         return c.supervisor_artifact(q, st, text)
 
     # --- run ---------------------------------------------------------------------------------------
-    async def arun(self, question: Question) -> PipelineTrace:
-        """Run the crew on ``question`` and return its trace (never raises for provider, parse or search failures)."""
+    async def arun(self, question: VisibleQuestion | Question) -> PipelineTrace:
+        """Run the crew on ``question`` (its visible part) and return its trace (never raises for provider,
+        parse or search failures)."""
+        question = as_visible(question)
         with c.TraceRecorder() as rec:
             t0, sem = time.perf_counter(), asyncio.Semaphore(self.spec.ensemble.concurrency)
             forecasts = await asyncio.gather(*(self._member(i, question, sem) for i in range(len(self.members))))
@@ -139,7 +141,7 @@ class AgentsSDKPipeline:
                 supervisor = done.pop(0) if self.spec.supervisor else None
             return rec.trace(self.spec, question, ens, aggregates, debate, supervisor)
 
-    def run(self, question: Question) -> PipelineTrace:
+    def run(self, question: VisibleQuestion | Question) -> PipelineTrace:
         """Synchronous form of :meth:`arun`."""
         from agent_providers.base import _run_sync
 

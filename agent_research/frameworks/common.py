@@ -28,7 +28,7 @@ from agent_schemas import (
     ForecastParseError,
     PipelineTrace,
     ProviderTimeout,
-    Question,
+    VisibleQuestion,
     ReconcileError,
     SearchOutcome,
     SupervisorArtifact,
@@ -165,7 +165,7 @@ def forecast_call_params(member: ForecasterAgent) -> dict[str, Any]:
                 max_tokens=member.max_tokens, seed=member.seed)
 
 
-def forecast_from_answer(member: ForecasterAgent, question: Question, outcomes: list[SearchOutcome], usage: TokenUsage,
+def forecast_from_answer(member: ForecasterAgent, question: VisibleQuestion, outcomes: list[SearchOutcome], usage: TokenUsage,
                          text: str | None, error: ReconcileError | None, t0: float) -> Forecast:
     """A member's :class:`Forecast` from its answer ``text`` (or the ``error`` its call raised); mirrors
     the end of :meth:`ForecasterAgent.aforecast`. A parse failure gives a failed forecast, never a default."""
@@ -186,14 +186,14 @@ def forecast_from_answer(member: ForecasterAgent, question: Question, outcomes: 
                     latency_s=time.perf_counter() - t0, **common)
 
 
-def timed_out_forecast(member: ForecasterAgent, question: Question, timeout_s: float, t0: float) -> Forecast:
+def timed_out_forecast(member: ForecasterAgent, question: VisibleQuestion, timeout_s: float, t0: float) -> Forecast:
     """The failed forecast of a member past its deadline (as :class:`agent_research.Ensemble` records it)."""
     err = ProviderTimeout(f"member {member.agent_id} exceeded its {timeout_s} s deadline", timeout_s=timeout_s, provider=member.llm.spec)
     return Forecast(question_id=question.id, agent_id=member.agent_id, model=member.llm.spec, status="failed",
                     error=err.to_info(), persona=member.persona, temperature=member.temperature, latency_s=time.perf_counter() - t0)
 
 
-def ensemble_result(ensemble: Ensemble, question: Question, forecasts: list[Forecast], wall_time_s: float) -> EnsembleResult:
+def ensemble_result(ensemble: Ensemble, question: VisibleQuestion, forecasts: list[Forecast], wall_time_s: float) -> EnsembleResult:
     """The ensemble's result under its success policy (:meth:`Ensemble.result`)."""
     return ensemble.result(question, forecasts, wall_time_s)
 
@@ -213,14 +213,14 @@ def supervisor_call_params(sup: SupervisorAgent, json_schema: dict[str, Any]) ->
     return dict(json_schema=json_schema, temperature=sup.temperature, max_tokens=sup.max_tokens, seed=sup.seed)
 
 
-def disagreement_request(sup: SupervisorAgent, question: Question, summaries: Sequence[AgentSummary]) -> tuple[list[ChatMessage], dict[str, Any]]:
+def disagreement_request(sup: SupervisorAgent, question: VisibleQuestion, summaries: Sequence[AgentSummary]) -> tuple[list[ChatMessage], dict[str, Any]]:
     """Messages and call options of the supervisor's first call (name the disagreements)."""
     msgs = sup._prefix(question, summaries) + [
         ChatMessage(role="user", content=sprompts.SUPERVISOR_DISAGREEMENT_TASK.format(max_queries=sup.max_queries))]
     return msgs, supervisor_call_params(sup, sprompts.disagreement_schema(sup.max_queries))
 
 
-def decision_request(sup: SupervisorAgent, question: Question, summaries: Sequence[AgentSummary], disagreements, coverage,
+def decision_request(sup: SupervisorAgent, question: VisibleQuestion, summaries: Sequence[AgentSummary], disagreements, coverage,
                      outcomes: list[SearchOutcome]) -> tuple[list[ChatMessage], dict[str, Any]]:
     """Messages and call options of the supervisor's decision call."""
     results = [r for o in outcomes if o.ok for r in o.results]
@@ -248,7 +248,7 @@ class SupervisorState:
         self.error, self.usage = exc, self.usage + spent_usage(exc)
 
 
-def supervisor_artifact(question: Question, st: SupervisorState, text: str | None) -> SupervisorArtifact:
+def supervisor_artifact(question: VisibleQuestion, st: SupervisorState, text: str | None) -> SupervisorArtifact:
     """The :class:`SupervisorArtifact` from the state and the decision answer (mirrors ``SupervisorAgent.arun``)."""
     common = dict(question_id=question.id, disagreements=st.disagreements, queries=st.queries, search_outcomes=st.outcomes, coverage=st.coverage)
     if st.error is None:
@@ -284,7 +284,7 @@ class TraceRecorder:
         RECORDING_SINK.reset(self._tokens[0])
         SEARCH_RECORDING_SINK.reset(self._tokens[1])
 
-    def trace(self, pipe: ForecastPipeline, question: Question, ens: EnsembleResult, aggregates: dict[str, float | None],
+    def trace(self, pipe: ForecastPipeline, question: VisibleQuestion, ens: EnsembleResult, aggregates: dict[str, float | None],
               debate: DebateArtifact | None, supervisor: SupervisorArtifact | None) -> PipelineTrace:
         """The trace, final probability by ``pipe.combination`` (the tail of :meth:`ForecastPipeline.arun`)."""
         trace = PipelineTrace(

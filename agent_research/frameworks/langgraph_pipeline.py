@@ -24,7 +24,7 @@ from typing import Annotated, Any, TypedDict
 from langchain_core.runnables import RunnableConfig
 
 from agent_providers import Provider
-from agent_schemas import AgentSummary, DebateArtifact, DebateRound, DebateTurn, PipelineTrace, Question, ReconcileError, SupervisorArtifact, TokenUsage
+from agent_schemas import AgentSummary, DebateArtifact, DebateRound, DebateTurn, PipelineTrace, Question, ReconcileError, SupervisorArtifact, TokenUsage, VisibleQuestion, as_visible
 from agent_research.ensemble import EnsembleResult
 from agent_research.frameworks import common as c
 from agent_research.frameworks.bridge import disable_telemetry, langchain_model, langchain_usage, to_langchain_messages
@@ -36,7 +36,7 @@ def _merge(a: dict, b: dict) -> dict:
 
 
 class PipelineState(TypedDict, total=False):
-    question: Question
+    question: VisibleQuestion
     t0: float
     forecasts: Annotated[dict[int, Any], _merge]
     ens: EnsembleResult
@@ -216,8 +216,10 @@ class LangGraphPipeline:
                                         state.get("debate"), state.get("supervisor"))}
 
     # --- run ---------------------------------------------------------------------------------------
-    async def arun(self, question: Question) -> PipelineTrace:
-        """Run the graph on ``question`` and return its trace (never raises for provider, parse or search failures)."""
+    async def arun(self, question: VisibleQuestion | Question) -> PipelineTrace:
+        """Run the graph on ``question`` (its visible part) and return its trace (never raises for provider,
+        parse or search failures)."""
+        question = as_visible(question)
         with c.TraceRecorder() as rec:
             rounds = self.spec.debate.max_rounds if self.spec.debate else 0
             out = await self.graph.ainvoke(
@@ -227,7 +229,7 @@ class LangGraphPipeline:
             )
         return out["trace"]
 
-    def run(self, question: Question) -> PipelineTrace:
+    def run(self, question: VisibleQuestion | Question) -> PipelineTrace:
         """Synchronous form of :meth:`arun`."""
         from agent_providers.base import _run_sync
 

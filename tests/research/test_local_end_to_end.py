@@ -18,7 +18,7 @@ def test_full_pipeline_on_the_embedded_model_returns_a_complete_trace():
     from agent_specialists import DebateAgent, SupervisorAgent
     from agent_tools import LocalCorpusSearch, ToolExecutor
     from benchmarks.questions import load_forecastbench
-    from benchmarks.runner import leakage_audit
+    from benchmarks.leakage import leakage_audit
 
     llm = get_provider("local/smollm2")
     question = load_forecastbench(question_type="market", sample_n=1, seed=0)[0]
@@ -44,8 +44,10 @@ def test_full_pipeline_on_the_embedded_model_returns_a_complete_trace():
     assert by_role["forecaster"].calls == 2 and by_role["bull"].calls == 1 and by_role["bear"].calls == 1
     assert by_role["supervisor"].calls >= 1
     assert all((u.input_tokens or 0) > 0 for u in by_role.values())
-    # no evidence dated after the forecast date reached a prompt
-    assert leakage_audit(trace)["after_cutoff_in_prompt"] == 0
+    # the prompts actually sent hold no evidence dated after the forecast date and no hindsight
+    audit = leakage_audit(trace, question)
+    assert audit["prompts_scanned"] == by_role["forecaster"].calls + 2 + by_role["supervisor"].calls
+    assert audit["findings"] == 0 and audit["evidence_in_prompt"] > 0
     # the trace is JSON and replays offline to the same probability
     restored = PipelineTrace.model_validate_json(trace.model_dump_json())
     assert pipeline.replay(restored).final_p_yes == trace.final_p_yes
