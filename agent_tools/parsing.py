@@ -2,16 +2,26 @@
 
 Models wrap JSON in code fences, put reasoning before it (``<think>…</think>``), leave trailing
 commas, or write braces and backticks inside strings. :func:`extract_json_objects` is a real scanner:
-it tries :meth:`json.JSONDecoder.raw_decode` at each ``{`` position (so braces and backticks inside
+it tries :meth:`json.JSONDecoder.raw_decode` at each top-level ``{`` (so braces and backticks inside
 strings are handled by the JSON parser itself), and only when that fails repairs the balanced span
-(string-aware) by removing trailing commas, or reads it as a Python literal (single quotes,
-True/False/None). Objects inside reasoning blocks are never used: the answer is what follows them.
+(string-aware) by removing trailing commas and quoting bare percentages (``70%`` -> ``"70%"``), or
+reads it as a Python literal (single quotes, True/False/None). Objects inside reasoning blocks are
+never used: the answer is what follows them.
 
-A probability is never guessed: values outside [0, 1] (e.g. 1.198, 12489), NaN, infinities, booleans
-and non-numeric strings raise :class:`ForecastParseError` carrying ``raw_text``, ``field`` and ``value``.
-Accepted forms: a number in [0, 1]; a percentage string (``"35.4%"`` -> 0.354); a ``*_percent`` field
-with an integer in [0, 100] (``p_yes_percent: 35`` -> 0.35), the form the grammar-constrained schema
-asks for; a non-integer there (``0.35``) is ambiguous and rejected.
+Never a value it cannot stand behind:
+
+* An object that cannot be read even after repair is skipped *as a whole*: the scanner never looks
+  inside it, so an object quoted in a broken answer's string (``"rationale": "member 2 wrote
+  {"p_yes_percent": 90}"`` with unescaped quotes) is not read as the answer. An unclosed object ends
+  the scan. If nothing readable is left, :class:`ForecastParseError` is raised.
+* :func:`parse_forecast` reads every top-level object that carries a probability. If they disagree
+  (two fields of one object such as ``p_yes: 0.35`` and ``p_yes_percent: 40``, or several objects
+  with different values), it raises; equal values are one answer (the last object gives the rationale).
+* Values outside [0, 1] (e.g. 1.198, 12489), NaN, infinities, booleans and non-numeric strings raise
+  :class:`ForecastParseError` carrying ``raw_text``, ``field`` and ``value``. Accepted forms: a number in
+  [0, 1]; a percentage string (``"35.4%"`` -> 0.354); a ``*_percent`` field in [0, 100]
+  (``p_yes_percent: 35`` -> 0.35, ``35.4`` -> 0.354), the form the grammar-constrained schema asks for;
+  there a non-integer in [0, 1] (``0.35``: a fraction or 0.35 %?) is ambiguous and rejected.
 """
 
 from __future__ import annotations
@@ -111,7 +121,39 @@ def _remove_trailing_commas(s: str) -> str:
     return "".join(out)
 
 
+_BARE_PERCENT_RE = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?)\s*%")
+
+
+def _quote_bare_percents(s: str) -> str:
+    """Outside strings, write a bare percentage (``70%``, ``35.5 %``) as the string ``"70%"``."""
+    parts: list[str] = []
+    quote: str | None = None
+    seg = 0  # start of the current segment (unquoted, or a quoted string including its quotes)
+    i, n = 0, len(s)
+    while i < n:
+        c = s[i]
+        if quote:
+            if c == "\\":
+                i += 2
+                continue
+            if c == quote:
+                parts.append(s[seg:i + 1])
+                seg, quote = i + 1, None
+        elif c in "\"'":
+            parts.append(_BARE_PERCENT_RE.sub(r'"\1%"', s[seg:i]))
+            seg, quote = i, c
+        i += 1
+    tail = s[seg:]
+    parts.append(tail if quote else _BARE_PERCENT_RE.sub(r'"\1%"', tail))
+    return "".join(parts)
+
+
+_UNREADABLE = object()
+
+
 def _decode_at(text: str, i: int) -> tuple[Any, int] | None:
+    """The value of the bracketed span starting at ``i`` and the index after it; ``(_UNREADABLE, end)``
+    for a balanced span that cannot be read even after repair; None for a span that never closes."""
     try:
         return _DECODER.raw_decode(text, i)
     except json.JSONDecodeError:
@@ -119,45 +161,65 @@ def _decode_at(text: str, i: int) -> tuple[Any, int] | None:
     end = _balanced_end(text, i)
     if end is None:
         return None
-    span = text[i:end]
+    repaired = _quote_bare_percents(_remove_trailing_commas(text[i:end]))
     try:
-        return json.loads(_remove_trailing_commas(span)), end
+        return json.loads(repaired), end
     except json.JSONDecodeError:
         pass
     try:
-        value = ast.literal_eval(_remove_trailing_commas(span))
+        value = ast.literal_eval(repaired)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return None
+        return _UNREADABLE, end
     return value, end
 
 
-def extract_json_objects(text: str) -> list[dict[str, Any]]:
-    """All top-level JSON objects in ``text``, in order of appearance.
-
-    Scans each ``{`` with :meth:`json.JSONDecoder.raw_decode`; a successfully read object is skipped
-    over as a whole (objects nested in it are not listed separately). Spans that fail are repaired
-    (trailing commas) or read as Python literals; spans that cannot be read are skipped.
-    Reasoning blocks are *not* removed here (see :func:`strip_reasoning`).
-    """
+def _scan(text: str) -> tuple[list[dict[str, Any]], int]:
+    """Top-level objects of ``text`` and the number of top-level spans that could not be read."""
     out: list[dict[str, Any]] = []
+    unreadable = 0
     i = text.find("{")
     while i >= 0:
         decoded = _decode_at(text, i)
-        if decoded is not None and isinstance(decoded[0], dict):
-            out.append(decoded[0])
-            i = text.find("{", decoded[1])
-        else:
-            i = text.find("{", i + 1)
-    return out
+        if decoded is None:  # never closes: everything after it is inside it
+            unreadable += 1
+            break
+        value, end = decoded
+        if value is _UNREADABLE:
+            unreadable += 1
+        elif isinstance(value, dict):
+            out.append(value)
+        i = text.find("{", end)
+    return out, unreadable
+
+
+def extract_json_objects(text: str) -> list[dict[str, Any]]:
+    """All readable top-level JSON objects in ``text``, in order of appearance.
+
+    Scans each top-level ``{`` with :meth:`json.JSONDecoder.raw_decode`; a read object is skipped over
+    as a whole (objects nested in it are not listed separately). A span that fails is repaired
+    (trailing commas, bare percentages) or read as a Python literal; a span that still cannot be read
+    is skipped *as a whole* (nothing inside it is read), and an object that never closes ends the scan.
+    Reasoning blocks are *not* removed here (see :func:`strip_reasoning`).
+
+    Examples
+    --------
+    >>> extract_json_objects('{"a": "b {"c": 1}", "d": 2} then {"e": 3}')
+    [{'e': 3}]
+    """
+    return _scan(text)[0]
 
 
 def _answer_objects(text: Any) -> list[dict[str, Any]]:
     if not isinstance(text, str):
         raise ForecastParseError(f"answer must be text, got {type(text).__name__}", raw_text=repr(text), field="json", value=text)
     answer = strip_reasoning(text)
-    objs = extract_json_objects(answer)
+    objs, unreadable = _scan(answer)
     if not objs:
         where = " after the reasoning block" if answer != text else ""
+        if unreadable:
+            raise ForecastParseError(
+                f"the answer's JSON object{where} could not be read (unescaped quotes, unclosed braces?); "
+                f"nothing inside it is used: {text[:200]!r}", raw_text=text, field="json")
         raise ForecastParseError(f"no JSON object found in the answer{where}: {text[:200]!r}", raw_text=text, field="json")
     return objs
 
@@ -215,8 +277,8 @@ def parse_probability(value: Any, *, field: str = "p_yes", raw_text: str | None 
         The full model answer, recorded in the error (default: ``repr(value)``).
     percent : bool, optional
         Force percent units ([0, 100], divided by 100); default: inferred from ``field``. A bare
-        number in percent units must be a whole number (``0.35`` there is ambiguous and rejected);
-        a string with a ``%`` sign may have decimals.
+        non-integer in [0, 1] in percent units (``0.35``: a fraction, or 0.35 %?) is ambiguous and
+        rejected; ``35.4`` is read as 35.4 %; a string with a ``%`` sign may have decimals.
 
     Returns
     -------
@@ -267,9 +329,9 @@ def parse_probability(value: Any, *, field: str = "p_yes", raw_text: str | None 
     if explicit_percent or as_percent:
         if not 0.0 <= x <= 100.0:
             raise fail("must be a percentage in [0, 100]")
-        if as_percent and not explicit_percent and not x.is_integer():
+        if as_percent and not explicit_percent and not x.is_integer() and x <= 1.0:
             # 0.35 in a percent field is ambiguous (a fraction given as percent?): refuse to guess
-            raise fail("must be an integer percent (0-100); write fractions as p_yes or with a % sign")
+            raise fail("is ambiguous in a percent field (a fraction or a percent below 1?); write fractions as p_yes or with a % sign")
         return x / 100.0
     if not 0.0 <= x <= 1.0:
         raise fail("must be a probability in [0, 1] (no clamping)")
@@ -353,8 +415,10 @@ def parse_evidence(value: Any) -> list[EvidenceItem]:
 def parse_forecast(text: str, *, prob_field: str = "p_yes") -> ParsedForecast:
     """Parse a forecaster's answer into a :class:`ParsedForecast`.
 
-    Picks the LAST top-level JSON object of the answer part (after reasoning blocks) that has
-    ``prob_field`` or ``<prob_field>_percent``; reads the probability with :func:`parse_probability`.
+    Reads every top-level JSON object of the answer part (after reasoning blocks) that has
+    ``prob_field`` or ``<prob_field>_percent`` and its probability with :func:`parse_probability`.
+    They must agree (within half a percentage point): one answer given twice is fine, two different
+    answers are an error, never a choice. The last such object gives rationale and evidence.
 
     Parameters
     ----------
@@ -366,8 +430,9 @@ def parse_forecast(text: str, *, prob_field: str = "p_yes") -> ParsedForecast:
     Raises
     ------
     ForecastParseError
-        No JSON object (``field="json"``), no probability field (``field=prob_field``, ``value=None``),
-        or an invalid probability (see :func:`parse_probability`).
+        No readable JSON object (``field="json"``), no probability field (``field=prob_field``,
+        ``value=None``), an invalid probability (see :func:`parse_probability`), or probabilities that
+        disagree (``field=prob_field``, ``value`` the list of values).
 
     Examples
     --------
@@ -375,17 +440,32 @@ def parse_forecast(text: str, *, prob_field: str = "p_yes") -> ParsedForecast:
     0.35
     """
     pct_field = f"{prob_field}_percent"
-    obj = parse_json(text, required_keys=(prob_field, pct_field))
-    if obj.get(prob_field) is not None or pct_field not in obj:
-        p = parse_probability(obj.get(prob_field), field=prob_field, raw_text=text)
-    else:
-        p = parse_probability(obj.get(pct_field), field=pct_field, raw_text=text)
+    objs = [o for o in _answer_objects(text) if o.get(prob_field) is not None or o.get(pct_field) is not None]
+    if not objs:
+        parse_json(text, required_keys=(prob_field, pct_field))  # raises the "no field" error
+        raise ForecastParseError(f"{prob_field} is missing: {text[:200]!r}", raw_text=text, field=prob_field, value=None)
+    values = []
+    for obj in objs:
+        for field in (prob_field, pct_field):
+            if obj.get(field) is not None:
+                values.append(parse_probability(obj[field], field=field, raw_text=text))
+    if max(values) - min(values) > _AGREEMENT_TOLERANCE:
+        raise ForecastParseError(
+            f"the answer gives {len(values)} different probabilities ({', '.join(f'{v:g}' for v in values)}): "
+            "refusing to pick one", raw_text=text, field=prob_field, value=values)
+    obj = objs[-1]
+    p = values[-1]
     rationale = obj.get("rationale")
     if rationale is None:
         rationale = ""
     elif not isinstance(rationale, str):
         rationale = json.dumps(rationale, ensure_ascii=False)
     return ParsedForecast(p_yes=p, rationale=rationale.strip(), key_evidence=parse_evidence(obj.get("key_evidence")), data=obj)
+
+
+#: Two probabilities of one answer closer than this (probability units) are the same answer written
+#: twice (``p_yes: 0.35`` and ``p_yes_percent: 35``); further apart they disagree.
+_AGREEMENT_TOLERANCE = 0.005
 
 
 # --- schemas ------------------------------------------------------------------------------------------

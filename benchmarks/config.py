@@ -27,7 +27,22 @@ class RunConfig(BaseModel):
     question_type: Literal["market", "dataset"] | None = Field("market", description="ForecastBench question type.")
     forecast_date_from: dt.date | None = Field(None, description="Keep questions with forecast date on or after this date.")
     forecast_date_to: dt.date | None = Field(None, description="Keep questions with forecast date on or before this date.")
-    after_model_cutoff: bool = Field(True, description="Keep only questions whose forecast date is after every model's training cutoff.")
+    after_model_cutoff: bool = Field(
+        True,
+        description=(
+            "Keep only questions whose forecast date is after every model's training cutoff (plus "
+            "cutoff_margin_days). A model with no known cutoff stops the run unless forecast_date_from is set; "
+            "False accepts contaminated questions explicitly."
+        ),
+    )
+    cutoff_margin_days: int = Field(0, ge=0, description="Safety margin in days added after the latest training cutoff (a published month may understate it).")
+    close_by_snapshot: bool = Field(
+        True,
+        description=(
+            "Bundled data: keep only questions whose scheduled close date is on or before the outcome snapshot "
+            "(benchmarks.questions.DATA_SNAPSHOT_DATE), which removes the survivorship bias of early-resolved markets."
+        ),
+    )
     one_per_source_question: bool = Field(True, description="One row per source question (no repeated markets).")
     sample_n: int | None = Field(6, ge=1, description="Seeded sample size; None = all matching questions.")
     seed: int = Field(0, description="Seed of the question sample, member sampling and fault injection.")

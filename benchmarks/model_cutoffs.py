@@ -92,6 +92,14 @@ _OPENAI_MODELS = "OpenAI API docs model page ('knowledge cutoff')"
 #: The table. Order does not matter: :func:`lookup_model` prefers the longest matching pattern.
 MODEL_CUTOFFS: tuple[ModelCutoff, ...] = (
     ModelCutoff(
+        "Claude Sonnet 4.6", ("claude-sonnet-4-6", "claude-4-6-sonnet", "sonnet-4-6"), "2026-02", "2025-05",
+        source=f"reliable knowledge May 2025: {_ANTHROPIC_HUB}, Claude Sonnet 4.6 summary table (verified); "
+        "no training-data cutoff found on a provider page: the release month (released 2026-02-17, "
+        "platform.claude.com model page) is used as an upper bound",
+        verified=False, as_of=dt.date(2026, 12, 1),
+        note="Upper bound only (release month); questions due after February 2026 are certainly after its training data.",
+    ),
+    ModelCutoff(
         "Claude Sonnet 4.5", ("claude-sonnet-4-5", "claude-4-5-sonnet", "sonnet-4-5"), "2025-07", "2025-01",
         source=f"reliable knowledge Jan 2025: {_ANTHROPIC_HUB} (verified); training data Jul 2025: "
         f"{_ANTHROPIC_OVERVIEW} (NOT verified here: only a third-party listing, apxml.com, was found)",
@@ -140,7 +148,7 @@ MODEL_CUTOFFS: tuple[ModelCutoff, ...] = (
         verified=True,
     ),
     ModelCutoff(
-        "GPT-4o", ("gpt-4o", "chatgpt-4o"), "2023-10", None,
+        "GPT-4o", ("gpt-4o",), "2023-10", None,
         source=f"{_OPENAI_MODELS}: Oct 01, 2023 (NOT verified here; ChatGPT system prompt 'Knowledge cutoff: "
         "2023-10' and model catalogues agree; one catalogue says 2023-09)",
         verified=False,
@@ -208,8 +216,13 @@ def _pattern_matches(pattern: str, spec: str) -> bool:
     return False
 
 
+#: Moving aliases name whichever model the provider serves today (``chatgpt-4o-latest``,
+#: ``claude-3-5-sonnet-latest``, ``gpt-5-chat-latest``): their training cutoff moves with them, so it is unknown.
+_MOVING_ALIAS = re.compile(r"(?:^|[-/])latest$|^chatgpt-")
+
+
 def lookup_model(model_spec: str) -> ModelCutoff | None:
-    """The table entry for a model spec, or None if the model is not in the table.
+    """The table entry for a model spec, or None if the model is not in the table or is a moving alias.
 
     Parameters
     ----------
@@ -223,6 +236,9 @@ def lookup_model(model_spec: str) -> ModelCutoff | None:
     ModelCutoff or None
     """
     spec = _normalise(model_spec)
+    name = spec.split("/", 1)[-1].split("@", 1)[0]
+    if _MOVING_ALIAS.search(name):
+        return None
     best: tuple[int, ModelCutoff] | None = None
     for entry in MODEL_CUTOFFS:
         for pat in entry.patterns:

@@ -91,6 +91,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "DATASET_SOURCES",
+    "DATA_SNAPSHOT_DATE",
     "MARKET_SOURCES",
     "OPTIONAL_COLUMNS",
     "REQUIRED_COLUMNS",
@@ -114,6 +115,14 @@ OPTIONAL_COLUMNS: tuple[str, ...] = (
     "background", "resolution_criteria", "close_date", "resolution_date", "outcome", "source", "source_question_id",
     "url", "crowd_p_yes", "question_type", "round",
 )
+
+#: Date of the bundled outcomes (ForecastBench resolution sets as of this day; DATA_CARD.md). Only
+#: questions resolved by then are bundled, so a market that could still be open on this day is in the
+#: data only if it resolved early, and early resolutions are mostly Yes ("will X happen by <date>"): in
+#: late rounds the bundled yes-rate is inflated. Selecting questions whose *scheduled* close date (known
+#: on the forecast date) is on or before this day removes that outcome-dependent selection; see
+#: :func:`load_forecastbench` (``scheduled_close_to``) and README "Scoring conventions".
+DATA_SNAPSHOT_DATE = dt.date(2026, 8, 20)
 
 _QUESTIONS_FILE = "fb_questions.parquet"
 _HUMAN_FILE = "fb_human_forecasts.parquet"
@@ -156,6 +165,8 @@ def _fb_frame() -> pd.DataFrame:
     df = _read_bundled_parquet(_QUESTIONS_FILE)
     df["_fdate"] = pd.to_datetime(df["forecast_due_date"], format="%Y-%m-%d")
     df["_rdate"] = pd.to_datetime(df["resolution_date"], format="%Y-%m-%d")
+    market_close = pd.to_datetime(df["market_close_datetime"], utc=True).dt.tz_convert(None).dt.normalize()
+    df["_close"] = market_close.where(df["question_type"] == "market", df["_rdate"])
     return df
 
 
@@ -172,7 +183,7 @@ def forecastbench_frame() -> pd.DataFrame:
     pandas.DataFrame of shape (18021, 24)
         One row per resolved binary item; dates are ISO strings.
     """
-    return _fb_frame().drop(columns=["_fdate", "_rdate"]).copy()
+    return _fb_frame().drop(columns=["_fdate", "_rdate", "_close"]).copy()
 
 
 def superforecaster_medians() -> dict[str, float]:
@@ -226,6 +237,7 @@ def load_forecastbench(
     max_horizon_days: int | None = None,
     forecast_date_from: dt.date | str | None = None,
     forecast_date_to: dt.date | str | None = None,
+    scheduled_close_to: dt.date | str | None = None,
     one_per_source_question: bool = False,
     sample_n: int | None = None,
     seed: int = 0,
@@ -248,6 +260,11 @@ def load_forecastbench(
         Bounds on ``horizon_days`` (resolution date minus forecast date, in days).
     forecast_date_from, forecast_date_to : date or "YYYY-MM-DD", optional
         Bounds on the forecast (cutoff) date.
+    scheduled_close_to : date or "YYYY-MM-DD", optional
+        Keep questions whose scheduled close date (a market's ``market_close_datetime``, a dataset
+        question's resolution date; both fixed in advance) is on or before this date. With
+        :data:`DATA_SNAPSHOT_DATE` it removes the survivorship bias of the bundled data (see
+        :data:`DATA_SNAPSHOT_DATE`).
     one_per_source_question : bool, default False
         Keep one row per ``(source, source_question_id)``: the row of the earliest round; within that
         round the shortest horizon (earliest resolution date); ties broken by ``qid``. Deterministic and
@@ -321,6 +338,8 @@ def load_forecastbench(
         mask &= (df["_fdate"] >= pd.Timestamp(_as_date(forecast_date_from, "forecast_date_from"))).to_numpy()
     if forecast_date_to is not None:
         mask &= (df["_fdate"] <= pd.Timestamp(_as_date(forecast_date_to, "forecast_date_to"))).to_numpy()
+    if scheduled_close_to is not None:
+        mask &= (df["_close"] <= pd.Timestamp(_as_date(scheduled_close_to, "scheduled_close_to"))).to_numpy()
     if require_crowd:
         mask &= df["crowd_prob_at_freeze"].notna().to_numpy()
 

@@ -41,7 +41,7 @@ from benchmarks.config import RunConfig
 from benchmarks.leakage import leakage_audit
 from benchmarks.methods import method_rows
 from benchmarks.model_cutoffs import training_cutoff
-from benchmarks.questions import load_forecastbench, load_questions_file
+from benchmarks.questions import DATA_SNAPSHOT_DATE, load_forecastbench, load_questions_file
 
 log = logging.getLogger(__name__)
 
@@ -288,50 +288,105 @@ class BenchmarkRunner:
         """Specs of the run's providers (built on first use)."""
         return [p.spec for p in (self.providers or self.build_providers())]
 
-    def cutoff_filter(self) -> dict[str, Any]:
-        """The contamination filter this run applies: each model's training cutoff, the date questions
-        must be due after, and why. A model whose cutoff is not in :mod:`benchmarks.model_cutoffs` makes
-        the filter inapplicable: that is reported (manifest and a warning), never silently skipped."""
-        cutoffs = {s: training_cutoff(s) for s in self.model_specs()}
+    def cutoff_filter(self, *, strict: bool = True) -> dict[str, Any]:
+        """The contamination filter this run applies, for the manifest: each model's training cutoff, the
+        date questions must be due after (``applied_after``), what it rests on (``basis``) and why.
+
+        Fails closed: when any model's cutoff is unknown (not in :mod:`benchmarks.model_cutoffs`, or a
+        moving alias such as ``*-latest``), the run stops unless the user set ``forecast_date_from``
+        (``--date-from``; then that date is the bound and the note says so) or turned the filter off
+        explicitly (``after_model_cutoff=False``, ``--include-before-cutoff``). The scripted provider was
+        trained on nothing and is left out of the check. ``strict=False`` records an unknown cutoff
+        instead of raising (questions passed to the runner directly are not filtered).
+
+        Raises
+        ------
+        DataValidationError
+            For an unknown cutoff without ``forecast_date_from`` (the message names the models and the fix).
+        """
+        cfg = self.config
+        cutoffs = {s: training_cutoff(s) for s in self.model_specs() if not _untrained(s)}
         unknown = [s for s, c in cutoffs.items() if c is None]
-        info: dict[str, Any] = {"requested": self.config.after_model_cutoff,
+        info: dict[str, Any] = {"requested": cfg.after_model_cutoff,
                                 "model_cutoffs": {s: (c.isoformat() if c else None) for s, c in cutoffs.items()},
-                                "applied_after": None, "note": ""}
-        if not self.config.after_model_cutoff:
-            info["note"] = "not requested: questions due before the models' training cutoffs are included"
+                                "margin_days": cfg.cutoff_margin_days, "applied_after": None, "basis": None, "note": ""}
+        if not cfg.after_model_cutoff:
+            info["note"] = ("off (--include-before-cutoff): questions due before the models' training cutoffs are "
+                            "included and may be contaminated")
+        elif not cutoffs:
+            info["note"] = "no trained model in the run (scripted provider): nothing to filter"
+        elif unknown and cfg.forecast_date_from is None:
+            if not strict:
+                info["note"] = f"training cutoff unknown for {', '.join(unknown)}: not applied (questions given directly)"
+                return info
+            raise DataValidationError(
+                f"training cutoff unknown for {', '.join(unknown)}: the contamination filter cannot be applied. "
+                "Pass --date-from YYYY-MM-DD (a date after the model's training cutoff), or "
+                "--include-before-cutoff to accept contaminated questions", field="providers", value=unknown)
         elif unknown:
-            info["note"] = (f"training cutoff unknown for {', '.join(unknown)}: questions are NOT filtered for "
-                            "contamination; pass --date-from to set the filter yourself")
+            after = cfg.forecast_date_from - dt.timedelta(days=1)  # type: ignore[operator]
+            info.update(applied_after=after.isoformat(), basis="--date-from",
+                        note=(f"training cutoff unknown for {', '.join(unknown)}: questions due on or after "
+                              f"{cfg.forecast_date_from} (--date-from) are used; the bound is the user's"))
         else:
-            info["applied_after"] = max(cutoffs.values()).isoformat()  # type: ignore[type-var]
-            info["note"] = f"questions due after {info['applied_after']} (latest training cutoff of the models)"
+            after = max(cutoffs.values()) + dt.timedelta(days=cfg.cutoff_margin_days)  # type: ignore[type-var, operator]
+            info.update(applied_after=after.isoformat(), basis="model_cutoffs",
+                        note=(f"questions due after {after} (latest training cutoff of the models"
+                              + (f" + {cfg.cutoff_margin_days} days margin)" if cfg.cutoff_margin_days else ")")))
         return info
 
-    def select_questions(self) -> list[Question]:
-        """The run's questions: given, from a user file (a seeded sample of ``sample_n`` rows), or a seeded
-        ForecastBench sample due after the models' training cutoffs (see :meth:`cutoff_filter`)."""
-        if self._questions is not None:
-            return list(self._questions)
+    def selection(self) -> dict[str, Any]:
+        """Every filter the question selection applies (recorded in the manifest as ``question_selection``):
+        the effective forecast-date bounds, the contamination filter and the survivorship rule."""
         cfg = self.config
-        if cfg.questions_file:
-            qs = list(load_questions_file(cfg.questions_file))
-            if cfg.sample_n and len(qs) > cfg.sample_n:
-                keep = set(random.Random(cfg.seed).sample(range(len(qs)), cfg.sample_n))
-                log.warning("%s has %d questions; using a seeded sample of %d (--n 0 for all)",
-                            cfg.questions_file, len(qs), cfg.sample_n)
-                qs = [q for i, q in enumerate(qs) if i in keep]
-            return qs
+        given = self._questions is not None
+        cutoff = self.cutoff_filter(strict=not given)
         date_from = cfg.forecast_date_from
-        cutoff = self.cutoff_filter()
         if cutoff["applied_after"]:
             after = dt.date.fromisoformat(cutoff["applied_after"]) + dt.timedelta(days=1)
             date_from = max(date_from, after) if date_from else after
-        elif cfg.after_model_cutoff:
-            log.warning("%s", cutoff["note"])
+        bundled = self._questions is None and not cfg.questions_file
+        close_to = DATA_SNAPSHOT_DATE if (bundled and cfg.close_by_snapshot) else None
+        return {
+            "source": "given (no filter applied)" if given else (cfg.questions_file or "bundled ForecastBench"),
+            "forecast_date_from": date_from.isoformat() if date_from else None,
+            "forecast_date_to": cfg.forecast_date_to.isoformat() if cfg.forecast_date_to else None,
+            "scheduled_close_to": close_to.isoformat() if close_to else None,
+            "survivorship_rule": (
+                f"scheduled close on or before the outcome snapshot {DATA_SNAPSHOT_DATE}" if close_to else
+                ("off (--include-unclosed)" if bundled else "not applicable (user questions)")),
+            "contamination_filter": cutoff,
+        }
+
+    def select_questions(self) -> list[Question]:
+        """The run's questions: given, from a user file, or from the bundled ForecastBench data, through the
+        same filters (:meth:`selection`: forecast-date bounds including the contamination filter; for bundled
+        data also the survivorship rule), then a seeded sample of ``sample_n``.
+
+        Raises
+        ------
+        DataValidationError
+            From :meth:`cutoff_filter` (unknown training cutoff), or a malformed question file.
+        """
+        if self._questions is not None:
+            return list(self._questions)
+        cfg = self.config
+        sel = self.selection()
+        date_from = dt.date.fromisoformat(sel["forecast_date_from"]) if sel["forecast_date_from"] else None
+        if cfg.questions_file:
+            qs = [q for q in load_questions_file(cfg.questions_file)
+                  if (date_from is None or q.forecast_date >= date_from)
+                  and (cfg.forecast_date_to is None or q.forecast_date <= cfg.forecast_date_to)]
+            if cfg.sample_n and len(qs) > cfg.sample_n:
+                keep = set(random.Random(cfg.seed).sample(range(len(qs)), cfg.sample_n))
+                log.warning("%s has %d questions after the filters; using a seeded sample of %d (--n 0 for all)",
+                            cfg.questions_file, len(qs), cfg.sample_n)
+                qs = [q for i, q in enumerate(qs) if i in keep]
+            return qs
         return list(load_forecastbench(
             sources=cfg.sources, question_type=cfg.question_type, forecast_date_from=date_from,
-            forecast_date_to=cfg.forecast_date_to, one_per_source_question=cfg.one_per_source_question,
-            sample_n=cfg.sample_n, seed=cfg.seed,
+            forecast_date_to=cfg.forecast_date_to, scheduled_close_to=sel["scheduled_close_to"],
+            one_per_source_question=cfg.one_per_source_question, sample_n=cfg.sample_n, seed=cfg.seed,
         ))
 
     # --- manifest ----------------------------------------------------------------------------------
@@ -346,7 +401,7 @@ class BenchmarkRunner:
             "config": self.config.model_dump(mode="json"),
             "providers": [{"spec": p.spec, "model": p.model} for p in self.providers],
             "seed": self.config.seed,
-            "contamination_filter": self.cutoff_filter(),
+            "question_selection": self.selection(),
             "question_ids": [q.id for q in questions],
             "question_status": status,
             **extra,
@@ -465,6 +520,11 @@ class BenchmarkRunner:
             bar.close()
             write_json_atomic(manifest_path, self._manifest(questions, status, started, {"provider_stats": self.provider_stats()}))
         return RunSummary(self.run_dir, len(questions), len(done), n_ok, n_failed, time.perf_counter() - t0, self.provider_stats())
+
+
+def _untrained(spec: str) -> bool:
+    """Specs of providers that were trained on no data (contamination does not apply)."""
+    return spec == "scripted" or spec.startswith("scripted/")
 
 
 def _as_async(sleep: Callable[[float], Any]) -> Callable[[float], Any]:

@@ -190,7 +190,10 @@ def test_first_round_has_no_base_rate(all_questions):
     ("local/smollm2", dt.date(2024, 11, 30)),
     ("openai-compatible/smollm2-135m-instruct@http://127.0.0.1:8080/v1", dt.date(2024, 11, 30)),
     ("anthropic/claude-opus-4-6", None),  # a newer minor version is not silently given Opus 4's date
-    ("anthropic/claude-sonnet-4-6", None),
+    ("anthropic/claude-sonnet-4-6", dt.date(2026, 2, 28)),  # upper bound: its release month
+    ("openai/chatgpt-4o-latest", None),  # moving aliases: the cutoff moves with the alias
+    ("anthropic/claude-3-5-sonnet-latest", None),
+    ("openai-compatible/gpt-4o-latest@http://127.0.0.1:8080/v1", None),
     ("openai-compatible/qwen2.5@http://127.0.0.1:8080/v1", None),
     ("scripted", None),
 ])
@@ -209,7 +212,7 @@ def test_cutoff_table_entries_are_documented():
     assert {"Claude Sonnet 4.5", "Claude Haiku 4.5", "Claude Opus 4.1", "GPT-4.1", "GPT-4.1 mini", "GPT-4o",
             "GPT-4o mini", "o3", "o4-mini", "SmolLM2-135M-Instruct"} <= {e.name for e in MODEL_CUTOFFS}
     for e in MODEL_CUTOFFS:
-        assert e.source and e.patterns and e.as_of == dt.date(2026, 11, 30)
+        assert e.source and e.patterns and dt.date(2026, 11, 30) <= e.as_of <= dt.date(2026, 12, 1)
         assert e.cutoff >= (e.reliable_knowledge_cutoff or dt.date.min)
         if not e.verified:
             assert "NOT verified" in e.source or "Upper bound" in e.note, e.name

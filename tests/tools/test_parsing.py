@@ -263,3 +263,41 @@ def test_probability_schema_helper():
     assert s["bull_p_yes_percent"]["enum"] == list(range(101))
     with pytest.raises(ValueError, match="_percent"):
         probability_schema("p_yes")
+
+
+# --- issue 10, item 6: never a value the parser cannot stand behind ---------------------------------
+
+
+def test_an_object_quoted_inside_a_broken_answer_is_never_read():
+    # unescaped inner quotes, as small models write them: the top-level object does not parse
+    text = '{"rationale": "Member 2 wrote {"p_yes_percent": 90} earlier", "p_yes_percent": 20}'
+    with pytest.raises(ForecastParseError) as ei:
+        parse_forecast(text)
+    assert ei.value.field == "json" and "could not be read" in ei.value.message
+    assert extract_json_objects(text) == []
+    # an unclosed object ends the scan: nothing inside it is read
+    with pytest.raises(ForecastParseError):
+        parse_forecast('{"rationale": "the bull said {"p_yes": 0.9}", "p_yes": 0.2')
+
+
+def test_disagreeing_probabilities_raise_agreeing_ones_are_one_answer():
+    with pytest.raises(ForecastParseError) as ei:
+        parse_forecast('{"rationale": "r", "p_yes": 0.35, "p_yes_percent": 40}')
+    assert ei.value.value == [0.35, 0.4]
+    with pytest.raises(ForecastParseError):
+        parse_forecast('draft {"p_yes": 0.3} final {"p_yes": 0.4}')
+    assert parse_forecast('{"rationale": "r", "p_yes": 0.35, "p_yes_percent": 35}').p_yes == 0.35
+    f = parse_forecast('first {"p_yes": 0.3} again {"p_yes_percent": 30, "rationale": "final"}')
+    assert (f.p_yes, f.rationale) == (0.3, "final")
+    # a correct answer after reasoning still parses
+    assert parse_forecast('<think>maybe {"p_yes": 0.9}?</think>\n{"rationale": "r", "p_yes_percent": 12}').p_yes == 0.12
+
+
+def test_recoverable_answers_are_read():
+    assert parse_forecast('{"p_yes_percent": 35.4}').p_yes == pytest.approx(0.354)  # only [0, 1] is ambiguous
+    assert parse_forecast('{"p_yes_percent": 1}').p_yes == 0.01
+    assert parse_forecast('{"p_yes": 70%}').p_yes == pytest.approx(0.70)  # a bare percent sign is repaired
+    assert parse_forecast('{"p_yes": 7.5 %, "rationale": "35% sure"}').rationale == "35% sure"
+    with pytest.raises(ForecastParseError) as ei:
+        parse_forecast('{"p_yes_percent": 0.5}')  # 0.5 %, or a fraction? refused
+    assert ei.value.value == 0.5
