@@ -19,6 +19,8 @@ import pandas as pd
 
 from agent_schemas import DataValidationError, TokenUsage
 from benchmarks import scoring
+from benchmarks.clusters import sibling_clusters
+from benchmarks.leaderboard import MIN_COVERAGE, rank_methods
 from benchmarks.leakage import AUDIT_KEYS
 from benchmarks.model_cutoffs import training_cutoff
 from benchmarks.runner import MANIFEST_FILE, RESULTS_FILE, read_results
@@ -225,13 +227,31 @@ class Report:
     html_path: Path
 
 
+def ranking_note(ranked: pd.DataFrame, min_coverage: float) -> str:
+    """One line saying what the ranking rests on: the common question set, its clusters, and whether
+    it is too small to rank."""
+    if ranked.empty:
+        return f"No method answered {min_coverage:.0%} of the questions: nothing is ranked."
+    n, k = int(ranked["n"].max()), int(ranked["n_clusters"].max())
+    line = (f"Ranked on the same {n} questions ({k} clusters of related questions) answered by every ranked method; "
+            f"methods that answered fewer than {min_coverage:.0%} of the questions are listed apart.")
+    if bool(ranked["too_small_to_rank"].iloc[0]):
+        line += (f" **Too small to rank**: {k} clusters < {scoring.MIN_CLUSTERS_FOR_INTERVAL}, so no interval is "
+                 "available and the order is not evidence.")
+    return line
+
+
 def _md(df: pd.DataFrame) -> str:
     return df.to_markdown(index=False, floatfmt=".4f") if not df.empty else "(none)"
 
 
 def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: str = "mean",
-                 n_resamples: int = 1000, seed: int = 0) -> Report:
+                 n_resamples: int = 1000, seed: int = 0, min_coverage: float = MIN_COVERAGE) -> Report:
     """Score the runs and write ``leaderboard.csv``, ``leaderboard.md`` and ``report.html`` into ``out_dir``.
+
+    Methods are ranked on one question set (:func:`benchmarks.leaderboard.rank_methods`): those that
+    answered at least ``min_coverage`` of the questions, on the questions all of them answered; the
+    others are listed apart with their own n.
 
     Raises
     ------
@@ -256,13 +276,13 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
             raise DataValidationError(f"baseline {baseline!r} is not among the scored methods: {', '.join(labels)}",
                                       field="baseline", value=baseline)
         base_label = prefixed[0]
-    table = scoring.score_table(scored, method_col="label", baseline=base_label, n_resamples=n_resamples, seed=seed)
-    coverage = df.groupby("label").agg(attempted=("question_id", "size"), failed=("status", lambda s: int((s == "failed").sum())))
-    table = table.merge(coverage, left_on="label", right_index=True, how="left")
+    table = rank_methods(scored, method_col="label", baseline=base_label, min_coverage=min_coverage,
+                         n_resamples=n_resamples, seed=seed)
+    attempts = df.groupby("label").agg(attempted=("question_id", "size"), failed=("status", lambda s: int((s == "failed").sum())))
+    table = table.merge(attempts, left_on="label", right_index=True, how="left")
     costs, roles = cost_tables(run_dirs)
     if not costs.empty:
         table = table.merge(costs[["label", "tokens_per_question", "extra_tokens_per_question", "cost_usd"]], on="label", how="left")
-    table = table.sort_values("brier").reset_index(drop=True)
     effect = cost_effectiveness(scored, costs, reference="mean", n_resamples=n_resamples, seed=seed) if not costs.empty else pd.DataFrame()
     audit = leakage_audit(run_dirs)
     contamination = contamination_split(scored, manifests)
@@ -271,12 +291,16 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
 
     csv_path = out_dir / "leaderboard.csv"
     table.to_csv(csv_path, index=False)
-    main_cols = [c for c in ("label", "n", "brier", "brier_ci_low", "brier_ci_high", "log_score", "ece",
+    main_cols = [c for c in ("rank", "label", "n", "n_answered", "brier", "brier_ci_low", "brier_ci_high", "log_score", "ece",
                              "delta_brier_vs_baseline", "delta_brier_ci_low", "delta_brier_ci_high",
                              "tokens_per_question", "failed") if c in table.columns]
+    ranked, unranked = table[table["ranked"]], table[~table["ranked"]]
     md = "\n\n".join([
         f"## Leaderboard (lower Brier is better; 95% clustered bootstrap intervals; baseline for deltas: {base_label})",
-        _md(table[main_cols]),
+        ranking_note(ranked, min_coverage),
+        _md(ranked[main_cols]),
+        *([f"## Not ranked (answered fewer than {min_coverage:.0%} of the questions; Brier on their own questions)",
+           _md(unranked[main_cols])] if len(unranked) else []),
         "## Cost per method", _md(costs.drop(columns=["run_id", "method"], errors="ignore")),
         "## Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)", _md(effect),
         "## Leakage audit over the prompts actually sent (findings must be 0)", _md(audit),
@@ -284,11 +308,12 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
     md_path = out_dir / "leaderboard.md"
     md_path.write_text(md + "\n\n" + DATA_ATTRIBUTION + "\n", encoding="utf-8")
     html_path = out_dir / "report.html"
-    html_path.write_text(_html(table, costs, roles, effect, audit, contamination, segments, scored, manifests), encoding="utf-8")
+    html_path.write_text(_html(table, costs, roles, effect, audit, contamination, segments, scored, manifests, min_coverage),
+                         encoding="utf-8")
     return Report(table, md, csv_path, md_path, html_path)
 
 
-def _html(table, costs, roles, effect, audit, contamination, segments, scored, manifests) -> str:
+def _html(table, costs, roles, effect, audit, contamination, segments, scored, manifests, min_coverage) -> str:
     from benchmarks import plots
 
     def section(title: str, df: pd.DataFrame) -> str:
@@ -310,7 +335,10 @@ def _html(table, costs, roles, effect, audit, contamination, segments, scored, m
         "<style>body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px}table.t{border-collapse:collapse;font-size:13px}"
         "table.t td,table.t th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right}img{max-width:100%}</style></head><body>",
         "<h1>forecast-reconcile leaderboard</h1>", f"<ul>{runs}</ul>",
-        section("Leaderboard (lower Brier is better; 95% clustered bootstrap intervals)", table),
+        section("Leaderboard (lower Brier is better; 95% clustered bootstrap intervals)", table[table["ranked"]]),
+        f"<p>{html.escape(ranking_note(table[table['ranked']], min_coverage))}</p>",
+        section("Not ranked (answered too few questions; Brier on their own questions)", table[~table["ranked"]])
+        if (~table["ranked"]).any() else "",
         "<h2>Reliability diagrams</h2>", f"<img alt='reliability diagrams' src='data:image/png;base64,{rel_png}'>",
         section("Cost per method", costs),
         f"<h2>Cost vs Brier</h2><img alt='cost vs Brier' src='data:image/png;base64,{cost_png}'>" if cost_png else "",
@@ -377,6 +405,7 @@ def score_forecasts_file(path: str | Path, *, questions_path: str | Path | None 
 
             qs = load_forecastbench()
         by_id = {q.id: q for q in qs}
+        siblings = sibling_clusters([by_id[qid] for qid in dict.fromkeys(df["question_id"]) if qid in by_id]).labels
         outcomes, clusters = [], []
         for i, qid in enumerate(df["question_id"]):
             q = by_id.get(qid)
@@ -388,10 +417,10 @@ def score_forecasts_file(path: str | Path, *, questions_path: str | Path | None 
                                           field="question_id", row=i, value=qid, source=str(path))
             else:
                 outcomes.append(q.outcome)
-            clusters.append(q.cluster_id if q is not None else qid)
+            clusters.append(siblings.get(qid, qid))
         df["outcome"] = outcomes
         if "cluster" not in df.columns:
             df["cluster"] = clusters
     df["outcome"] = [_binary(v, i, path) for i, v in enumerate(df["outcome"])]
     base = baseline or df["method"].iloc[0]
-    return scoring.score_table(df, method_col="method", baseline=base, n_resamples=n_resamples, seed=seed)
+    return rank_methods(df, method_col="method", baseline=base, n_resamples=n_resamples, seed=seed)

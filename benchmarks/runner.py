@@ -37,6 +37,7 @@ from agent_schemas import DataValidationError, PipelineTrace, Question
 from agent_specialists import DebateAgent, SupervisorAgent
 from agent_tools import ToolExecutor
 from benchmarks.baselines import compute_baselines
+from benchmarks.clusters import ClusterAssignment, sibling_clusters
 from benchmarks.config import RunConfig
 from benchmarks.leakage import leakage_audit
 from benchmarks.methods import method_rows
@@ -140,7 +141,7 @@ class QuestionRecord(BaseModel):
     outcome: int | None = Field(None, description="1 Yes, 0 No, None unresolved.")
     source: str
     question_type: str
-    cluster: str = Field(description="Clustering key for bootstrap intervals (source|source question id).")
+    cluster: str = Field(description="Bootstrap cluster: related questions share one (benchmarks.clusters).")
     horizon_days: int | None = None
     forecast_date: str = Field(description="ISO date: the information cutoff.")
     resolution_date: str | None = None
@@ -205,6 +206,7 @@ class BenchmarkRunner:
         self.config = config.model_copy(update={"run_id": run_id})
         self.run_dir = Path(config.output_dir) / run_id
         self.providers: list[Provider] = []
+        self.clusters = ClusterAssignment()
         self._retrying: list[RetryingProvider] = []
         self._caches: list[CachingProvider] = []
 
@@ -403,6 +405,7 @@ class BenchmarkRunner:
             "seed": self.config.seed,
             "question_selection": self.selection(),
             "question_ids": [q.id for q in questions],
+            "clusters": self.clusters.summary(),
             "question_status": status,
             **extra,
         }
@@ -429,7 +432,7 @@ class BenchmarkRunner:
             outcome=q.outcome,
             source=q.source,
             question_type=q.question_type,
-            cluster=q.cluster_id,
+            cluster=self.clusters.labels.get(q.id, q.cluster_id),
             horizon_days=q.horizon_days,
             forecast_date=q.forecast_date.isoformat(),
             resolution_date=q.resolution_date.isoformat() if q.resolution_date else None,
@@ -480,6 +483,7 @@ class BenchmarkRunner:
                 raise DataValidationError(
                     f"{self.run_dir}: the resumed run selects other questions than the manifest records "
                     "(different providers, filters or question file?)", field="question_ids", value=len(questions))
+        self.clusters = sibling_clusters(questions)
         pipeline = self.build_pipeline()
         baselines = baseline_table(questions, self.config.baselines)
         done = {r["question_id"] for r in done_records}

@@ -31,6 +31,8 @@ References
    using Bayesian binning. *AAAI* (expected calibration error).
 .. [5] Efron, B., & Tibshirani, R. J. (1993). *An Introduction to the Bootstrap*, ch. 13 (percentile
    intervals); Field, C. A., & Welsh, A. H. (2007). Bootstrapping clustered data. *JRSS B*, 69(3).
+.. [6] Cameron, A. C., Gelbach, J. B., & Miller, D. L. (2008). Bootstrap-based improvements for inference
+   with clustered errors. *Review of Economics and Statistics*, 90(3), 414-427 (few-cluster bias).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from agent_schemas.errors import DataValidationError
 __all__ = [
     "BootstrapCI",
     "HORIZON_BUCKETS",
+    "MIN_CLUSTERS_FOR_INTERVAL",
     "LOG_SCORE_EPS",
     "MurphyDecomposition",
     "ScoreSummary",
@@ -72,6 +75,12 @@ _EDGE_TOL = 1e-9  # in bin widths; see the module docstring
 _DRAWS_PER_BLOCK = 2**18  # bootstrap cluster draws per block (2 MiB of indices, 4 MiB gathered): cache-sized
 _PARALLEL_MIN_DRAWS = 2**22  # below this many draws, threads cost more than they save
 _MAX_THREADS = 4
+
+MIN_CLUSTERS_FOR_INTERVAL: int = 10
+"""Fewest clusters a bootstrap interval is reported for. Below it the percentile interval of a cluster
+bootstrap is too narrow to mean anything (one cluster gives a zero-width interval; Cameron, Gelbach &
+Miller 2008 [6] show poor coverage with few clusters): the bounds are NaN and tables flag them. It is a
+floor, not a guarantee of coverage."""
 
 
 # --- validation ----------------------------------------------------------------------------------
@@ -679,7 +688,12 @@ def _resample_blocks(n_clusters: int, n_resamples: int, seed: Any) -> list[tuple
     return [(start, min(rows, n_resamples - start), g) for start, g in zip(starts, gens)]
 
 
-def _bootstrap(scores: np.ndarray, codes: np.ndarray, n_resamples: int, confidence: float, seed: Any) -> BootstrapCI:
+def _n_clusters(codes: np.ndarray) -> int:
+    return int(np.count_nonzero(np.bincount(codes))) if codes.size else 0
+
+
+def _bootstrap(scores: np.ndarray, codes: np.ndarray, n_resamples: int, confidence: float, seed: Any,
+               min_clusters: int = MIN_CLUSTERS_FOR_INTERVAL) -> BootstrapCI:
     """Percentile interval of the mean of ``scores`` when whole clusters are resampled with replacement.
 
     Per-cluster sums and counts are computed once; each resample draws ``n_clusters`` cluster indices and
@@ -689,6 +703,8 @@ def _bootstrap(scores: np.ndarray, codes: np.ndarray, n_resamples: int, confiden
     there are many draws.
     """
     counts = np.bincount(codes)
+    if np.count_nonzero(counts) < min_clusters:
+        return BootstrapCI(float(scores.mean()), float("nan"), float("nan"))
     sums = np.bincount(codes, weights=scores)
     if counts.min() == 0:  # gaps in the codes are not clusters
         present = counts > 0
@@ -723,6 +739,7 @@ def clustered_bootstrap_ci(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: Any = 0,
+    min_clusters: int = MIN_CLUSTERS_FOR_INTERVAL,
 ) -> BootstrapCI:
     """Mean of per-question scores with a clustered (block) percentile bootstrap interval.
 
@@ -730,8 +747,9 @@ def clustered_bootstrap_ci(
     clusters are resampled with replacement (``n_clusters`` draws per resample) and each resample's
     statistic is the mean over all questions drawn, ``sum of the drawn clusters' score sums / sum of their
     counts``. The interval is the ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles of the
-    resampled means (percentile method, Efron & Tibshirani 1993). With a single cluster the interval
-    collapses to the mean; with one question per cluster it is the ordinary bootstrap.
+    resampled means (percentile method, Efron & Tibshirani 1993). With one question per cluster it is the
+    ordinary bootstrap. With fewer than ``min_clusters`` clusters no interval is estimated: the bounds
+    are NaN (never a zero-width or normal-looking interval; see :data:`MIN_CLUSTERS_FOR_INTERVAL`).
 
     Parameters
     ----------
@@ -746,11 +764,14 @@ def clustered_bootstrap_ci(
     seed : int, numpy.random.SeedSequence, numpy.random.Generator or None, default=0
         Seed of the resampling (child generators are spawned from it); the same int seed gives the same
         interval, whatever the number of threads.
+    min_clusters : int, default=MIN_CLUSTERS_FOR_INTERVAL
+        Fewest distinct clusters for which an interval is estimated.
 
     Returns
     -------
     BootstrapCI
-        ``(mean, low, high)``: the plain mean of ``scores`` and the interval bounds.
+        ``(mean, low, high)``: the plain mean of ``scores`` and the interval bounds (NaN below
+        ``min_clusters`` clusters).
 
     Raises
     ------
@@ -764,13 +785,15 @@ def clustered_bootstrap_ci(
 
     Examples
     --------
-    >>> ci = clustered_bootstrap_ci([0.1, 0.2, 0.3, 0.4], ["a", "a", "b", "b"], n_resamples=200)
+    >>> ci = clustered_bootstrap_ci([0.1, 0.2, 0.3, 0.4], ["a", "a", "b", "b"], n_resamples=200, min_clusters=2)
     >>> round(ci.mean, 2), ci.low <= ci.mean <= ci.high
     (0.25, True)
+    >>> clustered_bootstrap_ci([0.1, 0.3], ["a", "a"]).low  # one cluster: no interval
+    nan
     """
     _check_bootstrap_args(n_resamples, confidence)
     s = _check_scores(scores, "scores")
-    return _bootstrap(s, _cluster_codes(clusters, s.size), int(n_resamples), float(confidence), seed)
+    return _bootstrap(s, _cluster_codes(clusters, s.size), int(n_resamples), float(confidence), seed, int(min_clusters))
 
 
 def paired_difference_ci(
@@ -780,6 +803,7 @@ def paired_difference_ci(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: Any = 0,
+    min_clusters: int = MIN_CLUSTERS_FOR_INTERVAL,
 ) -> BootstrapCI:
     """Mean difference ``scores_a - scores_b`` with a paired, clustered percentile bootstrap interval.
 
@@ -799,6 +823,8 @@ def paired_difference_ci(
         Interval coverage, in (0, 1).
     seed : int, numpy.random.SeedSequence, numpy.random.Generator or None, default=0
         Seed of the resampling, as in :func:`clustered_bootstrap_ci`.
+    min_clusters : int, default=MIN_CLUSTERS_FOR_INTERVAL
+        Fewest distinct clusters for which an interval is estimated (NaN bounds below it).
 
     Returns
     -------
@@ -812,7 +838,7 @@ def paired_difference_ci(
 
     Examples
     --------
-    >>> ci = paired_difference_ci([0.1, 0.2, 0.1], [0.2, 0.3, 0.3], [0, 1, 2], n_resamples=200)
+    >>> ci = paired_difference_ci([0.1, 0.2, 0.1], [0.2, 0.3, 0.3], [0, 1, 2], n_resamples=200, min_clusters=3)
     >>> round(ci.mean, 4), ci.high < 0
     (-0.1333, True)
     """
@@ -821,7 +847,7 @@ def paired_difference_ci(
     b = _check_scores(scores_b, "scores_b")
     if a.shape != b.shape:
         raise DataValidationError(f"scores_a and scores_b must have the same shape: {a.shape} vs {b.shape}", field="scores_b", value=b.shape)
-    return _bootstrap(a - b, _cluster_codes(clusters, a.size), int(n_resamples), float(confidence), seed)
+    return _bootstrap(a - b, _cluster_codes(clusters, a.size), int(n_resamples), float(confidence), seed, int(min_clusters))
 
 
 # --- tables ----------------------------------------------------------------------------------------
@@ -832,9 +858,9 @@ HORIZON_BUCKETS: tuple[str, ...] = ("<=7d", "8-30d", "31-90d", "91-180d", ">180d
 _HORIZON_EDGES = np.array([7.0, 30.0, 90.0, 180.0])
 
 _TABLE_COLUMNS = [
-    "n", "n_missing", "n_unresolved", "brier", "brier_ci_low", "brier_ci_high", "log_score", "ece",
-    "reliability", "resolution", "uncertainty", "within_bin", "brier_skill_vs_base_rate", "n_common",
-    "brier_skill_vs_baseline", "delta_brier_vs_baseline", "delta_brier_ci_low", "delta_brier_ci_high",
+    "n", "n_missing", "n_unresolved", "n_clusters", "brier", "brier_ci_low", "brier_ci_high", "log_score", "ece",
+    "reliability", "resolution", "uncertainty", "within_bin", "brier_skill_vs_in_sample_rate", "n_common",
+    "brier_skill_vs_baseline", "delta_brier_vs_baseline", "delta_brier_ci_low", "delta_brier_ci_high", "interval_note",
 ]
 
 
@@ -908,6 +934,7 @@ def score_table(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: Any = 0,
+    min_clusters: int = MIN_CLUSTERS_FOR_INTERVAL,
 ) -> pd.DataFrame:
     """One row of scores per method, with clustered bootstrap intervals and paired deltas to a baseline.
 
@@ -929,19 +956,23 @@ def score_table(
         Method the deltas and ``brier_skill_vs_baseline`` refer to; None leaves those columns NaN.
     n_bins : int, default=10
         Calibration bins for ECE and the Murphy decomposition.
-    n_resamples, confidence, seed
-        Bootstrap settings (see :func:`clustered_bootstrap_ci`); every method uses the same seed.
+    n_resamples, confidence, seed, min_clusters
+        Bootstrap settings (see :func:`clustered_bootstrap_ci`); every method uses the same seed. Below
+        ``min_clusters`` clusters the interval bounds are NaN and ``interval_note`` says why.
 
     Returns
     -------
     pandas.DataFrame
         One row per method (in order of first appearance), a default RangeIndex and the columns
         ``method_col`` (the method name), ``n``, ``n_missing``,
-        ``n_unresolved``, ``brier``, ``brier_ci_low``, ``brier_ci_high``, ``log_score`` (nats, loss),
-        ``ece``, ``reliability``, ``resolution``, ``uncertainty``, ``within_bin`` (Murphy terms),
-        ``brier_skill_vs_base_rate`` (reference: the base rate of the method's questions),
-        ``n_common``, ``brier_skill_vs_baseline``, ``delta_brier_vs_baseline`` (negative: better than the
-        baseline), ``delta_brier_ci_low``, ``delta_brier_ci_high``. Lower is better for every loss.
+        ``n_unresolved``, ``n_clusters``, ``brier``, ``brier_ci_low``, ``brier_ci_high``, ``log_score``
+        (nats, loss), ``ece``, ``reliability``, ``resolution``, ``uncertainty``, ``within_bin`` (Murphy
+        terms), ``brier_skill_vs_in_sample_rate`` (Brier skill against always forecasting the yes-rate of
+        the scored questions themselves, ``1 - brier / uncertainty``: an in-sample climatology, not the
+        ``base_rate`` baseline, which uses only outcomes known before each forecast date), ``n_common``,
+        ``brier_skill_vs_baseline``, ``delta_brier_vs_baseline`` (negative: better than the baseline),
+        ``delta_brier_ci_low``, ``delta_brier_ci_high`` and ``interval_note`` ("" or why an interval is
+        not available). Lower is better for every loss.
 
     Raises
     ------
@@ -1012,15 +1043,20 @@ def score_table(
         row["n"] = len(kept)
         row["n_missing"], row["n_unresolved"] = counts[method]
         row["n_common"] = 0
+        row["interval_note"] = ""
         s = summaries.get(method)
         if s is not None:
-            ci = _bootstrap(s.brier_scores, _cluster_codes(kept["cluster"].to_numpy(), s.n), n_resamples, confidence, seed)
+            codes = _cluster_codes(kept["cluster"].to_numpy(), s.n)
+            ci = _bootstrap(s.brier_scores, codes, n_resamples, confidence, seed, min_clusters)
             m = s.murphy
             row.update(
+                n_clusters=_n_clusters(codes),
                 brier=s.brier, brier_ci_low=ci.low, brier_ci_high=ci.high, log_score=s.log_score, ece=s.ece,
                 reliability=m.reliability, resolution=m.resolution, uncertainty=m.uncertainty, within_bin=m.within_bin,
-                brier_skill_vs_base_rate=(1.0 - s.brier / m.uncertainty) if m.uncertainty > 0 else np.nan,
+                brier_skill_vs_in_sample_rate=(1.0 - s.brier / m.uncertainty) if m.uncertainty > 0 else np.nan,
             )
+            if row["n_clusters"] < min_clusters:
+                row["interval_note"] = f"no interval: {row['n_clusters']} clusters < {min_clusters}"
             if base_scores is not None:
                 q = kept["question"].to_numpy()
                 common = pd.Index(q).isin(base_scores.index)
@@ -1028,14 +1064,17 @@ def score_table(
                 if common.any():
                     a = s.brier_scores[common]
                     b = base_scores.loc[q[common]].to_numpy()
-                    d = _bootstrap(a - b, _cluster_codes(kept["cluster"].to_numpy()[common], a.size), n_resamples, confidence, seed)
+                    d = _bootstrap(a - b, _cluster_codes(kept["cluster"].to_numpy()[common], a.size), n_resamples, confidence,
+                                   seed, min_clusters)
                     mean_b = float(b.mean())
                     row.update(
                         brier_skill_vs_baseline=(1.0 - float(a.mean()) / mean_b) if mean_b > 0 else np.nan,
                         delta_brier_vs_baseline=d.mean, delta_brier_ci_low=d.low, delta_brier_ci_high=d.high,
                     )
         rows.append(row)
-    table = pd.DataFrame(rows, columns=_TABLE_COLUMNS).astype({"n": "int64", "n_missing": "int64", "n_unresolved": "int64", "n_common": "int64"})
+    table = pd.DataFrame(rows, columns=_TABLE_COLUMNS)
+    table["n_clusters"] = table["n_clusters"].fillna(0)
+    table = table.astype({"n": "int64", "n_missing": "int64", "n_unresolved": "int64", "n_common": "int64", "n_clusters": "int64"})
     table.insert(0, method_col, list(per_method))
     return table
 

@@ -265,14 +265,25 @@ def test_identical_scores_within_clusters_equal_the_unclustered_bootstrap():
 
 def test_integer_labels_with_gaps_equal_string_labels():
     scores = np.array([0.1, 0.4, 0.2, 0.9, 0.5, 0.3])
-    by_int = clustered_bootstrap_ci(scores, [10, 10, 30, 30, 500, 500], n_resamples=300, seed=7)
-    by_str = clustered_bootstrap_ci(scores, ["a", "a", "b", "b", "c", "c"], n_resamples=300, seed=7)
+    by_int = clustered_bootstrap_ci(scores, [10, 10, 30, 30, 500, 500], n_resamples=300, seed=7, min_clusters=3)
+    by_str = clustered_bootstrap_ci(scores, ["a", "a", "b", "b", "c", "c"], n_resamples=300, seed=7, min_clusters=3)
+    assert not np.isnan(by_int.low)
     assert by_int == by_str
 
 
-def test_single_cluster_collapses_to_the_mean():
+def test_too_few_clusters_give_no_interval_never_a_zero_width_one():
     ci = clustered_bootstrap_ci([0.1, 0.3], ["a", "a"], n_resamples=20)
-    assert ci.low == pytest.approx(0.2) and ci.high == pytest.approx(0.2)
+    assert ci.mean == pytest.approx(0.2) and np.isnan(ci.low) and np.isnan(ci.high)
+    nine = clustered_bootstrap_ci(np.linspace(0, 1, 18), np.arange(18) // 2, n_resamples=50)  # 9 clusters < 10
+    assert np.isnan(nine.low) and np.isnan(nine.high)
+    ten = clustered_bootstrap_ci(np.linspace(0, 1, 20), np.arange(20) // 2, n_resamples=50)
+    assert ten.low < ten.mean < ten.high
+    d = paired_difference_ci([0.1, 0.2, 0.1], [0.2, 0.3, 0.3], [0, 1, 2], n_resamples=50)
+    assert np.isnan(d.low) and d.mean == pytest.approx(-0.4 / 3)
+    t = score_table(pd.DataFrame({"method": ["m"] * 3, "question_id": [1, 2, 3], "p_yes": [0.1, 0.5, 0.9],
+                                  "outcome": [0, 1, 1], "cluster": ["a", "a", "b"]}), baseline=None, n_resamples=20)
+    assert t.loc[0, "n_clusters"] == 2 and np.isnan(t.loc[0, "brier_ci_low"])
+    assert t.loc[0, "interval_note"] == "no interval: 2 clusters < 10"
 
 
 def test_paired_difference_uses_the_same_resample():
@@ -316,7 +327,7 @@ def _long_frame():
 
 
 def test_score_table_hand_values():
-    raw = score_table(_long_frame(), n_resamples=200, seed=0)
+    raw = score_table(_long_frame(), n_resamples=200, seed=0, min_clusters=1)
     assert raw["method"].tolist() == ["mean", "min"] and list(raw.index) == [0, 1]
     assert list(raw.columns[:4]) == ["method", "n", "n_missing", "n_unresolved"]
     t = raw.set_index("method")
@@ -340,7 +351,7 @@ def test_score_table_hand_values():
     m = murphy_decomposition(p, o)
     assert t.loc["mean", "reliability"] == pytest.approx(m.reliability)
     assert t.loc["mean", "within_bin"] == pytest.approx(m.within_bin)
-    assert t.loc["mean", "brier_skill_vs_base_rate"] == pytest.approx(brier_skill_score(p, o, o.mean()))
+    assert t.loc["mean", "brier_skill_vs_in_sample_rate"] == pytest.approx(brier_skill_score(p, o, o.mean()))
 
 
 def test_score_table_is_reproducible_and_without_baseline():

@@ -1,0 +1,146 @@
+"""Clusters of related questions, for honest bootstrap intervals.
+
+Questions about one event are not independent: a market repeated across rounds, or sibling markets of
+one event ("Will X win Best Picture?", "Will Y win Best Picture?", ...) resolve together. Bootstrap
+intervals (:mod:`benchmarks.scoring`) resample whole clusters, so related questions must share one.
+The bundled Polymarket URLs carry no event id, so siblings are found from what they share.
+
+Rule (documented; :func:`sibling_clusters` applies it). Two questions are in one cluster when any of
+these holds, and clusters are closed under it (connected components):
+
+1. **Same source question**: same ``source`` and ``source_question_id`` (a question repeated across
+   rounds or horizons).
+2. **Same background** (market questions): same ``source`` and the same background text of at least
+   :data:`MIN_BACKGROUND_CHARS` characters (sibling markets copy their event's description).
+3. **One question pattern** (market questions): same ``source``, same scheduled close date, and texts that
+   differ in one contiguous span only: the shared leading and trailing words number at least
+   :data:`MIN_SHARED_WORDS` and at least :data:`MIN_SHARED_FRACTION` of the longer text, and each
+   differing span has at most :data:`MAX_SPAN_WORDS` words (names of candidates, films, categories).
+
+The rule errs towards merging: a merge widens intervals, a missed sibling narrows them falsely. On the
+1,958 bundled market questions due from 2025-08-01 rule 2 alone merges 342 markets into 107 groups; the
+run manifest and the report give the counts for each run.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from agent_schemas import Question
+
+__all__ = ["ClusterAssignment", "MAX_SPAN_WORDS", "MIN_BACKGROUND_CHARS", "MIN_SHARED_FRACTION", "MIN_SHARED_WORDS",
+           "RULE", "one_pattern", "sibling_clusters"]
+
+MIN_BACKGROUND_CHARS = 100
+MIN_SHARED_WORDS = 5  # 4 would join unrelated "<X> by June 30, 2026?" questions
+MIN_SHARED_FRACTION = 0.4
+MAX_SPAN_WORDS = 8
+RULE = ("same source question; or, for market questions of one source, the same background "
+        f"(>= {MIN_BACKGROUND_CHARS} chars) or one question pattern with the same scheduled close date")
+
+
+@dataclass
+class ClusterAssignment:
+    """Cluster label per question id, with counts for the manifest and the report.
+
+    Attributes
+    ----------
+    labels : dict of str to str
+        Question id -> cluster label (the smallest ``source|source_question_id`` of the cluster).
+    n_source_questions : int
+        Distinct ``source|source_question_id`` keys (the clusters of rule 1 alone).
+    n_clusters : int
+        Clusters after all rules.
+    """
+
+    labels: dict[str, str] = field(default_factory=dict)
+    n_source_questions: int = 0
+    n_clusters: int = 0
+
+    @property
+    def merged(self) -> int:
+        """Source questions merged into another cluster by rules 2 and 3 (count)."""
+        return self.n_source_questions - self.n_clusters
+
+    def summary(self) -> dict[str, object]:
+        """JSON-serialisable counts and the rule, for the manifest."""
+        return {"rule": RULE, "source_questions": self.n_source_questions, "clusters": self.n_clusters,
+                "merged_siblings": self.merged}
+
+
+def one_pattern(a: str, b: str) -> bool:
+    """Whether texts ``a`` and ``b`` differ in one contiguous span only (rule 3's text test).
+
+    Examples
+    --------
+    >>> one_pattern("Will Avatar win Best Picture at the 98th Academy Awards?",
+    ...             "Will Frankenstein win Best Film Editing at the 98th Academy Awards?")
+    True
+    >>> one_pattern("Will the Fed cut rates in December?", "Will Bitcoin reach $100k in December?")
+    False
+    """
+    wa, wb = a.split(), b.split()
+    if wa == wb:
+        return True
+    limit = min(len(wa), len(wb))
+    pre = 0
+    while pre < limit and wa[pre] == wb[pre]:
+        pre += 1
+    suf = 0
+    while suf < limit - pre and wa[-1 - suf] == wb[-1 - suf]:
+        suf += 1
+    shared = pre + suf
+    spans = (len(wa) - shared, len(wb) - shared)
+    return (shared >= MIN_SHARED_WORDS and shared >= MIN_SHARED_FRACTION * max(len(wa), len(wb))
+            and max(spans) <= MAX_SPAN_WORDS)
+
+
+def sibling_clusters(questions: Sequence[Question]) -> ClusterAssignment:
+    """Assign every question to a cluster by the module's rule.
+
+    Parameters
+    ----------
+    questions : sequence of Question, length n_questions
+
+    Returns
+    -------
+    ClusterAssignment
+        ``labels`` has one entry per question id.
+    """
+    keys = sorted({q.cluster_id for q in questions})
+    parent = {k: k for k in keys}
+
+    def find(k: str) -> str:
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    def union(a: str, b: str) -> None:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+
+    by_background: dict[tuple[str, str], list[str]] = defaultdict(list)
+    by_close: dict[tuple, dict[str, str]] = defaultdict(dict)
+    for q in questions:
+        if q.question_type != "market":
+            continue
+        bg = " ".join(q.background.split())
+        if len(bg) >= MIN_BACKGROUND_CHARS:
+            by_background[(q.source, bg)].append(q.cluster_id)
+        if q.scheduled_close_date is not None:
+            by_close[(q.source, q.scheduled_close_date)].setdefault(" ".join(q.text.split()), q.cluster_id)
+    for members in by_background.values():
+        for k in members[1:]:
+            union(members[0], k)
+    for texts in by_close.values():
+        items = list(texts.items())
+        for i, (ta, ka) in enumerate(items):
+            for tb, kb in items[i + 1:]:
+                if find(ka) != find(kb) and one_pattern(ta, tb):
+                    union(ka, kb)
+    labels = {q.id: find(q.cluster_id) for q in questions}
+    return ClusterAssignment(labels, len(keys), len({find(k) for k in keys}))
