@@ -10,7 +10,7 @@ from agent_providers import ScriptedProvider
 from agent_providers.anthropic_provider import AnthropicProvider
 from agent_providers.cache import CachingProvider, ResponseCache, cache_key
 from agent_providers.openai_provider import OpenAIProvider
-from agent_providers.pricing import PRICES_AS_OF, PRICES_USD_PER_MTOK, cost_usd, price_for
+from agent_providers.pricing import PRICE_SOURCE, PRICES_AS_OF, cost_usd, price_for
 from agent_providers.retry import RetryingProvider, RetryPolicy
 from agent_schemas import ChatMessage, ProviderOverloaded, TokenUsage
 
@@ -124,13 +124,15 @@ def test_api_key_not_in_repr_str_completion_or_cache_files(tmp_path, fake_api, f
 # --- pricing -----------------------------------------------------------------------------------
 
 
-def test_price_lookup_accepts_prefix_and_snapshot_suffix():
-    assert price_for("anthropic/claude-sonnet-4-5-20250929") == PRICES_USD_PER_MTOK["claude-sonnet-4-5"]
-    assert price_for("gpt-4.1-mini-2025-04-14") == PRICES_USD_PER_MTOK["gpt-4.1-mini"]  # not gpt-4.1
-    assert price_for("gpt-4.1-2025-04-14") == PRICES_USD_PER_MTOK["gpt-4.1"]
+def test_price_lookup_accepts_prefix_and_listed_snapshots():
+    assert price_for("anthropic/claude-sonnet-4-5-20250929") == price_for("claude-sonnet-4-5")
+    assert price_for("gpt-4.1-mini-2025-04-14") == price_for("gpt-4.1-mini")  # a listed snapshot of it
+    assert price_for("gpt-4.1-mini-2025-04-14").model_id == "gpt-4.1-mini"  # not gpt-4.1
+    assert price_for("gpt-4.1-2025-04-14").model_id == "gpt-4.1"
     assert price_for("gpt-4.1-mini-experimental") is None
     assert price_for("mystery-model") is None
     assert len(PRICES_AS_OF) == 7 and PRICES_AS_OF[4] == "-"
+    assert PRICE_SOURCE.startswith("genai-prices 0.")
 
 
 def test_cost_by_hand():

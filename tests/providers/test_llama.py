@@ -178,7 +178,7 @@ def test_server_text_and_usage_match_the_raw_response(llama_server):
 
 def test_server_json_object_schema_is_enforced(llama_server):
     # default "auto": the OpenAI json_schema form is rejected by llama_cpp.server, the fallback is used
-    p = get_provider(f"openai-compatible/smollm2@{llama_server}")
+    p = get_provider(f"openai-compatible/smollm2@{llama_server}", retry=False)
     c = p.complete(QUESTION, json_schema=FORECAST_SCHEMA, max_tokens=160, temperature=0.0)
     obj = json.loads(c.text)
     assert 0 <= obj["p_yes_percent"] <= 100 and isinstance(obj["p_yes_percent"], int)
@@ -188,7 +188,7 @@ def test_server_json_object_schema_is_enforced(llama_server):
 def test_server_rejects_the_openai_json_schema_form(llama_server):
     # llama_cpp.server only knows {"type": "json_object", "schema": ...}; it answers the OpenAI form with an
     # HTTP 500 carrying a validation error (so it surfaces as ProviderOverloaded, a server quirk)
-    p = get_provider(f"openai-compatible/smollm2@{llama_server}", compatible_json_format="json_schema")
+    p = get_provider(f"openai-compatible/smollm2@{llama_server}", retry=False, compatible_json_format="json_schema")
     with pytest.raises(ProviderOverloaded) as ei:
         p.complete(QUESTION, json_schema=FORECAST_SCHEMA, max_tokens=20)
     assert ei.value.status_code == 500
