@@ -183,9 +183,14 @@ class ResponseCache:
             cache, self._cache = self._cache, None
         if not was_on:
             return
+        import diskcache
+
+        detail = str(exc)
+        if isinstance(exc, diskcache.Timeout):  # raised with no message
+            detail = f"database is locked by another process for more than {self.timeout_s:g} s"
         self._warn_once(
             "response cache %s: %s failed (%s: %s); continuing without the cache for the rest of this run",
-            self.directory, action, type(exc).__name__, exc,
+            self.directory, action, type(exc).__name__, detail,
         )
         if cache is not None:
             try:

@@ -56,7 +56,7 @@ def _seconds(text: str, scale: float) -> float | None:
         value = float(text) * scale
     except (TypeError, ValueError, OverflowError):
         return None
-    return value if math.isfinite(value) and value >= 0 else None
+    return value + 0.0 if math.isfinite(value) and value >= 0 else None  # + 0.0 turns -0.0 into 0.0
 
 
 def parse_retry_after(headers: Mapping[str, str] | None, *, now: float | None = None) -> float | None:
