@@ -43,7 +43,7 @@ class TokenUsage(BaseModel):
     cache_write_tokens: int | None = Field(None, ge=0, description="Prompt tokens written to the provider's prompt cache; subset of input_tokens (tokens).")
     reasoning_tokens: int | None = Field(None, ge=0, description="Hidden reasoning tokens; subset of output_tokens (tokens).")
     calls: int = Field(0, ge=0, description="Billed provider responses summed here, failed answers (empty, refused, truncated, unreadable) included; a cache hit replays its stored answer's count (count).")
-    cost_usd: float | None = Field(None, ge=0, description="Cost in USD from the dated price table; None when the model's price is unknown.")
+    cost_usd: float | None = Field(None, ge=0, description="Cost in USD from genai-prices' dated price data (agent_providers.pricing); None when the model's price is unknown.")
 
     def __add__(self, other: "TokenUsage") -> "TokenUsage":
         if not isinstance(other, TokenUsage):
