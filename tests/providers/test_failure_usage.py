@@ -148,31 +148,25 @@ def test_unreadable_body_is_a_typed_error_with_one_billed_call(fake_api, fake_ke
     assert ei.value.usage == TokenUsage(calls=1)  # a 2xx answer, tokens unknown
 
 
-@pytest.mark.parametrize(
-    "body",
-    ['{"choices": "x", "usage": {"prompt_tokens": 12, "completion_tokens": 3}}',
-     '{"choices": [{"message": "hi", "finish_reason": "stop"}], "usage": {"prompt_tokens": 12, "completion_tokens": 3}}',
-     '{"choices": [{"message": {"content": 42}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 12, "completion_tokens": 3}}'],
-    ids=["choices-not-a-list", "message-not-an-object", "content-not-text"],
-)
-def test_openai_wrong_shapes_are_unreadable_and_keep_the_usage_they_report(fake_api, fake_key, body):
-    fake_api.enqueue_reply(200, body)
-    with pytest.raises(UnreadableResponse) as ei:
-        openai(fake_api, fake_key, retry=False).complete(MSG)
-    assert (ei.value.usage.calls, ei.value.usage.input_tokens, ei.value.usage.output_tokens) == (1, 12, 3)
+OPENAI_USAGE = '"usage": {"prompt_tokens": 12, "completion_tokens": 3}'
+ANTHROPIC_USAGE = '"stop_reason": "end_turn", "usage": {"input_tokens": 12, "output_tokens": 3}'
+WRONG_SHAPES = {
+    "openai-choices-not-a-list": ("openai", '{"choices": "x", %s}' % OPENAI_USAGE),
+    "openai-message-not-an-object": ("openai", '{"choices": [{"message": "hi", "finish_reason": "stop"}], %s}' % OPENAI_USAGE),
+    "openai-content-not-text": ("openai", '{"choices": [{"message": {"content": 42}, "finish_reason": "stop"}], %s}' % OPENAI_USAGE),
+    "anthropic-content-not-a-list": ("anthropic", '{"content": 5, %s}' % ANTHROPIC_USAGE),
+    "anthropic-block-not-an-object": ("anthropic", '{"content": ["hi"], %s}' % ANTHROPIC_USAGE),
+    "anthropic-text-not-text": ("anthropic", '{"content": [{"type": "text", "text": 7}], %s}' % ANTHROPIC_USAGE),
+}
 
 
-@pytest.mark.parametrize(
-    "body",
-    ['{"content": 5, "stop_reason": "end_turn", "usage": {"input_tokens": 12, "output_tokens": 3}}',
-     '{"content": ["hi"], "stop_reason": "end_turn", "usage": {"input_tokens": 12, "output_tokens": 3}}',
-     '{"content": [{"type": "text", "text": 7}], "stop_reason": "end_turn", "usage": {"input_tokens": 12, "output_tokens": 3}}'],
-    ids=["content-not-a-list", "block-not-an-object", "text-not-text"],
-)
-def test_anthropic_wrong_shapes_are_unreadable(fake_api, fake_key, body):
+@pytest.mark.parametrize("case", list(WRONG_SHAPES))
+def test_wrong_shapes_are_unreadable_and_keep_the_usage_they_report(fake_api, fake_key, case):
+    which, body = WRONG_SHAPES[case]
     fake_api.enqueue_reply(200, body)
+    make = openai if which == "openai" else anthropic
     with pytest.raises(UnreadableResponse) as ei:
-        anthropic(fake_api, fake_key, retry=False).complete(MSG)
+        make(fake_api, fake_key, retry=False).complete(MSG)
     assert (ei.value.usage.calls, ei.value.usage.input_tokens, ei.value.usage.output_tokens) == (1, 12, 3)
 
 
