@@ -39,7 +39,6 @@ from agent_schemas import (
     AuthenticationFailed,
     BadRequest,
     ProviderConnectionError,
-    ProviderError,
     ProviderOverloaded,
     ProviderTimeout,
     RateLimited,
