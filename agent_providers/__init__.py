@@ -1,11 +1,14 @@
 """Provider adapters behind one small contract. Importing this package imports no SDK.
 
-``get_provider(spec)`` builds any provider by name; ``auto_provider()`` picks one from the environment.
+``get_provider(spec)`` builds any provider by name (remote ones wrapped in the one retry layer);
+``auto_provider()`` picks one from the environment; ``redact_spec(spec)`` gives a spec safe to write
+anywhere (no URL credentials).
 Adapter classes are importable from here lazily (``from agent_providers import AnthropicProvider``
 imports the ``anthropic`` SDK only then).
 """
 
-from agent_providers.base import Provider, normalise_messages
+from agent_providers.base import Provider, normalise_messages, spent_usage
+from agent_providers.credentials import redact_spec
 from agent_providers.registry import AutoChoice, auto_provider, choose_auto_spec, get_provider
 from agent_providers.scripted import ScriptedProvider
 
@@ -17,8 +20,9 @@ _LAZY = {
     "RetryPolicy": "agent_providers.retry",
     "CachingProvider": "agent_providers.cache",
     "ResponseCache": "agent_providers.cache",
-    "PRICES_USD_PER_MTOK": "agent_providers.pricing",
+    "PRICE_SOURCE": "agent_providers.pricing",
     "cost_usd": "agent_providers.pricing",
+    "price_for": "agent_providers.pricing",
 }
 
 
@@ -30,4 +34,7 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'agent_providers' has no attribute {name!r}")
 
 
-__all__ = ["AutoChoice", "Provider", "ScriptedProvider", "auto_provider", "choose_auto_spec", "get_provider", "normalise_messages", *_LAZY]
+__all__ = [
+    "AutoChoice", "Provider", "ScriptedProvider", "auto_provider", "choose_auto_spec", "get_provider",
+    "normalise_messages", "redact_spec", "spent_usage", *_LAZY,
+]

@@ -7,14 +7,20 @@ What it normalises (API reference: https://docs.claude.com/en/api/messages):
   are reported separately. Our ``input_tokens`` is the whole prompt,
   ``input_tokens + cache_read_input_tokens + cache_creation_input_tokens``, with
   ``cache_read_tokens``/``cache_write_tokens`` kept as the breakdown. ``output_tokens_details.thinking_tokens``
-  becomes ``reasoning_tokens`` (a subset of output tokens).
+  becomes ``reasoning_tokens`` (a subset of output tokens). Malformed counts (strings, floats,
+  negatives) and usage fields that are not objects become None with a logged warning.
 * **Prompt caching.** A :class:`ChatMessage` with ``cache=True`` gets ``cache_control: {"type": "ephemeral"}``
   on its (last) content block, which marks the end of a cacheable prefix
   (https://docs.claude.com/en/docs/build-with-claude/prompt-caching). System messages go to the
   ``system`` parameter as text blocks. The API allows at most 4 breakpoints; only the last 4 marks are sent.
 * **Stop reasons.** ``end_turn``/``stop_sequence`` -> ``"stop"``; ``max_tokens`` and
   ``model_context_window_exceeded`` -> ``"length"`` (the base class raises :class:`ResponseTruncated`);
-  ``refusal`` -> ``"content_filter"``; ``tool_use`` -> ``"tool_use"``.
+  ``refusal`` -> ``"content_filter"`` (the base class raises :class:`ResponseRefused`, not retried);
+  ``tool_use`` -> ``"tool_use"``. No text with ``end_turn`` raises :class:`EmptyResponse` (retried).
+  Each of these errors carries the reply's usage.
+* **Reply body.** Read raw (``with_raw_response``) and checked: a body that is not a JSON object, or
+  whose ``content`` is not a list of blocks, raises :class:`UnreadableResponse`; any other exception from
+  the SDK call becomes a typed error (:func:`agent_providers.errors_map.map_sdk_error`).
 * **JSON schema.** The schema is *described* in the system prompt (a last system block, after any cached
   blocks, so cached prefixes stay valid); nothing is enforced, so ``supports_json_schema`` is False and
   callers validate the answer. This works on every Claude model, unlike the newer structured-outputs
@@ -34,16 +40,17 @@ import os
 import threading
 from typing import Any
 
-from agent_schemas import ChatMessage, Completion, EmptyResponse, MissingDependency, TokenUsage
-from agent_schemas import AuthenticationFailed
+from agent_schemas import AuthenticationFailed, ChatMessage, Completion, EmptyResponse, MissingDependency, TokenUsage
 from agent_providers.base import Provider
+from agent_providers.credentials import register_secret
 from agent_providers.errors_map import map_sdk_error
 from agent_providers.pricing import cost_usd
+from agent_providers.reply import TokenCounts, json_object, unreadable
 
 log = logging.getLogger(__name__)
 
-#: Model used when the spec names none. (``claude-sonnet-4-5`` reaches end-of-life on 2026-11-30 per the
-#: SDK's deprecation table; its successor is not yet in :mod:`agent_providers.pricing`, so cost is None.)
+#: Model used when the spec names none (``claude-sonnet-4-5`` reaches end-of-life on 2026-11-30 per the
+#: SDK's deprecation table).
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-6"
 #: ``max_tokens`` sent when the caller gives none (the API requires one).
 DEFAULT_MAX_TOKENS = 1024
@@ -124,23 +131,22 @@ def build_request(
     return system, api_messages
 
 
-def usage_from_anthropic(usage: Any, model: str) -> TokenUsage:
-    """Normalise an Anthropic ``usage`` object (SDK model or dict) into :class:`TokenUsage`.
+def usage_from_anthropic(body: dict[str, Any], model: str, *, provider: str = "anthropic") -> TokenUsage:
+    """Normalise the ``usage`` of an Anthropic reply body (a dict) into :class:`TokenUsage` for one billed call.
 
     ``input_tokens = input_tokens + cache_read_input_tokens + cache_creation_input_tokens`` (all tokens);
-    absent or null fields stay None (unknown), never 0.
+    absent or null fields stay None (unknown), never 0; malformed ones become None with one logged
+    warning naming them.
     """
-    if usage is None:
-        return TokenUsage(calls=1)
-    get = usage.get if isinstance(usage, dict) else lambda k, d=None: getattr(usage, k, d)
-    base_in = get("input_tokens")
-    read = get("cache_read_input_tokens")
-    write = get("cache_creation_input_tokens")
-    out = get("output_tokens")
-    details = get("output_tokens_details")
-    thinking = None
-    if details is not None:
-        thinking = details.get("thinking_tokens") if isinstance(details, dict) else getattr(details, "thinking_tokens", None)
+    counts = TokenCounts(provider)
+    usage = counts.obj(body, "usage")
+    base_in = counts.count(usage, "input_tokens", "usage.input_tokens")
+    read = counts.count(usage, "cache_read_input_tokens", "usage.cache_read_input_tokens")
+    write = counts.count(usage, "cache_creation_input_tokens", "usage.cache_creation_input_tokens")
+    out = counts.count(usage, "output_tokens", "usage.output_tokens")
+    details = counts.obj(usage, "output_tokens_details", "usage.output_tokens_details")
+    thinking = counts.count(details, "thinking_tokens", "usage.output_tokens_details.thinking_tokens")
+    counts.warn()
     total_in = None if base_in is None else base_in + (read or 0) + (write or 0)
     tu = TokenUsage(
         input_tokens=total_in,
@@ -206,7 +212,8 @@ class AnthropicProvider(Provider):
             raise AuthenticationFailed(
                 f"{self.spec}: no API key; pass api_key= or set {self.key_env_var}", provider=self.spec, model=self.model
             )
-        self._secret = key
+        self._secrets = (key,)
+        register_secret(key)
         self.timeout_s = timeout_s
         self.cache_prompt_prefix = cache_prompt_prefix
         self.base_url = base_url
@@ -233,29 +240,34 @@ class AnthropicProvider(Provider):
         if temperature is not None:
             kwargs["extra_body"] = {"temperature": temperature}
         try:
-            msg = self._client.messages.create(**kwargs)
+            raw = self._client.messages.with_raw_response.create(**kwargs)
+            body = raw.http_response.content
         except Exception as exc:
-            mapped = map_sdk_error(
-                exc, self._sdk, provider=self.spec, model=self.model, timeout_s=self.timeout_s, secret=self._secret
-            )
-            if mapped is None:
-                raise
-            raise mapped from None
-        return self._to_completion(msg)
+            raise map_sdk_error(
+                exc, self._sdk, provider=self.spec, model=self.model, timeout_s=self.timeout_s, secrets=self._secrets
+            ) from None
+        return self._to_completion(body)
 
-    def _to_completion(self, msg: Any) -> Completion:
-        model = getattr(msg, "model", None) or self.model
-        text = "".join(
-            getattr(b, "text", "") or "" for b in (getattr(msg, "content", None) or []) if getattr(b, "type", "") == "text"
-        )
-        raw_stop = getattr(msg, "stop_reason", None)
+    def _to_completion(self, raw: bytes | str | dict[str, Any]) -> Completion:
+        """A :class:`Completion` from a reply body (bytes, text or parsed dict); typed errors otherwise
+        (every one carrying the reply's usage)."""
+        msg = raw if isinstance(raw, dict) else json_object(raw, provider=self.spec, model=self.model, secrets=self._secrets)
+        model = msg.get("model") if isinstance(msg.get("model"), str) and msg.get("model") else self.model
+        usage = usage_from_anthropic(msg, model, provider=self.spec)
+        ctx = {"provider": self.spec, "model": model, "usage": usage}
+        content = msg.get("content")
+        if content is None:
+            content = []
+        if not isinstance(content, list) or not all(isinstance(b, dict) for b in content):
+            raise unreadable(f"'content' is {type(content).__name__}, not a list of blocks", **ctx)
+        texts = [b.get("text") for b in content if b.get("type") == "text"]
+        if not all(isinstance(t, str) for t in texts):
+            raise unreadable("a text block's 'text' is not text", **ctx)
+        text = "".join(texts)
+        raw_stop = msg.get("stop_reason") if isinstance(msg.get("stop_reason"), str) else None
         stop = _STOP_REASONS.get(raw_stop or "", "unknown")
-        usage = usage_from_anthropic(getattr(msg, "usage", None), model)
         if stop in ("stop", "unknown") and not text.strip():
-            raise EmptyResponse(
-                f"{self.spec}: empty answer (stop_reason={raw_stop!r})", provider=self.spec, model=model,
-                stop_reason=raw_stop,
-            )
+            raise EmptyResponse(f"{self.spec}: empty answer (stop_reason={raw_stop!r})", stop_reason=raw_stop, **ctx)
         return Completion(text=text, usage=usage, model=model, provider=self.spec, stop_reason=stop)
 
     def close(self) -> None:

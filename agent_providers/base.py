@@ -14,7 +14,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from agent_schemas import ChatMessage, Completion, ResponseTruncated, TokenUsage
+from agent_schemas import ChatMessage, Completion, ResponseRefused, ResponseTruncated, TokenUsage
 
 MessagesLike = Sequence[ChatMessage | dict[str, Any]]
 
@@ -144,9 +144,11 @@ class Provider:
 
         Raises
         ------
-        ReconcileError subclasses
-            ``RateLimited``, ``ProviderOverloaded``, ``ProviderTimeout``, ``ResponseTruncated``,
-            ``EmptyResponse``, ``AuthenticationFailed``, ``BadRequest``, ...
+        ProviderError subclasses
+            ``RateLimited``, ``ProviderOverloaded``, ``ProviderTimeout``, ``ProviderConnectionError``,
+            ``ResponseTruncated``, ``ResponseRefused``, ``EmptyResponse``, ``UnreadableResponse``,
+            ``AuthenticationFailed``, ``BadRequest``, ``UnexpectedProviderError``. Errors raised after the
+            provider answered carry the usage it billed (:func:`spent_usage`).
         """
         msgs = normalise_messages(messages)
         t0 = time.perf_counter()
@@ -182,16 +184,28 @@ class Provider:
 
 
 def spent_usage(exc: BaseException) -> TokenUsage:
-    """Usage a failed call still spent (a truncated answer's tokens), or an empty usage."""
+    """Usage a failed call still spent: the billed responses behind ``exc`` (an empty, refused, truncated
+    or unreadable answer, summed over retries by the retry layer), or an empty usage (``calls=0``)."""
     u = getattr(exc, "usage", None)
     return u if isinstance(u, TokenUsage) else TokenUsage()
 
 
 def _finish(completion: Completion, elapsed_s: float, provider: Provider) -> Completion:
+    """Turn an unusable stop reason into its typed error (with the answer's usage); set the latency."""
     if completion.stop_reason == "length":
         raise ResponseTruncated(
             f"{provider.spec}: the answer stopped at the token limit; it is incomplete and was not parsed",
             stop_reason="length",
+            text=completion.text,
+            usage=completion.usage,
+            provider=provider.spec,
+            model=completion.model,
+        )
+    if completion.stop_reason == "content_filter":
+        raise ResponseRefused(
+            f"{provider.spec}: the model refused or the content filter stopped the answer; it was not parsed"
+            + (f" (refusal: {completion.text[:200]!r})" if completion.text else ""),
+            stop_reason="content_filter",
             text=completion.text,
             usage=completion.usage,
             provider=provider.spec,

@@ -1,9 +1,21 @@
-"""A persistent response cache (``diskcache``) and a provider wrapper that uses it.
+"""A persistent response cache (``diskcache``) holding plain JSON text only, and a provider wrapper.
 
 The key is the SHA-256 of a canonical JSON document holding everything that determines the answer:
-provider spec, model, every message (role, content and ``cache`` flag), ``json_schema``, ``temperature``,
-``max_tokens`` and ``seed``. Only the :class:`Completion` is stored (text, usage, model, provider, stop
-reason): no API key, no HTTP headers, no request objects. Errors are never cached.
+provider spec (redacted: no credentials), model, every message (role, content and ``cache`` flag),
+``json_schema``, ``temperature``, ``max_tokens`` and ``seed``. Only the :class:`Completion` is stored (text,
+usage, model, provider, stop reason) as JSON text: no API key, no HTTP headers, no request objects.
+Errors are never cached.
+
+**Plain data only.** Entries are read through :class:`JSONTextDisk`, a diskcache ``Disk`` that returns
+stored text and never unpickles: an entry written as a pickle (diskcache's format for anything that is
+not text, e.g. planted in a shared cache folder) is a miss and no code in it runs. Anything that is not
+the JSON of a :class:`Completion` is a miss too. One warning per cache names the first such entry.
+
+**Never fails a call.** The database opens on first use (so building a provider writes nothing) with a
+busy timeout of :data:`CACHE_TIMEOUT_S` seconds instead of diskcache's 60 s. A failure to open, read or
+write it (``diskcache.Timeout`` "database is locked" when another process holds the write lock, sqlite
+errors, an unwritable folder) switches this cache off for the rest of its life with one warning: calls
+go on uncached, and a paid completion is returned even when storing it failed.
 
 A hit returns the stored completion with ``from_cache=True``, ``attempts=0`` and the *original* usage, so
 tokens stay attributed to the method that first spent them; the harness counts hits separately
@@ -12,8 +24,11 @@ tokens stay attributed to the method that first spent them; the harness counts h
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import logging
+import os
 import threading
 import time
 from pathlib import Path
@@ -21,6 +36,12 @@ from typing import Any
 
 from agent_schemas import ChatMessage, Completion, MissingDependency
 from agent_providers.base import Provider
+
+log = logging.getLogger(__name__)
+
+#: SQLite busy timeout of the cache database, seconds: how long a read or write waits for another
+#: process's lock before the cache gives up and switches itself off.
+CACHE_TIMEOUT_S = 2.0
 
 #: Bump when the key document or the stored value changes shape.
 CACHE_FORMAT_VERSION = 1
@@ -69,13 +90,61 @@ def _schema_json(schema: dict[str, Any] | None) -> str | None:
     return text
 
 
+class NotPlainText(Exception):
+    """A cache entry stored in a form other than text (e.g. a pickle); it is never decoded."""
+
+
+@functools.lru_cache(maxsize=1)
+def _json_text_disk() -> type:
+    """The :class:`JSONTextDisk` class (built on first use: diskcache is imported lazily)."""
+    try:
+        import diskcache
+        from diskcache.core import MODE_BINARY, MODE_RAW, MODE_TEXT, UNKNOWN
+    except ImportError as exc:  # pragma: no cover - diskcache is a core dependency
+        raise MissingDependency("the response cache needs diskcache: pip install 'diskcache>=5.6'") from exc
+
+    class JSONTextDisk(diskcache.Disk):
+        """A diskcache ``Disk`` that stores text and returns text or bytes, never unpickling anything.
+
+        ``fetch`` raises :class:`NotPlainText` for pickled entries (and any mode it does not know) and for
+        a value file outside the cache folder, before reading them.
+        """
+
+        def store(self, value, read, key=UNKNOWN):
+            if type(value) is not str:
+                raise TypeError(f"the response cache stores JSON text only, got {type(value).__name__}")
+            return super().store(value, read, key=key)
+
+        def fetch(self, mode, filename, value, read):
+            if mode == MODE_RAW:
+                return super().fetch(mode, filename, value, False)
+            if mode in (MODE_TEXT, MODE_BINARY):
+                root = os.path.realpath(self._directory)
+                path = os.path.realpath(os.path.join(root, str(filename)))
+                if not path.startswith(root + os.sep):
+                    raise NotPlainText(f"value file {filename!r} is outside the cache folder")
+                return super().fetch(mode, filename, value, False)
+            raise NotPlainText(f"stored in diskcache mode {mode!r} (pickle), not as text")
+
+    return JSONTextDisk
+
+
 class ResponseCache:
-    """Completions on disk, keyed by :func:`cache_key`.
+    """Completions on disk as JSON text, keyed by :func:`cache_key`; never raises from :meth:`get`/:meth:`put`.
 
     Parameters
     ----------
     directory : str or Path
-        Folder for the ``diskcache`` database (created if missing). Safe to share between processes.
+        Folder for the ``diskcache`` database (created on first use). Safe to share between processes.
+    timeout_s : float
+        SQLite busy timeout in seconds (default :data:`CACHE_TIMEOUT_S`).
+
+    Attributes
+    ----------
+    enabled : bool
+        False once a failure switched the cache off (see module doc).
+    unusable_entries : int
+        Entries read that were not plain JSON of a completion (each one a miss).
 
     Raises
     ------
@@ -83,34 +152,117 @@ class ResponseCache:
         If ``diskcache`` is not installed.
     """
 
-    def __init__(self, directory: str | Path) -> None:
-        try:
-            import diskcache
-        except ImportError as exc:  # pragma: no cover - diskcache is a core dependency
-            raise MissingDependency("the response cache needs diskcache: pip install 'diskcache>=5.6'") from exc
+    def __init__(self, directory: str | Path, *, timeout_s: float = CACHE_TIMEOUT_S) -> None:
+        self._disk = _json_text_disk()
         self.directory = Path(directory)
-        self._cache = diskcache.Cache(str(self.directory))
+        self.timeout_s = timeout_s
+        self._cache: Any = None
+        self._lock = threading.Lock()
+        self.enabled = True
+        self.unusable_entries = 0
+        self._warned = False
+
+    def _open(self) -> Any:
+        """The diskcache ``Cache``, opened on first use; None when the cache is switched off."""
+        if self._cache is None and self.enabled:
+            import diskcache
+
+            with self._lock:
+                if self._cache is None and self.enabled:
+                    self._cache = diskcache.Cache(str(self.directory), timeout=self.timeout_s, disk=self._disk)
+        return self._cache if self.enabled else None
+
+    def _warn_once(self, message: str, *args: Any) -> None:
+        with self._lock:
+            first, self._warned = not self._warned, True
+        (log.warning if first else log.debug)(message, *args)
+
+    def _switch_off(self, action: str, exc: BaseException) -> None:
+        with self._lock:
+            was_on, self.enabled = self.enabled, False
+            cache, self._cache = self._cache, None
+        if not was_on:
+            return
+        import diskcache
+
+        detail = str(exc)
+        if isinstance(exc, diskcache.Timeout):  # raised with no message
+            detail = f"database is locked by another process for more than {self.timeout_s:g} s"
+        self._warn_once(
+            "response cache %s: %s failed (%s: %s); continuing without the cache for the rest of this run",
+            self.directory, action, type(exc).__name__, detail,
+        )
+        if cache is not None:
+            try:
+                cache.close()
+            except Exception:  # closing a broken database must not fail the call either
+                pass
+
+    def _unusable(self, key: str, why: str) -> None:
+        with self._lock:
+            self.unusable_entries += 1
+        self._warn_once("response cache %s: entry %s... %s; treated as a miss", self.directory, key[:12], why)
 
     def get(self, key: str) -> Completion | None:
-        """The stored completion for ``key``, or None."""
-        raw = self._cache.get(key)
-        return None if raw is None else Completion.model_validate_json(raw)
+        """The stored completion for ``key``; None on a miss, an unusable entry, or a cache failure."""
+        try:
+            cache = self._open()
+            if cache is None:
+                return None
+            raw = cache.get(key, default=None, retry=False)
+        except NotPlainText as exc:
+            self._unusable(key, f"is not plain text ({exc})")
+            return None
+        except Exception as exc:  # Timeout, sqlite3 errors, OSError: the cache is an accelerator, never a failure
+            self._switch_off("read", exc)
+            return None
+        if raw is None:
+            return None
+        try:
+            text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+            if not isinstance(text, str):
+                raise ValueError(f"a stored {type(raw).__name__}")
+            return Completion.model_validate_json(text)
+        except ValueError as exc:  # UnicodeDecodeError, pydantic ValidationError
+            self._unusable(key, f"is not the JSON of a completion ({type(exc).__name__})")
+            return None
 
-    def put(self, key: str, completion: Completion) -> None:
-        """Store ``completion`` (as JSON text) under ``key``."""
+    def put(self, key: str, completion: Completion) -> bool:
+        """Store ``completion`` as JSON text under ``key``; False (and the cache switched off) on failure."""
         stored = completion.model_copy(update={"from_cache": False, "attempts": 1})
-        self._cache.set(key, stored.model_dump_json())
+        try:
+            cache = self._open()
+            if cache is None:
+                return False
+            cache.set(key, stored.model_dump_json(), retry=False)
+        except Exception as exc:
+            self._switch_off("write", exc)
+            return False
+        return True
 
     def __len__(self) -> int:
-        return len(self._cache)
+        try:
+            cache = self._open()
+            return 0 if cache is None else len(cache)
+        except Exception as exc:
+            self._switch_off("count", exc)
+            return 0
 
     def clear(self) -> None:
-        """Delete every entry."""
-        self._cache.clear()
+        """Delete every entry (nothing when the cache is switched off)."""
+        try:
+            cache = self._open()
+            if cache is not None:
+                cache.clear(retry=False)
+        except Exception as exc:
+            self._switch_off("clear", exc)
 
     def close(self) -> None:
-        """Close the database handle (safe to call twice)."""
-        self._cache.close()
+        """Close the database handle (safe to call twice; the cache reopens on next use)."""
+        with self._lock:
+            cache, self._cache = self._cache, None
+        if cache is not None:
+            cache.close()
 
     def __repr__(self) -> str:
         return f"ResponseCache({str(self.directory)!r})"

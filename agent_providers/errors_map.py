@@ -6,75 +6,95 @@ Both official SDKs share one shape (Stainless-generated clients): ``APIStatusErr
 (:mod:`agent_providers.retry`) decides from the resulting class alone, so this is the only place where
 HTTP status codes are interpreted:
 
-=================  =====================================
-HTTP status        typed error
-=================  =====================================
-429                :class:`RateLimited` (``retry_after_s`` from the headers)
-408                :class:`ProviderTimeout`
-500-599, 529       :class:`ProviderOverloaded`
-401, 403           :class:`AuthenticationFailed`
-other 4xx          :class:`BadRequest` (400, 404, 413, 422, ...)
-=================  =====================================
+=======================  =====================================
+SDK exception            typed error
+=======================  =====================================
+HTTP 429                 :class:`RateLimited` (``retry_after_s`` from the headers)
+HTTP 408                 :class:`ProviderTimeout`
+HTTP 500-599, 529        :class:`ProviderOverloaded`
+HTTP 401, 403            :class:`AuthenticationFailed`
+other HTTP 4xx           :class:`BadRequest` (400, 404, 413, 422, ...)
+``APITimeoutError``      :class:`ProviderTimeout`
+``APIConnectionError``   :class:`ProviderConnectionError`
+body not JSON            :class:`UnreadableResponse` (``json.JSONDecodeError``,
+                         ``APIResponseValidationError``, ``UnicodeDecodeError``)
+anything else            :class:`UnexpectedProviderError` (not retried)
+=======================  =====================================
 
-Messages never contain the API key: any occurrence is replaced by ``"***"``.
+A :class:`ReconcileError` raised inside the call (our own parsing) passes through unchanged, so nothing
+untyped ever leaves an adapter. Messages never contain the API key or secret URL query values: any
+occurrence is replaced by ``"***"``.
 """
 
 from __future__ import annotations
 
 import email.utils
+import json
+import math
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agent_schemas import (
     AuthenticationFailed,
     BadRequest,
     ProviderConnectionError,
-    ProviderError,
     ProviderOverloaded,
     ProviderTimeout,
     RateLimited,
+    ReconcileError,
+    UnexpectedProviderError,
+    UnreadableResponse,
 )
+from agent_providers.credentials import redact
 
-REDACTED = "***"
+
+def _seconds(text: str, scale: float) -> float | None:
+    """``float(text) * scale`` when it is a finite number >= 0, else None."""
+    try:
+        value = float(text) * scale
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return value + 0.0 if math.isfinite(value) and value >= 0 else None  # + 0.0 turns -0.0 into 0.0
 
 
 def parse_retry_after(headers: Mapping[str, str] | None, *, now: float | None = None) -> float | None:
     """Read the server's retry delay in seconds from response headers.
 
     Reads ``retry-after-ms`` (milliseconds, sent by OpenAI and Anthropic), then ``retry-after`` as
-    seconds or as an HTTP date (RFC 9110 section 10.2.3). Returns None when absent or unreadable;
-    negative values become 0.0.
+    seconds or as an HTTP date (RFC 9110 section 10.2.3). A date in the past gives 0.0.
+
+    Returns
+    -------
+    float or None
+        Seconds, finite and >= 0. None when absent or unusable (``nan``, ``inf``, negative, garbage):
+        the retry layer then applies its own backoff, as if the server had sent nothing.
     """
     if not headers:
         return None
     ms = headers.get("retry-after-ms")
     if ms is not None:
-        try:
-            return max(float(ms) / 1000.0, 0.0)
-        except ValueError:
-            pass
+        delay = _seconds(ms, 1e-3)
+        if delay is not None:
+            return delay
     value = headers.get("retry-after")
     if value is None:
         return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
+    delay = _seconds(value, 1.0)
+    if delay is not None:
+        return delay
+    if not any(c.isalpha() for c in value):  # a number we refused above, not an HTTP date
+        return None
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
     if when is None:
         return None
-    return max(when.timestamp() - (time.time() if now is None else now), 0.0)
-
-
-def redact(text: str, secret: str | None) -> str:
-    """Replace every occurrence of ``secret`` in ``text`` by ``***`` (no-op when secret is empty)."""
-    if secret:
-        text = text.replace(secret, REDACTED)
-    return text
+    try:
+        return max(when.timestamp() - (time.time() if now is None else now), 0.0)
+    except (OverflowError, OSError, ValueError):
+        return None
 
 
 def _api_message(exc: Any) -> str:
@@ -93,43 +113,58 @@ def _api_message(exc: Any) -> str:
 
 
 def map_sdk_error(
-    exc: BaseException,
+    exc: Exception,
     sdk: Any,
     *,
     provider: str,
     model: str,
     timeout_s: float | None,
-    secret: str | None,
-) -> ProviderError | None:
-    """Return the typed error for an SDK exception, or None if ``exc`` is not an SDK API error.
+    secrets: Sequence[str | None] = (),
+) -> ReconcileError:
+    """Return the typed error for any exception raised by an SDK call (see the module table).
 
     Parameters
     ----------
-    exc : BaseException
+    exc : Exception
         The exception raised by the SDK call.
     sdk : module
         The ``anthropic`` or ``openai`` module (gives ``APIStatusError``, ``APITimeoutError``,
-        ``APIConnectionError``).
+        ``APIConnectionError``, ``APIResponseValidationError``).
     provider, model : str
-        Provider spec and model, recorded on the error.
+        Provider spec (redacted) and model, recorded on the error.
     timeout_s : float or None
         The client's timeout in seconds, recorded on :class:`ProviderTimeout`.
-    secret : str or None
-        The API key, scrubbed from the message.
+    secrets : sequence of str
+        The API key and secret query values, scrubbed from the message.
+
+    Returns
+    -------
+    ReconcileError
+        ``exc`` itself when it already is one, else a :class:`ProviderError` subclass.
     """
+    if isinstance(exc, ReconcileError):
+        return exc
     ctx = {"provider": provider, "model": model}
     if isinstance(exc, sdk.APITimeoutError):
         return ProviderTimeout(f"{provider}: request timed out after {timeout_s} s", timeout_s=timeout_s, **ctx)
     if isinstance(exc, sdk.APIConnectionError):
         cause = exc.__cause__ or exc.__context__
         detail = f" ({type(cause).__name__}: {cause})" if cause else ""
-        return ProviderConnectionError(redact(f"{provider}: could not connect{detail}", secret), **ctx)
+        return ProviderConnectionError(redact(f"{provider}: could not connect{detail}", *secrets), **ctx)
+    if isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError, getattr(sdk, "APIResponseValidationError", ()))):
+        return UnreadableResponse(
+            redact(f"{provider}: the reply body could not be read ({type(exc).__name__}: {exc})", *secrets)[:500],
+            **ctx,
+        )
     if not isinstance(exc, sdk.APIStatusError):
-        return None
+        return UnexpectedProviderError(
+            redact(f"{provider}: the SDK call failed unexpectedly ({type(exc).__name__}: {exc})", *secrets)[:1000],
+            cause=type(exc).__name__, **ctx,
+        )
     status = int(exc.status_code)
     headers = getattr(getattr(exc, "response", None), "headers", None)
     retry_after = parse_retry_after(headers)
-    msg = redact(f"{provider}: HTTP {status}: {_api_message(exc)}", secret)
+    msg = redact(f"{provider}: HTTP {status}: {_api_message(exc)}", *secrets)
     if status == 429:
         return RateLimited(msg, retry_after_s=retry_after, status_code=status, **ctx)
     if status == 408:

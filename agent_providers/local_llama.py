@@ -15,7 +15,9 @@ package, found with :mod:`importlib.resources`. Any other GGUF file works: ``loc
   silently falls back to "any JSON" when the schema cannot be converted; here that is a
   :class:`BadRequest`.
 * **Usage.** Token counts come from the response's ``usage`` (``prompt_tokens``, ``completion_tokens``);
-  cost is 0.0 USD.
+  cost is 0.0 USD. An empty answer raises :class:`EmptyResponse` carrying that usage.
+* **Errors.** ``ValueError`` from llama.cpp (e.g. a prompt longer than ``n_ctx``) is :class:`BadRequest`;
+  any other exception is :class:`UnexpectedProviderError`, so nothing untyped leaves the adapter.
 """
 
 from __future__ import annotations
@@ -28,8 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_schemas import BadRequest, Completion, EmptyResponse, MissingDependency, TokenUsage
+from agent_schemas import BadRequest, Completion, EmptyResponse, MissingDependency, TokenUsage, UnexpectedProviderError
 from agent_providers.base import Provider
+from agent_providers.reply import TokenCounts, member
 
 #: Model name of the packaged SmolLM2 GGUF.
 DEFAULT_LOCAL_MODEL = "smollm2"
@@ -266,25 +269,34 @@ class LocalLlamaProvider(Provider):
                 resp = self._loaded.llama.create_chat_completion(**kwargs)
             except ValueError as exc:  # e.g. prompt longer than n_ctx
                 raise BadRequest(f"{self.spec}: {exc}", provider=self.spec, model=self.model) from exc
+            except Exception as exc:
+                raise UnexpectedProviderError(
+                    f"{self.spec}: llama.cpp failed ({type(exc).__name__}: {exc})", provider=self.spec, model=self.model,
+                    cause=type(exc).__name__,
+                ) from exc
         return self._to_completion(resp)
 
     def _to_completion(self, resp: dict[str, Any]) -> Completion:
-        usage = resp.get("usage") or {}
+        counts = TokenCounts(self.spec)
+        usage = counts.obj(resp, "usage")
         tu = TokenUsage(
-            input_tokens=usage.get("prompt_tokens"),
-            output_tokens=usage.get("completion_tokens"),
+            input_tokens=counts.count(usage, "prompt_tokens", "usage.prompt_tokens"),
+            output_tokens=counts.count(usage, "completion_tokens", "usage.completion_tokens"),
             calls=1,
             cost_usd=0.0,
         )
-        choice = (resp.get("choices") or [{}])[0]
-        raw_stop = choice.get("finish_reason")
+        counts.warn()
+        choices = resp.get("choices")
+        choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+        raw_stop = choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else None
         stop = _STOP_REASONS.get(raw_stop or "", "unknown")
-        text = (choice.get("message") or {}).get("content")
+        text = member(choice.get("message"), "content")
+        text = text if isinstance(text, str) else None
         if stop == "length":
             return Completion(text=text or "", usage=tu, model=self.model, provider=self.spec, stop_reason="length")
         if text is None or not text.strip():
             raise EmptyResponse(
                 f"{self.spec}: empty answer (finish_reason={raw_stop!r})",
-                provider=self.spec, model=self.model, stop_reason=raw_stop,
+                provider=self.spec, model=self.model, stop_reason=raw_stop, usage=tu,
             )
         return Completion(text=text, usage=tu, model=self.model, provider=self.spec, stop_reason=stop)

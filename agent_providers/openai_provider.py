@@ -6,9 +6,28 @@ What it normalises (API reference: https://platform.openai.com/docs/api-referenc
   ``prompt_tokens_details.cached_tokens`` (and ``cache_write_tokens`` where reported) are *subsets* of
   ``prompt_tokens``; ``completion_tokens_details.reasoning_tokens`` is a subset of ``completion_tokens``.
   They are kept as breakdowns, never added again. Missing or null detail objects/fields give None.
+  Token counts that are not non-negative integers (strings, floats, negatives) and usage or detail
+  fields that are not objects become None with a logged warning (:mod:`agent_providers.reply`).
 * **Stop reasons.** ``stop`` -> ``"stop"``, ``length`` -> ``"length"`` (the base class raises
-  :class:`ResponseTruncated`), ``content_filter`` -> ``"content_filter"``, ``tool_calls`` -> ``"tool_use"``.
-  Null or blank content with any other finish reason raises :class:`EmptyResponse`.
+  :class:`ResponseTruncated`), ``tool_calls`` -> ``"tool_use"``. A refusal (``message.refusal``) or
+  ``finish_reason: "content_filter"`` -> ``"content_filter"`` (the base class raises
+  :class:`ResponseRefused`, not retried). Null or blank content with any other finish reason raises
+  :class:`EmptyResponse`. Every one of them carries the reply's usage.
+* **Reply body.** Read raw (``with_raw_response``) and checked: a body that is not a JSON object, or
+  with ``choices``/``message``/``content`` of the wrong type, raises :class:`UnreadableResponse`; any
+  other exception from the SDK call becomes a typed error (:func:`agent_providers.errors_map.map_sdk_error`).
+* **Keys and hosts.** ``OPENAI_API_KEY`` goes to OpenAI only: the official client is pinned to
+  :data:`OPENAI_API_BASE` (an ``OPENAI_BASE_URL`` in the environment does not redirect it; pass
+  ``base_url=`` in code to do that on purpose). An OpenAI-compatible server gets a key only when it is
+  given on purpose: ``api_key=`` or the :data:`COMPATIBLE_KEY_ENV` (``OPENAI_COMPATIBLE_API_KEY``)
+  environment variable; otherwise the placeholder :data:`COMPATIBLE_PLACEHOLDER_KEY`. A key sent over
+  plain ``http://`` to a host other than loopback logs a warning.
+* **Credentials in the base URL.** A query string (``?key=...``, ``?api-version=...``) is sent as the
+  SDK's ``default_query`` on every request, never pasted into the path. User info
+  (``http://user:pass@host``) is refused with :class:`BadRequest` (the HTTP client would send it as
+  Basic auth). The spec, ``repr``, errors, logs and cache keys show the URL redacted
+  (:func:`agent_providers.credentials.redact_spec`); a ``***`` query value (a redacted spec, e.g. on
+  resume) is read from ``OPENAI_COMPATIBLE_QUERY_<NAME>``.
 * **JSON schema.** OpenAI: ``response_format={"type": "json_schema", "json_schema": {"name", "schema",
   "strict": False}}`` (strict mode would demand ``additionalProperties: false`` and every property
   required, which general schemas do not satisfy). Compatible servers: ``compatible_json_format`` picks
@@ -29,6 +48,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from agent_schemas import (
@@ -41,13 +61,19 @@ from agent_schemas import (
     TokenUsage,
 )
 from agent_providers.base import Provider
+from agent_providers.credentials import parse_endpoint, redact_url, register_secret
 from agent_providers.errors_map import map_sdk_error
 from agent_providers.pricing import cost_usd
+from agent_providers.reply import TokenCounts, json_object, member, unreadable
 
 log = logging.getLogger(__name__)
 
 #: Model used when the spec names none.
 DEFAULT_OPENAI_MODEL = "gpt-4.1-mini"
+#: The official API root: where ``OPENAI_API_KEY`` is sent (unless ``base_url=`` is passed in code).
+OPENAI_API_BASE = "https://api.openai.com/v1"
+#: Environment variable whose key is sent to OpenAI-compatible servers (never ``OPENAI_API_KEY``).
+COMPATIBLE_KEY_ENV = "OPENAI_COMPATIBLE_API_KEY"
 #: API key sent to compatible servers when none is configured (most local servers ignore it).
 COMPATIBLE_PLACEHOLDER_KEY = "not-needed"
 
@@ -70,32 +96,26 @@ def _import_sdk():
     return openai
 
 
-def _field(obj: Any, name: str) -> Any:
-    if obj is None:
-        return None
-    if isinstance(obj, dict):
-        return obj.get(name)
-    return getattr(obj, name, None)
-
-
-def usage_from_openai(usage: Any, model: str, *, priced: bool = True) -> TokenUsage:
-    """Normalise an OpenAI ``usage`` object (SDK model or dict) into :class:`TokenUsage`.
+def usage_from_openai(body: Mapping[str, Any], model: str, *, priced: bool = True, provider: str = "openai") -> TokenUsage:
+    """Normalise the ``usage`` of an OpenAI reply body (a dict) into :class:`TokenUsage` for one billed call.
 
     ``cached_tokens`` and ``reasoning_tokens`` are subsets and are only recorded as a breakdown. Absent
-    or null fields stay None. ``priced=False`` leaves ``cost_usd`` None (compatible servers: unknown).
+    or null fields stay None; malformed ones become None with one logged warning naming them.
+    ``priced=False`` leaves ``cost_usd`` None (compatible servers: unknown).
     """
-    if usage is None:
-        return TokenUsage(calls=1)
-    prompt_details = _field(usage, "prompt_tokens_details")
-    completion_details = _field(usage, "completion_tokens_details")
+    counts = TokenCounts(provider)
+    usage = counts.obj(body, "usage")
+    prompt_details = counts.obj(usage, "prompt_tokens_details", "usage.prompt_tokens_details")
+    completion_details = counts.obj(usage, "completion_tokens_details", "usage.completion_tokens_details")
     tu = TokenUsage(
-        input_tokens=_field(usage, "prompt_tokens"),
-        output_tokens=_field(usage, "completion_tokens"),
-        cache_read_tokens=_field(prompt_details, "cached_tokens"),
-        cache_write_tokens=_field(prompt_details, "cache_write_tokens"),
-        reasoning_tokens=_field(completion_details, "reasoning_tokens"),
+        input_tokens=counts.count(usage, "prompt_tokens", "usage.prompt_tokens"),
+        output_tokens=counts.count(usage, "completion_tokens", "usage.completion_tokens"),
+        cache_read_tokens=counts.count(prompt_details, "cached_tokens", "usage.prompt_tokens_details.cached_tokens"),
+        cache_write_tokens=counts.count(prompt_details, "cache_write_tokens", "usage.prompt_tokens_details.cache_write_tokens"),
+        reasoning_tokens=counts.count(completion_details, "reasoning_tokens", "usage.completion_tokens_details.reasoning_tokens"),
         calls=1,
     )
+    counts.warn()
     if priced:
         tu = tu.model_copy(update={"cost_usd": cost_usd(f"openai/{model}", tu)})
     return tu
@@ -109,10 +129,12 @@ class OpenAIProvider(Provider):
     model : str, optional
         Model name, default :data:`DEFAULT_OPENAI_MODEL`.
     api_key : str, optional
-        API key; default ``OPENAI_API_KEY``. Required for OpenAI; for compatible servers a placeholder is
-        sent when none is set. Never logged or shown in reprs.
+        API key. OpenAI: default ``OPENAI_API_KEY`` (required). Compatible servers: default
+        ``OPENAI_COMPATIBLE_API_KEY``, else a placeholder; ``OPENAI_API_KEY`` is never sent to them.
+        Never logged or shown in reprs.
     base_url : str, optional
-        API root, e.g. ``"http://127.0.0.1:8080/v1"``. Required when ``compatible=True``.
+        API root, e.g. ``"http://127.0.0.1:8080/v1"``; a query string is sent with every request. Required
+        when ``compatible=True``; for OpenAI the default is :data:`OPENAI_API_BASE`.
     compatible : bool
         Talk to an OpenAI-compatible server: spec ``"openai-compatible/<model>@<base_url>"``, cost
         unknown (None), ``max_tokens`` instead of ``max_completion_tokens``.
@@ -126,9 +148,10 @@ class OpenAIProvider(Provider):
     Raises
     ------
     AuthenticationFailed
-        If ``compatible`` is False and no key is given or set in ``OPENAI_API_KEY``.
+        If ``compatible`` is False and no key is given or set in ``OPENAI_API_KEY``; or a redacted
+        (``***``) query value's ``OPENAI_COMPATIBLE_QUERY_<NAME>`` variable is unset.
     BadRequest
-        If ``compatible`` is True and ``base_url`` is missing.
+        If ``compatible`` is True and ``base_url`` is missing, or the URL has user info or is not http(s).
     MissingDependency
         If the ``openai`` SDK is not installed.
     """
@@ -153,7 +176,6 @@ class OpenAIProvider(Provider):
         super().__init__(model)
         self._sdk = _import_sdk()
         self.compatible = compatible
-        self.base_url = base_url
         self.timeout_s = timeout_s
         if compatible_json_format not in ("auto", "json_schema", "json_object_schema"):
             raise BadRequest(
@@ -161,28 +183,43 @@ class OpenAIProvider(Provider):
                 f"got {compatible_json_format!r}"
             )
         self.compatible_json_format = compatible_json_format
-        key = api_key or os.environ.get(self.key_env_var or "")
         if compatible:
             if not base_url:
-                raise BadRequest(f"{self.spec}: compatible=True needs base_url, e.g. 'http://127.0.0.1:8080/v1'")
-            key = key or COMPATIBLE_PLACEHOLDER_KEY
-        elif not key:
-            raise AuthenticationFailed(
-                f"{self.spec}: no API key; pass api_key= or set {self.key_env_var}", provider=self.spec, model=self.model
-            )
-        self._secret = key if key != COMPATIBLE_PLACEHOLDER_KEY else None
-        client_kwargs: dict[str, Any] = dict(api_key=key, timeout=timeout_s, max_retries=0, http_client=http_client)
-        if base_url:
-            client_kwargs["base_url"] = base_url
-        self._client = self._sdk.OpenAI(**client_kwargs)
+                raise BadRequest(f"openai-compatible/{self.model}: compatible=True needs base_url, e.g. 'http://127.0.0.1:8080/v1'")
+            what = f"openai-compatible/{self.model}@{redact_url(base_url)}"
+            endpoint = parse_endpoint(base_url, environ=os.environ, what=what)
+            key = api_key or os.environ.get(COMPATIBLE_KEY_ENV) or None
+            if key and endpoint.is_plain_http_remote:
+                log.warning("%s: the API key is sent over plain http to a non-loopback host", what)
+        else:
+            key = api_key or os.environ.get(self.key_env_var or "")
+            if not key:
+                raise AuthenticationFailed(
+                    f"{self.spec}: no API key; pass api_key= or set {self.key_env_var}", provider=self.spec, model=self.model
+                )
+            endpoint = parse_endpoint(base_url or OPENAI_API_BASE, environ=os.environ, what=f"openai/{self.model}")
+        self._endpoint = endpoint
+        #: The API root as shown in specs and logs (credentials redacted).
+        self.base_url = endpoint.public_url
+        self._has_key = bool(key)
+        self._secrets = tuple(s for s in (key, *endpoint.secrets) if s)
+        register_secret(*self._secrets)
+        self._client = self._sdk.OpenAI(
+            api_key=key or COMPATIBLE_PLACEHOLDER_KEY,
+            base_url=endpoint.base_url,
+            default_query=endpoint.default_query or None,
+            timeout=timeout_s,
+            max_retries=0,
+            http_client=http_client,
+        )
         self._closed = threading.Event()
 
     @property
     def spec(self) -> str:
-        """Registry string; for compatible servers the URL without user info, query or fragment (those
-        may carry credentials, and the spec is written to manifests, traces and cache keys)."""
+        """Registry string; for compatible servers the URL redacted (no user info or fragment, secret
+        query values as ``***``), since the spec is written to manifests, traces and cache keys."""
         if self.compatible:
-            return f"openai-compatible/{self.model}@{_public_url(self.base_url)}"
+            return f"openai-compatible/{self.model}@{self._endpoint.public_url}"
         return f"openai/{self.model}"
 
     def response_format(self, json_schema: dict[str, Any]) -> dict[str, Any]:
@@ -222,36 +259,48 @@ class OpenAIProvider(Provider):
         if seed is not None:
             kwargs["seed"] = seed
         try:
-            resp = self._client.chat.completions.create(**kwargs)
+            raw = self._client.chat.completions.with_raw_response.create(**kwargs)
+            body = raw.http_response.content
         except Exception as exc:
-            mapped = map_sdk_error(
-                exc, self._sdk, provider=self.spec, model=self.model, timeout_s=self.timeout_s, secret=self._secret
-            )
-            if mapped is None:
-                raise
-            raise mapped from None
-        return self._to_completion(resp)
+            raise self._typed_error(exc) from None
+        return self._to_completion(body)
 
-    def _to_completion(self, resp: Any) -> Completion:
-        model = _field(resp, "model") or self.model
-        usage = usage_from_openai(_field(resp, "usage"), model, priced=not self.compatible)
-        choices = _field(resp, "choices") or []
-        if not choices:
-            raise EmptyResponse(f"{self.spec}: response has no choices", provider=self.spec, model=model)
+    def _typed_error(self, exc: Exception):
+        mapped = map_sdk_error(
+            exc, self._sdk, provider=self.spec, model=self.model, timeout_s=self.timeout_s, secrets=self._secrets
+        )
+        if isinstance(mapped, AuthenticationFailed) and self.compatible and not self._has_key:
+            hint = f" (no key was sent: set {COMPATIBLE_KEY_ENV} or pass api_key=; OPENAI_API_KEY goes to OpenAI only)"
+            return AuthenticationFailed(mapped.message + hint, provider=self.spec, model=self.model,
+                                        status_code=mapped.details.get("status_code"))
+        return mapped
+
+    def _to_completion(self, raw: bytes | str | dict[str, Any]) -> Completion:
+        """A :class:`Completion` from a reply body (bytes, text or parsed dict); typed errors otherwise
+        (every one carrying the reply's usage)."""
+        body = raw if isinstance(raw, dict) else json_object(raw, provider=self.spec, model=self.model, secrets=self._secrets)
+        model = body.get("model") if isinstance(body.get("model"), str) and body.get("model") else self.model
+        usage = usage_from_openai(body, model, priced=not self.compatible, provider=self.spec)
+        ctx = {"provider": self.spec, "model": model, "usage": usage}
+        choices = body.get("choices")
+        if choices == []:
+            raise EmptyResponse(f"{self.spec}: response has no choices", **ctx)
+        if not isinstance(choices, list) or not isinstance(choices[0], dict):
+            raise unreadable(f"'choices' is {type(choices).__name__}, not a list of objects", **ctx)
         choice = choices[0]
-        raw_stop = _field(choice, "finish_reason")
+        raw_stop = choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else None
         stop = _STOP_REASONS.get(raw_stop or "", "unknown")
-        message = _field(choice, "message")
-        text = _field(message, "content")
-        if stop == "length":
-            return Completion(text=text or "", usage=usage, model=model, provider=self.spec, stop_reason="length")
+        message = choice.get("message")
+        text = member(message, "content")
+        refusal = member(message, "refusal")
+        if (message is not None and not isinstance(message, dict)) or not isinstance(text, (str, type(None))):
+            raise unreadable("'choices[0].message.content' is not text", **ctx)
+        if isinstance(refusal, str) and refusal.strip():
+            stop, text = "content_filter", refusal
+        if stop in ("length", "content_filter"):  # the base class raises ResponseTruncated / ResponseRefused
+            return Completion(text=text or "", usage=usage, model=model, provider=self.spec, stop_reason=stop)
         if text is None or not text.strip():
-            refusal = _field(message, "refusal")
-            extra = f"; refusal: {refusal!r}" if refusal else ""
-            raise EmptyResponse(
-                f"{self.spec}: empty answer (finish_reason={raw_stop!r}){extra}",
-                provider=self.spec, model=model, stop_reason=raw_stop,
-            )
+            raise EmptyResponse(f"{self.spec}: empty answer (finish_reason={raw_stop!r})", stop_reason=raw_stop, **ctx)
         return Completion(text=text, usage=usage, model=model, provider=self.spec, stop_reason=stop)
 
     def close(self) -> None:
@@ -259,16 +308,3 @@ class OpenAIProvider(Provider):
         if not self._closed.is_set():
             self._closed.set()
             self._client.close()
-
-
-def _public_url(url: str | None) -> str:
-    """``url`` without user info, query string or fragment."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    if not url:
-        return ""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))

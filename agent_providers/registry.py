@@ -9,6 +9,9 @@ Spec strings:
 ``"local/smollm2"`` or ``"local/<path>"``  :class:`LocalLlamaProvider` (embedded llama.cpp, no network)
 ``"scripted"``                             :class:`ScriptedProvider` (tests, notebooks)
 =========================================  ==========================================================
+
+Remote providers come wrapped in the one retry layer (:class:`RetryingProvider`) unless ``retry=False``.
+Specs are written anywhere only through :func:`agent_providers.credentials.redact_spec`.
 """
 
 from __future__ import annotations
@@ -16,32 +19,66 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from agent_schemas import UnknownProvider
 from agent_providers.base import Provider
+from agent_providers.credentials import redact_spec
+
+if TYPE_CHECKING:
+    from agent_providers.retry import RetryPolicy
 
 log = logging.getLogger(__name__)
 
 KNOWN_PREFIXES = ("anthropic", "openai", "openai-compatible", "local", "scripted")
+#: Prefixes of providers reached over the network: wrapped in the retry layer by default.
+REMOTE_PREFIXES = ("anthropic", "openai", "openai-compatible")
 
 
-def get_provider(spec: str, **kwargs) -> Provider:
+def get_provider(spec: str, *, retry: "bool | RetryPolicy" = True, **kwargs) -> Provider:
     """Build a provider from a spec string such as ``"anthropic/claude-sonnet-4-5"``.
 
-    Keyword arguments are passed to the provider's constructor (e.g. ``api_key``, ``n_threads``).
+    Parameters
+    ----------
+    spec : str
+        ``"<prefix>/<model>"`` (see the module table).
+    retry : bool or RetryPolicy
+        Remote providers (``anthropic``, ``openai``, ``openai-compatible``) are returned wrapped in
+        :class:`RetryingProvider`, the one retry layer (the SDKs' own retries are off), so
+        ``get_provider("anthropic/...").complete(...)`` survives a 429 or 529: ``True`` (default) uses
+        ``RetryPolicy()`` (4 attempts, backoff from 1 s, capped at 30 s, honouring ``retry-after``); a
+        :class:`RetryPolicy` sets it; ``False`` returns the bare adapter (for callers that add their own
+        retry layer, like the benchmark runner: never stack two). ``scripted`` and ``local`` are never
+        wrapped: a scripted provider replays its queue exactly (a retry would consume queued answers
+        and hide the failures a test asked for), and the embedded model fails only deterministically
+        (a prompt over ``n_ctx``, a bad grammar), so a retry would repeat the same failure.
+    **kwargs
+        Passed to the provider's constructor (e.g. ``api_key``, ``base_url``, ``n_threads``).
 
     Raises
     ------
     UnknownProvider
         If the prefix is not one of ``anthropic``, ``openai``, ``openai-compatible``, ``local``, ``scripted``
-        or an ``openai-compatible`` spec lacks ``@<base_url>``.
+        or an ``openai-compatible`` spec lacks ``@<base_url>``. Messages show the spec redacted.
     MissingDependency
         If the provider's SDK is not installed (the message names the ``pip install`` that fixes it).
+    AuthenticationFailed, BadRequest
+        From the provider's constructor (no key; credentials in a URL's user info; a redacted query
+        value whose ``OPENAI_COMPATIBLE_QUERY_<NAME>`` variable is unset).
     """
     if not isinstance(spec, str) or not spec.strip():
         raise UnknownProvider(f"provider spec must be a non-empty string, got {spec!r}")
     spec = spec.strip()
     prefix, _, rest = spec.partition("/")
+    provider = _build(prefix, rest, spec, kwargs)
+    if prefix not in REMOTE_PREFIXES or retry is False:
+        return provider
+    from agent_providers.retry import RetryingProvider, RetryPolicy
+
+    return RetryingProvider(provider, retry if isinstance(retry, RetryPolicy) else RetryPolicy())
+
+
+def _build(prefix: str, rest: str, spec: str, kwargs: dict) -> Provider:
     if prefix == "scripted":
         from agent_providers.scripted import ScriptedProvider
 
@@ -58,7 +95,8 @@ def get_provider(spec: str, **kwargs) -> Provider:
         model, sep, base_url = rest.partition("@")
         if not sep or not base_url or not model:
             raise UnknownProvider(
-                f"openai-compatible spec must look like 'openai-compatible/<model>@<base_url>', got {spec!r}"
+                "openai-compatible spec must look like 'openai-compatible/<model>@<base_url>', "
+                f"got {redact_spec(spec)!r}"
             )
         from agent_providers.openai_provider import OpenAIProvider
 
@@ -68,16 +106,22 @@ def get_provider(spec: str, **kwargs) -> Provider:
 
         return LocalLlamaProvider(model=rest or None, **kwargs)
     raise UnknownProvider(
-        f"unknown provider prefix {prefix!r} in spec {spec!r}; expected one of {', '.join(KNOWN_PREFIXES)}"
+        f"unknown provider prefix {prefix!r} in spec {redact_spec(spec)!r}; expected one of {', '.join(KNOWN_PREFIXES)}"
     )
 
 
 @dataclass(frozen=True)
 class AutoChoice:
-    """What :func:`auto_provider` picked and why."""
+    """What :func:`auto_provider` picked and why. ``spec`` may hold URL credentials taken from the
+    environment (it builds the provider); ``repr``/``str`` show it redacted."""
 
     spec: str
     reason: str
+
+    def __repr__(self) -> str:
+        return f"AutoChoice(spec={redact_spec(self.spec)!r}, reason={self.reason!r})"
+
+    __str__ = __repr__
 
 
 def choose_auto_spec(environ: dict[str, str] | None = None) -> AutoChoice:
@@ -86,6 +130,9 @@ def choose_auto_spec(environ: dict[str, str] | None = None) -> AutoChoice:
     Order: ``ANTHROPIC_API_KEY`` -> Anthropic; ``OPENAI_API_KEY`` -> OpenAI; ``OPENAI_BASE_URL`` ->
     an OpenAI-compatible server (model from ``OPENAI_MODEL``, default ``"default"``); else the embedded
     local model. ``FORECAST_RECONCILE_PROVIDER`` overrides all of them. Key values are never echoed.
+    An OpenAI-compatible server gets the key in ``OPENAI_COMPATIBLE_API_KEY`` (never ``OPENAI_API_KEY``,
+    which goes to OpenAI only); credentials inside ``OPENAI_BASE_URL`` follow
+    :mod:`agent_providers.credentials` (query keys are sent as query parameters, user info is refused).
     """
     env = os.environ if environ is None else environ
     from agent_providers.anthropic_provider import DEFAULT_ANTHROPIC_MODEL
@@ -105,13 +152,14 @@ def choose_auto_spec(environ: dict[str, str] | None = None) -> AutoChoice:
     return AutoChoice("local/smollm2", "no API key or OPENAI_BASE_URL in the environment: using the embedded model")
 
 
-def auto_provider(environ: dict[str, str] | None = None, **kwargs) -> Provider:
-    """Build the provider :func:`choose_auto_spec` picks; logs (INFO) what it picked and why.
+def auto_provider(environ: dict[str, str] | None = None, *, retry: "bool | RetryPolicy" = True, **kwargs) -> Provider:
+    """Build the provider :func:`choose_auto_spec` picks; logs (INFO) what it picked and why, with the
+    spec redacted. ``retry`` as in :func:`get_provider`.
 
-    The choice is also available as ``provider.auto_choice``.
+    The choice is also available as ``provider.auto_choice`` (its ``spec`` is the provider's redacted spec).
     """
     choice = choose_auto_spec(environ)
-    provider = get_provider(choice.spec, **kwargs)
+    provider = get_provider(choice.spec, retry=retry, **kwargs)
     choice = AutoChoice(provider.spec, choice.reason)  # the provider's spec: credentials in a URL are dropped
     log.info("auto_provider picked %s because %s", choice.spec, choice.reason)
     provider.auto_choice = choice  # type: ignore[attr-defined]

@@ -10,23 +10,34 @@ Delay before retry ``n`` (``n = 1`` after the first failed attempt):
 * else ``min(base_delay_s * 2 ** (n - 1), max_delay_s) * (1 + jitter * u)`` with ``u`` uniform on
   [-1, 1) from ``random.Random(seed)``, then capped again at ``max_delay_s``.
 
+A server ``retry-after`` that is not a finite number >= 0 never reaches here (the adapters treat it as
+absent, :func:`agent_providers.errors_map.parse_retry_after`); :meth:`RetryPolicy.delay_s` checks again.
+
 Only errors whose class has ``retryable = True`` are retried (:class:`RateLimited`,
 :class:`ProviderOverloaded`, :class:`ProviderTimeout`, :class:`ProviderConnectionError`,
-:class:`EmptyResponse`); everything else propagates at once.
+:class:`EmptyResponse`, :class:`UnreadableResponse`); everything else propagates at once
+(:class:`ResponseRefused`, :class:`ResponseTruncated`, :class:`AuthenticationFailed`, ...).
+
+Usage of failed attempts is never lost: a failed attempt that was billed (an empty or unreadable
+answer) carries its usage (``spent_usage``), and the retry layer sums them. A completion returned after
+retries has ``usage`` = the billed failed attempts + its own (``calls`` counts every billed attempt);
+the error re-raised when the layer gives up has ``usage`` = the sum over all its attempts.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import math
 import random
 import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from agent_schemas import Completion, ReconcileError
-from agent_providers.base import Provider
+from agent_schemas import Completion, ReconcileError, TokenUsage
+from agent_providers.base import Provider, spent_usage
 
 log = logging.getLogger(__name__)
 
@@ -79,9 +90,9 @@ class RetryPolicy:
     def delay_s(self, retry_number: int, error: BaseException, rng: random.Random) -> float:
         """Delay before retry ``retry_number`` after ``error``: the server's retry-after if any, else backoff."""
         hint = getattr(error, "retry_after_s", None)
-        if hint is not None:
-            return min(max(float(hint), 0.0), self.max_delay_s)
-        return self.backoff_s(retry_number, rng)
+        if isinstance(hint, (int, float)) and math.isfinite(hint) and hint >= 0:
+            return min(float(hint), self.max_delay_s)
+        return self.backoff_s(retry_number, rng)  # no hint, or an unusable one (NaN, inf, negative)
 
 
 class RetryingProvider(Provider):
@@ -102,9 +113,11 @@ class RetryingProvider(Provider):
     async_sleep : callable, optional
         ``await async_sleep(seconds)`` for async calls (default :func:`asyncio.sleep`).
 
-    The returned :class:`Completion` has ``attempts`` = number of attempts made (1 = no retry); a cache
-    hit from an inner :class:`CachingProvider` keeps ``attempts=0``. The last error is re-raised
-    unchanged when attempts run out, with ``details["attempts"]`` set.
+    The returned :class:`Completion` has ``attempts`` = number of attempts made (1 = no retry) and
+    ``usage`` = its own usage plus that of the billed failed attempts before it; a cache hit from an
+    inner :class:`CachingProvider` is returned unchanged (``attempts=0``). The last error is re-raised
+    when attempts run out (or at once when not retryable) with ``details["attempts"]`` set and
+    ``usage`` = the summed usage of every billed attempt (see the module doc).
     """
 
     def __init__(
@@ -121,6 +134,7 @@ class RetryingProvider(Provider):
         self.name = inner.name  # type: ignore[misc]
         self.supports_json_schema = inner.supports_json_schema  # type: ignore[misc]
         self.needs_key = inner.needs_key  # type: ignore[misc]
+        self.key_env_var = inner.key_env_var  # type: ignore[misc]
         self._sleep = sleep or time.sleep
         self._async_sleep = async_sleep or asyncio.sleep
         self._rng = random.Random(self.policy.seed)
@@ -144,32 +158,38 @@ class RetryingProvider(Provider):
         with self._lock:
             return {"calls": self.calls, "ok": self.ok, "retries": self.retries, "failures": self.failures}
 
-    def _after_failure(self, attempt: int, exc: BaseException) -> float | None:
-        """Book a failed attempt; return the delay before the next one, or None to give up."""
+    def _after_failure(self, attempt: int, exc: Exception, spent: TokenUsage) -> float | None:
+        """Book a failed attempt (``spent``: billed usage of every attempt so far, this one included);
+        return the delay before the next attempt, or None to give up (then ``exc`` carries ``spent``)."""
         retry = isinstance(exc, ReconcileError) and exc.retryable and attempt < self.policy.max_attempts
         with self._lock:
             self.calls += 1
             if not retry:
                 self.failures += 1
-                if isinstance(exc, ReconcileError):
-                    exc.details["attempts"] = attempt
-                return None
-            self.retries += 1
-            delay = self.policy.delay_s(attempt, exc, self._rng)
-            self.delays_s.append(delay)
+            else:
+                self.retries += 1
+                delay = self.policy.delay_s(attempt, exc, self._rng)
+                self.delays_s.append(delay)
+        if not retry:
+            if isinstance(exc, ReconcileError):
+                exc.details["attempts"] = attempt
+            if spent.calls or getattr(exc, "usage", None) is not None:
+                with contextlib.suppress(AttributeError):  # an exception class with __slots__
+                    exc.usage = spent  # type: ignore[attr-defined]
+            return None
         log.info("%s: attempt %d failed with %s; retrying in %.2f s", self.spec, attempt, type(exc).__name__, delay)
         return delay
 
-    def _after_success(self, attempt: int, completion: Completion) -> Completion:
+    def _after_success(self, attempt: int, completion: Completion, spent: TokenUsage) -> Completion:
         with self._lock:
             self.calls += 1
             self.ok += 1
         if completion.from_cache:
             return completion
-        return completion.model_copy(update={"attempts": attempt})
+        return completion.model_copy(update={"attempts": attempt, "usage": spent + completion.usage})
 
     def _complete(self, messages, *, json_schema, temperature, max_tokens, seed) -> Completion:
-        attempt = 0
+        attempt, spent = 0, TokenUsage()
         while True:
             attempt += 1
             try:
@@ -177,15 +197,16 @@ class RetryingProvider(Provider):
                     messages, json_schema=json_schema, temperature=temperature, max_tokens=max_tokens, seed=seed
                 )
             except Exception as exc:
-                delay = self._after_failure(attempt, exc)
+                spent = spent + spent_usage(exc)
+                delay = self._after_failure(attempt, exc, spent)
                 if delay is None:
                     raise
                 self._sleep(delay)
                 continue
-            return self._after_success(attempt, c)
+            return self._after_success(attempt, c, spent)
 
     async def _acomplete(self, messages, *, json_schema, temperature, max_tokens, seed) -> Completion:
-        attempt = 0
+        attempt, spent = 0, TokenUsage()
         while True:
             attempt += 1
             try:
@@ -193,12 +214,13 @@ class RetryingProvider(Provider):
                     messages, json_schema=json_schema, temperature=temperature, max_tokens=max_tokens, seed=seed
                 )
             except Exception as exc:
-                delay = self._after_failure(attempt, exc)
+                spent = spent + spent_usage(exc)
+                delay = self._after_failure(attempt, exc, spent)
                 if delay is None:
                     raise
                 await self._async_sleep(delay)
                 continue
-            return self._after_success(attempt, c)
+            return self._after_success(attempt, c, spent)
 
     def close(self) -> None:
         """Close the inner provider."""

@@ -15,10 +15,13 @@ from agent_schemas.errors import (
     ProviderTimeout,
     RateLimited,
     ReconcileError,
+    ResponseRefused,
     ResponseTruncated,
     ScriptExhausted,
     SearchAccessError,
+    UnexpectedProviderError,
     UnknownProvider,
+    UnreadableResponse,
 )
 from agent_schemas.forecasts import AgentSummary, EvidenceItem, Forecast
 from agent_schemas.messages import ChatMessage, Completion
@@ -41,7 +44,7 @@ __all__ = [
     "DataValidationError", "DebateArtifact", "DebateRound", "DebateTurn", "Disagreement", "EmptyResponse",
     "EnsembleFailed", "ErrorInfo", "EvidenceItem", "Forecast", "ForecastParseError", "MissingDependency",
     "PipelineTrace", "ProviderConnectionError", "ProviderError", "ProviderOverloaded", "ProviderTimeout",
-    "Question", "RateLimited", "RecordedCall", "ReconcileError", "ResponseTruncated", "ScriptExhausted",
-    "SearchAccessError", "SearchOutcome", "SearchResult", "SupervisorArtifact", "TokenUsage", "UnknownProvider",
-    "UsageEntry", "UsageLedger", "VisibleQuestion", "as_visible",
+    "Question", "RateLimited", "RecordedCall", "ReconcileError", "ResponseRefused", "ResponseTruncated", "ScriptExhausted",
+    "SearchAccessError", "SearchOutcome", "SearchResult", "SupervisorArtifact", "TokenUsage", "UnexpectedProviderError",
+    "UnknownProvider", "UnreadableResponse", "UsageEntry", "UsageLedger", "VisibleQuestion", "as_visible",
 ]

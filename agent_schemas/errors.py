@@ -14,6 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from agent_schemas.usage import TokenUsage
+
 
 class ErrorInfo(BaseModel):
     """A persisted, JSON-serialisable record of a typed error (kept in results, never lost)."""
@@ -60,12 +62,29 @@ def _jsonable(value: Any) -> Any:
 
 
 class ProviderError(ReconcileError):
-    """A provider call failed. ``provider`` and ``model`` name where."""
+    """A provider call failed. ``provider`` and ``model`` name where.
 
-    def __init__(self, message: str, *, provider: str | None = None, model: str | None = None, **details: Any):
+    ``usage`` is what the failed call still spent: the :class:`TokenUsage` of every billed response
+    behind this error (an empty, refused, truncated or unreadable answer is billed; see
+    :attr:`TokenUsage.calls`), or None when the provider never answered (HTTP error status, timeout,
+    connection failure). The retry layer replaces it by the sum over all its attempts when it gives up.
+    Read it with ``agent_providers.base.spent_usage(exc)``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str | None = None,
+        model: str | None = None,
+        usage: TokenUsage | None = None,
+        **details: Any,
+    ):
         super().__init__(message, provider=provider, model=model, **details)
         self.provider = provider
         self.model = model
+        #: Usage of the billed responses behind this error, or None when nothing was billed.
+        self.usage = usage
 
 
 class RateLimited(ProviderError):
@@ -108,21 +127,56 @@ class ProviderConnectionError(ProviderError):
 class ResponseTruncated(ProviderError):
     """The model stopped on its token limit (``max_tokens`` / ``length``); the text is incomplete.
 
-    A truncated answer is never parsed as if it were complete. ``text`` keeps what arrived.
+    A truncated answer is never parsed as if it were complete. ``text`` keeps what arrived; ``usage``
+    its tokens (they were spent and are still counted). Not retried: the same limit truncates again.
     """
 
-    def __init__(self, message: str, *, stop_reason: str | None = None, text: str | None = None, usage: Any = None, **kw: Any):
+    def __init__(self, message: str, *, stop_reason: str | None = None, text: str | None = None, **kw: Any):
         super().__init__(message, stop_reason=stop_reason, raw_text=text, **kw)
         self.stop_reason = stop_reason
         self.text = text
-        #: TokenUsage of the truncated call: the tokens were spent and are still counted.
-        self.usage = usage
+
+
+class ResponseRefused(ProviderError):
+    """The model refused, or the provider's content filter stopped the answer (Anthropic
+    ``stop_reason: "refusal"``; OpenAI ``message.refusal`` or ``finish_reason: "content_filter"``).
+
+    ``text`` is the refusal message or the filtered partial answer (never parsed as an answer);
+    ``usage`` the tokens the refusal was billed. Not retried: the same prompt is refused again.
+    """
+
+    def __init__(self, message: str, *, stop_reason: str | None = None, text: str | None = None, **kw: Any):
+        super().__init__(message, stop_reason=stop_reason, raw_text=text, **kw)
+        self.stop_reason = stop_reason
+        self.text = text
 
 
 class EmptyResponse(ProviderError):
-    """The provider answered with no content (e.g. null content with finish reason "stop")."""
+    """The provider answered with no content (e.g. null content with finish reason "stop").
+
+    Retried (sampling may give an answer next time); ``usage`` keeps the billed tokens of the empty answer.
+    """
 
     retryable = True
+
+
+class UnreadableResponse(ProviderError):
+    """The provider answered HTTP 2xx but the body is not a readable reply: not JSON, not a JSON object,
+    or fields of the wrong type (e.g. ``choices`` not a list, ``content`` not text).
+
+    Retried: such bodies come from proxies, gateways and cut-off transfers, which are transient.
+    ``usage`` has ``calls=1`` (a 2xx answer may have been billed) and the token counts the body still
+    reported, else None (unknown). ``details["body_start"]`` keeps the first 200 characters.
+    """
+
+    retryable = True
+
+
+class UnexpectedProviderError(ProviderError):
+    """An SDK call raised an exception the adapter does not classify (an SDK bug or version mismatch,
+    or a request the SDK rejects before sending). Not retried; ``details["cause"]`` names the original
+    exception type. Adapters raise this instead of letting any untyped exception leave a provider.
+    """
 
 
 class AuthenticationFailed(ProviderError):

@@ -5,7 +5,15 @@ Conventions (normalised by each provider adapter, see ``agent_providers``):
 * ``input_tokens`` is the *total* prompt size, including cache reads and cache writes.
   ``cache_read_tokens`` and ``cache_write_tokens`` are a breakdown (subsets) of it.
 * ``output_tokens`` is the total generated, including reasoning; ``reasoning_tokens`` is a subset.
-* ``None`` means "unknown" (the provider did not report it), never 0.
+* ``None`` means "unknown" (the provider did not report it, or reported a malformed value), never 0.
+* ``calls`` counts **billed responses**: every answer a provider delivered to a completion request
+  (HTTP 2xx, or an embedded model's finished generation), whether or not it could be used. An empty,
+  refused, truncated or unreadable answer is a billed response; an HTTP error status (429, 5xx, 4xx),
+  a timeout or a connection failure is not (no answer arrived). So after retries, a completion's
+  ``calls`` is the number of billed attempts behind it (see ``agent_providers.retry``), and a failed
+  call's error carries the usage of the billed attempts it made (``agent_providers.base.spent_usage``).
+  A response-cache hit replays the usage of the answer it stores, ``calls`` included: that is what
+  the answer cost when it was bought; ``Completion.from_cache`` says it was not bought again.
 
 Addition follows inspect_ai's ``ModelUsage.__add__``: None + None stays None; a known value plus an
 unknown one gives the known value (so a sum is a lower bound when some parts were unreported).
@@ -34,8 +42,8 @@ class TokenUsage(BaseModel):
     cache_read_tokens: int | None = Field(None, ge=0, description="Prompt tokens served from the provider's prompt cache; subset of input_tokens (tokens).")
     cache_write_tokens: int | None = Field(None, ge=0, description="Prompt tokens written to the provider's prompt cache; subset of input_tokens (tokens).")
     reasoning_tokens: int | None = Field(None, ge=0, description="Hidden reasoning tokens; subset of output_tokens (tokens).")
-    calls: int = Field(0, ge=0, description="Number of provider calls (or response-cache hits) summed here (count).")
-    cost_usd: float | None = Field(None, ge=0, description="Cost in USD from the dated price table; None when the model's price is unknown.")
+    calls: int = Field(0, ge=0, description="Billed provider responses summed here, failed answers (empty, refused, truncated, unreadable) included; a cache hit replays its stored answer's count (count).")
+    cost_usd: float | None = Field(None, ge=0, description="Cost in USD from genai-prices' dated price data (agent_providers.pricing); None when the model's price is unknown.")
 
     def __add__(self, other: "TokenUsage") -> "TokenUsage":
         if not isinstance(other, TokenUsage):

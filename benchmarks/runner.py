@@ -29,7 +29,8 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from agent_providers import CachingProvider, Provider, ResponseCache, RetryingProvider, RetryPolicy, auto_provider, get_provider
+from agent_providers import CachingProvider, Provider, ResponseCache, RetryingProvider, RetryPolicy, auto_provider, get_provider, redact_spec
+from agent_providers.pricing import PRICE_SOURCE
 from agent_research import Ensemble, ForecastPipeline
 from pydantic import BaseModel, Field
 
@@ -212,13 +213,22 @@ class BenchmarkRunner:
 
     # --- set-up ----------------------------------------------------------------------------------
     def _base_provider(self, spec: str | None) -> Provider:
+        """The bare adapter for ``spec`` (``retry=False``: :meth:`build_providers` adds the one retry layer)."""
         if self.provider_factory is not None:
             return self.provider_factory(spec or "scripted")
         kwargs = {"n_threads": self.config.n_threads} if self.config.n_threads and (spec or "").startswith("local") else {}
-        return get_provider(spec, **kwargs) if spec else auto_provider()
+        return get_provider(spec, retry=False, **kwargs) if spec else auto_provider(retry=False)
 
     def build_providers(self) -> list[Provider]:
-        """One wrapped provider per configured spec (cache -> retry -> provider)."""
+        """One wrapped provider per configured spec (cache -> retry -> provider).
+
+        Credentials: the specs are built as given, then ``config.providers`` keeps only their redacted
+        form (:func:`agent_providers.redact_spec`), so the manifest, logs and results never hold a URL's
+        user info or secret query values. A resumed run builds from the redacted specs: each ``***``
+        query value is read from ``OPENAI_COMPATIBLE_QUERY_<NAME>`` (e.g. ``?key=***`` from
+        ``OPENAI_COMPATIBLE_QUERY_KEY``) and a missing variable is an :class:`AuthenticationFailed`
+        naming it; API keys always come from the environment (``OPENAI_COMPATIBLE_API_KEY``, ...).
+        """
         specs: list[str | None] = list(self.config.providers) or [None]
         out = []
         cache_dir = Path(self.config.cache_dir) if self.config.cache_dir else self.run_dir / "cache"
@@ -236,6 +246,8 @@ class BenchmarkRunner:
                 wrapped = c
             out.append(wrapped)
         self.providers = out
+        if self.config.providers:
+            self.config = self.config.model_copy(update={"providers": [redact_spec(s) for s in self.config.providers]})
         return out
 
     def build_executor(self) -> ToolExecutor | None:
@@ -393,6 +405,8 @@ class BenchmarkRunner:
 
     # --- manifest ----------------------------------------------------------------------------------
     def _manifest(self, questions: list[Question], status: dict[str, str], started: str, extra: dict[str, Any]) -> dict[str, Any]:
+        config = self.config.model_dump(mode="json")
+        config["providers"] = [redact_spec(s) for s in config.get("providers") or []]  # never a credential
         return {
             "run_id": self.config.run_id,
             "created_at": started,
@@ -400,8 +414,9 @@ class BenchmarkRunner:
             "package": "forecast-reconcile",
             "package_version": package_version(),
             "python": sys.version.split()[0],
-            "config": self.config.model_dump(mode="json"),
-            "providers": [{"spec": p.spec, "model": p.model} for p in self.providers],
+            "config": config,
+            "providers": [{"spec": redact_spec(p.spec), "model": p.model} for p in self.providers],
+            "prices": PRICE_SOURCE,
             "seed": self.config.seed,
             "question_selection": self.selection(),
             "question_ids": [q.id for q in questions],
@@ -473,7 +488,7 @@ class BenchmarkRunner:
         if not self.providers:
             self.build_providers()
         if not self.config.providers:  # record what auto_provider() picked, so a resume uses the same models
-            self.config = self.config.model_copy(update={"providers": [p.spec for p in self.providers]})
+            self.config = self.config.model_copy(update={"providers": [redact_spec(p.spec) for p in self.providers]})
         questions = self.select_questions()
         if not questions:
             raise DataValidationError("no questions match the run's filters", field="questions", value=0)

@@ -212,6 +212,6 @@ def test_missing_key_is_authentication_failed(monkeypatch):
 
 def test_registry_builds_default_model(fake_key):
     p = get_provider("anthropic", api_key=fake_key)
-    assert isinstance(p, AnthropicProvider)
+    assert isinstance(p, RetryingProvider) and isinstance(p.inner, AnthropicProvider)  # the one retry layer
     assert p.model == DEFAULT_ANTHROPIC_MODEL
     assert p.spec == f"anthropic/{DEFAULT_ANTHROPIC_MODEL}"

@@ -17,7 +17,7 @@ import urllib.request
 import pytest
 
 from agent_providers import get_provider
-from agent_schemas import BadRequest, ProviderOverloaded, ResponseTruncated
+from agent_schemas import BadRequest, EmptyResponse, ProviderOverloaded, ResponseTruncated
 
 HAVE_LLAMA = importlib.util.find_spec("llama_cpp") is not None
 pytestmark = [
@@ -63,6 +63,7 @@ def test_model_is_loaded_once_and_shared(local):
 
     before = loaded_model_count()
     again = get_provider("local/smollm2")
+    assert type(again).__name__ == "LocalLlamaProvider"  # never wrapped in the retry layer (see get_provider)
     assert again.llama is local.llama and again.lock is local.lock
     assert loaded_model_count() == before
 
@@ -178,7 +179,7 @@ def test_server_text_and_usage_match_the_raw_response(llama_server):
 
 def test_server_json_object_schema_is_enforced(llama_server):
     # default "auto": the OpenAI json_schema form is rejected by llama_cpp.server, the fallback is used
-    p = get_provider(f"openai-compatible/smollm2@{llama_server}")
+    p = get_provider(f"openai-compatible/smollm2@{llama_server}", retry=False)
     c = p.complete(QUESTION, json_schema=FORECAST_SCHEMA, max_tokens=160, temperature=0.0)
     obj = json.loads(c.text)
     assert 0 <= obj["p_yes_percent"] <= 100 and isinstance(obj["p_yes_percent"], int)
@@ -188,8 +189,19 @@ def test_server_json_object_schema_is_enforced(llama_server):
 def test_server_rejects_the_openai_json_schema_form(llama_server):
     # llama_cpp.server only knows {"type": "json_object", "schema": ...}; it answers the OpenAI form with an
     # HTTP 500 carrying a validation error (so it surfaces as ProviderOverloaded, a server quirk)
-    p = get_provider(f"openai-compatible/smollm2@{llama_server}", compatible_json_format="json_schema")
+    p = get_provider(f"openai-compatible/smollm2@{llama_server}", retry=False, compatible_json_format="json_schema")
     with pytest.raises(ProviderOverloaded) as ei:
         p.complete(QUESTION, json_schema=FORECAST_SCHEMA, max_tokens=20)
     assert ei.value.status_code == 500
     assert "response_format" in str(ei.value)
+
+
+def test_empty_local_answer_keeps_its_usage(local):
+    # the shape llama-cpp-python's create_chat_completion returns, with an empty answer
+    resp = {"id": "chatcmpl-x", "object": "chat.completion", "created": 0, "model": "smollm2",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": "  "}, "logprobs": None,
+                         "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 12, "completion_tokens": 1, "total_tokens": 13}}
+    with pytest.raises(EmptyResponse) as ei:
+        local._to_completion(resp)
+    assert (ei.value.usage.calls, ei.value.usage.input_tokens, ei.value.usage.output_tokens) == (1, 12, 1)

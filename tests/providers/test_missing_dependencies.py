@@ -32,3 +32,19 @@ def test_missing_sdk_names_the_install(monkeypatch, spec, sdk, hint):
     monkeypatch.setitem(sys.modules, sdk, None)
     with pytest.raises(MissingDependency, match=hint):
         get_provider(spec, api_key="k")
+
+
+def test_missing_genai_prices_makes_remote_costs_unknown_not_zero(monkeypatch, caplog):
+    from agent_providers import pricing
+    from agent_schemas import TokenUsage
+
+    monkeypatch.setitem(sys.modules, "genai_prices", None)
+    pricing._genai_prices.cache_clear()
+    try:
+        u = TokenUsage(input_tokens=1000, output_tokens=100, calls=1)
+        with caplog.at_level("WARNING", logger="agent_providers.pricing"):
+            assert pricing.cost_usd("openai/gpt-4.1-mini", u) is None
+        assert pricing.cost_usd("local/smollm2", u) == 0.0
+        assert "pip install 'genai-prices" in caplog.text
+    finally:
+        pricing._genai_prices.cache_clear()

@@ -192,14 +192,6 @@ def test_missing_key_is_authentication_failed(monkeypatch):
 def test_registry_specs(fake_key):
     p = get_provider("openai", api_key=fake_key)
     assert p.model == DEFAULT_OPENAI_MODEL == "gpt-4.1-mini"
-    q = get_provider("openai-compatible/qwen2.5@http://127.0.0.1:9/v1")
+    q = get_provider("openai-compatible/qwen2.5@http://127.0.0.1:9/v1", retry=False)
     assert isinstance(q, OpenAIProvider) and q.compatible
     assert q.spec == "openai-compatible/qwen2.5@http://127.0.0.1:9/v1"
-
-
-def test_compatible_spec_drops_credentials_from_the_url():
-    from agent_providers import get_provider
-
-    p = get_provider("openai-compatible/m@http://user:s3cret@127.0.0.1:8080/v1?token=abc#x")
-    assert p.spec == "openai-compatible/m@http://127.0.0.1:8080/v1"
-    assert "s3cret" not in repr(p) and "abc" not in repr(p)
