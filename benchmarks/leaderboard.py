@@ -62,7 +62,7 @@ def rank_methods(
     -------
     pandas.DataFrame
         The :func:`~benchmarks.scoring.score_table` columns plus ``ranked`` (bool), ``rank`` (1..k for
-        ranked methods, NaN otherwise), ``n_answered`` (questions the method answered), ``coverage``
+        ranked methods, missing otherwise; nullable integer), ``n_answered`` (questions the method answered), ``coverage``
         (fraction) and ``too_small_to_rank`` (bool, the same for every ranked row). Ranked rows come
         first, sorted by Brier; unranked rows follow, sorted by Brier on their own questions.
 
@@ -92,7 +92,7 @@ def rank_methods(
                                 **score_kwargs)
         t = t.sort_values("brier", kind="mergesort").reset_index(drop=True)
         t["ranked"] = True
-        t["rank"] = np.arange(1, len(t) + 1, dtype=float)
+        t["rank"] = pd.array(np.arange(1, len(t) + 1), dtype="Int64")
         t["too_small_to_rank"] = bool(t["n_clusters"].max() < min_clusters) if len(t) else True
         parts.append(t)
     if unranked:
@@ -102,7 +102,7 @@ def rank_methods(
                                 min_clusters=min_clusters, **score_kwargs)
         t = t[t[method_col].isin(unranked)].sort_values("brier", kind="mergesort").reset_index(drop=True)
         t["ranked"] = False
-        t["rank"] = np.nan
+        t["rank"] = pd.array([pd.NA] * len(t), dtype="Int64")
         t["too_small_to_rank"] = False
         parts.append(t)
     table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()

@@ -23,7 +23,7 @@ def test_a_method_answering_two_easy_questions_cannot_outrank_one_answering_all_
     rows += [("cherry", "q1", 1.0, 1, "q1"), ("cherry", "q2", 0.0, 0, "q2")]  # Brier 0 on the easy two
     t = rank_methods(_frame(rows), baseline="steady", n_resamples=50, min_clusters=2).set_index("label")
     assert bool(t.loc["steady", "ranked"]) and t.loc["steady", "rank"] == 1
-    assert not t.loc["cherry", "ranked"] and np.isnan(t.loc["cherry", "rank"])
+    assert not t.loc["cherry", "ranked"] and pd.isna(t.loc["cherry", "rank"])
     assert (t.loc["cherry", "n_answered"], t.loc["cherry", "coverage"]) == (2, 0.5)
     assert t.loc["cherry", "brier"] == 0.0  # its own n, shown apart
     assert t.loc["cherry", "delta_brier_vs_baseline"] == pytest.approx(-0.09)  # paired on q1, q2
