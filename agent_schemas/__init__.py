@@ -18,7 +18,9 @@ from agent_schemas.errors import (
     ResponseTruncated,
     ScriptExhausted,
     SearchAccessError,
+    UnexpectedError,
     UnknownProvider,
+    as_reconcile_error,
 )
 from agent_schemas.forecasts import AgentSummary, EvidenceItem, Forecast
 from agent_schemas.messages import ChatMessage, Completion
@@ -42,6 +44,6 @@ __all__ = [
     "EnsembleFailed", "ErrorInfo", "EvidenceItem", "Forecast", "ForecastParseError", "MissingDependency",
     "PipelineTrace", "ProviderConnectionError", "ProviderError", "ProviderOverloaded", "ProviderTimeout",
     "Question", "RateLimited", "RecordedCall", "ReconcileError", "ResponseTruncated", "ScriptExhausted",
-    "SearchAccessError", "SearchOutcome", "SearchResult", "SupervisorArtifact", "TokenUsage", "UnknownProvider",
-    "UsageEntry", "UsageLedger",
+    "SearchAccessError", "SearchOutcome", "SearchResult", "SupervisorArtifact", "TokenUsage", "UnexpectedError", "UnknownProvider",
+    "UsageEntry", "UsageLedger", "as_reconcile_error",
 ]
