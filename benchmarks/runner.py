@@ -309,6 +309,9 @@ class BenchmarkRunner:
         Overrides question selection from the config.
     progress : bool
         Show a progress bar on stderr.
+    on_start : callable, optional
+        ``on_start(run_dir)`` once the inputs are valid and the folder is locked, before the first
+        question runs (the command line prints the folder there, so a rejected command prints only its error).
     """
 
     def __init__(
@@ -320,6 +323,7 @@ class BenchmarkRunner:
         questions: list[Question] | None = None,
         progress: bool = True,
         retry_sleep: Callable[[float], Any] | None = None,
+        on_start: Callable[[Path], Any] | None = None,
     ) -> None:
         self.config = config
         self.provider_factory = provider_factory
@@ -327,6 +331,7 @@ class BenchmarkRunner:
         self._questions = questions
         self.progress = progress
         self.retry_sleep = retry_sleep
+        self.on_start = on_start
         run_id = validate_run_id(config.run_id) if config.run_id else dt.datetime.now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
         self.config = config.model_copy(update={"run_id": run_id})
         self.run_dir = Path(config.output_dir) / run_id
@@ -575,10 +580,12 @@ class BenchmarkRunner:
         lock = self._lock()
         try:
             self._refuse_existing_results(resume)  # again under the lock: another run may have written meanwhile
+            if self.on_start is not None:
+                self.on_start(self.run_dir)
             done_records = read_results(results_path, repair=resume)
             n_retried = set_aside_failed(self.run_dir) if retry_failed else 0
             if n_retried:
-                log.warning("%s: %d failed question(s) set aside in %s; running them again", self.run_dir, n_retried, REPLACED_FILE)
+                log.info("%s: %d failed question(s) set aside in %s; running them again", self.run_dir, n_retried, REPLACED_FILE)
                 done_records = read_results(results_path)
             return await self._run_pending(questions, done_records, pipeline, baselines, t0, n_retried)
         finally:
