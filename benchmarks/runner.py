@@ -646,6 +646,7 @@ class BenchmarkRunner:
         n_ok = n_failed = 0
         last_manifest = time.monotonic()
         write_lock = asyncio.Lock()
+        write_failed: list[OSError] = []
         bar = _progress(len(questions), len(done), enabled=self.progress)
 
         async def one(q: Question) -> None:
@@ -654,9 +655,12 @@ class BenchmarkRunner:
                 status[q.id] = "in_flight"
                 record = await self._question(pipeline, q, baselines)
             async with write_lock:  # appends stay whole lines; fsync runs off the event loop
+                if write_failed:  # after a failed write no other record is written: the run is stopping
+                    return
                 try:
                     await asyncio.to_thread(append_jsonl, results_path, record)
                 except OSError as exc:
+                    write_failed.append(exc)
                     saved = sum(v in ("done", "failed") for v in status.values())
                     raise ResultsWriteError(
                         f"could not append the record of question {q.id} to {results_path} ({exc.strerror}); "
