@@ -44,6 +44,6 @@ __all__ = [
     "EnsembleFailed", "ErrorInfo", "EvidenceItem", "Forecast", "ForecastParseError", "MissingDependency",
     "PipelineTrace", "ProviderConnectionError", "ProviderError", "ProviderOverloaded", "ProviderTimeout",
     "Question", "RateLimited", "RecordedCall", "ReconcileError", "ResponseTruncated", "ScriptExhausted",
-    "SearchAccessError", "SearchOutcome", "SearchResult", "SupervisorArtifact", "TokenUsage", "UnexpectedError", "UnknownProvider",
-    "UsageEntry", "UsageLedger", "as_reconcile_error",
+    "SearchAccessError", "SearchOutcome", "SearchResult", "SupervisorArtifact", "TokenUsage", "UnexpectedError",
+    "UnknownProvider", "UsageEntry", "UsageLedger", "as_reconcile_error",
 ]

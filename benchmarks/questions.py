@@ -439,6 +439,16 @@ class Table:
         line = self.lines[row] if 0 <= row < len(self.lines) else None
         return f"data row {row + 1}" + (f" (line {line})" if line else "")
 
+    def value(self, row: int, column: str) -> Any:
+        """The cell of 0-based ``row`` in ``column``, or None when it is missing or blank (empty text, NaN, null)."""
+        v = self.rows[row].get(column)
+        return None if _blank(v) else v
+
+    def error(self, row: int | None, column: str | None, value: Any, problem: str) -> DataValidationError:
+        """A :class:`DataValidationError` naming this file, the row (:meth:`where`), the column and the value."""
+        with self.numbering():
+            return _bad(self.path, row, column, value, problem)
+
     @contextlib.contextmanager
     def numbering(self) -> Iterator["Table"]:
         """Within the block, errors about this file name rows as :meth:`where` does."""
@@ -509,7 +519,14 @@ def _parse_date_cell(path: Path, row: int | None, column: str, value: Any) -> dt
     raise _bad(path, row, column, value, "not an ISO date (expected YYYY-MM-DD)")
 
 
-def _parse_outcome(path: Path, row: int | None, value: Any) -> int:
+def parse_outcome(path: Path, row: int | None, value: Any) -> int:
+    """Outcome cell as 1 (Yes) or 0 (No): ``1``/``0`` (also ``1.0``), ``yes``/``no``, ``true``/``false`` (any case).
+
+    Raises
+    ------
+    DataValidationError
+        For any other value (names the file, row, column and value).
+    """
     v = value
     if isinstance(v, str):
         s = v.strip().lower()
@@ -520,12 +537,12 @@ def _parse_outcome(path: Path, row: int | None, value: Any) -> int:
         try:
             v = float(s)
         except ValueError:
-            raise _bad(path, row, "outcome", value, "outcome must be 0 or 1") from None
+            raise _bad(path, row, "outcome", value, "outcome must be 0 or 1 (or yes/no, true/false)") from None
     if isinstance(v, (bool, np.bool_)):
         return int(v)
     if isinstance(v, (int, float, np.integer, np.floating)) and float(v) in (0.0, 1.0):
         return int(v)
-    raise _bad(path, row, "outcome", value, "outcome must be 0 or 1")
+    raise _bad(path, row, "outcome", value, "outcome must be 0 or 1 (or yes/no, true/false)")
 
 
 def _parse_prob(path: Path, row: int, value: Any) -> float:
@@ -543,8 +560,8 @@ CSV_CELL_LIMIT = 2**31 - 1
 
 
 def id_text(value: Any) -> str:
-    """A question id as text: ids are compared as strings everywhere (``"007"`` stays ``"007"``; a number
-    a JSON or Parquet file stored as ``7`` or ``7.0`` becomes ``"7"``)."""
+    """A question id as text: ids are compared as strings everywhere. ``"007"`` stays ``"007"``; an id
+    that a JSON or Parquet file stores as the number ``7`` or ``7.0`` becomes ``"7"``."""
     value = _py(value)
     if isinstance(value, float) and value.is_integer():
         value = int(value)
@@ -709,7 +726,7 @@ def _questions_from_table(table: Table) -> QuestionList:
         rdate = None if _blank(rec.get("resolution_date")) else _parse_date_cell(p, i, "resolution_date", rec["resolution_date"])
         if rdate is not None and rdate < fdate:
             raise _bad(p, i, "resolution_date", rec["resolution_date"], f"resolution_date is before forecast_date {fdate}")
-        outcome = None if _blank(rec.get("outcome")) else _parse_outcome(p, i, rec["outcome"])
+        outcome = None if _blank(rec.get("outcome")) else parse_outcome(p, i, rec["outcome"])
         crowd = None if _blank(rec.get("crowd_p_yes")) else _parse_prob(p, i, rec["crowd_p_yes"])
         qtype = "other"
         if not _blank(rec.get("question_type")):

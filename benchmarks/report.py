@@ -369,7 +369,7 @@ def score_forecasts_file(path: str | Path, *, questions_path: str | Path | None 
         a file with no rows, a p_yes that is not a probability in [0, 1], an outcome that is not 0/1, or a
         question id with no outcome.
     """
-    from benchmarks.questions import _bad, _blank, _parse_outcome, id_text, read_table
+    from benchmarks.questions import id_text, parse_outcome, read_table
 
     table = read_table(path)
     path = table.path
@@ -381,14 +381,15 @@ def score_forecasts_file(path: str | Path, *, questions_path: str | Path | None 
         if not table.rows:
             raise DataValidationError(f"{path}: no forecast rows (the file has only a header)", source=str(path))
         qids, probs, methods, given, clusters = [], [], [], [], []
-        for i, r in enumerate(table.rows):
-            if _blank(r.get("question_id")):
-                raise _bad(path, i, "question_id", r.get("question_id"), "question_id is empty")
-            qids.append(id_text(r["question_id"]))
-            probs.append(_probability(path, i, r.get("p_yes")))
-            methods.append(path.stem if _blank(r.get("method")) else str(r["method"]).strip())
-            given.append(None if _blank(r.get("outcome")) else _parse_outcome(path, i, r["outcome"]))
-            clusters.append(None if _blank(r.get("cluster")) else str(r["cluster"]))
+        for i in range(len(table.rows)):
+            qid, p, method, outcome, cluster = (table.value(i, c) for c in ("question_id", "p_yes", "method", "outcome", "cluster"))
+            if qid is None:
+                raise table.error(i, "question_id", table.rows[i].get("question_id"), "question_id is empty")
+            qids.append(id_text(qid))
+            probs.append(_probability(table, i, p))
+            methods.append(path.stem if method is None else str(method).strip())
+            given.append(None if outcome is None else parse_outcome(path, i, outcome))
+            clusters.append(None if cluster is None else str(cluster))
         if any(o is None for o in given) or any(c is None for c in clusters):
             # outcomes and bootstrap clusters (source|source question id) come from the questions by id
             if questions_path is not None:
@@ -404,8 +405,8 @@ def score_forecasts_file(path: str | Path, *, questions_path: str | Path | None 
                 q = by_id.get(qid)
                 if given[i] is None:
                     if q is None or q.outcome is None:
-                        raise _bad(path, i, "question_id", qid, "this question has no known outcome (give an outcome "
-                                                             "column or --questions with outcomes)")
+                        raise table.error(i, "question_id", qid, "this question has no known outcome (give an outcome "
+                                                                 "column or --questions with outcomes)")
                     given[i] = q.outcome
                 if clusters[i] is None:
                     clusters[i] = q.cluster_id if q is not None else qid
@@ -414,13 +415,11 @@ def score_forecasts_file(path: str | Path, *, questions_path: str | Path | None 
     return scoring.score_table(df, method_col="method", baseline=base, n_resamples=n_resamples, seed=seed)
 
 
-def _probability(path: Path, row: int, value: Any) -> float:
-    from benchmarks.questions import _bad
-
+def _probability(table: Any, row: int, value: Any) -> float:
     try:
         p = float(value.strip() if isinstance(value, str) else value)
     except (TypeError, ValueError):
         p = float("nan")
-    if not 0.0 <= p <= 1.0:  # also rejects NaN
-        raise _bad(path, row, "p_yes", value, "p_yes is not a probability in [0, 1]")
+    if not 0.0 <= p <= 1.0:  # also rejects NaN and a missing value
+        raise table.error(row, "p_yes", value, "p_yes is not a probability in [0, 1]")
     return p

@@ -276,7 +276,8 @@ class RunSummary:
     n_failed: int
     wall_time_s: float
     provider_stats: dict[str, Any] = field(default_factory=dict)
-    #: Questions of the run whose latest record is "ok" / "failed", this session and earlier ones (counts).
+    #: Questions of the run whose record is "ok" / "failed", this session and earlier ones (counts; the
+    #: first record of a question counts, as in the report).
     n_ok_total: int = 0
     n_failed_total: int = 0
     #: Why questions failed: the most common reason (see :func:`failure_reason`) and how many had it.

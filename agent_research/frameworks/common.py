@@ -267,5 +267,3 @@ class TraceRecorder:
             trace.final_p_yes, trace.final_source = pipe.combination.combine(trace.aggregate_p_yes, debate, supervisor)
         trace.wall_time_s = time.perf_counter() - self.t0
         return trace
-
-

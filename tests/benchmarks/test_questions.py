@@ -270,7 +270,7 @@ def test_jsonl_errors_name_the_row(tmp_path):
     with pytest.raises(DataValidationError, match=r"data row 2 \(line 2\): invalid JSON"):
         load_questions_file(path)
     path.write_text('{"id": "a", "question": "Q?", "forecast_date": "2025-01-01", "outcome": 0.5}\n')
-    with pytest.raises(DataValidationError, match=r"data row 1 \(line 1\), column 'outcome': outcome must be 0 or 1 \(value 0.5\)"):
+    with pytest.raises(DataValidationError, match=r"data row 1 \(line 1\), column 'outcome': outcome must be 0 or 1 \(or yes/no, true/false\) \(value 0.5\)"):
         load_questions_file(path)
 
 
