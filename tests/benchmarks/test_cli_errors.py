@@ -41,8 +41,16 @@ def one_line_error(res, *needles: str) -> str:
     return line
 
 
-def brier(pairs) -> str:
-    return f"{sum((p - o) ** 2 for p, o in pairs) / len(pairs):.4f}"
+def assert_scored(res, pairs) -> None:
+    """The command succeeded and printed the Brier score of ``pairs`` of (p_yes, outcome)."""
+    assert res.exit_code == 0, res.output
+    assert f"{sum((p - o) ** 2 for p, o in pairs) / len(pairs):.4f}" in res.stdout
+
+
+def score(path: Path, content: str, *options: str):
+    """Write ``content`` to ``path`` and run ``score`` on it."""
+    path.write_text(content)
+    return runner.invoke(app, ["score", str(path), *options])
 
 
 def make_run(out: Path, run_id: str, n: int = 3) -> Path:
@@ -58,8 +66,7 @@ def make_run(out: Path, run_id: str, n: int = 3) -> Path:
 
 def test_score_header_only_file_is_one_line(tmp_path):
     f = tmp_path / "f.csv"
-    f.write_text("question_id,p_yes\n")
-    one_line_error(runner.invoke(app, ["score", str(f)]), str(f), "no forecast rows")
+    one_line_error(score(f, "question_id,p_yes\n"), str(f), "no forecast rows")
 
 
 @pytest.mark.parametrize("yes, no", [("yes", "no"), ("Yes", "No"), ("true", "false"), ("TRUE", "FALSE"), ("1", "0")])
@@ -67,23 +74,18 @@ def test_outcome_words_are_read_the_same_in_score_and_question_files(tmp_path, y
     f = tmp_path / "f.csv"
     f.write_text(f"question_id,p_yes,outcome\na,0.8,{yes}\nb,0.3,{no}\n")
     res = runner.invoke(app, ["score", str(f)])
-    assert res.exit_code == 0, res.output
-    assert brier([(0.8, 1), (0.3, 0)]) in res.stdout
+    assert_scored(res, [(0.8, 1), (0.3, 0)])
     # the same words in a --questions file give the same outcomes
     q = tmp_path / "q.csv"
     q.write_text(QS_HEADER + f"a,Will A?,2025-01-01,2025-02-01,{yes}\nb,Will B?,2025-01-01,2025-02-01,{no}\n")
     assert [x.outcome for x in load_questions_file(q)] == [1, 0]
-    g = tmp_path / "g.csv"
-    g.write_text("question_id,p_yes\na,0.8\nb,0.3\n")
-    res = runner.invoke(app, ["score", str(g), "--questions", str(q)])
-    assert res.exit_code == 0, res.output
-    assert brier([(0.8, 1), (0.3, 0)]) in res.stdout
+    res = score(tmp_path / "g.csv", "question_id,p_yes\na,0.8\nb,0.3\n", "--questions", str(q))
+    assert_scored(res, [(0.8, 1), (0.3, 0)])
 
 
 def test_score_bad_outcome_word_names_row_column_value(tmp_path):
-    f = tmp_path / "f.csv"
-    f.write_text("question_id,p_yes,outcome\na,0.8,yes\nb,0.3,perhaps\n")
-    one_line_error(runner.invoke(app, ["score", str(f)]), "data row 2 (line 3)", "'outcome'", "'perhaps'")
+    res = score(tmp_path / "f.csv", "question_id,p_yes,outcome\na,0.8,yes\nb,0.3,perhaps\n")
+    one_line_error(res, "data row 2 (line 3)", "'outcome'", "'perhaps'")
 
 
 def test_csv_cell_longer_than_the_csv_module_limit(tmp_path):
@@ -91,8 +93,7 @@ def test_csv_cell_longer_than_the_csv_module_limit(tmp_path):
     f = tmp_path / "f.csv"
     f.write_text(f"question_id,p_yes,outcome,note\na,0.5,1,{big}\nb,0.25,0,short\n")
     res = runner.invoke(app, ["score", str(f)])
-    assert res.exit_code == 0, res.output
-    assert brier([(0.5, 1), (0.25, 0)]) in res.stdout
+    assert_scored(res, [(0.5, 1), (0.25, 0)])
     q = tmp_path / "q.csv"
     q.write_text("id,question,forecast_date,background\na,Will A?,2025-01-01," + big + "\n")
     assert len(load_questions_file(q)[0].background) == 140_000  # background: any length (prompts show 600)
@@ -113,14 +114,12 @@ def test_jsonl_and_json_with_byte_order_mark(tmp_path):
     f = tmp_path / "f.jsonl"
     f.write_bytes(BOM + b'{"question_id": "a", "p_yes": 0.5, "outcome": 1}\n{"question_id": "b", "p_yes": 0.2, "outcome": 0}\n')
     res = runner.invoke(app, ["score", str(f)])
-    assert res.exit_code == 0, res.output
-    assert brier([(0.5, 1), (0.2, 0)]) in res.stdout
+    assert_scored(res, [(0.5, 1), (0.2, 0)])
     j = tmp_path / "f.json"
     j.write_bytes(BOM + json.dumps([{"question_id": "a", "p_yes": 0.5, "outcome": "yes"},
                                     {"question_id": "b", "p_yes": 0.2, "outcome": "no"}]).encode())
     res = runner.invoke(app, ["score", str(j)])
-    assert res.exit_code == 0, res.output
-    assert brier([(0.5, 1), (0.2, 0)]) in res.stdout
+    assert_scored(res, [(0.5, 1), (0.2, 0)])
     q = tmp_path / "q.jsonl"
     q.write_bytes(BOM + b'{"id": "a", "question": "Will it?", "forecast_date": "2025-01-01", "outcome": 1}\n')
     assert [x.id for x in load_questions_file(q)] == ["a"]
@@ -145,14 +144,12 @@ def test_ids_with_leading_zeros_stay_text_in_every_loader(tmp_path, fmt):
             df.to_parquet(path)
     assert [x.id for x in load_questions_file(q)] == ["007", "010"]
     res = runner.invoke(app, ["score", str(f), "--questions", str(q)])
-    assert res.exit_code == 0, res.output
-    assert brier([(0.8, 1), (0.3, 0)]) in res.stdout
+    assert_scored(res, [(0.8, 1), (0.3, 0)])
 
 
 def test_unknown_question_id_is_printed_literally(tmp_path):
-    f = tmp_path / "f.csv"
-    f.write_text("question_id,p_yes\n[/]x[red]y,0.5\n")
-    one_line_error(runner.invoke(app, ["score", str(f)]), "'[/]x[red]y'", "no known outcome", "data row 1 (line 2)")
+    res = score(tmp_path / "f.csv", "question_id,p_yes\n[/]x[red]y,0.5\n")
+    one_line_error(res, "'[/]x[red]y'", "no known outcome", "data row 1 (line 2)")
 
 
 def test_debug_shows_the_traceback(tmp_path):
