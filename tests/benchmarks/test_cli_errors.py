@@ -244,6 +244,12 @@ def test_rejected_run_leaves_no_folder_and_no_cache(tmp_path):
     assert not out.exists()
 
 
+def test_invalid_setting_is_one_line_without_the_pydantic_preamble(tmp_path):
+    res = runner.invoke(app, ["run", "--members", "0", "--max-tokens", "3", "-o", str(tmp_path / "runs"), "--no-progress"])
+    one_line_error(res, "n_members: Input should be greater than or equal to 1 (value 0) (and 1 more problem)")
+    assert not (tmp_path / "runs").exists()
+
+
 def test_retry_failed_needs_resume(tmp_path):
     res = runner.invoke(app, ["run", "--retry-failed", "-o", str(tmp_path)])
     one_line_error(res, "--retry-failed", "--resume")
@@ -264,3 +270,16 @@ def test_run_where_every_question_failed_exits_non_zero_with_one_reason(tmp_path
                       "ScriptExhausted: ScriptedProvider has no queued output for request #1"]
     assert "Traceback" not in res.stderr
     assert len((out / "allfail" / "results.jsonl").read_text().splitlines()) == 2  # nothing computed is lost
+
+
+def test_a_bug_is_one_line_with_exit_code_1_and_debug_shows_it(tmp_path, monkeypatch):
+    import benchmarks.report
+
+    def broken(*a, **k):
+        raise KeyError("p_yes")
+
+    monkeypatch.setattr(benchmarks.report, "score_forecasts_file", broken)
+    res = runner.invoke(app, ["score", str(tmp_path / "f.csv")])
+    assert res.exit_code == 1 and "Traceback" not in res.output
+    assert res.stderr.strip() == "internal error: KeyError: 'p_yes' (run again with --debug for the traceback)"
+    assert isinstance(runner.invoke(app, ["score", str(tmp_path / "f.csv"), "--debug"]).exception, KeyError)
