@@ -16,7 +16,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from agent_providers import Provider
-from agent_schemas import Forecast, ProviderTimeout, Question, TokenUsage, VisibleQuestion, as_visible
+from agent_schemas import Forecast, Question, TokenUsage, VisibleQuestion, as_visible
 from agent_research.aggregation import aggregate
 from agent_research.forecaster import ForecasterAgent
 from agent_research.prompts import PERSONAS
@@ -66,7 +66,8 @@ class Ensemble:
     concurrency : int
         Maximum members running at once (asyncio semaphore).
     member_timeout_s : float, optional
-        Per-member deadline in seconds; a member past it is recorded as failed with ``ProviderTimeout``.
+        Per-member deadline in seconds; a member past it is recorded as failed with ``ProviderTimeout``
+        and the usage of the calls it finished.
     min_success_fraction : float
         Fraction of members that must succeed for ``policy_met`` (0 < f <= 1).
 
@@ -137,34 +138,21 @@ class Ensemble:
         return cls(members, **kwargs)
 
     async def arun(self, question: VisibleQuestion | Question) -> EnsembleResult:
-        """Run every member on ``question`` (its visible part); never raises for member failures."""
+        """Run every member on ``question``; never raises for member failures (each is a failed forecast
+        with its typed error and spent usage; a member past ``member_timeout_s`` keeps the usage of its
+        finished calls). A :class:`Question` is reduced to its visible part first."""
         question = as_visible(question)
         sem = asyncio.Semaphore(self.concurrency)
         t0 = time.perf_counter()
 
         async def one(member: ForecasterAgent) -> Forecast:
             async with sem:
-                started = time.perf_counter()
-                try:
-                    if self.member_timeout_s is None:
-                        return await member.aforecast(question)
-                    return await asyncio.wait_for(member.aforecast(question), timeout=self.member_timeout_s)
-                except asyncio.TimeoutError:  # aforecast itself turns provider and parse errors into failed forecasts
-                    err = ProviderTimeout(
-                        f"member {member.agent_id} exceeded its {self.member_timeout_s} s deadline",
-                        timeout_s=self.member_timeout_s,
-                        provider=member.llm.spec,
-                    )
-                return Forecast(
-                    question_id=question.id, agent_id=member.agent_id, model=member.llm.spec, status="failed",
-                    error=err.to_info(), persona=member.persona, temperature=member.temperature,
-                    latency_s=time.perf_counter() - started,
-                )
+                return await member.aforecast(question, timeout_s=self.member_timeout_s)
 
         forecasts = list(await asyncio.gather(*(one(m) for m in self.members)))
         return self.result(question, forecasts, time.perf_counter() - t0)
 
-    def result(self, question: VisibleQuestion | Question, forecasts: list[Forecast], wall_time_s: float) -> EnsembleResult:
+    def result(self, question: VisibleQuestion, forecasts: list[Forecast], wall_time_s: float) -> EnsembleResult:
         """The :class:`EnsembleResult` of ``forecasts`` (one per member) under this ensemble's success policy."""
         n_ok = sum(f.ok for f in forecasts)
         need = math.ceil(self.min_success_fraction * len(forecasts) - 1e-12)

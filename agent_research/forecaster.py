@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from agent_providers import Provider
@@ -11,19 +14,44 @@ from agent_providers.base import spent_usage
 from agent_schemas import (
     ChatMessage,
     Forecast,
+    ProviderTimeout,
     Question,
     ReconcileError,
-    VisibleQuestion,
-    as_visible,
     SearchOutcome,
     SearchResult,
     TokenUsage,
+    VisibleQuestion,
+    as_reconcile_error,
+    as_visible,
 )
 from agent_tools import ToolExecutor, parse_forecast, parse_json, render_evidence
 from agent_tools.case_facts import stable_prefix
 from agent_tools.provenance import attach_provenance
 from agent_tools.parsing import forecast_json_schema, text_schema
 from agent_research import prompts
+
+log = logging.getLogger(__name__)
+
+#: ``await ask(messages, call_params) -> (text, usage)``: how a member's forecast call reaches a model.
+#: The default sends it to the member's provider; the framework implementations pass their own client.
+Ask = Callable[[list[ChatMessage], dict[str, Any]], Awaitable[tuple[str, TokenUsage]]]
+
+
+@dataclass
+class MemberProgress:
+    """What one forecast run has spent and found so far, updated as each call or search finishes.
+
+    The caller owns it, so a deadline that cancels the run still finds the usage of every call that
+    finished before it (a total returned at the end would be lost with the cancelled run).
+    """
+
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    outcomes: list[SearchOutcome] = field(default_factory=list)
+
+    def charge(self, usage: TokenUsage) -> None:
+        """Add the usage of one finished (or failed but billed) call."""
+        self.usage = self.usage + usage
+
 
 QUERIES_JSON_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -58,9 +86,9 @@ class ForecasterAgent:
     Notes
     -----
     The prompt opens with the pinned case-facts block (:func:`agent_tools.case_facts.render_case_facts`),
-    then the evidence under an explicit header, then the task. A provider error or an unparseable
-    answer gives ``Forecast(status="failed")`` with the typed error; it never becomes a default
-    probability.
+    then the evidence under an explicit header, then the task. Any failure inside a member (provider,
+    parser, cache, search tool, or an exception no adapter maps) gives ``Forecast(status="failed")`` with
+    the typed error and the usage spent so far; it never becomes a default probability.
     """
 
     role = "forecaster"
@@ -100,10 +128,9 @@ class ForecasterAgent:
         return f"ForecasterAgent(agent_id={self.agent_id!r}, llm={self.llm!r}, persona={self.persona!r})"
 
     # --- research ------------------------------------------------------------------------------
-    async def _queries(self, question: VisibleQuestion) -> tuple[list[str], TokenUsage]:
+    async def _queries(self, question: VisibleQuestion, progress: MemberProgress) -> list[str]:
         base = " ".join(question.text.split())[:200]
         queries = [base] if self.n_queries >= 1 else []
-        usage = TokenUsage()
         if self.llm_queries and self.n_queries > 1:
             msgs = stable_prefix(question, "## EVIDENCE\nNot searched yet.") + [
                 ChatMessage(
@@ -113,15 +140,22 @@ class ForecasterAgent:
                     'for this question. Answer with JSON: {"queries": ["...", "..."]}',
                 ),
             ]
+            params = dict(json_schema=QUERIES_JSON_SCHEMA, temperature=self.temperature, max_tokens=120, seed=self.seed)
             try:
-                c = await self.llm.acomplete(msgs, json_schema=QUERIES_JSON_SCHEMA, temperature=self.temperature, max_tokens=120, seed=self.seed)
-                usage = usage + c.usage
-                extra = parse_json(c.text, required_keys=("queries",)).get("queries", [])
+                text = await self._call(progress, self._ask_llm, msgs, params)
+                extra = parse_json(text, required_keys=("queries",)).get("queries", [])
                 queries += [str(q).strip() for q in extra if str(q).strip()][: self.n_queries - 1]
-            except ReconcileError as exc:
-                # query writing is optional help: the question-text query still runs; spent tokens still count
-                usage = usage + spent_usage(exc)
-        return queries, usage
+            except Exception as exc:  # query writing is optional help: the question-text query still runs
+                log.info("%s: query writing failed (%s); searching with the question text only", self.agent_id, type(exc).__name__)
+        return queries
+
+    async def _research(self, question: VisibleQuestion, progress: MemberProgress) -> None:
+        if self.executor is None or self.n_queries == 0:
+            return
+        for q in await self._queries(question, progress):
+            progress.outcomes.append(
+                await self.executor.aexecute_search(q, max_results=self.max_results, cutoff_date=question.forecast_date)
+            )
 
     async def research(self, question: VisibleQuestion | Question) -> tuple[list[SearchOutcome], TokenUsage]:
         """Run the research queries with the question's forecast date as cutoff.
@@ -129,15 +163,9 @@ class ForecasterAgent:
         Returns the search outcomes (failures included) and the usage of query writing.
         """
         question = as_visible(question)
-        if self.executor is None or self.n_queries == 0:
-            return [], TokenUsage()
-        queries, usage = await self._queries(question)
-        outcomes = []
-        for q in queries:
-            outcomes.append(
-                await self.executor.aexecute_search(q, max_results=self.max_results, cutoff_date=question.forecast_date)
-            )
-        return outcomes, usage
+        progress = MemberProgress()
+        await self._research(question, progress)
+        return progress.outcomes, progress.usage
 
     # --- prompt --------------------------------------------------------------------------------
     def build_messages(self, question: VisibleQuestion | Question, outcomes: list[SearchOutcome]) -> list[ChatMessage]:
@@ -161,42 +189,86 @@ class ForecasterAgent:
         tail = "\n\n".join([prompts.FORECASTER_ROLE + (f" {persona}" if persona else ""), prompts.forecaster_task(self.max_evidence)])
         return stable_prefix(question, evidence) + [ChatMessage(role="user", content=tail)]
 
+    def call_params(self) -> dict[str, Any]:
+        """Provider call options of the forecast call (answer schema, temperature, max_tokens, seed)."""
+        return dict(json_schema=forecast_json_schema(self.max_evidence), temperature=self.temperature,
+                    max_tokens=self.max_tokens, seed=self.seed)
+
     # --- run -----------------------------------------------------------------------------------
-    async def aforecast(self, question: VisibleQuestion | Question) -> Forecast:
-        """Forecast ``question`` (async; a :class:`Question` is reduced to its visible part first). Never
-        raises for provider or parse failures: see Notes."""
+    async def _ask_llm(self, messages: list[ChatMessage], params: dict[str, Any]) -> tuple[str, TokenUsage]:
+        c = await self.llm.acomplete(messages, **params)
+        return c.text, c.usage
+
+    @staticmethod
+    async def _call(progress: MemberProgress, ask: Ask, messages: list[ChatMessage], params: dict[str, Any]) -> str:
+        """One model call; its usage (or what a failed call still spent) is charged the moment it finishes."""
+        try:
+            text, usage = await ask(messages, params)
+        except Exception as exc:
+            progress.charge(spent_usage(exc))
+            raise
+        progress.charge(usage)
+        return text
+
+    async def aforecast(self, question: VisibleQuestion | Question, *, timeout_s: float | None = None, ask: Ask | None = None) -> Forecast:
+        """Forecast ``question`` (async). Never raises for a failure inside the member: see Notes.
+
+        Parameters
+        ----------
+        question : VisibleQuestion or Question
+            What the member may see; a :class:`Question` is reduced to :meth:`Question.visible` first.
+        timeout_s : float, optional
+            Deadline of the whole member (research and answer), seconds. Past it the member fails with
+            ``ProviderTimeout`` and keeps the usage of every call that finished before the deadline (a
+            call still in flight is not counted: its usage is unknown).
+        ask : callable, optional
+            ``await ask(messages, params) -> (text, usage)`` for the forecast call; default the member's
+            provider. The framework implementations route the call through their own model client.
+
+        Raises
+        ------
+        asyncio.CancelledError
+            When the caller cancels the run (never turned into a failed forecast).
+        """
         question = as_visible(question)
         t0 = time.perf_counter()
-        usage = TokenUsage()
-        outcomes: list[SearchOutcome] = []
-        common: dict[str, Any] = dict(
-            question_id=question.id, agent_id=self.agent_id, model=self.llm.spec, persona=self.persona, temperature=self.temperature
-        )
+        progress = MemberProgress()
         try:
-            outcomes, usage = await self.research(question)
-            messages = self.build_messages(question, outcomes)
-            completion = await self.llm.acomplete(
-                messages, json_schema=forecast_json_schema(self.max_evidence), temperature=self.temperature, max_tokens=self.max_tokens, seed=self.seed
+            return await asyncio.wait_for(self._forecast(question, progress, ask or self._ask_llm, t0), timeout=timeout_s)
+        except asyncio.TimeoutError:  # _forecast turns every other exception into a failed forecast itself
+            err = ProviderTimeout(f"member {self.agent_id} exceeded its {timeout_s} s deadline",
+                                  timeout_s=timeout_s, provider=self.llm.spec)
+            return self._failed(question, err, progress, t0)
+
+    async def _forecast(self, question: VisibleQuestion, progress: MemberProgress, ask: Ask, t0: float) -> Forecast:
+        try:
+            await self._research(question, progress)
+            text = await self._call(progress, ask, self.build_messages(question, progress.outcomes), self.call_params())
+            parsed = parse_forecast(text)
+            results = _dedupe([r for o in progress.outcomes if o.ok for r in o.results])
+            return Forecast(
+                status="ok",
+                p_yes=parsed.p_yes,
+                rationale=parsed.rationale,
+                key_evidence=attach_provenance(parsed.key_evidence, results),
+                usage=progress.usage,
+                latency_s=time.perf_counter() - t0,
+                **_audit(progress.outcomes),
+                **self._identity(question),
             )
-            usage = usage + completion.usage
-            parsed = parse_forecast(completion.text)
-        except asyncio.CancelledError:
-            raise
-        except ReconcileError as exc:
-            usage = usage + spent_usage(exc)
-            return Forecast(status="failed", error=exc.to_info(), usage=usage, latency_s=time.perf_counter() - t0,
-                            **_audit(outcomes), **common)
-        results = _dedupe([r for o in outcomes if o.ok for r in o.results])
-        return Forecast(
-            status="ok",
-            p_yes=parsed.p_yes,
-            rationale=parsed.rationale,
-            key_evidence=attach_provenance(parsed.key_evidence, results),
-            usage=usage,
-            latency_s=time.perf_counter() - t0,
-            **_audit(outcomes),
-            **common,
-        )
+        except Exception as exc:  # provider, parser, cache or tool: this member fails, the question goes on
+            return self._failed(question, exc, progress, t0)
+
+    def _identity(self, question: VisibleQuestion) -> dict[str, Any]:
+        return dict(question_id=question.id, agent_id=self.agent_id, model=self.llm.spec, persona=self.persona,
+                    temperature=self.temperature)
+
+    def _failed(self, question: VisibleQuestion, exc: BaseException, progress: MemberProgress, t0: float) -> Forecast:
+        err = as_reconcile_error(exc)
+        if not isinstance(exc, ReconcileError):
+            log.warning("%s on %s failed with an unexpected %s: %s", self.agent_id, question.id, type(exc).__name__, exc)
+        return Forecast(status="failed", error=err.to_info(), usage=progress.usage, latency_s=time.perf_counter() - t0,
+                        **_audit(progress.outcomes), **self._identity(question))
 
     def forecast(self, question: VisibleQuestion | Question) -> Forecast:
         """Synchronous form of :meth:`aforecast`."""

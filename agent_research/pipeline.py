@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from agent_providers import Provider
 from agent_providers.recording import RECORDING_SINK, RecordingProvider, ReplayProvider
@@ -23,6 +24,7 @@ from agent_schemas import (
     SupervisorArtifact,
     UsageLedger,
     VisibleQuestion,
+    as_reconcile_error,
     as_visible,
 )
 from agent_research.aggregation import AGGREGATORS
@@ -33,8 +35,23 @@ from agent_tools import SearchClient, ToolExecutor
 from agent_tools.search_recording import SEARCH_RECORDING_SINK, RecordedSearch, RecordingSearchClient, ReplaySearchClient
 
 
+log = logging.getLogger(__name__)
+
+
 def _recording(p: Provider, role: str) -> RecordingProvider:
     return p if isinstance(p, RecordingProvider) else RecordingProvider(p, role)
+
+
+async def _specialist(artifact_cls: type[DebateArtifact] | type[SupervisorArtifact], question: VisibleQuestion,
+                      run: Awaitable[DebateArtifact | SupervisorArtifact]) -> DebateArtifact | SupervisorArtifact:
+    """Await a specialist; an exception it did not turn into a failed artifact itself (a bug outside its
+    turn and step boundaries) gives a failed artifact with the typed error, so the other specialist's
+    result and the question survive. Its turns' usage is then unknown (not recorded)."""
+    try:
+        return await run
+    except Exception as exc:
+        log.warning("%s on %s failed with an unexpected %s: %s", artifact_cls.__name__, question.id, type(exc).__name__, exc)
+        return artifact_cls(question_id=question.id, status="failed", error=as_reconcile_error(exc).to_info())
 
 
 class ForecastPipeline:
@@ -125,17 +142,18 @@ class ForecastPipeline:
             return aggregates, None, None
         jobs = []
         if self.debate is not None:
-            jobs.append(self.debate.arun(question, summaries, agg))
+            jobs.append(_specialist(DebateArtifact, question, self.debate.arun(question, summaries, agg)))
         if self.supervisor is not None:
-            jobs.append(self.supervisor.arun(question, summaries, question.forecast_date))
+            jobs.append(_specialist(SupervisorArtifact, question, self.supervisor.arun(question, summaries, question.forecast_date)))
         done = await asyncio.gather(*jobs)
         debate = done.pop(0) if self.debate is not None else None
         supervisor = done.pop(0) if self.supervisor is not None else None
         return aggregates, debate, supervisor
 
     async def arun(self, question: VisibleQuestion | Question) -> PipelineTrace:
-        """Run the pipeline on ``question`` (async) and return its trace. Never raises for provider,
-        parse or search failures: they are recorded in the trace (``status`` / ``error`` fields).
+        """Run the pipeline on ``question`` (async) and return its trace. Never raises for a failed member,
+        debate turn or supervisor step (any exception): they are recorded in the trace (``status`` /
+        ``error`` fields) with the usage spent.
 
         Agents see only the visible part of the question: a :class:`Question` is reduced with
         :meth:`Question.visible` (no crowd value); pass ``question.visible(show_crowd=True)`` to show it.

@@ -19,9 +19,11 @@ from agent_schemas.errors import (
     ResponseTruncated,
     ScriptExhausted,
     SearchAccessError,
+    UnexpectedError,
     UnexpectedProviderError,
     UnknownProvider,
     UnreadableResponse,
+    as_reconcile_error,
 )
 from agent_schemas.forecasts import AgentSummary, EvidenceItem, Forecast
 from agent_schemas.messages import ChatMessage, Completion
@@ -45,6 +47,7 @@ __all__ = [
     "EnsembleFailed", "ErrorInfo", "EvidenceItem", "Forecast", "ForecastParseError", "MissingDependency",
     "PipelineTrace", "ProviderConnectionError", "ProviderError", "ProviderOverloaded", "ProviderTimeout",
     "Question", "RateLimited", "RecordedCall", "ReconcileError", "ResponseRefused", "ResponseTruncated", "ScriptExhausted",
-    "SearchAccessError", "SearchOutcome", "SearchResult", "SupervisorArtifact", "TokenUsage", "UnexpectedProviderError",
-    "UnknownProvider", "UnreadableResponse", "UsageEntry", "UsageLedger", "VisibleQuestion", "as_visible",
+    "SearchAccessError", "SearchOutcome", "SearchResult", "SupervisorArtifact", "TokenUsage", "UnexpectedError",
+    "UnexpectedProviderError", "UnknownProvider", "UnreadableResponse", "UsageEntry", "UsageLedger", "VisibleQuestion",
+    "as_reconcile_error", "as_visible",
 ]

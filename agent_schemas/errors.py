@@ -10,6 +10,7 @@ persisted with :meth:`ReconcileError.to_info` into an :class:`agent_schemas.Erro
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -231,6 +232,38 @@ class DataValidationError(ReconcileError, ValueError):
         self.row = row
         self.value = value
         self.source = source
+
+
+class UnexpectedError(ReconcileError):
+    """An exception outside the project's error classes (a library raising something no adapter maps,
+    a malformed reply a parser did not expect, a bug), caught at a member, turn, step or question
+    boundary so it fails that unit only.
+
+    ``details["exception_type"]`` names the original class and ``details["where"]`` the innermost
+    frame (``file:line in function``); the original is kept as ``__cause__``.
+    """
+
+
+def as_reconcile_error(exc: BaseException) -> ReconcileError:
+    """``exc`` itself when it is a :class:`ReconcileError`, else an :class:`UnexpectedError` wrapping it.
+
+    Usage the failed call still spent (an ``usage`` attribute, see ``agent_providers.base.spent_usage``)
+    is carried over, so a boundary that records the wrapped error keeps what was spent.
+    """
+    if isinstance(exc, ReconcileError):
+        return exc
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    where = f"{os.path.basename(tb.tb_frame.f_code.co_filename)}:{tb.tb_lineno} in {tb.tb_frame.f_code.co_name}" if tb else None
+    text = str(exc)
+    err = UnexpectedError(f"{type(exc).__name__}: {text}" if text else type(exc).__name__,
+                          exception_type=type(exc).__name__, where=where)
+    err.__cause__ = exc
+    usage = getattr(exc, "usage", None)
+    if usage is not None:
+        err.usage = usage  # type: ignore[attr-defined]
+    return err
 
 
 class EnsembleFailed(ReconcileError):

@@ -11,7 +11,7 @@ Language Models through Multiagent Debate" (arXiv:2305.14325).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from agent_providers import Provider
@@ -26,6 +26,7 @@ from agent_schemas import (
     ReconcileError,
     TokenUsage,
     VisibleQuestion,
+    as_reconcile_error,
     as_visible,
 )
 from agent_specialists import prompts
@@ -81,7 +82,7 @@ class DebateAgent:
     def build_messages(
         self,
         side: Side,
-        question: VisibleQuestion | Question,
+        question: VisibleQuestion,
         agent_summaries: Sequence[AgentSummary],
         aggregate_p_yes: float | None,
         opponent_last: DebateTurn | None,
@@ -91,19 +92,15 @@ class DebateAgent:
         """Prompt of one side in one round: :func:`agent_tools.case_facts.stable_prefix` with the member
         summaries as context (identical for both sides, every round, and the supervisor), then this
         side's role, the current estimate, its last position and the opponent's last argument
-        (structured and short, not a transcript), and the task."""
-        opponent = "bear" if side == "bull" else "bull"
+        (structured and short, not a transcript; fenced as untrusted agent text), and the task."""
         agg = "unknown" if aggregate_p_yes is None else f"{100 * aggregate_p_yes:.0f}%"
         turn = [
             prompts.DEBATE_ROLE[side],
             f"## CURRENT ESTIMATE\nEnsemble aggregate p_yes: {agg}. Round {round_number} of at most {self.max_rounds}.",
         ]
-        if own_last is not None and own_last.p_yes is not None:
-            turn.append(f"## YOUR LAST POSITION\np_yes {100 * own_last.p_yes:.0f}%: {own_last.argument}")
-        if opponent_last is not None and opponent_last.status == "ok":
-            turn.append(
-                f"## THE {opponent.upper()}'S LAST ARGUMENT\np_yes {100 * opponent_last.p_yes:.0f}%: {opponent_last.argument}"
-            )
+        so_far = prompts.render_debate_so_far(side, own_last, opponent_last)
+        if so_far is not None:
+            turn.append(so_far)
         turn.append(prompts.DEBATE_TASK)
         context = prompts.render_agent_summaries(agent_summaries)
         return stable_prefix(question, context) + [ChatMessage(role="user", content="\n\n".join(turn))]
@@ -113,18 +110,19 @@ class DebateAgent:
         return dict(json_schema=prompts.DEBATE_SCHEMA, temperature=self.temperature, max_tokens=self.max_tokens, seed=self.seed)
 
     @staticmethod
-    def turn_from_answer(side: Side, text: str | None, usage: TokenUsage, error: ReconcileError | None = None) -> DebateTurn:
+    def turn_from_answer(side: Side, text: str | None, usage: TokenUsage, error: BaseException | None = None) -> DebateTurn:
         """One side's :class:`DebateTurn` from its answer ``text`` (or the ``error`` the call raised).
 
-        An answer that cannot be parsed gives a failed turn with the typed error; spent tokens count.
+        An answer that cannot be parsed, or any exception of the call, gives a failed turn with the typed
+        error (:func:`agent_schemas.as_reconcile_error`); spent tokens count.
         """
         if error is None:
             try:
                 parsed = parse_forecast(text or "")
-            except ReconcileError as exc:
+            except Exception as exc:
                 error = exc
         if error is not None:
-            return DebateTurn(side=side, status="failed", error=error.to_info(), usage=usage + spent_usage(error))
+            return DebateTurn(side=side, status="failed", error=as_reconcile_error(error).to_info(), usage=usage + spent_usage(error))
         argument = str(parsed.data.get("argument") or parsed.rationale or "")
         return DebateTurn(side=side, argument=argument, p_yes=parsed.p_yes, key_evidence=parsed.key_evidence, usage=usage)
 
@@ -132,7 +130,7 @@ class DebateAgent:
         """Both sides answered and ``|p_bull - p_bear| < consensus_threshold``."""
         return bull.status == "ok" and bear.status == "ok" and abs(bull.p_yes - bear.p_yes) < self.consensus_threshold  # type: ignore[operator]
 
-    def artifact(self, question: VisibleQuestion | Question, aggregate_p_yes: float | None, rounds: list[DebateRound], t0: float) -> DebateArtifact:
+    def artifact(self, question: VisibleQuestion, aggregate_p_yes: float | None, rounds: list[DebateRound], t0: float) -> DebateArtifact:
         """The :class:`DebateArtifact` of the rounds played (``t0``: ``time.perf_counter()`` at the start).
 
         Each side's final probability is its last successfully parsed one; ``p_yes`` is their midpoint,
@@ -169,27 +167,28 @@ class DebateAgent:
             wall_time_s=time.perf_counter() - t0,
         )
 
-    async def _turn(self, side: Side, messages: list[ChatMessage]) -> DebateTurn:
+    async def _turn(self, side: Side, messages: Callable[[], list[ChatMessage]]) -> DebateTurn:
         try:
-            c = await self.llms[side].acomplete(messages, **self.call_params())
-        except ReconcileError as exc:
+            c = await self.llms[side].acomplete(messages(), **self.call_params())
+        except Exception as exc:  # provider, cache or prompt: a failed turn, not a failed debate
             return self.turn_from_answer(side, None, TokenUsage(), exc)
         return self.turn_from_answer(side, c.text, c.usage)
 
     async def arun(
         self, question: VisibleQuestion | Question, agent_summaries: Sequence[AgentSummary], aggregate_p_yes: float | None
     ) -> DebateArtifact:
-        """Run the debate (async); parameters and result as in :meth:`run`. Never raises for provider or
-        parse failures: failed turns are recorded with their typed errors and spent tokens."""
+        """Run the debate (async); parameters and result as in :meth:`run`. Never raises for a failed turn
+        (provider, parser, cache or any other exception): it is recorded with its typed error and spent
+        tokens, and the debate goes on. A :class:`Question` is reduced to its visible part first."""
         question = as_visible(question)
         t0 = time.perf_counter()
         rounds: list[DebateRound] = []
         last: dict[Side, DebateTurn | None] = {"bull": None, "bear": None}
         for r in range(1, self.max_rounds + 1):
-            bull = await self._turn("bull", self.build_messages("bull", question, agent_summaries, aggregate_p_yes, last["bear"], last["bull"], r))
+            bull = await self._turn("bull", lambda: self.build_messages("bull", question, agent_summaries, aggregate_p_yes, last["bear"], last["bull"], r))
             if bull.status == "ok":
                 last["bull"] = bull
-            bear = await self._turn("bear", self.build_messages("bear", question, agent_summaries, aggregate_p_yes, last["bull"], last["bear"], r))
+            bear = await self._turn("bear", lambda: self.build_messages("bear", question, agent_summaries, aggregate_p_yes, last["bull"], last["bear"], r))
             if bear.status == "ok":
                 last["bear"] = bear
             consensus = self.is_consensus(bull, bear)

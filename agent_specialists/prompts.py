@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agent_tools.evidence import fence
 from agent_tools.parsing import evidence_list_schema, probability_schema, text_schema
 
 DEBATE_ROLE = {
@@ -99,8 +100,10 @@ DECISION_SCHEMA: dict[str, Any] = {
 
 
 def render_agent_summaries(summaries) -> str:
-    """Render member summaries (p_yes, one-line rationale, top evidence with sources) as a Markdown list."""
-    lines = ["## FORECASTERS (structured summaries)"]
+    """Render member summaries (p_yes, one-line rationale, top evidence with sources) as a Markdown list
+    inside an ``<untrusted_agent_text>`` fence (:func:`agent_tools.evidence.fence`): rationales and claims
+    were written by models that read untrusted sources, so they are quoted as data, one line each."""
+    lines = []
     for s in summaries:
         p = "failed" if s.p_yes is None else f"{100 * s.p_yes:.0f}%"
         lines.append(f"- {s.agent_id} ({s.model}): p_yes {p}. {s.rationale}")
@@ -108,4 +111,26 @@ def render_agent_summaries(summaries) -> str:
             src = e.source_url or "no source"
             date = e.published.isoformat() if e.published else "undated"
             lines.append(f"    - evidence: {e.claim} [{src}, {date}]")
-    return "\n".join(lines)
+    return "## FORECASTERS (structured summaries)\n" + fence(lines, "agent")
+
+
+def render_debate_so_far(side: str, own_last, opponent_last) -> str | None:
+    """This side's last position and the opponent's last argument, fenced as agent text (None when
+    there is neither yet). ``own_last`` / ``opponent_last`` are :class:`agent_schemas.DebateTurn` or None;
+    a failed opponent turn is not shown."""
+    opponent = "bear" if side == "bull" else "bull"
+    quoted = []
+    if own_last is not None and own_last.p_yes is not None:
+        quoted.append(f"Your last position: p_yes {100 * own_last.p_yes:.0f}%: {own_last.argument}")
+    if opponent_last is not None and opponent_last.status == "ok":
+        quoted.append(f"The {opponent.upper()}'s last argument: p_yes {100 * opponent_last.p_yes:.0f}%: {opponent_last.argument}")
+    return "## THE DEBATE SO FAR\n" + fence(quoted, "agent") if quoted else None
+
+
+def render_disagreements(disagreements, coverage) -> str:
+    """The supervisor's named disagreements with their evidence coverage, fenced as agent text (the
+    topics and descriptions were written by the supervisor model after reading the members)."""
+    if not disagreements:
+        return "## DISAGREEMENTS\nNone named."
+    lines = [f"- {d.topic}: {d.description} -> {c.status.upper()}: {c.reason}" for d, c in zip(disagreements, coverage)]
+    return "## DISAGREEMENTS AND EVIDENCE COVERAGE\n" + fence(lines, "agent")

@@ -21,11 +21,11 @@ from agent_schemas import (
     Disagreement,
     ForecastParseError,
     Question,
-    ReconcileError,
     SearchOutcome,
     SupervisorArtifact,
     TokenUsage,
     VisibleQuestion,
+    as_reconcile_error,
     as_visible,
 )
 from agent_specialists import prompts
@@ -77,7 +77,7 @@ class SupervisorAgent:
         self.max_tokens = max_tokens
         self.seed = seed
 
-    def _prefix(self, question: VisibleQuestion | Question, summaries: Sequence[AgentSummary]) -> list[ChatMessage]:
+    def _prefix(self, question: VisibleQuestion, summaries: Sequence[AgentSummary]) -> list[ChatMessage]:
         """Stable prefix of both supervisor calls (the same as the debate's): system, case facts, member summaries."""
         return stable_prefix(question, prompts.render_agent_summaries(summaries))
 
@@ -118,11 +118,13 @@ class SupervisorAgent:
         return queries, outcomes, coverage
 
     async def arun(self, question: VisibleQuestion | Question, agent_summaries: Sequence[AgentSummary], cutoff_date: dt.date | None = None) -> SupervisorArtifact:
-        """Run the supervisor (async). Never raises for provider, parse or search failures.
+        """Run the supervisor (async). Never raises for a failed step (provider, parser, cache, search or any
+        other exception): the artifact is "failed" with the typed error and the usage spent.
 
         Parameters
         ----------
-        question : Question
+        question : VisibleQuestion or Question
+            A :class:`Question` is reduced to its visible part first.
         agent_summaries : sequence of AgentSummary
         cutoff_date : date, optional
             Information cutoff for the clarifying searches; defaults to ``question.forecast_date``.
@@ -152,7 +154,7 @@ class SupervisorAgent:
             results = [r for o in outcomes if o.ok for r in o.results]
             msgs = self._prefix(question, agent_summaries) + [
                 ChatMessage(role="user", content="\n\n".join([
-                    _render_disagreements(disagreements, coverage),
+                    prompts.render_disagreements(disagreements, coverage),
                     "## CLARIFYING EVIDENCE\n" + (render_evidence(results) if results else "None obtained (see coverage gaps)."),
                     prompts.SUPERVISOR_DECISION_TASK,
                 ])),
@@ -165,11 +167,12 @@ class SupervisorAgent:
             if confidence not in ("high", "medium", "low"):
                 raise ForecastParseError(f"confidence must be high, medium or low, got {parsed.data.get('confidence')!r}",
                                          raw_text=c.text, field="confidence", value=parsed.data.get("confidence"))
-        except ReconcileError as exc:
+        except Exception as exc:  # provider, parser, cache or search tool: a failed supervisor, not a failed question
             usage = usage + spent_usage(exc)
             return SupervisorArtifact(question_id=question.id, disagreements=disagreements, queries=queries,
                                       search_outcomes=outcomes, coverage=coverage, token_usage=usage,
-                                      status="failed", error=exc.to_info(), wall_time_s=time.perf_counter() - t0)
+                                      status="failed", error=as_reconcile_error(exc).to_info(),
+                                      wall_time_s=time.perf_counter() - t0)
         return SupervisorArtifact(
             question_id=question.id,
             disagreements=disagreements,
@@ -200,12 +203,3 @@ def _coverage(topic: str, outcome: SearchOutcome) -> CoverageNote:
         extra = f"; {dropped} dropped by the cutoff guard" if dropped else ""
         return CoverageNote(topic=topic, status="gap", reason=f"no results dated on or before the cutoff{extra}")
     return CoverageNote(topic=topic, status="supported", reason=f"{len(outcome.results)} results dated on or before the cutoff")
-
-
-def _render_disagreements(disagreements: list[Disagreement], coverage: list[CoverageNote]) -> str:
-    if not disagreements:
-        return "## DISAGREEMENTS\nNone named."
-    lines = ["## DISAGREEMENTS AND EVIDENCE COVERAGE"]
-    for d, c in zip(disagreements, coverage):
-        lines.append(f"- {d.topic}: {d.description} -> {c.status.upper()}: {c.reason}")
-    return "\n".join(lines)

@@ -13,6 +13,7 @@ from agent_tools.evidence import (
     OPEN_FENCE,
     evidence_items_from_results,
     latest_published,
+    fence,
     neutralise,
     render_evidence,
     render_search_outcome,
@@ -37,7 +38,7 @@ __all__ = [
     "CLOSE_FENCE", "CorpusDocument", "DuckDuckGoSearch", "FORECAST_JSON_SCHEMA", "forecast_json_schema", "LocalCorpusSearch", "OPEN_FENCE",
     "ParsedForecast", "SearchClient", "SearchOutcome", "SearchResult", "ToolExecutor", "UndatedPolicy",
     "best_passage", "classify_ddgs_error", "evidence_items_from_results", "extract_json_objects", "forecastbench_dir",
-    "latest_published", "load_forecastbench_questions", "neutralise", "parse_evidence", "parse_forecast", "parse_json",
+    "latest_published", "load_forecastbench_questions", "fence", "neutralise", "parse_evidence", "parse_forecast", "parse_json",
     "parse_probability", "parse_published", "probability_schema", "render_evidence", "render_search_outcome",
     "require_ok", "strip_reasoning", "to_date", "trim_text",
 ]

@@ -1,33 +1,81 @@
 """The ``forecast-reconcile`` command line: ``run``, ``leaderboard``, ``score``, ``forecast``, ``frameworks``.
 
-Progress and usage go to stderr, tables to stdout. Library errors become one clean message at the
-boundary (exit code 2); ``--debug`` shows the traceback.
+Progress and usage go to stderr, tables to stdout. Every error a user can cause (a bad file, value,
+path or option value, a busy run folder, a full disk) becomes one plain line at one boundary
+(:func:`cli_errors`), exit code 2; user data is printed literally (never read as markup); ``--debug``
+shows the traceback. A run in which every question failed exits with code 1.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import csv
 import datetime as dt
 import logging
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
+from pydantic import ValidationError
 
 from agent_schemas import ReconcileError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
                   help="Reconcile LLM forecasts and benchmark aggregation methods on resolved questions.")
-err = Console(stderr=True)
+
+#: Errors a user can cause (bad files, values, paths, a busy run folder, a full disk): one line, exit code 2.
+USER_ERRORS = (ReconcileError, ValueError, OSError, csv.Error, ImportError)
 
 
-def _fail(exc: BaseException, debug: bool) -> None:
-    if debug:
-        raise exc
-    err.print(f"[red]error:[/red] {type(exc).__name__}: {exc}")
-    raise typer.Exit(code=2)
+def one_line(exc: BaseException) -> str:
+    """The user-facing message of ``exc`` on one line: a pydantic error as ``field: problem (value ...)``
+    without the "validation error" preamble, an ``OSError`` as ``path: reason``, else its text."""
+    if isinstance(exc, ValidationError):
+        errors = exc.errors()
+        e = errors[0]
+        field = ".".join(str(part) for part in e["loc"])
+        msg = str(e["msg"]).removeprefix("Value error, ")
+        text = msg if e["type"] == "value_error" else f"{field}: {msg} (value {e.get('input')!r})"
+        if len(errors) > 1:
+            text += f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
+    elif isinstance(exc, OSError) and not isinstance(exc, ReconcileError) and exc.filename is not None:
+        target = f"{exc.filename} -> {exc.filename2}" if exc.filename2 is not None else str(exc.filename)
+        text = f"{target}: {exc.strerror or exc}"
+    else:
+        text = str(exc) or type(exc).__name__
+    return " ".join(text.split())
+
+
+def _say(message: str) -> None:
+    """One plain line on stderr: user data is never read as markup."""
+    typer.echo(message, err=True)
+
+
+@contextlib.contextmanager
+def cli_errors(debug: bool) -> Iterator[None]:
+    """The command line's one error boundary.
+
+    An error a user can cause (:data:`USER_ERRORS`) prints ``error: <one line>`` and exits with code 2;
+    anything else (a bug) prints one line and exits with code 1. ``--debug`` re-raises instead, so the
+    traceback is shown (without local variables, which could hold keys).
+    """
+    try:
+        yield
+    except (typer.Exit, typer.Abort):
+        raise
+    except USER_ERRORS as exc:
+        if debug:
+            raise
+        _say(f"error: {one_line(exc)}")
+        raise typer.Exit(code=2) from None
+    except Exception as exc:
+        if debug:
+            raise
+        _say(f"internal error: {type(exc).__name__}: {one_line(exc)} (run again with --debug for the traceback)")
+        raise typer.Exit(code=1) from None
 
 
 def _setup_logging(debug: bool) -> None:
@@ -40,6 +88,24 @@ def _setup_logging(debug: bool) -> None:
 
 def _csv(value: Optional[str]) -> Optional[list[str]]:
     return [v.strip() for v in value.split(",") if v.strip()] if value else None
+
+
+def _date(value: Optional[str], option: str) -> Optional[dt.date]:
+    if not value:
+        return None
+    from agent_schemas.dates import utc_date
+
+    try:
+        return utc_date(value, field=option)
+    except ValueError:
+        raise ValueError(f"{option} {value!r} is not a date (expected YYYY-MM-DD)") from None
+
+
+def _folder(path: Path, option: str) -> Path:
+    """``path`` if it is a folder or does not exist yet (it is created when results are written)."""
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{option} {path} is a file, not a folder")
+    return path
 
 
 @app.command()
@@ -67,6 +133,7 @@ def run(
     output_dir: Path = typer.Option(Path("runs"), "--output", "-o", help="Parent folder of run folders."),
     run_id: Optional[str] = typer.Option(None, help="Run folder name (default: timestamp)."),
     resume: Optional[str] = typer.Option(None, "--resume", help="Continue the run with this id (or folder) without redoing finished questions."),
+    retry_failed: bool = typer.Option(False, "--retry-failed", help="With --resume: run the questions whose record failed again (their failed records move to results.replaced.jsonl; the folder keeps one record per question)."),
     n_threads: Optional[int] = typer.Option(None, envvar="FORECAST_RECONCILE_THREADS", help="Threads of the embedded model."),
     no_cache: bool = typer.Option(False, help="Disable the response cache."),
     cache_dir: Optional[Path] = typer.Option(None, envvar="FORECAST_RECONCILE_CACHE", help="Response cache folder shared between runs (default: inside the run folder)."),
@@ -74,28 +141,34 @@ def run(
     progress: bool = typer.Option(True, help="Show a progress bar on stderr."),
     debug: bool = typer.Option(False, help="Show tracebacks."),
 ) -> None:
-    """Run every method and baseline on a seeded sample of real resolved questions."""
+    """Run every method and baseline on a seeded sample of real resolved questions.
+
+    Exit codes: 0 done; 1 every question failed (the most common reason is printed); 2 bad input (one
+    line naming the file, row, column, value or path; nothing is written before inputs validate).
+    """
     _setup_logging(debug)
-    from benchmarks.config import RunConfig
+    from benchmarks.config import RunConfig, validate_run_id
     from benchmarks.runner import MANIFEST_FILE, BenchmarkRunner
 
-    try:
+    with cli_errors(debug):
+        _folder(output_dir, "--output")
+        if retry_failed and not resume:
+            raise ValueError("--retry-failed re-runs the failed questions of an existing run: give --resume <run id>")
         if resume:
-            rdir = Path(resume) if Path(resume).is_dir() else output_dir / resume
+            rdir = Path(resume) if Path(resume).is_dir() else output_dir / validate_run_id(resume)
             manifest = rdir / MANIFEST_FILE
             if not manifest.exists():
                 raise FileNotFoundError(f"--resume {resume}: no {MANIFEST_FILE} in {rdir}")
             import json
 
-            config = RunConfig.model_validate(json.loads(manifest.read_text())["config"])
-            config = config.model_copy(update={"output_dir": str(rdir.parent), "run_id": rdir.name})
+            config = RunConfig.model_validate(json.loads(manifest.read_text(encoding="utf-8"))["config"])
+            config = config.model_copy(update={"output_dir": str(rdir.resolve().parent), "run_id": validate_run_id(rdir.resolve().name)})
         else:
             kwargs = dict(
                 providers=_csv(provider) or [], n_members=n_members, sources=_csv(sources),
                 question_type=None if question_type == "any" else question_type, sample_n=n or None,
                 questions_file=str(questions_file) if questions_file else None,
-                forecast_date_from=dt.date.fromisoformat(date_from) if date_from else None,
-                forecast_date_to=dt.date.fromisoformat(date_to) if date_to else None,
+                forecast_date_from=_date(date_from, "--date-from"), forecast_date_to=_date(date_to, "--date-to"),
                 after_model_cutoff=not include_before_cutoff, cutoff_margin_days=cutoff_margin_days,
                 close_by_snapshot=not include_unclosed, show_crowd=show_crowd, search=search, debate_rounds=debate_rounds,
                 supervisor_queries=supervisor_queries, max_tokens=max_tokens, concurrency=concurrency, seed=seed,
@@ -105,20 +178,22 @@ def run(
             if methods:
                 kwargs["methods"] = _csv(methods)
             config = RunConfig(**kwargs)
-        runner = BenchmarkRunner(config, progress=progress)
-        err.print(f"run folder: {runner.run_dir}")
-        summary = asyncio.run(runner.arun(resume=bool(resume)))
-        err.print(f"providers: {', '.join(p.spec for p in runner.providers)}")
-        err.print(f"{summary.n_questions} questions ({summary.n_done_before} already done): "
-                  f"{summary.n_ok} ok, {summary.n_failed} failed in {summary.wall_time_s:.1f} s; provider calls {summary.provider_stats}")
+        runner = BenchmarkRunner(config, progress=progress, on_start=lambda folder: _say(f"run folder: {folder}"))
+        summary = asyncio.run(runner.arun(resume=bool(resume), retry_failed=retry_failed))
+        _say(f"providers: {', '.join(p.spec for p in runner.providers)}")
+        retried = f", {summary.n_retried} failed set aside and retried" if summary.n_retried else ""
+        _say(f"{summary.n_questions} questions ({summary.n_done_before} already done{retried}): "
+             f"{summary.n_ok} ok, {summary.n_failed} failed in {summary.wall_time_s:.1f} s; provider calls {summary.provider_stats}")
+        if summary.all_failed:
+            _say(f"error: every question failed ({summary.n_failed_total} of {summary.n_questions}); most common reason "
+                 f"({summary.n_top_failure} questions): {' '.join((summary.top_failure or 'unknown').split())}")
+            raise typer.Exit(code=1)
         if report:
             from benchmarks.report import write_report
 
             rep = write_report([runner.run_dir], runner.run_dir)
             typer.echo(rep.markdown)
-            err.print(f"report: {rep.html_path}")
-    except (ReconcileError, ValueError, FileNotFoundError, FileExistsError) as exc:
-        _fail(exc, debug)
+            _say(f"report: {rep.html_path}")
 
 
 @app.command()
@@ -133,12 +208,11 @@ def leaderboard(
     _setup_logging(debug)
     from benchmarks.report import write_report
 
-    try:
-        rep = write_report(runs, output or runs[0], baseline=baseline, n_resamples=n_resamples)
+    with cli_errors(debug):
+        out = _folder(output or runs[0], "--output")
+        rep = write_report(runs, out, baseline=baseline, n_resamples=n_resamples)
         typer.echo(rep.markdown)
-        err.print(f"wrote {rep.csv_path}, {rep.markdown_path}, {rep.html_path}")
-    except (ReconcileError, ValueError, FileNotFoundError) as exc:
-        _fail(exc, debug)
+        _say(f"wrote {rep.csv_path}, {rep.markdown_path}, {rep.html_path}")
 
 
 @app.command()
@@ -152,11 +226,9 @@ def score(
     _setup_logging(debug)
     from benchmarks.report import score_forecasts_file
 
-    try:
+    with cli_errors(debug):
         table = score_forecasts_file(forecasts, questions_path=questions, baseline=baseline)
         typer.echo(table.to_markdown(index=False, floatfmt=".4f"))
-    except (ReconcileError, ValueError, FileNotFoundError) as exc:
-        _fail(exc, debug)
 
 
 @app.command()
@@ -174,7 +246,7 @@ def forecast(
     from benchmarks.runner import BenchmarkRunner
     from benchmarks.trace_summary import summarise_trace
 
-    try:
+    with cli_errors(debug):
         cfg = RunConfig(providers=[provider] if provider else [], n_members=n_members, seed=seed, cache=False)
         runner = BenchmarkRunner(cfg, progress=False)
         runner.build_providers()
@@ -187,8 +259,6 @@ def forecast(
             qs = runner.select_questions()
         trace = runner.build_pipeline().run(qs[0])
         typer.echo(summarise_trace(trace, qs[0]))
-    except (ReconcileError, ValueError, FileNotFoundError) as exc:
-        _fail(exc, debug)
 
 
 @app.command()
@@ -203,15 +273,13 @@ def frameworks(
 ) -> None:
     """Compare the pipeline in plain Python, LangGraph and the OpenAI Agents SDK (calls, tokens, overhead, p_yes, Brier, LOC)."""
     _setup_logging(debug)
-    try:
+    with cli_errors(debug):
         from agent_research.frameworks import FrameworkConfig
         from benchmarks.frameworks import arun_benchmark, format_table
 
         table, _ = asyncio.run(arun_benchmark(provider=provider, n=n, seed=seed, latency_s=latency_ms / 1000,
                                               config=FrameworkConfig(n_members=n_members, seed=seed), search=search))
         typer.echo(format_table(table))
-    except (ReconcileError, ValueError, ImportError) as exc:
-        _fail(exc, debug)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,25 @@ from pydantic import BaseModel, Field, field_validator
 from benchmarks.methods import DEFAULT_METHODS, validate_methods
 
 BASELINE_NAMES = ("crowd", "superforecaster_median", "base_rate", "always_0.5")
+#: Longest run id accepted (characters): a folder name on every common file system.
+MAX_RUN_ID_CHARS = 200
+
+
+def validate_run_id(run_id: str) -> str:
+    """Return ``run_id`` if it is a plain folder name, so a run folder stays inside its output folder.
+
+    Raises
+    ------
+    ValueError
+        For an empty id, an id with a path separator (``/`` or ``\\``), ``..``, a control character,
+        or more than :data:`MAX_RUN_ID_CHARS` characters (the message shows the id as given).
+    """
+    bad = (not run_id or run_id.strip() != run_id or "/" in run_id or "\\" in run_id or ".." in run_id
+           or run_id == "." or len(run_id) > MAX_RUN_ID_CHARS or any(not c.isprintable() for c in run_id))
+    if bad:
+        raise ValueError(f"run id {run_id!r} is not a plain folder name: use at most {MAX_RUN_ID_CHARS} printable "
+                         "characters, without '/', '\\', '..' or surrounding spaces")
+    return run_id
 
 
 class RunConfig(BaseModel):
@@ -67,6 +86,11 @@ class RunConfig(BaseModel):
     cache: bool = Field(True, description="Persistent response cache (resume and re-runs cost no tokens).")
     cache_dir: str | None = Field(None, description="Response cache folder; default <run folder>/cache. Share one between runs to re-run for free.")
     n_threads: int | None = Field(None, description="Threads of the embedded llama.cpp model.")
+
+    @field_validator("run_id")
+    @classmethod
+    def _run_id(cls, v: str | None) -> str | None:
+        return None if v is None else validate_run_id(v)
 
     @field_validator("methods")
     @classmethod

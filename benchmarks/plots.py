@@ -23,6 +23,14 @@ __all__ = ["figure_to_base64_png", "plot_cost_vs_brier", "plot_reliability_diagr
 _RELIABILITY_COLUMNS = ("mean_p_yes", "observed_frequency", "count")
 
 
+def _literal(text: object) -> str:
+    """``text`` as matplotlib should show it, literally: ``$`` escaped (a run id or method name such as
+    ``a$\\foo$`` would otherwise be parsed as mathtext and fail to render), and a leading ``_`` kept
+    visible (legend entries whose label starts with ``_`` are hidden)."""
+    s = str(text).replace("$", r"\$")
+    return " " + s if s.startswith("_") else s
+
+
 def _axes(ax: Axes | None, figsize: tuple[float, float]) -> tuple[Figure, Axes]:
     if ax is not None:
         return ax.figure, ax
@@ -69,7 +77,7 @@ def plot_reliability_diagram(tables: Mapping[str, pd.DataFrame], ax: Axes | None
         if missing:
             raise DataValidationError(f"reliability table for {name!r} lacks columns {missing}", field=str(name), value=missing)
         shown = table[table["count"] > 0]
-        ax.plot(shown["mean_p_yes"].to_numpy(float), shown["observed_frequency"].to_numpy(float), marker="o", label=str(name))
+        ax.plot(shown["mean_p_yes"].to_numpy(float), shown["observed_frequency"].to_numpy(float), marker="o", label=_literal(name))
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     ax.set_aspect("equal")
@@ -145,7 +153,7 @@ def plot_cost_vs_brier(
         yerr = np.vstack([np.clip(y - lo, 0, None), np.clip(hi - y, 0, None)])
         ax.errorbar(x, y, yerr=yerr, fmt="none", ecolor="0.5", capsize=3, zorder=2)
     for xi, yi, label in zip(x, y, labels):
-        ax.annotate(str(label), (xi, yi), textcoords="offset points", xytext=(5, 4), fontsize="small")
+        ax.annotate(_literal(label), (xi, yi), textcoords="offset points", xytext=(5, 4), fontsize="small")
     ax.set_xlabel(f"{cost_col}")
     ax.set_ylabel("mean Brier score (lower is better)")
     ax.set_title("Cost vs Brier score")

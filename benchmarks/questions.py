@@ -23,8 +23,13 @@ and, when present, ``market_resolution_criteria``.
 User question files (:func:`load_questions_file`)
 -------------------------------------------------
 Formats by extension: ``.csv`` (UTF-8, header row), ``.jsonl`` (one JSON object per line) and
-``.parquet``. Row numbers in error messages are 0-based data rows (the CSV header and blank JSONL lines
-are not counted).
+``.parquet``; a UTF-8 byte-order mark is accepted, CSV cells may be of any length, and every cell is
+read as text (an id ``007`` stays ``"007"``). Errors name the row as ``data row N (line M)``: ``N``
+counts data rows from 1 (the CSV header and blank JSONL lines are not data rows) and ``M`` is the line
+of the file where the row starts, as an editor shows it (Parquet rows have no line).
+``question`` and ``resolution_criteria`` are shown verbatim in every prompt, so a value longer than
+:data:`MAX_FIELD_CHARS` (5,000 characters each) is refused; ``background`` may be of any length (prompts
+show its first 600 characters).
 
 =========================  ========  ==========================================================
 column                     required  content
@@ -69,6 +74,7 @@ questions (``id`` given as a list) are skipped and counted in ``QuestionList.ski
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import datetime as dt
 import functools
@@ -77,7 +83,9 @@ import importlib.resources
 import json
 import logging
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +131,9 @@ OPTIONAL_COLUMNS: tuple[str, ...] = (
 #: on the forecast date) is on or before this day removes that outcome-dependent selection; see
 #: :func:`load_forecastbench` (``scheduled_close_to``) and README "Scoring conventions".
 DATA_SNAPSHOT_DATE = dt.date(2026, 8, 20)
+
+#: Longest value accepted for the fields shown verbatim in every prompt (characters).
+MAX_FIELD_CHARS: dict[str, int] = {"question": 5_000, "resolution_criteria": 5_000}
 
 _QUESTIONS_FILE = "fb_questions.parquet"
 _HUMAN_FILE = "fb_human_forecasts.parquet"
@@ -431,10 +442,69 @@ def _frame_to_questions(sel: pd.DataFrame) -> list[Question]:
 # ------------------------------------------------------------------------------------------------
 
 
+@dataclass
+class Table:
+    """The rows of a user file as dicts, and where each row starts in the file.
+
+    Attributes
+    ----------
+    path : Path
+    header : list of str or None
+        The CSV / Parquet columns; None for JSONL and JSON (each row has its own keys).
+    rows : list of dict
+        One dict per data row; CSV cells are text, JSON values as written.
+    lines : list of int or None
+        1-based line of the file where each row starts; None for Parquet and JSON rows.
+    """
+
+    path: Path
+    header: list[str] | None
+    rows: list[dict[str, Any]]
+    lines: list[int | None]
+
+    def where(self, row: int) -> str:
+        """``data row N (line M)`` for 0-based ``row`` (``data row N`` when the format has no lines)."""
+        line = self.lines[row] if 0 <= row < len(self.lines) else None
+        return f"data row {row + 1}" + (f" (line {line})" if line else "")
+
+    def value(self, row: int, column: str) -> Any:
+        """The cell of 0-based ``row`` in ``column``, or None when it is missing or blank (empty text, NaN, null)."""
+        v = self.rows[row].get(column)
+        return None if _blank(v) else v
+
+    def error(self, row: int | None, column: str | None, value: Any, problem: str) -> DataValidationError:
+        """A :class:`DataValidationError` naming this file, the row (:meth:`where`), the column and the value."""
+        with self.numbering():
+            return _bad(self.path, row, column, value, problem)
+
+    @contextlib.contextmanager
+    def numbering(self) -> Iterator["Table"]:
+        """Within the block, errors about this file name rows as :meth:`where` does."""
+        token = _NUMBERING.set(self)
+        try:
+            yield self
+        finally:
+            _NUMBERING.reset(token)
+
+
+_NUMBERING: ContextVar[Table | None] = ContextVar("_NUMBERING", default=None)
+
+
+def _show(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _bad(path: Path, row: int | None, column: str | None, value: Any, problem: str) -> DataValidationError:
-    where = f"row {row}, " if row is not None else ""
+    table = _NUMBERING.get()
+    if row is None:
+        where = ""
+    elif table is not None and table.path == path:
+        where = table.where(row) + ", "
+    else:
+        where = f"row {row}, "
     col = f"column {column!r}: " if column is not None else ""
-    return DataValidationError(f"{path}: {where}{col}{problem} (value {value!r})", field=column, row=row, value=value, source=str(path))
+    return DataValidationError(f"{path}: {where}{col}{problem} (value {_show(value)})", field=column, row=row, value=value, source=str(path))
 
 
 def _blank(value: Any) -> bool:
@@ -469,7 +539,14 @@ def _parse_date_cell(path: Path, row: int | None, column: str, value: Any) -> dt
         raise _bad(path, row, column, value, "not an ISO date (expected YYYY-MM-DD, or a date-time read in UTC)") from None
 
 
-def _parse_outcome(path: Path, row: int | None, value: Any) -> int:
+def parse_outcome(path: Path, row: int | None, value: Any) -> int:
+    """Outcome cell as 1 (Yes) or 0 (No): ``1``/``0`` (also ``1.0``), ``yes``/``no``, ``true``/``false`` (any case).
+
+    Raises
+    ------
+    DataValidationError
+        For any other value (names the file, row, column and value).
+    """
     v = value
     if isinstance(v, str):
         s = v.strip().lower()
@@ -480,12 +557,12 @@ def _parse_outcome(path: Path, row: int | None, value: Any) -> int:
         try:
             v = float(s)
         except ValueError:
-            raise _bad(path, row, "outcome", value, "outcome must be 0 or 1") from None
+            raise _bad(path, row, "outcome", value, "outcome must be 0 or 1 (or yes/no, true/false)") from None
     if isinstance(v, (bool, np.bool_)):
         return int(v)
     if isinstance(v, (int, float, np.integer, np.floating)) and float(v) in (0.0, 1.0):
         return int(v)
-    raise _bad(path, row, "outcome", value, "outcome must be 0 or 1")
+    raise _bad(path, row, "outcome", value, "outcome must be 0 or 1 (or yes/no, true/false)")
 
 
 def _parse_prob(path: Path, row: int, value: Any) -> float:
@@ -498,43 +575,103 @@ def _parse_prob(path: Path, row: int, value: Any) -> float:
     return p
 
 
-def _read_records(path: Path) -> tuple[list[str] | None, list[dict[str, Any]]]:
-    """Rows of a user file as dicts; the header (column list) when the format has one."""
+#: CSV cells up to this many characters are read (Python's csv module stops at 131,072 by default).
+CSV_CELL_LIMIT = 2**31 - 1
+
+
+def id_text(value: Any) -> str:
+    """A question id as text: ids are compared as strings everywhere. ``"007"`` stays ``"007"``; an id
+    that a JSON or Parquet file stores as the number ``7`` or ``7.0`` becomes ``"7"``."""
+    value = _py(value)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value).strip()
+
+
+def read_table(path: str | Path) -> Table:
+    """Read a user file (``.csv``, ``.jsonl``, ``.json`` list of objects, ``.parquet``) as a :class:`Table`.
+
+    UTF-8 with or without a byte-order mark; CSV cells are text of any length (up to
+    :data:`CSV_CELL_LIMIT`). Rows are not validated here beyond their shape.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the file does not exist.
+    DataValidationError
+        Naming the file and the line for a malformed row (invalid JSON, a row with more cells than the
+        header, a NUL byte), a file that is not UTF-8, or an unsupported extension.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"file not found: {path}")
+    try:
+        return _read_table(path)
+    except UnicodeDecodeError as exc:
+        raise DataValidationError(f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
+                                  "save it as UTF-8", source=str(path)) from None
+
+
+def _bad_line(path: Path, row: int, line: int, value: Any, problem: str) -> DataValidationError:
+    """A malformed row found while reading (before the :class:`Table` exists to number it)."""
+    return DataValidationError(f"{path}: data row {row + 1} (line {line}): {problem} (value {_show(value)})",
+                               row=row, value=value, source=str(path))
+
+
+def _read_table(path: Path) -> Table:
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        with path.open(newline="", encoding="utf-8-sig") as fh:
-            reader = csv.DictReader(fh)
-            header = [h.strip() for h in (reader.fieldnames or [])]
-            rows = []
-            for i, rec in enumerate(reader):
-                if None in rec:
-                    raise _bad(path, i, None, rec[None], f"row has more cells than the {len(header)} header columns")
-                rows.append({k.strip(): v for k, v in rec.items()})
-            return header, rows
+        old_limit = csv.field_size_limit()
+        csv.field_size_limit(CSV_CELL_LIMIT)
+        try:
+            with path.open(newline="", encoding="utf-8-sig") as fh:
+                reader = csv.DictReader(fh)
+                try:
+                    header = [h.strip() for h in (reader.fieldnames or [])]
+                    rows, lines = [], []
+                    for rec in reader:
+                        # line_num is the record's last line; a quoted cell may span several
+                        line = reader.line_num - sum(v.count("\n") for v in rec.values() if isinstance(v, str))
+                        if None in rec:
+                            raise _bad_line(path, len(rows), line, rec[None], f"more cells than the {len(header)} header columns")
+                        rows.append({k.strip(): v for k, v in rec.items()})
+                        lines.append(line)
+                except csv.Error as exc:
+                    raise _bad(path, None, None, None, f"line {reader.line_num + 1} is not a valid CSV row ({exc})") from None
+            return Table(path, header, rows, lines)
+        finally:
+            csv.field_size_limit(old_limit)
     if suffix == ".jsonl":
-        rows = []
-        with path.open(encoding="utf-8") as fh:
-            for line in fh:
+        rows, lines = [], []
+        with path.open(encoding="utf-8-sig") as fh:
+            for number, line in enumerate(fh, start=1):
                 if not line.strip():
                     continue
-                row = len(rows)
                 try:
                     rec = json.loads(line)
                 except json.JSONDecodeError as exc:
-                    raise _bad(path, row, None, line.strip()[:80], f"invalid JSON ({exc.msg})") from None
+                    raise _bad_line(path, len(rows), number, line.strip(), f"invalid JSON ({exc.msg})") from None
                 if not isinstance(rec, dict):
-                    raise _bad(path, row, None, rec, "each JSONL line must be a JSON object")
+                    raise _bad_line(path, len(rows), number, rec, "each JSONL line must be a JSON object")
                 rows.append(rec)
-        return None, rows
+                lines.append(number)
+        return Table(path, None, rows, lines)
+    if suffix == ".json":
+        try:
+            data = json.loads(path.read_text(encoding="utf-8-sig"))
+        except json.JSONDecodeError as exc:
+            raise DataValidationError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})", source=str(path)) from None
+        if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+            raise _bad(path, None, None, type(data).__name__, "a JSON file must hold a list of objects, one per row")
+        return Table(path, None, data, [None] * len(data))
     if suffix in (".parquet", ".pq"):
         df = pd.read_parquet(path)
         header = [str(c) for c in df.columns]
         data = {c: df[c].tolist() for c in df.columns}
         rows = [{str(c): _py(data[c][i]) for c in df.columns} for i in range(len(df))]
-        return header, rows
+        return Table(path, header, rows, [None] * len(rows))
     raise DataValidationError(
-        f"{path}: unsupported question file type {suffix!r}; use .csv, .jsonl or .parquet "
-        "(ForecastBench question-set JSON: load_forecastbench_json)",
+        f"{path}: unsupported file type {suffix!r}; use .csv, .jsonl or .parquet",
         field="path", value=str(path), source=str(path),
     )
 
@@ -558,15 +695,27 @@ def load_questions_file(path: str | Path) -> QuestionList:
     FileNotFoundError
         If the file does not exist.
     DataValidationError
-        Naming the file, the 0-based data row, the column and the value, for: a missing required column
-        or value, a bad date, an outcome other than 0/1, ``crowd_p_yes`` outside [0, 1], an unknown
-        ``question_type``, a resolution date before the forecast date, a duplicate id, an unsupported
-        extension, or a file with no rows.
+        Naming the file, the row (``data row N (line M)``; ``.row`` is the 0-based data row), the column
+        and the value, for: a missing required column or value, a bad date, an outcome other than 0/1
+        (``yes``/``no``/``true``/``false`` are read as 1/0), ``crowd_p_yes`` outside [0, 1], an unknown
+        ``question_type``, a resolution date before the forecast date, a duplicate id, a ``question`` or
+        ``resolution_criteria`` longer than :data:`MAX_FIELD_CHARS`, a malformed line, a file that is
+        not UTF-8, an unsupported extension, or a file with no rows.
     """
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"question file not found: {p}")
-    header, rows = _read_records(p)
+    if p.suffix.lower() not in (".csv", ".jsonl", ".parquet", ".pq"):
+        raise DataValidationError(
+            f"{p}: unsupported question file type {p.suffix.lower()!r}; use .csv, .jsonl or .parquet "
+            "(ForecastBench question-set JSON: load_forecastbench_json)", field="path", value=str(p), source=str(p))
+    table = read_table(p)
+    with table.numbering():
+        return _questions_from_table(table)
+
+
+def _questions_from_table(table: Table) -> QuestionList:
+    p, header, rows = table.path, table.header, table.rows
     if header is not None:
         for col in REQUIRED_COLUMNS:
             if col not in header:
@@ -583,20 +732,22 @@ def load_questions_file(path: str | Path) -> QuestionList:
                 raise _bad(p, i, col, None, f"missing required column {col!r}")
             if _blank(rec[col]):
                 raise _bad(p, i, col, rec[col], f"required value {col!r} is empty")
-        raw_id = _py(rec["id"])
-        if isinstance(raw_id, float) and raw_id.is_integer():
-            raw_id = int(raw_id)
-        qid = str(raw_id).strip()
+        qid = id_text(rec["id"])
         if qid in seen:
-            raise _bad(p, i, "id", qid, f"duplicate id (first used in row {seen[qid]})")
+            raise _bad(p, i, "id", qid, f"duplicate id (first used in {table.where(seen[qid])})")
         seen[qid] = i
         text = str(rec["question"]).strip()
+        for col, limit in MAX_FIELD_CHARS.items():
+            v = "" if _blank(rec.get(col)) else str(rec[col]).strip()
+            if len(v) > limit:
+                raise _bad(p, i, col, v, f"{col} has {len(v):,} characters; at most {limit:,} are accepted (it is shown "
+                                         "verbatim in every prompt)")
         fdate = _parse_date_cell(p, i, "forecast_date", rec["forecast_date"])
         rdate = None if _blank(rec.get("resolution_date")) else _parse_date_cell(p, i, "resolution_date", rec["resolution_date"])
         close = None if _blank(rec.get("close_date")) else _parse_date_cell(p, i, "close_date", rec["close_date"])
         if rdate is not None and rdate < fdate:
             raise _bad(p, i, "resolution_date", rec["resolution_date"], f"resolution_date is before forecast_date {fdate}")
-        outcome = None if _blank(rec.get("outcome")) else _parse_outcome(p, i, rec["outcome"])
+        outcome = None if _blank(rec.get("outcome")) else parse_outcome(p, i, rec["outcome"])
         crowd = None if _blank(rec.get("crowd_p_yes")) else _parse_prob(p, i, rec["crowd_p_yes"])
         qtype = "other"
         if not _blank(rec.get("question_type")):
@@ -639,7 +790,7 @@ def _read_json(path: Path, kind: str, list_key: str) -> dict[str, Any]:
     if not path.is_file():
         raise FileNotFoundError(f"ForecastBench {kind} file not found: {path}")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
     except json.JSONDecodeError as exc:
         raise DataValidationError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})", source=str(path)) from None
     if not isinstance(data, dict) or not isinstance(data.get(list_key), list):

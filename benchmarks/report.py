@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import json
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,10 @@ from benchmarks.clusters import sibling_clusters
 from benchmarks.leaderboard import MIN_COVERAGE, rank_methods
 from benchmarks.leakage import AUDIT_KEYS
 from benchmarks.model_cutoffs import training_cutoff
-from benchmarks.runner import MANIFEST_FILE, RESULTS_FILE, read_results
+from benchmarks.runner import MANIFEST_FILE, RESULTS_FILE, read_results, write_text_atomic
+
+log = logging.getLogger(__name__)
+_WARNED_DUPLICATES: set[str] = set()
 
 DATA_ATTRIBUTION = (
     "Questions: ForecastBench (Forecasting Research Institute), CC BY-SA 4.0; Karger et al., "
@@ -36,7 +40,12 @@ DATA_ATTRIBUTION = (
 
 
 def load_run(run_dir: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Return ``(manifest, result records)`` of a run folder.
+    """Return ``(manifest, result records)`` of a run folder, one record per question.
+
+    A folder written by one runner holds one record per question (the run folder's lock allows one
+    writer; ``--retry-failed`` sets the failed records aside before re-running them). Should a folder
+    hold several records of a question anyway (copied files, folders written before the lock), the
+    first is kept and a warning says how many were dropped (once per folder and process).
 
     Raises
     ------
@@ -47,7 +56,18 @@ def load_run(run_dir: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]
     mpath = run_dir / MANIFEST_FILE
     if not mpath.exists():
         raise FileNotFoundError(f"{run_dir} is not a run folder: no {MANIFEST_FILE}")
-    return json.loads(mpath.read_text()), read_results(run_dir / RESULTS_FILE)
+    records, seen = [], set()
+    every = read_results(run_dir / RESULTS_FILE)
+    for r in every:
+        if r.get("question_id") not in seen:
+            seen.add(r.get("question_id"))
+            records.append(r)
+    n_dropped = len(every) - len(records)
+    if n_dropped and str(run_dir.resolve()) not in _WARNED_DUPLICATES:
+        _WARNED_DUPLICATES.add(str(run_dir.resolve()))
+        log.warning("%s: %d duplicated question record(s) in %s; the report keeps the first record of each question",
+                    run_dir, n_dropped, RESULTS_FILE)
+    return json.loads(mpath.read_text(encoding="utf-8")), records
 
 
 def long_frame(run_dirs: list[str | Path]) -> tuple[pd.DataFrame, dict[str, dict[str, Any]]]:
@@ -253,14 +273,18 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
     answered at least ``min_coverage`` of the questions, on the questions all of them answered; the
     others are listed apart with their own n.
 
+    Nothing is written until everything is computed; each file is written atomically.
+
     Raises
     ------
     DataValidationError
         When the runs hold no scorable forecasts (no resolved outcomes or no probabilities).
+    OSError
+        When ``out_dir`` cannot be created or a file cannot be written (``filename`` names it); files
+        already there are left as they were.
     """
     run_dirs = [Path(d) for d in run_dirs]
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     df, manifests = long_frame(run_dirs)
     if df.empty:
         raise DataValidationError(f"no results in {', '.join(map(str, run_dirs))}", field="results.jsonl", value=0)
@@ -290,7 +314,6 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
     segments = {col: scoring.segment_table(scored, col, method_col="label") for col in ("source", "question_type", "horizon_bucket")}
 
     csv_path = out_dir / "leaderboard.csv"
-    table.to_csv(csv_path, index=False)
     main_cols = [c for c in ("rank", "label", "n", "n_answered", "brier", "brier_ci_low", "brier_ci_high", "log_score", "ece",
                              "delta_brier_vs_baseline", "delta_brier_ci_low", "delta_brier_ci_high",
                              "tokens_per_question", "failed") if c in table.columns]
@@ -306,10 +329,13 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
         "## Leakage audit over the prompts actually sent (findings must be 0)", _md(audit),
     ])
     md_path = out_dir / "leaderboard.md"
-    md_path.write_text(md + "\n\n" + DATA_ATTRIBUTION + "\n", encoding="utf-8")
     html_path = out_dir / "report.html"
-    html_path.write_text(_html(table, costs, roles, effect, audit, contamination, segments, scored, manifests, min_coverage),
-                         encoding="utf-8")
+    page = _html(table, costs, roles, effect, audit, contamination, segments, scored, manifests, min_coverage)
+    # every file is complete or untouched (temp file + os.replace); an OSError names the file
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(csv_path, table.to_csv(index=False))
+    write_text_atomic(md_path, md + "\n\n" + DATA_ATTRIBUTION + "\n")
+    write_text_atomic(html_path, page)
     return Report(table, md, csv_path, md_path, html_path)
 
 
@@ -352,75 +378,78 @@ def _html(table, costs, roles, effect, audit, contamination, segments, scored, m
     return "\n".join(parts)
 
 
-def _binary(value: Any, row: int, path: Path) -> int:
-    if value in (0, 1) and not isinstance(value, bool):
-        return int(value)
-    raise DataValidationError(f"{path}: row {row}, column 'outcome': value {value!r} is not 0 or 1",
-                              field="outcome", row=row, value=value, source=str(path))
-
-
 def score_forecasts_file(path: str | Path, *, questions_path: str | Path | None = None, baseline: str | None = None,
                          n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
     """Score a forecasts file from any system: columns ``question_id``, ``p_yes`` and optionally
-    ``method`` and ``outcome``. Missing outcomes come from ``questions_path`` or the bundled
+    ``method``, ``outcome`` and ``cluster``. Missing outcomes come from ``questions_path`` or the bundled
     ForecastBench data (by question id).
+
+    The file is read like a question file (:func:`benchmarks.questions.read_table`: ``.csv``, ``.jsonl``,
+    ``.json`` list of objects or ``.parquet``; UTF-8 with or without a byte-order mark; ids as text, so
+    ``007`` matches ``007``). Outcomes follow the question files' rules: ``1``/``0``, ``yes``/``no``,
+    ``true``/``false``.
 
     Raises
     ------
+    FileNotFoundError
+        If a file does not exist.
     DataValidationError
-        Naming the row, column and value for a missing column, a p_yes outside [0, 1], or a question
-        id with no outcome.
+        Naming the file, the row (``data row N (line M)``), the column and the value for a missing column,
+        a file with no rows, a p_yes that is not a probability in [0, 1], an outcome that is not 0/1, or a
+        question id with no outcome.
     """
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"forecasts file not found: {path}")
-    if path.suffix == ".csv":
-        df = pd.read_csv(path)
-    elif path.suffix in (".jsonl", ".json"):
-        df = pd.read_json(path, lines=path.suffix == ".jsonl")
-    elif path.suffix == ".parquet":
-        df = pd.read_parquet(path)
-    else:
-        raise DataValidationError(f"{path}: unsupported extension {path.suffix!r} (use .csv, .jsonl or .parquet)", field="path", value=str(path))
-    for col in ("question_id", "p_yes"):
-        if col not in df.columns:
-            raise DataValidationError(f"{path}: missing column {col!r}", field=col, source=str(path))
-    p = pd.to_numeric(df["p_yes"], errors="coerce")
-    bad = np.flatnonzero(~((p >= 0) & (p <= 1)).to_numpy())
-    if len(bad):
-        i = int(bad[0])
-        raise DataValidationError(f"{path}: row {i}, column 'p_yes': value {df['p_yes'].iloc[i]!r} is not a probability in [0, 1]",
-                                  field="p_yes", row=i, value=df["p_yes"].iloc[i], source=str(path))
-    df["p_yes"] = p
-    if "method" not in df.columns:
-        df["method"] = path.stem
-    if "outcome" not in df.columns or df["outcome"].isna().any() or "cluster" not in df.columns:
-        # outcomes and bootstrap clusters (source|source question id) come from the questions by id
-        if questions_path is not None:
-            from benchmarks.questions import load_questions_file
+    from benchmarks.questions import id_text, parse_outcome, read_table
 
-            qs = load_questions_file(questions_path)
-        else:
-            from benchmarks.questions import load_forecastbench
+    table = read_table(path)
+    path = table.path
+    with table.numbering():
+        columns = table.header if table.header is not None else sorted({k for r in table.rows for k in r})
+        for col in ("question_id", "p_yes"):
+            if col not in columns:
+                raise DataValidationError(f"{path}: missing column {col!r}; columns present: {columns}", field=col, source=str(path))
+        if not table.rows:
+            raise DataValidationError(f"{path}: no forecast rows (the file has only a header)", source=str(path))
+        qids, probs, methods, given, clusters = [], [], [], [], []
+        for i in range(len(table.rows)):
+            qid, p, method, outcome, cluster = (table.value(i, c) for c in ("question_id", "p_yes", "method", "outcome", "cluster"))
+            if qid is None:
+                raise table.error(i, "question_id", table.rows[i].get("question_id"), "question_id is empty")
+            qids.append(id_text(qid))
+            probs.append(_probability(table, i, p))
+            methods.append(path.stem if method is None else str(method).strip())
+            given.append(None if outcome is None else parse_outcome(path, i, outcome))
+            clusters.append(None if cluster is None else str(cluster))
+        if any(o is None for o in given) or any(c is None for c in clusters):
+            # outcomes and bootstrap clusters (source|source question id) come from the questions by id
+            if questions_path is not None:
+                from benchmarks.questions import load_questions_file
 
-            qs = load_forecastbench()
-        by_id = {q.id: q for q in qs}
-        siblings = sibling_clusters([by_id[qid] for qid in dict.fromkeys(df["question_id"]) if qid in by_id]).labels
-        outcomes, clusters = [], []
-        for i, qid in enumerate(df["question_id"]):
-            q = by_id.get(qid)
-            given = df["outcome"].iloc[i] if "outcome" in df.columns else None
-            if given is not None and given == given:
-                outcomes.append(_binary(given, i, path))
-            elif q is None or q.outcome is None:
-                raise DataValidationError(f"{path}: row {i}, column 'question_id': {qid!r} has no known outcome",
-                                          field="question_id", row=i, value=qid, source=str(path))
+                qs = load_questions_file(questions_path)
             else:
-                outcomes.append(q.outcome)
-            clusters.append(siblings.get(qid, qid))
-        df["outcome"] = outcomes
-        if "cluster" not in df.columns:
-            df["cluster"] = clusters
-    df["outcome"] = [_binary(v, i, path) for i, v in enumerate(df["outcome"])]
+                from benchmarks.questions import load_forecastbench
+
+                qs = load_forecastbench()
+            by_id = {q.id: q for q in qs}
+            siblings = sibling_clusters([by_id[qid] for qid in dict.fromkeys(qids) if qid in by_id]).labels
+            for i, qid in enumerate(qids):
+                q = by_id.get(qid)
+                if given[i] is None:
+                    if q is None or q.outcome is None:
+                        raise table.error(i, "question_id", qid, "this question has no known outcome (give an outcome "
+                                                                 "column or --questions with outcomes)")
+                    given[i] = q.outcome
+                if clusters[i] is None:
+                    clusters[i] = siblings.get(qid, qid)
+    df = pd.DataFrame({"question_id": qids, "p_yes": probs, "method": methods, "outcome": given, "cluster": clusters})
     base = baseline or df["method"].iloc[0]
     return rank_methods(df, method_col="method", baseline=base, n_resamples=n_resamples, seed=seed)
+
+
+def _probability(table: Any, row: int, value: Any) -> float:
+    try:
+        p = float(value.strip() if isinstance(value, str) else value)
+    except (TypeError, ValueError):
+        p = float("nan")
+    if not 0.0 <= p <= 1.0:  # also rejects NaN and a missing value
+        raise table.error(row, "p_yes", value, "p_yes is not a probability in [0, 1]")
+    return p

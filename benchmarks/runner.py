@@ -9,6 +9,14 @@ Run folder ``<output_dir>/<run_id>/``:
   full pipeline trace), appended, flushed and fsynced as each question finishes. Killing the process
   at any moment loses at most the questions in flight; a torn last line is cut off on resume.
 * ``cache/``: the persistent response cache, so ``resume`` re-pays no tokens for calls already made.
+* ``.lock``: held (``filelock``, an OS file lock) by the one process writing the folder, for the whole
+  run or resume; a second writer fails at once with :class:`RunFolderBusy`.
+* ``results.replaced.jsonl``: failed question records set aside by ``resume(retry_failed=True)``
+  before their questions run again (kept for their usage; reports read ``results.jsonl`` only).
+
+Nothing is written before the run's inputs validate (config, questions, providers); the response
+cache opens at the first provider call. A question's pipeline that raises anything unexpected gives a
+failed question record (status "failed", typed error) and the run goes on.
 """
 
 from __future__ import annotations
@@ -22,7 +30,9 @@ import os
 import random
 import secrets
 import sys
+import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
@@ -32,14 +42,15 @@ from typing import Any
 from agent_providers import CachingProvider, Provider, ResponseCache, RetryingProvider, RetryPolicy, auto_provider, get_provider, redact_spec
 from agent_providers.pricing import PRICE_SOURCE
 from agent_research import Ensemble, ForecastPipeline
+from filelock import FileLock, Timeout
 from pydantic import BaseModel, Field
 
-from agent_schemas import DataValidationError, PipelineTrace, Question
+from agent_schemas import DataValidationError, ErrorInfo, PipelineTrace, Question, ReconcileError, as_reconcile_error
 from agent_specialists import DebateAgent, SupervisorAgent
 from agent_tools import ToolExecutor
 from benchmarks.baselines import compute_baselines
 from benchmarks.clusters import ClusterAssignment, sibling_clusters
-from benchmarks.config import RunConfig
+from benchmarks.config import RunConfig, validate_run_id
 from benchmarks.leakage import leakage_audit
 from benchmarks.methods import method_rows
 from benchmarks.model_cutoffs import training_cutoff
@@ -49,6 +60,8 @@ log = logging.getLogger(__name__)
 
 RESULTS_FILE = "results.jsonl"
 MANIFEST_FILE = "manifest.json"
+LOCK_FILE = ".lock"
+REPLACED_FILE = "results.replaced.jsonl"
 #: The manifest is rewritten at most this often while questions finish (seconds), and at the end.
 #: ``results.jsonl`` is the durable record; on resume the manifest's statuses are rebuilt from it.
 MANIFEST_INTERVAL_S = 1.0
@@ -66,26 +79,63 @@ def package_version() -> str:
 # --- durable files -------------------------------------------------------------------------------
 
 
+class RunFolderBusy(ReconcileError):
+    """Another process holds the run folder's lock: one writer per run folder."""
+
+
+class ResultsWriteError(ReconcileError):
+    """A finished question's record could not be written (disk full, permissions); earlier records are intact."""
+
+
 def append_jsonl(path: Path, record: "dict[str, Any] | BaseModel") -> None:
-    """Append one JSON line (a dict or a pydantic model), flushed and fsynced before returning."""
+    """Append one JSON line (a dict or a pydantic model), flushed and fsynced before returning.
+
+    Raises
+    ------
+    OSError
+        When the write fails (e.g. ``ENOSPC``, disk full); the file is first cut back to its previous
+        length, so no partial line is left for a later append to run into. ``filename`` is ``path``.
+    """
     if isinstance(record, BaseModel):
         line = record.model_dump_json() + "\n"
     else:
         line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(line)
-        fh.flush()
-        os.fsync(fh.fileno())
+    data = line.encode("utf-8")
+    with open(path, "ab") as fh:
+        start = fh.tell()
+        try:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        except OSError as exc:
+            try:
+                fh.truncate(start)
+            except OSError:  # a torn last line is still cut off by read_results(repair=True)
+                pass
+            raise OSError(exc.errno, exc.strerror, str(path)) from exc
 
 
 def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
     """Write JSON to ``path`` atomically (temp file in the same folder, fsync, ``os.replace``)."""
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=2, ensure_ascii=False, default=str)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` atomically: a temp file in the same folder, fsync, ``os.replace``.
+
+    On failure (``OSError``: disk full, permissions) the previous file is untouched and the temp file
+    removed; the error names ``path``.
+    """
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise OSError(exc.errno, exc.strerror, str(path)) from exc
 
 
 def read_results(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
@@ -129,6 +179,70 @@ def read_results(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
     return records
 
 
+def set_aside_failed(run_dir: Path) -> int:
+    """Move the failed question records of ``run_dir/results.jsonl`` to ``results.replaced.jsonl``.
+
+    The kept lines are rewritten byte for byte (temp file, fsync, ``os.replace``) after the set-aside
+    lines are appended and fsynced to the archive, so a crash at any point loses no record. Returns the
+    number of records set aside. Call with the folder's lock held and the file repaired
+    (:func:`read_results` with ``repair=True``).
+    """
+    path = run_dir / RESULTS_FILE
+    if not path.exists():
+        return 0
+    keep, moved = [], []
+    for line in path.read_bytes().splitlines(keepends=True):
+        if not line.strip():
+            continue
+        line = line if line.endswith(b"\n") else line + b"\n"
+        (keep if json.loads(line).get("status") == "ok" else moved).append(line)
+    if not moved:
+        return 0
+    with open(run_dir / REPLACED_FILE, "ab") as fh:
+        fh.write(b"".join(moved))
+        fh.flush()
+        os.fsync(fh.fileno())
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as fh:
+        fh.write(b"".join(keep))
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    return len(moved)
+
+
+def failure_reason(member_errors: list[ErrorInfo], question_error: ErrorInfo | None) -> str:
+    """One line saying why a question failed: its members' most common error (``Type: message``), else
+    the question's own error (an ensemble failure only says how many members failed)."""
+    if member_errors:
+        counts = Counter(e.type for e in member_errors)
+        top = next(e for e in member_errors if e.type == counts.most_common(1)[0][0])
+        return f"{top.type}: {top.message}"
+    if question_error is not None:
+        return f"{question_error.type}: {question_error.message}"
+    return "unknown"
+
+
+class _CacheOpenedOnFirstUse:
+    """A :class:`ResponseCache` opened at the first provider call rather than when providers are built,
+    so a command rejected while its inputs are validated leaves no cache folder behind."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._cache: ResponseCache | None = None
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        if self._cache is None:
+            with self._lock:
+                if self._cache is None:
+                    self._cache = ResponseCache(self.directory)
+        return getattr(self._cache, name)
+
+    def __repr__(self) -> str:
+        return f"ResponseCache({str(self.directory)!r}, opened on first use)"
+
+
 # --- the run -------------------------------------------------------------------------------------
 
 
@@ -165,6 +279,20 @@ class RunSummary:
     n_failed: int
     wall_time_s: float
     provider_stats: dict[str, Any] = field(default_factory=dict)
+    #: Questions of the run whose record is "ok" / "failed", this session and earlier ones (counts; the
+    #: first record of a question counts, as in the report).
+    n_ok_total: int = 0
+    n_failed_total: int = 0
+    #: Why questions failed: the most common reason (see :func:`failure_reason`) and how many had it.
+    top_failure: str | None = None
+    n_top_failure: int = 0
+    #: Failed records set aside for a retry (``retry_failed``).
+    n_retried: int = 0
+
+    @property
+    def all_failed(self) -> bool:
+        """True when the run has questions and none of them has an "ok" record."""
+        return self.n_questions > 0 and self.n_ok_total == 0
 
 
 ProviderFactory = Callable[[str], Provider]
@@ -185,6 +313,9 @@ class BenchmarkRunner:
         Overrides question selection from the config.
     progress : bool
         Show a progress bar on stderr.
+    on_start : callable, optional
+        ``on_start(run_dir)`` once the inputs are valid and the folder is locked, before the first
+        question runs (the command line prints the folder there, so a rejected command prints only its error).
     """
 
     def __init__(
@@ -196,6 +327,7 @@ class BenchmarkRunner:
         questions: list[Question] | None = None,
         progress: bool = True,
         retry_sleep: Callable[[float], Any] | None = None,
+        on_start: Callable[[Path], Any] | None = None,
     ) -> None:
         self.config = config
         self.provider_factory = provider_factory
@@ -203,7 +335,8 @@ class BenchmarkRunner:
         self._questions = questions
         self.progress = progress
         self.retry_sleep = retry_sleep
-        run_id = config.run_id or dt.datetime.now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+        self.on_start = on_start
+        run_id = validate_run_id(config.run_id) if config.run_id else dt.datetime.now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
         self.config = config.model_copy(update={"run_id": run_id})
         self.run_dir = Path(config.output_dir) / run_id
         self.providers: list[Provider] = []
@@ -232,7 +365,7 @@ class BenchmarkRunner:
         specs: list[str | None] = list(self.config.providers) or [None]
         out = []
         cache_dir = Path(self.config.cache_dir) if self.config.cache_dir else self.run_dir / "cache"
-        cache = ResponseCache(cache_dir) if self.config.cache else None
+        cache = _CacheOpenedOnFirstUse(cache_dir) if self.config.cache else None
         async_sleep = _as_async(self.retry_sleep) if self.retry_sleep is not None else None
         for spec in specs:
             p = self._base_provider(spec)
@@ -465,13 +598,31 @@ class BenchmarkRunner:
 
         return _run_sync(self.arun())
 
-    async def arun(self, *, resume: bool = False) -> RunSummary:
+    async def arun(self, *, resume: bool = False, retry_failed: bool = False) -> RunSummary:
         """Run every pending question; finished ones (in ``results.jsonl``) are skipped.
+
+        Inputs are validated first (config, question selection, providers, a resumed run's manifest);
+        only then is the folder created and locked (``.lock``, held until the run ends). A question
+        whose pipeline raises anything unexpected is recorded as failed with its typed error; the other
+        questions go on.
+
+        Parameters
+        ----------
+        resume : bool
+            Continue the run in ``run_dir``: questions with a record are not run again.
+        retry_failed : bool
+            With ``resume``: set the failed records aside (:func:`set_aside_failed`) and run those
+            questions again. The folder then holds one record per question, the latest attempt; reports
+            keep the first record of a question if a folder ever holds two.
 
         Raises
         ------
         FileExistsError
             When the run folder already holds results and ``resume`` is False.
+        RunFolderBusy
+            When another process holds the run folder's lock (names the folder and the lock file).
+        ResultsWriteError
+            When a record cannot be written (disk full...); the run stops, earlier records are intact.
         DataValidationError
             When no question matches the filters, a question file is malformed (row, column and value
             named), or a resumed run would select other questions than its manifest records.
@@ -479,21 +630,21 @@ class BenchmarkRunner:
             From building a provider (``MissingDependency``, ``AuthenticationFailed``, ``UnknownProvider``).
         """
         t0 = time.perf_counter()
-        self.run_dir.mkdir(parents=True, exist_ok=True)
         results_path = self.run_dir / RESULTS_FILE
         manifest_path = self.run_dir / MANIFEST_FILE
-        if results_path.exists() and results_path.stat().st_size and not resume:
-            raise FileExistsError(f"{self.run_dir} already has results; use resume to continue it")
-        done_records = read_results(results_path, repair=resume)
+        if retry_failed and not resume:
+            raise ValueError("retry_failed re-runs the failed questions of an existing run: it needs resume=True (--resume)")
+        self._refuse_existing_results(resume)
+        # --- validate every input before anything is written --------------------------------------
         if not self.providers:
-            self.build_providers()
+            self.build_providers()  # the response cache opens at the first call, not here
         if not self.config.providers:  # record what auto_provider() picked, so a resume uses the same models
             self.config = self.config.model_copy(update={"providers": [redact_spec(p.spec) for p in self.providers]})
         questions = self.select_questions()
         if not questions:
             raise DataValidationError("no questions match the run's filters", field="questions", value=0)
         if resume and manifest_path.exists():
-            recorded = json.loads(manifest_path.read_text()).get("question_ids")
+            recorded = json.loads(manifest_path.read_text(encoding="utf-8")).get("question_ids")
             if recorded is not None and recorded != [q.id for q in questions]:
                 raise DataValidationError(
                     f"{self.run_dir}: the resumed run selects other questions than the manifest records "
@@ -501,44 +652,130 @@ class BenchmarkRunner:
         self.clusters = sibling_clusters(questions)
         pipeline = self.build_pipeline()
         baselines = baseline_table(questions, self.config.baselines)
+        # --- one writer from here on --------------------------------------------------------------
+        lock = self._lock()
+        try:
+            self._refuse_existing_results(resume)  # again under the lock: another run may have written meanwhile
+            if self.on_start is not None:
+                self.on_start(self.run_dir)
+            done_records = read_results(results_path, repair=resume)
+            n_retried = set_aside_failed(self.run_dir) if retry_failed else 0
+            if n_retried:
+                log.info("%s: %d failed question(s) set aside in %s; running them again", self.run_dir, n_retried, REPLACED_FILE)
+                done_records = read_results(results_path)
+            return await self._run_pending(questions, done_records, pipeline, baselines, t0, n_retried)
+        finally:
+            lock.release()
+
+    def _refuse_existing_results(self, resume: bool) -> None:
+        path = self.run_dir / RESULTS_FILE
+        if not resume and path.exists() and path.stat().st_size:
+            raise FileExistsError(f"{self.run_dir} already has results; continue it with resume (--resume {self.run_dir.name})")
+
+    def _lock(self) -> FileLock:
+        """Create the run folder and take its lock at once (no waiting).
+
+        Raises
+        ------
+        RunFolderBusy
+            When another process (or another runner in this one) holds it.
+        """
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        path = self.run_dir / LOCK_FILE
+        lock = FileLock(str(path))
+        try:
+            lock.acquire(blocking=False)
+        except Timeout:
+            raise RunFolderBusy(f"{self.run_dir} is being written by another run (its lock {path} is held); "
+                                "wait for that run to finish or stop it, then resume", path=str(path)) from None
+        return lock
+
+    async def _question(self, pipeline: ForecastPipeline, q: Question, baselines: dict[str, dict[str, Any]]) -> QuestionRecord:
+        """Run one question; anything its pipeline raises becomes a failed record with the typed error."""
+        visible = q.visible(show_crowd=self.config.show_crowd)
+        try:
+            return self.question_record(q, await pipeline.arun(visible), baselines)
+        except Exception as exc:
+            log.warning("question %s failed with an unexpected %s: %s (the run goes on)", q.id, type(exc).__name__, exc)
+            trace = PipelineTrace(question=visible, status="failed", error=as_reconcile_error(exc).to_info(),
+                                  final_source="question failed")
+            return self.question_record(q, trace, baselines)
+
+    async def _run_pending(self, questions: list[Question], done_records: list[dict[str, Any]], pipeline: ForecastPipeline,
+                           baselines: dict[str, dict[str, Any]], t0: float, n_retried: int) -> RunSummary:
+        results_path = self.run_dir / RESULTS_FILE
+        manifest_path = self.run_dir / MANIFEST_FILE
         done = {r["question_id"] for r in done_records}
         status = {q.id: ("done" if q.id in done else "pending") for q in questions}
-        for r in done_records:
+        reasons: dict[str, str] = {}
+        for r in reversed(done_records):  # the first record of a question wins (see benchmarks.report.load_run)
             status[r["question_id"]] = "done" if r["status"] == "ok" else "failed"
+            if r["status"] != "ok":
+                trace = r.get("trace") or {}
+                reasons[r["question_id"]] = failure_reason(
+                    [ErrorInfo.model_validate(f["error"]) for f in trace.get("forecasts", []) if f.get("error")],
+                    ErrorInfo.model_validate(trace["error"]) if trace.get("error") else None)
         started = dt.datetime.now(dt.timezone.utc).isoformat()
         if manifest_path.exists():
-            started = json.loads(manifest_path.read_text()).get("created_at", started)
+            started = json.loads(manifest_path.read_text(encoding="utf-8")).get("created_at", started)
         write_json_atomic(manifest_path, self._manifest(questions, status, started, {}))
         pending = [q for q in questions if q.id not in done]
         sem = asyncio.Semaphore(self.concurrency())
         n_ok = n_failed = 0
         last_manifest = time.monotonic()
         write_lock = asyncio.Lock()
+        write_failed: list[OSError] = []
         bar = _progress(len(questions), len(done), enabled=self.progress)
 
         async def one(q: Question) -> None:
-            nonlocal n_ok, n_failed
+            nonlocal n_ok, n_failed, last_manifest
             async with sem:
                 status[q.id] = "in_flight"
-                trace = await pipeline.arun(q.visible(show_crowd=self.config.show_crowd))
-            record = self.question_record(q, trace, baselines)
+                record = await self._question(pipeline, q, baselines)
             async with write_lock:  # appends stay whole lines; fsync runs off the event loop
-                await asyncio.to_thread(append_jsonl, results_path, record)
-            status[q.id] = "done" if trace.status == "ok" else "failed"
-            n_ok += trace.status == "ok"
-            n_failed += trace.status != "ok"
-            nonlocal last_manifest
+                if write_failed:  # after a failed write no other record is written: the run is stopping
+                    return
+                try:
+                    await asyncio.to_thread(append_jsonl, results_path, record)
+                except OSError as exc:
+                    write_failed.append(exc)
+                    saved = sum(v in ("done", "failed") for v in status.values())
+                    raise ResultsWriteError(
+                        f"could not append the record of question {q.id} to {results_path} ({exc.strerror}); "
+                        f"the {saved} records written before are intact: fix the cause and resume the run",
+                        path=str(results_path)) from exc
+            ok = record.status == "ok"
+            status[q.id] = "done" if ok else "failed"
+            n_ok += ok
+            n_failed += not ok
+            if not ok:
+                reasons[q.id] = failure_reason([f.error for f in record.trace.forecasts if f.error], record.trace.error)
             if time.monotonic() - last_manifest >= MANIFEST_INTERVAL_S:
                 write_json_atomic(manifest_path, self._manifest(questions, status, started, {"provider_stats": self.provider_stats()}))
                 last_manifest = time.monotonic()
             bar.advance()
 
+        tasks = [asyncio.ensure_future(one(q)) for q in pending]
         try:
-            await asyncio.gather(*(one(q) for q in pending))
+            await asyncio.gather(*tasks)
+        except BaseException:  # a record could not be written, or the run was cancelled: stop the rest
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
         finally:
             bar.close()
-            write_json_atomic(manifest_path, self._manifest(questions, status, started, {"provider_stats": self.provider_stats()}))
-        return RunSummary(self.run_dir, len(questions), len(done), n_ok, n_failed, time.perf_counter() - t0, self.provider_stats())
+            try:
+                write_json_atomic(manifest_path, self._manifest(questions, status, started, {"provider_stats": self.provider_stats()}))
+            except OSError as exc:  # results.jsonl is the durable record; the manifest is rebuilt on resume
+                log.warning("could not update %s: %s", manifest_path, exc.strerror)
+        failed_now = [reasons[q.id] for q in questions if status[q.id] == "failed" and q.id in reasons]
+        top = Counter(r.split(":", 1)[0] for r in failed_now).most_common(1)
+        top_reason = next((r for r in failed_now if r.split(":", 1)[0] == top[0][0]), None) if top else None
+        return RunSummary(self.run_dir, len(questions), len(done), n_ok, n_failed, time.perf_counter() - t0, self.provider_stats(),
+                          n_ok_total=sum(v == "done" for v in status.values()),
+                          n_failed_total=sum(v == "failed" for v in status.values()),
+                          top_failure=top_reason, n_top_failure=top[0][1] if top else 0, n_retried=n_retried)
 
 
 def _untrained(spec: str) -> bool:

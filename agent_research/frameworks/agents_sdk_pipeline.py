@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 from agent_providers import Provider
-from agent_schemas import DebateRound, DebateTurn, PipelineTrace, Question, ReconcileError, TokenUsage, VisibleQuestion, as_visible
+from agent_schemas import DebateRound, DebateTurn, PipelineTrace, Question, TokenUsage, VisibleQuestion, as_visible
 from agent_research.frameworks import common as c
 from agent_research.frameworks.bridge import agents_sdk_model, agents_sdk_usage, disable_telemetry, to_agents_input
 from agent_research.pipeline import ForecastPipeline
@@ -64,31 +64,18 @@ class AgentsSDKPipeline:
     # --- ensemble ----------------------------------------------------------------------------------
     async def _member(self, i: int, q: Question, sem: asyncio.Semaphore):
         m, agent = self.spec.ensemble.members[i], self.members[i]
-
-        async def forecast():
-            outcomes, usage = [], TokenUsage()
-            try:
-                outcomes, usage = await m.research(q)
-                text, u = await self._ask(agent, m.build_messages(q, outcomes), c.forecast_call_params(m))
-            except ReconcileError as exc:
-                return c.forecast_from_answer(m, q, outcomes, usage, None, exc, t0)
-            return c.forecast_from_answer(m, q, outcomes, usage + u, text, None, t0)
-
         async with sem:
-            t0, timeout = time.perf_counter(), self.spec.ensemble.member_timeout_s
-            try:
-                return await c.with_timeout(forecast(), timeout)
-            except asyncio.TimeoutError:
-                return c.timed_out_forecast(m, q, timeout, t0)  # type: ignore[arg-type]
+            return await m.aforecast(q, timeout_s=self.spec.ensemble.member_timeout_s,
+                                     ask=lambda msgs, params: self._ask(agent, msgs, params))
 
     # --- debate ------------------------------------------------------------------------------------
     async def _turn(self, side: str, q, summaries, agg, last: dict[str, DebateTurn | None], r: int) -> DebateTurn:
         d = self.spec.debate
         other = "bear" if side == "bull" else "bull"
-        msgs = d.build_messages(side, q, summaries, agg, last[other], last[side], r)  # type: ignore[union-attr, arg-type]
         try:
+            msgs = d.build_messages(side, q, summaries, agg, last[other], last[side], r)  # type: ignore[union-attr, arg-type]
             text, usage = await self._ask(self.debaters[side], msgs, d.call_params())  # type: ignore[arg-type]
-        except ReconcileError as exc:
+        except Exception as exc:  # a failed turn, not a failed question
             return d.turn_from_answer(side, None, TokenUsage(), exc)
         turn = d.turn_from_answer(side, text, usage)
         if turn.status == "ok":
@@ -117,7 +104,7 @@ class AgentsSDKPipeline:
                 st.queries, st.outcomes, st.coverage = await sup._search(st.disagreements, q.forecast_date)  # type: ignore[union-attr]
             text, usage = await self._ask(self.supervisor, *c.decision_request(sup, q, summaries, st.disagreements, st.coverage, st.outcomes))  # type: ignore[arg-type]
             st.usage = st.usage + usage
-        except ReconcileError as exc:
+        except Exception as exc:  # a failed supervisor, not a failed question
             st.fail(exc)
         return c.supervisor_artifact(q, st, text)
 

@@ -9,7 +9,6 @@ all three give the same trace (checked in ``tests/frameworks``).
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,23 +26,20 @@ from agent_schemas import (
     Forecast,
     ForecastParseError,
     PipelineTrace,
-    ProviderTimeout,
-    VisibleQuestion,
     ReconcileError,
     SearchOutcome,
     SupervisorArtifact,
     TokenUsage,
+    VisibleQuestion,
+    as_reconcile_error,
 )
 from agent_research.aggregation import AGGREGATORS
 from agent_research.combination import CombinationRule
 from agent_research.ensemble import Ensemble, EnsembleResult
-from agent_research.forecaster import ForecasterAgent, _audit, _dedupe
 from agent_research.pipeline import ForecastPipeline
 from agent_specialists import DebateAgent, SupervisorAgent
 from agent_specialists import prompts as sprompts
-from agent_specialists.supervisor import _render_disagreements
 from agent_tools import ToolExecutor, parse_forecast, render_evidence
-from agent_tools.parsing import forecast_json_schema
 from agent_tools.provenance import attach_provenance
 from agent_tools.search_recording import SEARCH_RECORDING_SINK
 
@@ -158,41 +154,7 @@ def build_plain_pipeline(providers: RoleProviders, executor: ToolExecutor | None
                             reconcile_min_spread=c.reconcile_min_spread)
 
 
-# --- forecaster steps --------------------------------------------------------------------------------
-def forecast_call_params(member: ForecasterAgent) -> dict[str, Any]:
-    """Provider call options of a member's forecast call (the same as :meth:`ForecasterAgent.aforecast`)."""
-    return dict(json_schema=forecast_json_schema(member.max_evidence), temperature=member.temperature,
-                max_tokens=member.max_tokens, seed=member.seed)
-
-
-def forecast_from_answer(member: ForecasterAgent, question: VisibleQuestion, outcomes: list[SearchOutcome], usage: TokenUsage,
-                         text: str | None, error: ReconcileError | None, t0: float) -> Forecast:
-    """A member's :class:`Forecast` from its answer ``text`` (or the ``error`` its call raised); mirrors
-    the end of :meth:`ForecasterAgent.aforecast`. A parse failure gives a failed forecast, never a default."""
-    common: dict[str, Any] = dict(question_id=question.id, agent_id=member.agent_id, model=member.llm.spec,
-                                  persona=member.persona, temperature=member.temperature, **_audit(outcomes))
-    parsed = None
-    if error is None:
-        try:
-            parsed = parse_forecast(text or "")
-        except ReconcileError as exc:
-            error = exc
-    if parsed is None:
-        return Forecast(status="failed", error=error.to_info(), usage=usage + spent_usage(error),  # type: ignore[union-attr]
-                        latency_s=time.perf_counter() - t0, **common)
-    results = _dedupe([r for o in outcomes if o.ok for r in o.results])
-    return Forecast(status="ok", p_yes=parsed.p_yes, rationale=parsed.rationale,
-                    key_evidence=attach_provenance(parsed.key_evidence, results), usage=usage,
-                    latency_s=time.perf_counter() - t0, **common)
-
-
-def timed_out_forecast(member: ForecasterAgent, question: VisibleQuestion, timeout_s: float, t0: float) -> Forecast:
-    """The failed forecast of a member past its deadline (as :class:`agent_research.Ensemble` records it)."""
-    err = ProviderTimeout(f"member {member.agent_id} exceeded its {timeout_s} s deadline", timeout_s=timeout_s, provider=member.llm.spec)
-    return Forecast(question_id=question.id, agent_id=member.agent_id, model=member.llm.spec, status="failed",
-                    error=err.to_info(), persona=member.persona, temperature=member.temperature, latency_s=time.perf_counter() - t0)
-
-
+# --- ensemble steps ------------------------------------------------------------------------------
 def ensemble_result(ensemble: Ensemble, question: VisibleQuestion, forecasts: list[Forecast], wall_time_s: float) -> EnsembleResult:
     """The ensemble's result under its success policy (:meth:`Ensemble.result`)."""
     return ensemble.result(question, forecasts, wall_time_s)
@@ -225,7 +187,7 @@ def decision_request(sup: SupervisorAgent, question: VisibleQuestion, summaries:
     """Messages and call options of the supervisor's decision call."""
     results = [r for o in outcomes if o.ok for r in o.results]
     msgs = sup._prefix(question, summaries) + [ChatMessage(role="user", content="\n\n".join([
-        _render_disagreements(disagreements, coverage),
+        sprompts.render_disagreements(disagreements, coverage),
         "## CLARIFYING EVIDENCE\n" + (render_evidence(results) if results else "None obtained (see coverage gaps)."),
         sprompts.SUPERVISOR_DECISION_TASK,
     ]))]
@@ -244,8 +206,10 @@ class SupervisorState:
     coverage: list = field(default_factory=list)
     error: ReconcileError | None = None
 
-    def fail(self, exc: ReconcileError) -> None:
-        self.error, self.usage = exc, self.usage + spent_usage(exc)
+    def fail(self, exc: BaseException) -> None:
+        """Record the step's failure (any exception, typed by :func:`agent_schemas.as_reconcile_error`)
+        and the usage a failed call still spent."""
+        self.error, self.usage = as_reconcile_error(exc), self.usage + spent_usage(exc)
 
 
 def supervisor_artifact(question: VisibleQuestion, st: SupervisorState, text: str | None) -> SupervisorArtifact:
@@ -258,7 +222,7 @@ def supervisor_artifact(question: VisibleQuestion, st: SupervisorState, text: st
             if confidence not in ("high", "medium", "low"):
                 raise ForecastParseError(f"confidence must be high, medium or low, got {parsed.data.get('confidence')!r}",
                                          raw_text=text, field="confidence", value=parsed.data.get("confidence"))
-        except ReconcileError as exc:
+        except Exception as exc:
             st.fail(exc)
     if st.error is not None:
         return SupervisorArtifact(**common, token_usage=st.usage, status="failed", error=st.error.to_info(), wall_time_s=time.perf_counter() - st.t0)
@@ -303,8 +267,3 @@ class TraceRecorder:
             trace.final_p_yes, trace.final_source = pipe.combination.combine(trace.aggregate_p_yes, debate, supervisor)
         trace.wall_time_s = time.perf_counter() - self.t0
         return trace
-
-
-async def with_timeout(coro, timeout_s: float | None):
-    """``await coro`` under an optional deadline in seconds (``asyncio.TimeoutError`` past it)."""
-    return await (coro if timeout_s is None else asyncio.wait_for(coro, timeout=timeout_s))

@@ -16,7 +16,6 @@ parallel supersteps and join at ``combine``. Every node is async (LangGraph runs
 
 from __future__ import annotations
 
-import asyncio
 import operator
 import time
 from typing import Annotated, Any, TypedDict
@@ -24,7 +23,7 @@ from typing import Annotated, Any, TypedDict
 from langchain_core.runnables import RunnableConfig
 
 from agent_providers import Provider
-from agent_schemas import AgentSummary, DebateArtifact, DebateRound, DebateTurn, PipelineTrace, Question, ReconcileError, SupervisorArtifact, TokenUsage, VisibleQuestion, as_visible
+from agent_schemas import AgentSummary, DebateArtifact, DebateRound, DebateTurn, PipelineTrace, Question, SupervisorArtifact, TokenUsage, VisibleQuestion, as_visible
 from agent_research.ensemble import EnsembleResult
 from agent_research.frameworks import common as c
 from agent_research.frameworks.bridge import disable_telemetry, langchain_model, langchain_usage, to_langchain_messages
@@ -117,22 +116,9 @@ class LangGraphPipeline:
         return [Send("member", {"question": state["question"], "index": i}) for i in range(len(self.spec.ensemble.members))]
 
     async def member(self, inp: dict[str, Any]) -> dict[str, Any]:
-        q, m, t0 = inp["question"], self.spec.ensemble.members[inp["index"]], time.perf_counter()
-
-        async def forecast():
-            outcomes, usage = [], TokenUsage()
-            try:
-                outcomes, usage = await m.research(q)
-                text, u = await self._ask(m.llm, m.build_messages(q, outcomes), c.forecast_call_params(m))
-            except ReconcileError as exc:
-                return c.forecast_from_answer(m, q, outcomes, usage, None, exc, t0)
-            return c.forecast_from_answer(m, q, outcomes, usage + u, text, None, t0)
-
-        timeout = self.spec.ensemble.member_timeout_s
-        try:
-            f = await c.with_timeout(forecast(), timeout)
-        except asyncio.TimeoutError:
-            f = c.timed_out_forecast(m, q, timeout, t0)  # type: ignore[arg-type]
+        m = self.spec.ensemble.members[inp["index"]]
+        f = await m.aforecast(inp["question"], timeout_s=self.spec.ensemble.member_timeout_s,
+                              ask=lambda msgs, params: self._ask(m.llm, msgs, params))
         return {"forecasts": {inp["index"]: f}}
 
     async def aggregate(self, state: PipelineState) -> dict[str, Any]:
@@ -153,11 +139,11 @@ class LangGraphPipeline:
             if t.status == "ok":
                 last[t.side] = t
         other = "bear" if side == "bull" else "bull"
-        msgs = d.build_messages(side, state["question"], state["summaries"], state["aggregates"][self.spec.aggregation],  # type: ignore[union-attr, arg-type]
-                                last[other], last[side], len(rounds) + 1)
         try:
+            msgs = d.build_messages(side, state["question"], state["summaries"], state["aggregates"][self.spec.aggregation],  # type: ignore[union-attr, arg-type]
+                                    last[other], last[side], len(rounds) + 1)
             text, usage = await self._ask(d.llms[side], msgs, d.call_params())  # type: ignore[union-attr, index]
-        except ReconcileError as exc:
+        except Exception as exc:  # a failed turn, not a failed question
             return d.turn_from_answer(side, None, TokenUsage(), exc)
         return d.turn_from_answer(side, text, usage)
 
@@ -182,30 +168,33 @@ class LangGraphPipeline:
     async def supervisor_disagreements(self, state: PipelineState) -> dict[str, Any]:
         sup, st = self.spec.supervisor, c.SupervisorState()
         if sup.max_queries > 0:  # type: ignore[union-attr]
-            msgs, params = c.disagreement_request(sup, state["question"], state["summaries"])  # type: ignore[arg-type]
             try:
+                msgs, params = c.disagreement_request(sup, state["question"], state["summaries"])  # type: ignore[arg-type]
                 text, usage = await self._ask(sup.llm, msgs, params)  # type: ignore[union-attr]
                 st.usage = st.usage + usage  # counted before parsing: a parse failure still spent the tokens
                 st.disagreements = sup._parse_disagreements(text)  # type: ignore[union-attr]
-            except ReconcileError as exc:
+            except Exception as exc:  # a failed supervisor, not a failed question
                 st.fail(exc)
         return {"sup": st}
 
     async def supervisor_search(self, state: PipelineState) -> dict[str, Any]:
         sup, st = self.spec.supervisor, state["sup"]
         if st.error is None and sup.max_queries > 0:  # type: ignore[union-attr]
-            st.queries, st.outcomes, st.coverage = await sup._search(st.disagreements, state["question"].forecast_date)  # type: ignore[union-attr]
+            try:
+                st.queries, st.outcomes, st.coverage = await sup._search(st.disagreements, state["question"].forecast_date)  # type: ignore[union-attr]
+            except Exception as exc:
+                st.fail(exc)
         return {"sup": st}
 
     async def supervisor_decision(self, state: PipelineState) -> dict[str, Any]:
         sup, st, q = self.spec.supervisor, state["sup"], state["question"]
         text = None
         if st.error is None:
-            msgs, params = c.decision_request(sup, q, state["summaries"], st.disagreements, st.coverage, st.outcomes)  # type: ignore[arg-type]
             try:
+                msgs, params = c.decision_request(sup, q, state["summaries"], st.disagreements, st.coverage, st.outcomes)  # type: ignore[arg-type]
                 text, usage = await self._ask(sup.llm, msgs, params)  # type: ignore[union-attr]
                 st.usage = st.usage + usage
-            except ReconcileError as exc:
+            except Exception as exc:
                 st.fail(exc)
         return {"supervisor": c.supervisor_artifact(q, st, text)}
 

@@ -48,7 +48,8 @@ def test_score_command_rejects_probability_outside_unit_interval(tmp_path):
     f.write_text("question_id,p_yes\nx,0.5\ny,1.198\n")
     res = runner.invoke(app, ["score", str(f)])
     assert res.exit_code == 2
-    assert "row 1" in res.output and "1.198" in res.output and "Traceback" not in res.output
+    # the second data row is line 3 of the file (line 1 is the header)
+    assert "data row 2 (line 3)" in res.output and "1.198" in res.output and "Traceback" not in res.output
 
 
 def test_run_with_unknown_method_is_one_clean_error(tmp_path):
@@ -67,4 +68,4 @@ def test_score_command_rejects_non_binary_outcome(tmp_path):
     f = tmp_path / "bad_outcome.csv"
     f.write_text("question_id,p_yes,outcome\na,0.5,1\nb,0.2,0.7\n")
     res = runner.invoke(app, ["score", str(f)])
-    assert res.exit_code == 2 and "row 1" in res.output and "0.7" in res.output
+    assert res.exit_code == 2 and "data row 2 (line 3)" in res.output and "0.7" in res.output

@@ -236,7 +236,7 @@ GOOD_ROW = "a,Will A happen?,2025-01-01,2025-02-01,1,0.3\n"
     ("b,Will B happen?,2025-01-01,2025-02-01,1,1.5\n", "crowd_p_yes", "1.5", "[0, 1]"),
     ("b,Will B happen?,2025-01-01,2025-02-01,1,-0.1\n", "crowd_p_yes", "-0.1", "[0, 1]"),
     ("b,Will B happen?,2025-01-01,2025-02-01,1,high\n", "crowd_p_yes", "high", "not a number"),
-    ("a,Will A happen again?,2025-01-01,,,\n", "id", "a", "duplicate id (first used in row 0)"),
+    ("a,Will A happen again?,2025-01-01,,,\n", "id", "a", "duplicate id (first used in data row 1 (line 2))"),
     ("b,,2025-01-01,,,\n", "question", "", "empty"),
     ("b,Will B happen?,2025-03-01,2025-02-01,,\n", "resolution_date", "2025-02-01", "before forecast_date 2025-03-01"),
 ])
@@ -248,7 +248,8 @@ def test_bad_csv_row_error_names_file_row_column_value(tmp_path, bad_row, column
     e = err.value
     msg = str(e)
     assert (e.row, e.field, e.value) == (1, column, value)
-    assert str(path) in msg and "row 1" in msg and repr(column) in msg and repr(value) in msg and needle in msg
+    # the row as an editor shows it: the second data row is line 3 (line 1 is the header)
+    assert str(path) in msg and "data row 2 (line 3)" in msg and repr(column) in msg and repr(value) in msg and needle in msg
 
 
 def test_missing_required_column(tmp_path):
@@ -266,10 +267,10 @@ def test_jsonl_errors_name_the_row(tmp_path):
         load_questions_file(path)
     assert (err.value.row, err.value.field) == (1, "forecast_date")
     path.write_text('{"id": "a", "question": "Q?", "forecast_date": "2025-01-01"}\n{"id": "b",\n')
-    with pytest.raises(DataValidationError, match="row 1.*invalid JSON"):
+    with pytest.raises(DataValidationError, match=r"data row 2 \(line 2\): invalid JSON"):
         load_questions_file(path)
     path.write_text('{"id": "a", "question": "Q?", "forecast_date": "2025-01-01", "outcome": 0.5}\n')
-    with pytest.raises(DataValidationError, match=r"row 0, column 'outcome': outcome must be 0 or 1 \(value 0.5\)"):
+    with pytest.raises(DataValidationError, match=r"data row 1 \(line 1\), column 'outcome': outcome must be 0 or 1 \(or yes/no, true/false\) \(value 0.5\)"):
         load_questions_file(path)
 
 
@@ -277,7 +278,7 @@ def test_bad_parquet_value(tmp_path):
     path = tmp_path / "bad.parquet"
     pd.DataFrame({"id": ["a", "b"], "question": ["A?", "B?"], "forecast_date": ["2025-01-01", "2025-01-02"],
                   "crowd_p_yes": [0.2, 3.0]}).to_parquet(path)
-    with pytest.raises(DataValidationError, match=r"row 1, column 'crowd_p_yes'.*\(value 3.0\)"):
+    with pytest.raises(DataValidationError, match=r"data row 2, column 'crowd_p_yes'.*\(value 3.0\)"):
         load_questions_file(path)
 
 
