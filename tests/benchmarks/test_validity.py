@@ -160,7 +160,7 @@ def test_a_forecast_date_with_a_time_zone_is_read_in_utc_everywhere(tmp_path):
     assert ex.execute_search("x", cutoff_date=q.forecast_date).dropped_after_cutoff == 1
     bad = tmp_path / "bad.csv"
     bad.write_text("id,question,forecast_date\nq,Will it?,June 1st\n")
-    with pytest.raises(DataValidationError, match="row 0, column 'forecast_date'"):
+    with pytest.raises(DataValidationError, match=r"data row 1 \(line 2\), column 'forecast_date'"):
         load_questions_file(bad)
 
 
