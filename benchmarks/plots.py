@@ -293,14 +293,14 @@ def plot_reliability_small_multiples(tables: Mapping[str, pd.DataFrame], *, ncol
         px, py = shown["mean_p_yes"].to_numpy(float), shown["observed_frequency"].to_numpy(float)
         total = counts.sum()
         rate = float((counts * py).sum() / total) if total else np.nan
+        sizes = 12 + 140 * counts / max(counts.max(), 1) if len(counts) else []
+        ax.scatter(px, py, s=sizes, color="tab:blue", alpha=0.85, zorder=3)
         ax.plot([0, 1], [0, 1], linestyle="--", color="0.6", linewidth=0.8)
         if rate == rate:  # skill region: below the no-skill line left of the base rate, above it right of it
             ax.axhline(rate, color="0.6", linestyle=":", linewidth=0.8)
             ax.plot([0, 1], [rate / 2, (1 + rate) / 2], color="tab:green", linewidth=0.8, alpha=0.8)
             ax.fill_between([0, rate], [0, 0], [rate / 2, rate], color="tab:green", alpha=0.08, linewidth=0)
             ax.fill_between([rate, 1], [rate, (1 + rate) / 2], [1, 1], color="tab:green", alpha=0.08, linewidth=0)
-        sizes = 12 + 140 * counts / max(counts.max(), 1) if len(counts) else []
-        ax.scatter(px, py, s=sizes, color="tab:blue", alpha=0.85, zorder=3)
         ax.plot(px, py, color="tab:blue", linewidth=0.8, alpha=0.6)
         for xi, yi, c in zip(px, py, counts):
             ax.annotate(f"{int(c)}", (xi, yi), textcoords="offset points", xytext=(4, 4), fontsize=6.5, color="0.25")

@@ -12,16 +12,32 @@ from typing import TextIO
 
 from rich import box
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 from rich.table import Table
 
 from benchmarks.viewer import formatting as fmt
 
-__all__ = ["MAX_WIDTH", "compact_leaderboard", "print_compact_leaderboard"]
+__all__ = ["MAX_WIDTH", "compact_leaderboard", "print_compact_leaderboard", "short_label"]
 
 #: Widest line the table prints (terminal columns).
 MAX_WIDTH = 100
 _LABEL_WIDTH = 22
+
+
+def short_label(label: str, width: int = _LABEL_WIDTH) -> str:
+    """``label`` in at most ``width`` characters, keeping the method of a ``<run id>:<method>`` label whole.
+
+    >>> short_label("20261201-014230-ab12:geomean_odds")
+    '20261201…:geomean_odds'
+    >>> short_label("a_very_long_method_name_indeed", 12)
+    'a_very_long…'
+    """
+    if len(label) <= width:
+        return label
+    run, sep, method = label.rpartition(":")
+    if sep and len(method) <= width - 3:
+        return run[: width - len(method) - 2] + "…:" + method
+    return label[: width - 1] + "…"
 
 
 def _ci(low, high, signed: bool = False) -> str:
@@ -46,16 +62,17 @@ def compact_leaderboard(board: pd.DataFrame, *, baseline: str, files: str = "") 
     Returns
     -------
     rich.table.Table
-        Rendered at most :data:`MAX_WIDTH` columns wide, one line per method (long labels end in ``…``).
+        Rendered at most :data:`MAX_WIDTH` columns wide, one line per method (long labels shortened by
+        :func:`short_label`).
         An interval that is not available (too few clusters) reads ``[n/a]``.
     """
     t = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), collapse_padding=True,
               caption=f"Full tables: {files}" if files else None, caption_justify="left")
     t.add_column("#", justify="right", no_wrap=True)
-    t.add_column("method", no_wrap=True, overflow="ellipsis", max_width=_LABEL_WIDTH)
+    t.add_column("method", no_wrap=True, overflow="ellipsis")
     t.add_column("n", justify="right", no_wrap=True)
     t.add_column("Brier [95%]", justify="right", no_wrap=True)
-    t.add_column(f"Δ vs {baseline[:12]}", justify="right", no_wrap=True)
+    t.add_column(f"Δ vs {short_label(baseline.rpartition(':')[2], 12)}", justify="right", no_wrap=True)
     t.add_column("tokens/q", justify="right", no_wrap=True)
     t.add_column("cost", justify="right", no_wrap=True)
     ranked = board[board["ranked"]] if "ranked" in board.columns else board
@@ -72,11 +89,10 @@ def compact_leaderboard(board: pd.DataFrame, *, baseline: str, files: str = "") 
             else:
                 delta = f"{fmt.fmt_delta(r['delta_brier_vs_baseline'])} {_ci(r['delta_brier_ci_low'], r['delta_brier_ci_high'], True)}"
             tokens = r.get("tokens_per_question")
-            t.add_row(
-                fmt.fmt_count(r.get("rank"), missing="-"), escape(str(r["label"])), fmt.fmt_count(r.get("n")),
-                f"{fmt.fmt_prob(r.get('brier'))} {_ci(r.get('brier_ci_low'), r.get('brier_ci_high'))}",
-                delta, fmt.fmt_count(tokens), "—" if fmt.is_missing(tokens) else fmt.fmt_usd(r.get("cost_usd")),
-            )
+            cells = (fmt.fmt_count(r.get("rank"), missing="-"), short_label(str(r["label"])), fmt.fmt_count(r.get("n")),
+                     f"{fmt.fmt_prob(r.get('brier'))} {_ci(r.get('brier_ci_low'), r.get('brier_ci_high'))}",
+                     delta, fmt.fmt_count(tokens), "—" if fmt.is_missing(tokens) else fmt.fmt_usd(r.get("cost_usd")))
+            t.add_row(*map(Text, cells))  # Text: labels and "[n/a]" are never read as rich markup
     return t
 
 

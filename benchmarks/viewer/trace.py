@@ -18,7 +18,7 @@ from agent_schemas import PipelineTrace, RecordedCall
 from agent_tools.case_facts import CASE_FACTS_HEADER
 from benchmarks.runner import QuestionRecord
 
-__all__ = ["PathStep", "QuestionView", "ResultRow", "SearchRow", "case_facts_sent", "question_view"]
+__all__ = ["PathStep", "QuestionView", "ResultRow", "SearchRow", "case_facts_sent", "final_path", "question_view", "search_rows"]
 
 
 @dataclass(frozen=True)
@@ -127,12 +127,16 @@ def _result_key(url: str, title: str) -> str:
     return url.strip() or title[:40]
 
 
-def _searches(trace: PipelineTrace) -> list[SearchRow]:
-    """Every recorded search with its raw results, each marked as reaching a prompt or not.
+def search_rows(trace: PipelineTrace) -> list[SearchRow]:
+    """Every recorded search (``trace.recorded_searches``: raw outcomes, before the cutoff guard), with each
+    result marked as reaching a prompt or not.
 
     A member's result reached a prompt when its URL (or title) appears in a forecaster prompt; a
-    supervisor result when the guarded outcome kept it. Results that did not are explained by their date
-    against the cutoff (after it, undated) or else by the result limit.
+    supervisor result when the supervisor's guarded outcome kept it. A result that did not is explained
+    by its date against the cutoff ("published after the cutoff", "undated") or else by the result limit
+    ("over the result limit": the guard keeps the first ``max_results``). Members that ran one query get
+    one row naming them all; supervisor searches with no raw recording are listed from their guarded
+    outcome.
     """
     members_by_query: dict[str, list[str]] = {}
     for f in trace.forecasts:
@@ -191,9 +195,15 @@ def _searches(trace: PipelineTrace) -> list[SearchRow]:
     return rows
 
 
-def _steps(trace: PipelineTrace) -> list[PathStep]:
-    """The path to the final probability, read from the trace and its ``final_source``
-    (``agent_research.combination.CombinationRule.combine``: ``aggregate -> debate(w=..) -> supervisor(..)``)."""
+def final_path(trace: PipelineTrace) -> list[PathStep]:
+    """The steps to the final probability: aggregate, debate, supervisor, clipping, final.
+
+    Each step carries its own p_yes (the debate's midpoint, the supervisor's answer) and whether the
+    combination used it, read from ``trace.final_source`` (written by
+    :meth:`agent_research.combination.CombinationRule.combine`: ``aggregate -> debate(w=0.5) ->
+    supervisor(high, w=1.0)``); a step that was not run, failed or got weight 0 is marked unused with the
+    reason. The weights are in the step names, so the final value follows from the steps shown.
+    """
     used = trace.final_source.split(" -> ") if trace.final_source else []
     steps = [PathStep(f"aggregate ({trace.aggregation_method})", trace.aggregate_p_yes,
                       f"{trace.n_ok} of {len(trace.forecasts)} members answered", "aggregate" in used)]
@@ -202,8 +212,8 @@ def _steps(trace: PipelineTrace) -> list[PathStep]:
         steps.append(PathStep("debate", None, "not run", False))
     else:
         step = next((s for s in used if s.startswith("debate")), "")
-        note = (f"midpoint of bull {_p(d.bull_final_probability)} and bear {_p(d.bear_final_probability)}; "
-                f"{len(d.rounds)} round(s)" + (", consensus" if d.consensus_reached else ""))
+        note = (f"its p_yes: midpoint of bull {_p(d.bull_final_probability)} and bear {_p(d.bear_final_probability)} "
+                f"after {len(d.rounds)} round(s)" + (", consensus" if d.consensus_reached else ""))
         if d.status != "ok":
             note = f"failed: {d.error.type if d.error else 'no probability'}"
         steps.append(PathStep(f"debate {step[len('debate'):]}".strip(), d.p_yes, note, bool(step)))
@@ -212,7 +222,7 @@ def _steps(trace: PipelineTrace) -> list[PathStep]:
         steps.append(PathStep("supervisor", None, "not run", False))
     else:
         step = next((x for x in used if x.startswith("supervisor")), "")
-        note = f"confidence {s.confidence or '—'}"
+        note = f"its p_yes, at confidence {s.confidence or '—'}"
         if s.status != "ok":
             note = f"failed: {s.error.type if s.error else 'no probability'}"
         elif not step:
@@ -281,7 +291,7 @@ def question_view(raw: dict[str, Any], *, index: int, run_id: str, with_prompts:
         case_facts=facts, case_fact_versions=versions,
         member_spread=_spread([f.p_yes for f in t.forecasts if f.status == "ok"]),
         method_range=_spread(method_ps),
-        steps=_steps(t), searches=_searches(t), usage_rows=usage_rows,
+        steps=final_path(t), searches=search_rows(t), usage_rows=usage_rows,
         total_tokens=total.total_tokens, total_cost=total.cost_usd, scores=scores,
         crowd_p_yes=(rec.baselines.get("crowd") or {}).get("p_yes"),
         prompts=list(t.recorded_calls) if with_prompts else None,
