@@ -238,7 +238,7 @@ def view(
             page = write_report([rdir], rdir).html_path
         typer.echo(str(page.resolve()))
         if open_browser and not open_page(page):
-            err.print("no web browser available: open the path above in one")
+            typer.echo("no web browser available: open the path above in one", err=True)
     except (ReconcileError, ValueError, FileNotFoundError) as exc:
         _fail(exc, debug)
 

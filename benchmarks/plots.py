@@ -27,6 +27,14 @@ __all__ = ["figure_to_base64_png", "figure_to_svg", "plot_cost_vs_brier", "plot_
 _RELIABILITY_COLUMNS = ("mean_p_yes", "observed_frequency", "count")
 
 
+def _literal(text: object) -> str:
+    """``text`` as matplotlib should show it, literally: ``$`` escaped (a run id or method name such as
+    ``a$\\foo$`` would otherwise be parsed as mathtext and fail to render), and a leading ``_`` kept
+    visible (legend entries whose label starts with ``_`` are hidden)."""
+    s = str(text).replace("$", r"\$")
+    return " " + s if s.startswith("_") else s
+
+
 def _axes(ax: Axes | None, figsize: tuple[float, float]) -> tuple[Figure, Axes]:
     if ax is not None:
         return ax.figure, ax
@@ -73,7 +81,7 @@ def plot_reliability_diagram(tables: Mapping[str, pd.DataFrame], ax: Axes | None
         if missing:
             raise DataValidationError(f"reliability table for {name!r} lacks columns {missing}", field=str(name), value=missing)
         shown = table[table["count"] > 0]
-        ax.plot(shown["mean_p_yes"].to_numpy(float), shown["observed_frequency"].to_numpy(float), marker="o", label=str(name))
+        ax.plot(shown["mean_p_yes"].to_numpy(float), shown["observed_frequency"].to_numpy(float), marker="o", label=_literal(name))
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     ax.set_aspect("equal")
@@ -145,7 +153,7 @@ def _label_column(ax: Axes, points: list[tuple[float, float, str]], *, fontsize:
     y0, y1 = ax.get_ylim()
     targets = [(y - y0) / (y1 - y0) for _, y, _ in points]
     for (x, y, text), ty in zip(points, spread_labels(targets, gap, 0.0, 1.0)):
-        ax.annotate(text, xy=(x, y), xycoords="data", xytext=(1.03, ty), textcoords="axes fraction",
+        ax.annotate(_literal(text), xy=(x, y), xycoords="data", xytext=(1.03, ty), textcoords="axes fraction",
                     va="center", ha="left", fontsize=fontsize, annotation_clip=False,
                     arrowprops={"arrowstyle": "-", "color": "0.65", "linewidth": 0.6, "shrinkA": 1, "shrinkB": 3})
 
@@ -305,7 +313,7 @@ def plot_reliability_small_multiples(tables: Mapping[str, pd.DataFrame], *, ncol
         for xi, yi, c in zip(px, py, counts):
             ax.annotate(f"{int(c)}", (xi, yi), textcoords="offset points", xytext=(4, 4), fontsize=6.5, color="0.25")
         title = str(name) if len(str(name)) <= 22 else str(name)[:21] + "…"
-        ax.set_title(f"{title}  (n={int(total)})", fontsize=8.5, loc="left")
+        ax.set_title(_literal(f"{title}  (n={int(total)})"), fontsize=8.5, loc="left")
         ax.set_xlim(-0.02, 1.02)
         ax.set_ylim(-0.02, 1.08)
         ax.set_aspect("equal")
@@ -419,10 +427,10 @@ def plot_paired_differences(df: pd.DataFrame, *, baseline: str, label_col: str =
         if not ok:
             ax.annotate("interval not available", (di, yi), textcoords="offset points", xytext=(7, -3), fontsize=7, color="0.4")
     ax.set_yticks(ypos)
-    ax.set_yticklabels([str(v) for v in rows[label_col]], fontsize=8)
+    ax.set_yticklabels([_literal(v) for v in rows[label_col]], fontsize=8)
     ax.set_ylim(-0.7, n - 0.3)
-    ax.set_xlabel(f"Δ Brier vs {baseline} (paired, 95% interval; left of 0 is better)")
-    ax.set_title(f"Paired differences to {baseline}", fontsize=10)
+    ax.set_xlabel(_literal(f"Δ Brier vs {baseline} (paired, 95% interval; left of 0 is better)"))
+    ax.set_title(_literal(f"Paired differences to {baseline}"), fontsize=10)
     ax.grid(True, axis="x", alpha=0.3)
     return fig
 

@@ -195,3 +195,17 @@ def test_figure_to_svg_is_inline_text_and_reproducible():
     assert "&lt;b&gt;run&lt;/b&gt;:mean &amp; co" in a and "<b>" not in a
     assert "<text" in a  # text stays text
     assert plots.figure_to_svg(build(), salt="y") != a  # ids follow the salt: two figures of a page never collide
+
+
+def test_new_figures_render_labels_with_dollar_signs_literally():
+    label = "run$1$:a$\\foo$"
+    df = pd.DataFrame({"label": [label, "mean"], "tokens_per_question": [10.0, 20.0], "brier": [0.2, 0.1],
+                       "delta_brier_vs_baseline": [0.01, float("nan")], "delta_brier_ci_low": [0.0, float("nan")],
+                       "delta_brier_ci_high": [0.02, float("nan")]})
+    figures = [
+        plot_cost_vs_brier(df, cost_col="tokens_per_question", label_col="label", references={label: 0.25}),
+        plots.plot_reliability_small_multiples({label: reliability_diagram([0.2, 0.8], [0, 1])}),
+        plots.plot_paired_differences(df, baseline=label),
+    ]
+    for fig in figures:
+        assert label in plots.figure_to_svg(fig)  # drawn as written, not parsed as mathtext
