@@ -118,8 +118,11 @@ def case_facts_sent(calls: list[RecordedCall]) -> tuple[str | None, int]:
     return (distinct[0] if distinct else None), len(distinct)
 
 
-def _prompt_texts(calls: list[RecordedCall], roles: set[str]) -> str:
-    return "\n".join(m.content for c in calls if c.role in roles for m in c.messages)
+def _prompt_links(calls: list[RecordedCall], roles: set[str]) -> tuple[set[str], str]:
+    """The last word of every prompt line of ``roles`` (where rendered evidence puts its URL:
+    ``[n] title — source, date — url``), and the prompts' whole text."""
+    text = "\n".join(m.content for c in calls if c.role in roles for m in c.messages)
+    return {line.split()[-1] for line in text.splitlines() if line.strip()}, text
 
 
 def _result_key(url: str, title: str) -> str:
@@ -131,7 +134,8 @@ def search_rows(trace: PipelineTrace) -> list[SearchRow]:
     """Every recorded search (``trace.recorded_searches``: raw outcomes, before the cutoff guard), with each
     result marked as reaching a prompt or not.
 
-    A member's result reached a prompt when its URL (or title) appears in a forecaster prompt; a
+    A member's result reached a prompt when a forecaster prompt line ends with its URL (or, without a URL,
+    holds its title); a
     supervisor result when the supervisor's guarded outcome kept it. A result that did not is explained
     by its date against the cutoff ("published after the cutoff", "undated") or else by the result limit
     ("over the result limit": the guard keeps the first ``max_results``). Members that ran one query get
@@ -144,7 +148,7 @@ def search_rows(trace: PipelineTrace) -> list[SearchRow]:
             members_by_query.setdefault(q, []).append(f.agent_id)
     sup = trace.supervisor
     guarded = {o.attempted_query: o for o in sup.search_outcomes} if sup else {}
-    member_prompts = _prompt_texts(trace.recorded_calls, {"forecaster"})
+    member_links, member_prompts = _prompt_links(trace.recorded_calls, {"forecaster"})
     rows: list[SearchRow] = []
     seen: set[tuple[str, str, bool]] = set()  # members running one query get one row naming them all
     seen_supervisor: set[str] = set()
@@ -165,7 +169,7 @@ def search_rows(trace: PipelineTrace) -> list[SearchRow]:
             if by_supervisor:
                 reached = _result_key(url, title) in kept_keys
             else:
-                reached = bool(url or title) and (url or title) in member_prompts
+                reached = url.strip() in member_links if url.strip() else bool(title) and title in member_prompts
             if reached:
                 reason = ""
             elif published is None:
