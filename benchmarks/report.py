@@ -248,7 +248,8 @@ def _md(df: pd.DataFrame) -> str:
 
 def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: str = "mean",
                  n_resamples: int = 1000, seed: int = 0, min_coverage: float = MIN_COVERAGE) -> Report:
-    """Score the runs and write ``leaderboard.csv``, ``leaderboard.md`` and ``report.html`` into ``out_dir``.
+    """Score the runs and write ``leaderboard.csv``, ``leaderboard.md`` and ``report.html`` (the run viewer's
+    page, :func:`benchmarks.viewer.render_page`) into ``out_dir``.
 
     Methods are ranked on one question set (:func:`benchmarks.leaderboard.rank_methods`): those that
     answered at least ``min_coverage`` of the questions, on the questions all of them answered; the
@@ -314,8 +315,9 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
               "Tokens per role": roles, "Leakage audit over the prompts actually sent (findings must be 0)": audit,
               "Contamination split: questions due after the models' training cutoff": contamination,
               **{f"By {col.replace('_', ' ')}": seg for col, seg in segments.items()}}
-    page = render_page(ReportData(table, base_label, min_coverage, ranking_note(ranked, min_coverage), scored, manifests,
-                                  records, tables, DATA_ATTRIBUTION))
+    page = render_page(ReportData(leaderboard=table, baseline=base_label, min_coverage=min_coverage,
+                                  ranking_note=ranking_note(ranked, min_coverage), scored=scored, manifests=manifests,
+                                  records=records, tables=tables, attribution=DATA_ATTRIBUTION))
     html_path.write_text(page, encoding="utf-8")
     return Report(table, md, csv_path, md_path, html_path)
 

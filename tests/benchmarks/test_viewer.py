@@ -99,7 +99,7 @@ def test_search_results_are_marked_by_what_reached_a_prompt(viewer_run):
 
 
 def test_final_path_follows_the_combination_rule(viewer_run):
-    rec = record_of(viewer_run, lambda r: r["trace"]["supervisor"] is not None and r["trace"]["debate"] is not None)
+    rec = record_of(viewer_run, lambda r: r["trace"]["final_source"] == "aggregate -> debate(w=0.5) -> supervisor(high, w=1.0)")
     t = rec.trace
     steps = final_path(t)
     assert [s.name.split()[0] for s in steps] == ["aggregate", "debate", "supervisor", "final"]
