@@ -1,4 +1,4 @@
-"""The ``forecast-reconcile`` command line: ``run``, ``leaderboard``, ``score``, ``forecast``, ``frameworks``.
+"""The ``forecast-reconcile`` command line: ``run``, ``leaderboard``, ``view``, ``score``, ``forecast``, ``frameworks``.
 
 Progress and usage go to stderr, tables to stdout. Every error a user can cause (a bad file, value,
 path or option value, a busy run folder, a full disk) becomes one plain line at one boundary
@@ -137,7 +137,7 @@ def run(
     n_threads: Optional[int] = typer.Option(None, envvar="FORECAST_RECONCILE_THREADS", help="Threads of the embedded model."),
     no_cache: bool = typer.Option(False, help="Disable the response cache."),
     cache_dir: Optional[Path] = typer.Option(None, envvar="FORECAST_RECONCILE_CACHE", help="Response cache folder shared between runs (default: inside the run folder)."),
-    report: bool = typer.Option(True, help="Print the leaderboard and write report.html when done."),
+    report: bool = typer.Option(True, help="Print a compact leaderboard and write leaderboard.csv/.md and report.html when done."),
     progress: bool = typer.Option(True, help="Show a progress bar on stderr."),
     debug: bool = typer.Option(False, help="Show tracebacks."),
 ) -> None:
@@ -190,10 +190,11 @@ def run(
             raise typer.Exit(code=1)
         if report:
             from benchmarks.report import write_report
+            from benchmarks.viewer.terminal import print_compact_leaderboard
 
             rep = write_report([runner.run_dir], runner.run_dir)
-            typer.echo(rep.markdown)
-            _say(f"report: {rep.html_path}")
+            print_compact_leaderboard(rep.leaderboard, baseline="mean", files=f"{rep.markdown_path.name}, {rep.csv_path.name}, {rep.html_path.name}")
+            _say(f"report: {rep.html_path} (forecast-reconcile view {runner.run_dir})")
 
 
 @app.command()
@@ -280,6 +281,32 @@ def frameworks(
         table, _ = asyncio.run(arun_benchmark(provider=provider, n=n, seed=seed, latency_s=latency_ms / 1000,
                                               config=FrameworkConfig(n_members=n_members, seed=seed), search=search))
         typer.echo(format_table(table))
+
+
+@app.command()
+def view(
+    run: Path = typer.Argument(..., help="Run folder, or a run id under --output."),
+    output_dir: Path = typer.Option(Path("runs"), "--output", "-o", help="Parent folder of run folders (to find a run id)."),
+    rebuild: bool = typer.Option(False, help="Rebuild report.html even when it is newer than the run's results."),
+    open_browser: bool = typer.Option(True, "--open/--no-open", help="Open the page in a web browser (else only print its path)."),
+    debug: bool = typer.Option(False, help="Show tracebacks."),
+) -> None:
+    """Write the run's self-contained HTML page if needed, print its path and open it in a browser."""
+    _setup_logging(debug)
+    from benchmarks.report import write_report
+    from benchmarks.viewer import open_page, page_is_current
+    from benchmarks.viewer.launch import PAGE_FILE
+
+    with cli_errors(debug):
+        rdir = run if run.is_dir() else output_dir / run
+        if not rdir.is_dir():
+            raise FileNotFoundError(f"{run}: no such run folder (nor {rdir})")
+        page = rdir / PAGE_FILE
+        if rebuild or not page_is_current(rdir):
+            page = write_report([rdir], rdir).html_path
+        typer.echo(str(page.resolve()))
+        if open_browser and not open_page(page):
+            _say("no web browser available: open the path above in one")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,6 @@ split (questions due after each model's training cutoff).
 
 from __future__ import annotations
 
-import html
 import json
 import logging
 from dataclasses import dataclass
@@ -25,6 +24,8 @@ from benchmarks.leaderboard import MIN_COVERAGE, rank_methods
 from benchmarks.leakage import AUDIT_KEYS
 from benchmarks.model_cutoffs import training_cutoff
 from benchmarks.runner import MANIFEST_FILE, RESULTS_FILE, read_results, write_text_atomic
+from benchmarks.viewer import ReportData, render_page
+from benchmarks.viewer.launch import PAGE_FILE
 
 log = logging.getLogger(__name__)
 _WARNED_DUPLICATES: set[str] = set()
@@ -267,7 +268,8 @@ def _md(df: pd.DataFrame) -> str:
 
 def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: str = "mean",
                  n_resamples: int = 1000, seed: int = 0, min_coverage: float = MIN_COVERAGE) -> Report:
-    """Score the runs and write ``leaderboard.csv``, ``leaderboard.md`` and ``report.html`` into ``out_dir``.
+    """Score the runs and write ``leaderboard.csv``, ``leaderboard.md`` and ``report.html`` (the run viewer's
+    page, :func:`benchmarks.viewer.render_page`) into ``out_dir``.
 
     Methods are ranked on one question set (:func:`benchmarks.leaderboard.rank_methods`): those that
     answered at least ``min_coverage`` of the questions, on the questions all of them answered; the
@@ -329,53 +331,21 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
         "## Leakage audit over the prompts actually sent (findings must be 0)", _md(audit),
     ])
     md_path = out_dir / "leaderboard.md"
-    html_path = out_dir / "report.html"
-    page = _html(table, costs, roles, effect, audit, contamination, segments, scored, manifests, min_coverage)
+    html_path = out_dir / PAGE_FILE
+    records = {m["run_id"]: recs for m, recs in map(load_run, run_dirs)}
+    tables = {"Cost per method": costs, "Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)": effect,
+              "Tokens per role": roles, "Leakage audit over the prompts actually sent (findings must be 0)": audit,
+              "Contamination split: questions due after the models' training cutoff": contamination,
+              **{f"By {col.replace('_', ' ')}": seg for col, seg in segments.items()}}
+    page = render_page(ReportData(leaderboard=table, baseline=base_label, min_coverage=min_coverage,
+                                  ranking_note=ranking_note(ranked, min_coverage), scored=scored, manifests=manifests,
+                                  records=records, tables=tables, attribution=DATA_ATTRIBUTION))
     # every file is complete or untouched (temp file + os.replace); an OSError names the file
     out_dir.mkdir(parents=True, exist_ok=True)
     write_text_atomic(csv_path, table.to_csv(index=False))
     write_text_atomic(md_path, md + "\n\n" + DATA_ATTRIBUTION + "\n")
     write_text_atomic(html_path, page)
     return Report(table, md, csv_path, md_path, html_path)
-
-
-def _html(table, costs, roles, effect, audit, contamination, segments, scored, manifests, min_coverage) -> str:
-    from benchmarks import plots
-
-    def section(title: str, df: pd.DataFrame) -> str:
-        body = df.to_html(index=False, float_format=lambda x: f"{x:.4f}", border=0, classes="t") if not df.empty else "<p>(none)</p>"
-        return f"<h2>{html.escape(title)}</h2>\n{body}"
-
-    rel = {label: scoring.reliability_diagram(g["p_yes"].to_numpy(), g["outcome"].to_numpy()) for label, g in scored.groupby("label")}
-    rel_png = plots.figure_to_base64_png(plots.plot_reliability_diagram(rel))
-    cost_png = ""
-    if not costs.empty:
-        merged = table.merge(costs[["label", "tokens_per_question"]].rename(columns={"tokens_per_question": "tpq"}), on="label", how="inner")
-        if not merged.empty:
-            cost_png = plots.figure_to_base64_png(plots.plot_cost_vs_brier(merged, cost_col="tpq", label_col="label"))
-    runs = "".join(f"<li><b>{html.escape(r)}</b>: {html.escape(', '.join(p['spec'] for p in m.get('providers', [])))}; "
-                   f"{len(m.get('question_ids', []))} questions; version {html.escape(str(m.get('package_version')))}</li>"
-                   for r, m in manifests.items())
-    parts = [
-        "<!doctype html><html><head><meta charset='utf-8'><title>forecast-reconcile leaderboard</title>",
-        "<style>body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px}table.t{border-collapse:collapse;font-size:13px}"
-        "table.t td,table.t th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right}img{max-width:100%}</style></head><body>",
-        "<h1>forecast-reconcile leaderboard</h1>", f"<ul>{runs}</ul>",
-        section("Leaderboard (lower Brier is better; 95% clustered bootstrap intervals)", table[table["ranked"]]),
-        f"<p>{html.escape(ranking_note(table[table['ranked']], min_coverage))}</p>",
-        section("Not ranked (answered too few questions; Brier on their own questions)", table[~table["ranked"]])
-        if (~table["ranked"]).any() else "",
-        "<h2>Reliability diagrams</h2>", f"<img alt='reliability diagrams' src='data:image/png;base64,{rel_png}'>",
-        section("Cost per method", costs),
-        f"<h2>Cost vs Brier</h2><img alt='cost vs Brier' src='data:image/png;base64,{cost_png}'>" if cost_png else "",
-        section("Cost-effectiveness against mean (Brier change per 1,000 extra tokens)", effect),
-        section("Tokens per role", roles),
-        section("Leakage audit over the prompts actually sent (findings must be 0)", audit),
-        section("Contamination split: questions due after the models' training cutoff", contamination),
-        *[section(f"By {col}", seg) for col, seg in segments.items()],
-        f"<p><small>{html.escape(DATA_ATTRIBUTION)}</small></p></body></html>",
-    ]
-    return "\n".join(parts)
 
 
 def score_forecasts_file(path: str | Path, *, questions_path: str | Path | None = None, baseline: str | None = None,

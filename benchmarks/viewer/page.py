@@ -1,0 +1,328 @@
+"""The run viewer's page: one self-contained HTML file per run or comparison, rendered with Jinja2.
+
+The page opens offline from disk: styles, script and figures are inline (figures as SVG from
+:mod:`benchmarks.plots`), nothing is fetched. Jinja2 renders it with autoescaping on, so every text that
+came from a user or a model (question text, rationales, arguments, search snippets, run ids) is escaped;
+links are only made for ``http``/``https`` URLs. Sections:
+
+* the runs (models, questions, selection, clusters), and the leaderboard as :func:`benchmarks.leaderboard.rank_methods`
+  returns it: ranked methods on one question set, the not-ranked ones apart; a compact set of columns with
+  the rest behind a per-row "details" toggle; sortable columns; intervals "not available" where NaN;
+* figures: reliability diagrams as small multiples, cost vs Brier, member spread, paired differences;
+* every question: filters (source, outcome, method disagreement, status, text), each row opening its
+  whole trace (:mod:`benchmarks.viewer.trace`);
+* the other tables of the report (cost, roles, cost-effectiveness, leakage audit, contamination, segments).
+
+Drill-downs are kept in ``<template>`` elements and cloned on first open, so a 1,000-question page lays
+out only its rows. Full prompts are embedded while their total stays under
+:data:`PROMPT_BUDGET_CHARS`; beyond it only for questions with leakage-audit findings (where a reader must
+check them); the rest stay in ``results.jsonl``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import jinja2
+import numpy as np
+import pandas as pd
+from markupsafe import Markup
+
+from agent_schemas import DataValidationError
+from benchmarks import plots, scoring
+from benchmarks.viewer import formatting as fmt
+from benchmarks.viewer.trace import QuestionView, question_view
+
+__all__ = ["PROMPT_BUDGET_CHARS", "ReportData", "render_page"]
+
+#: Largest total of prompt text (characters) embedded for every question; above it, prompts are embedded
+#: only for questions with leakage-audit findings.
+PROMPT_BUDGET_CHARS = 2_000_000
+
+
+@dataclass
+class ReportData:
+    """What :func:`benchmarks.report.write_report` computed, handed to the page.
+
+    Attributes
+    ----------
+    leaderboard : pandas.DataFrame
+        :func:`benchmarks.leaderboard.rank_methods` rows (``ranked``, ``rank``, ``n``, ``n_answered``,
+        ``coverage``, ``too_small_to_rank``, ``interval_note``, scores, intervals) merged with ``attempted``,
+        ``failed`` and, when known, ``tokens_per_question``, ``extra_tokens_per_question``, ``cost_usd`` (USD).
+    baseline : str
+        Label the deltas refer to.
+    min_coverage : float
+        Coverage a method needed to be ranked (fraction).
+    ranking_note : str
+        One line on what the ranking rests on (:func:`benchmarks.report.ranking_note`).
+    scored : pandas.DataFrame
+        Long frame of scorable forecasts (``label``, ``kind``, ``p_yes``, ``outcome``, ...).
+    manifests : dict of str to dict
+        Manifest of each run, by run id.
+    records : dict of str to list of dict
+        ``results.jsonl`` lines of each run, by run id.
+    tables : dict of str to pandas.DataFrame
+        Further tables shown under their titles (cost, roles, cost-effectiveness, audit, ...).
+    attribution : str
+        Data licence line for the footer.
+    """
+
+    leaderboard: pd.DataFrame
+    baseline: str
+    min_coverage: float
+    ranking_note: str
+    scored: pd.DataFrame
+    manifests: dict[str, dict[str, Any]]
+    records: dict[str, list[dict[str, Any]]]
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    attribution: str = ""
+
+
+# --- formatting of generic tables ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One formatted table cell: the text shown, the value sorted on, and whether it is numeric."""
+
+    text: str
+    sort: str
+    num: bool
+
+
+@dataclass(frozen=True)
+class FrameView:
+    """A data frame ready for the page: column names and formatted cells."""
+
+    columns: list[str]
+    numeric: list[bool]
+    rows: list[list[Cell]]
+
+
+def _formatter(col: str, dtype: Any):
+    c = col.lower()
+    if "usd" in c or c.startswith("cost"):
+        return fmt.fmt_usd
+    if c.endswith("wall_time_s"):
+        return lambda x: "—" if fmt.is_missing(x) else f"{float(x):,.1f} s"
+    if c == "coverage":
+        return fmt.fmt_pct
+    if c.startswith("delta") or "per_1k" in c or "skill" in c:
+        return fmt.fmt_delta
+    if "tokens" in c or c in ("calls", "n", "questions", "attempted", "failed", "retries", "cache_hits", "provider_calls") \
+            or c.startswith("n_") or pd.api.types.is_integer_dtype(dtype):
+        return fmt.fmt_count
+    if pd.api.types.is_bool_dtype(dtype):
+        return lambda x: "yes" if x else "no"
+    if pd.api.types.is_float_dtype(dtype):
+        return fmt.fmt_prob
+    return lambda x: "" if x is None or (isinstance(x, float) and math.isnan(x)) else str(x)
+
+
+def frame_view(df: pd.DataFrame, *, drop: tuple[str, ...] = ()) -> FrameView:
+    """Format ``df`` for reading (see :mod:`benchmarks.viewer.formatting`); columns in ``drop`` are left out."""
+    cols = [c for c in df.columns if c not in drop]
+    formatters = [_formatter(c, df[c].dtype) for c in cols]
+    numeric = [pd.api.types.is_numeric_dtype(df[c].dtype) and not pd.api.types.is_bool_dtype(df[c].dtype) for c in cols]
+    rows = []
+    for values in df[cols].itertuples(index=False, name=None):
+        row = []
+        for v, f, num in zip(values, formatters, numeric):
+            sort = "" if fmt.is_missing(v) else repr(float(v)) if num else str(v)
+            row.append(Cell(f(v), sort, num))
+        rows.append(row)
+    return FrameView(cols, numeric, rows)
+
+
+# --- template helpers ------------------------------------------------------------------------------
+
+
+def safe_url(url: Any) -> str | None:
+    """``url`` when it is an http(s) link, else None (no ``javascript:`` or ``data:`` link is ever made)."""
+    if not url:
+        return None
+    try:
+        parts = urlsplit(str(url).strip())
+    except ValueError:
+        return None
+    return str(url).strip() if parts.scheme in ("http", "https") and parts.netloc else None
+
+
+def host(url: Any) -> str:
+    """The host of a URL (``www.`` dropped), or ``""``."""
+    try:
+        h = urlsplit(str(url or "")).hostname or ""
+    except ValueError:
+        return ""
+    return h[4:] if h.startswith("www.") else h
+
+
+def _sortkey(x: Any) -> str:
+    return "" if fmt.is_missing(x) else repr(float(x))
+
+
+@functools.lru_cache(maxsize=1)
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("benchmarks.viewer", "templates"),
+        autoescape=True,  # every {{ value }} is HTML-escaped; only the package's own CSS/JS/SVG is marked safe
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(prob=fmt.fmt_prob, delta=fmt.fmt_delta, count=fmt.fmt_count, compact=fmt.fmt_compact,
+                       usd=fmt.fmt_usd, pct=fmt.fmt_pct, sortkey=_sortkey, safe_url=safe_url, host=host)
+    env.globals.update(interval=fmt.fmt_interval, missing=fmt.is_missing)
+    return env
+
+
+def _asset(name: str) -> Markup:
+    source, _, _ = _environment().loader.get_source(_environment(), name)  # type: ignore[union-attr]
+    return Markup(source)  # our own static file, shipped as package data
+
+
+# --- sections ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FigureView:
+    """One figure of the page: inline SVG, or the reason it is not drawn."""
+
+    id: str
+    title: str
+    caption: str
+    svg: Markup | None
+    message: str = ""
+
+
+def _figure(fid: str, title: str, caption: str, build) -> FigureView:
+    try:
+        fig = build()
+    except DataValidationError as exc:
+        return FigureView(fid, title, caption, None, f"not drawn: {exc}")
+    if fig is None:
+        return FigureView(fid, title, caption, None, "not drawn: no data")
+    return FigureView(fid, title, caption, Markup(plots.figure_to_svg(fig, salt=fid)))
+
+
+def _figures(data: ReportData, board: pd.DataFrame, questions: list[QuestionView]) -> list[FigureView]:
+    ranked = board[board["ranked"]]
+    order = list(board["label"])
+    by_label = {lab: g for lab, g in data.scored.groupby("label")}
+
+    def reliability():
+        tables = {lab: scoring.reliability_diagram(by_label[lab]["p_yes"].to_numpy(), by_label[lab]["outcome"].to_numpy())
+                  for lab in order if lab in by_label}
+        return plots.plot_reliability_small_multiples(tables) if tables else None
+
+    def cost():
+        if "tokens_per_question" not in ranked.columns:
+            return None
+        spent = ranked[ranked["tokens_per_question"].fillna(0) > 0]
+        if spent.empty:
+            return None
+        refs = {r.label: float(r.brier) for r in ranked[ranked["kind"] == "baseline"].itertuples()}
+        return plots.plot_cost_vs_brier(spent, cost_col="tokens_per_question", label_col="label",
+                                        x_label="tokens per question (input + output)", references=refs)
+
+    def spread():
+        values = [q.member_spread for q in questions if q.record is not None]
+        if not values:
+            return None
+        thresholds = {float((m.get("config") or {}).get("reconcile_min_spread") or 0) for m in data.manifests.values()}
+        return plots.plot_member_spread([np.nan if v is None else v for v in values],
+                                        threshold=thresholds.pop() if len(thresholds) == 1 else None)
+
+    def paired():
+        rows = board[board["label"] != data.baseline].copy()
+        rows["label"] = [lab if r else f"{lab} (not ranked)" for lab, r in zip(rows["label"], rows["ranked"])]
+        return plots.plot_paired_differences(rows, baseline=data.baseline)
+
+    return [
+        _figure("fig-reliability", "Reliability", "One panel per method, in leaderboard order. A point is a bin of "
+                "forecasts: its mean p_yes against how often those questions resolved Yes; the number is how many "
+                "questions the bin holds. On the dashed diagonal a method is calibrated; in the green region a bin "
+                "adds skill over always forecasting the base rate.", reliability),
+        _figure("fig-cost", "Cost vs Brier", "Ranked methods: tokens per question against Brier score on the common "
+                "question set, with 95% intervals where available. Baselines cost no tokens and are drawn as "
+                "dotted lines.", cost),
+        _figure("fig-spread", "Member spread", "Per question, the largest minus the smallest member p_yes: how much "
+                "there was to reconcile.", spread),
+        _figure("fig-paired", f"Paired differences to {data.baseline}", "Brier of each method minus the baseline's on "
+                "the questions both answered, with a clustered bootstrap interval (hollow: not available, too few "
+                "clusters).", paired),
+    ]
+
+
+def _questions(data: ReportData) -> list[QuestionView]:
+    prompt_chars = sum(len(m.get("content", "")) for recs in data.records.values() for r in recs
+                       for c in (r.get("trace") or {}).get("recorded_calls", []) for m in c.get("messages", []))
+    embed_all = prompt_chars <= PROMPT_BUDGET_CHARS
+    out: list[QuestionView] = []
+    for run_id, recs in data.records.items():
+        for r in recs:
+            findings = int((r.get("audit") or {}).get("findings", 0))
+            out.append(question_view(r, index=len(out), run_id=run_id, with_prompts=embed_all or findings > 0))
+    return out
+
+
+def _runs(manifests: dict[str, dict[str, Any]], records: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    out = []
+    for run_id, m in manifests.items():
+        cfg = m.get("config") or {}
+        statuses = pd.Series([r.get("status") for r in records.get(run_id, [])], dtype=object).value_counts()
+        out.append({
+            "run_id": run_id, "created_at": str(m.get("created_at", ""))[:19].replace("T", " "),
+            "models": ", ".join(f"{p.get('spec')}" for p in m.get("providers", [])) or "—",
+            "n_questions": len(m.get("question_ids", [])), "statuses": dict(statuses),
+            "version": m.get("package_version", "?"), "seed": m.get("seed"),
+            "settings": {k: cfg.get(k) for k in ("n_members", "search", "show_crowd", "debate_rounds",
+                                                 "supervisor_queries", "reconcile_min_spread", "max_tokens") if k in cfg},
+            "methods": ", ".join(cfg.get("methods") or []), "baselines": ", ".join(cfg.get("baselines") or []),
+            "selection": m.get("question_selection") or {}, "clusters": m.get("clusters") or {},
+            "prices": m.get("prices"), "provider_stats": m.get("provider_stats") or {},
+        })
+    return out
+
+
+def render_page(data: ReportData, *, title: str | None = None) -> str:
+    """Render the self-contained HTML page of one run or a comparison of runs.
+
+    Parameters
+    ----------
+    data : ReportData
+        Computed by :func:`benchmarks.report.write_report`.
+    title : str, optional
+        Page title (default: the run id, or "comparison of N runs").
+
+    Returns
+    -------
+    str
+        The whole page (UTF-8 text), with no reference to any other file or network resource.
+    """
+    board = data.leaderboard.copy()
+    kinds = data.scored.drop_duplicates("label").set_index("label")["kind"]
+    board["kind"] = board["label"].map(kinds).fillna("method")
+    questions = _questions(data)
+    run_ids = list(data.manifests)
+    multi = len(run_ids) > 1
+    tables = {name: frame_view(df, drop=("run_id", "method") if not multi else ()) for name, df in data.tables.items()}
+    sources = sorted({str(q.record.source if q.record else q.raw.get("source")) for q in questions})
+    too_small = bool(board.loc[board["ranked"], "too_small_to_rank"].any()) if board["ranked"].any() else False
+    page = _environment().get_template("report.html.j2").render(
+        title=title or (f"Run {run_ids[0]}" if not multi else f"Comparison of {len(run_ids)} runs"),
+        css=_asset("viewer.css"), js=_asset("viewer.js"),
+        runs=_runs(data.manifests, data.records), multi=multi,
+        ranked=board[board["ranked"]].to_dict("records"), unranked=board[~board["ranked"]].to_dict("records"),
+        has_cost="cost_usd" in board.columns, baseline=data.baseline, min_coverage=data.min_coverage,
+        ranking_note=data.ranking_note.replace("**", ""), too_small=too_small,
+        min_clusters=scoring.MIN_CLUSTERS_FOR_INTERVAL,
+        figures=_figures(data, board, questions), questions=questions, sources=sources,
+        tables=tables, attribution=data.attribution,
+    )
+    return page

@@ -1,0 +1,104 @@
+"""The leaderboard in a terminal: a compact :mod:`rich` table that fits 100 columns.
+
+Columns: rank, label, n, Brier with its 95% interval, Δ against the baseline with its interval, tokens
+per question and cost. Everything else stays in ``leaderboard.csv`` / ``.md`` and ``report.html``.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import sys
+from typing import TextIO
+
+from rich import box
+from rich.console import Console
+from rich.text import Text
+from rich.table import Table
+
+from benchmarks.viewer import formatting as fmt
+
+__all__ = ["MAX_WIDTH", "compact_leaderboard", "print_compact_leaderboard", "short_label"]
+
+#: Widest line the table prints (terminal columns).
+MAX_WIDTH = 100
+_LABEL_WIDTH = 22
+
+
+def short_label(label: str, width: int = _LABEL_WIDTH) -> str:
+    """``label`` in at most ``width`` characters, keeping the method of a ``<run id>:<method>`` label whole.
+
+    >>> short_label("20261201-014230-ab12:geomean_odds")
+    '20261201…:geomean_odds'
+    >>> short_label("a_very_long_method_name_indeed", 12)
+    'a_very_long…'
+    """
+    if len(label) <= width:
+        return label
+    run, sep, method = label.rpartition(":")
+    if sep and len(method) <= width - 3:
+        return run[: width - len(method) - 2] + "…:" + method
+    return label[: width - 1] + "…"
+
+
+def _ci(low, high, signed: bool = False) -> str:
+    text = fmt.fmt_interval(low, high, 2, signed=signed)
+    return "[n/a]" if text == fmt.NOT_AVAILABLE else text
+
+
+def compact_leaderboard(board: pd.DataFrame, *, baseline: str, files: str = "") -> Table:
+    """The compact leaderboard of :func:`benchmarks.report.write_report`'s table.
+
+    Parameters
+    ----------
+    board : pandas.DataFrame
+        The report's leaderboard (:func:`benchmarks.leaderboard.rank_methods` columns plus
+        ``tokens_per_question`` and ``cost_usd`` when known). Ranked rows come first; not-ranked rows
+        follow in their own section, with rank ``-`` and their own n.
+    baseline : str
+        Label the deltas refer to (its own Δ cell reads ``baseline``).
+    files : str
+        Where the full tables are, for the caption.
+
+    Returns
+    -------
+    rich.table.Table
+        Rendered at most :data:`MAX_WIDTH` columns wide, one line per method (long labels shortened by
+        :func:`short_label`).
+        An interval that is not available (too few clusters) reads ``[n/a]``.
+    """
+    t = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), collapse_padding=True,
+              caption=f"Full tables: {files}" if files else None, caption_justify="left")
+    t.add_column("#", justify="right", no_wrap=True)
+    t.add_column("method", no_wrap=True, overflow="ellipsis")
+    t.add_column("n", justify="right", no_wrap=True)
+    t.add_column("Brier [95%]", justify="right", no_wrap=True)
+    t.add_column(f"Δ vs {short_label(baseline.rpartition(':')[2], 12)}", justify="right", no_wrap=True)
+    t.add_column("tokens/q", justify="right", no_wrap=True)
+    t.add_column("cost", justify="right", no_wrap=True)
+    ranked = board[board["ranked"]] if "ranked" in board.columns else board
+    unranked = board[~board["ranked"]] if "ranked" in board.columns else board.iloc[0:0]
+    for section, rows in ((0, ranked), (1, unranked)):
+        if section and len(rows):
+            t.add_section()
+            t.add_row("", "[dim]not ranked[/dim]", "", "", "", "", "")
+        for r in rows.to_dict("records"):
+            if r["label"] == baseline:
+                delta = "baseline"
+            elif fmt.is_missing(r.get("delta_brier_vs_baseline")):
+                delta = "—"
+            else:
+                delta = f"{fmt.fmt_delta(r['delta_brier_vs_baseline'])} {_ci(r['delta_brier_ci_low'], r['delta_brier_ci_high'], True)}"
+            tokens = r.get("tokens_per_question")
+            cells = (fmt.fmt_count(r.get("rank"), missing="-"), short_label(str(r["label"])), fmt.fmt_count(r.get("n")),
+                     f"{fmt.fmt_prob(r.get('brier'))} {_ci(r.get('brier_ci_low'), r.get('brier_ci_high'))}",
+                     delta, fmt.fmt_count(tokens), "—" if fmt.is_missing(tokens) else fmt.fmt_usd(r.get("cost_usd")))
+            t.add_row(*map(Text, cells))  # Text: labels and "[n/a]" are never read as rich markup
+    return t
+
+
+def print_compact_leaderboard(board: pd.DataFrame, *, baseline: str, files: str = "", file: TextIO | None = None) -> None:
+    """Print :func:`compact_leaderboard` to ``file`` (default stdout): at the terminal's width when it is
+    narrower than :data:`MAX_WIDTH`, else at most :data:`MAX_WIDTH` columns (also when piped)."""
+    out = file or sys.stdout
+    width = Console(file=out).width if out.isatty() else MAX_WIDTH
+    Console(file=out, width=min(width, MAX_WIDTH)).print(compact_leaderboard(board, baseline=baseline, files=files))

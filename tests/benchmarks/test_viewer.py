@@ -1,0 +1,266 @@
+"""The run viewer without a browser: what the page holds, the trace view, the terminal table, ``view``."""
+
+from __future__ import annotations
+
+import datetime as dt
+import doctest
+import io
+import json
+import os
+import shutil
+import webbrowser
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from agent_schemas import ChatMessage, PipelineTrace, RecordedCall, SearchOutcome, SearchResult
+from benchmarks.cli import app
+from benchmarks.report import write_report
+from benchmarks.runner import QuestionRecord
+from benchmarks.viewer import formatting, page
+from benchmarks.viewer.page import safe_url
+from benchmarks.viewer import terminal
+from benchmarks.viewer.terminal import MAX_WIDTH, print_compact_leaderboard, short_label
+from benchmarks.viewer.trace import case_facts_sent, final_path, search_rows
+from tests.benchmarks import scripted_world
+from tests.benchmarks.viewer_run import HOSTILE_RATIONALE, HOSTILE_TEXT
+
+cli = CliRunner()
+
+
+def record_of(viewer_run, pred=lambda r: True) -> QuestionRecord:
+    return QuestionRecord.model_validate(next(r for r in viewer_run.records if pred(r)))
+
+
+@pytest.mark.parametrize("module,n", [(formatting, 7), (terminal, 2)])
+def test_doctests_pass(module, n):
+    result = doctest.testmod(module)
+    assert result.attempted >= n and result.failed == 0
+
+
+# --- the trace view --------------------------------------------------------------------------------
+
+
+def _call(role: str, user: str) -> RecordedCall:
+    return RecordedCall(role=role, provider="scripted", request_key="k",
+                        messages=[ChatMessage(role="system", content="sys"), ChatMessage(role="user", content=user)])
+
+
+FACTS = "## CASE FACTS (pinned; restated verbatim, never summarised)\n- Question: Will X?\n- Background: a\n\nb"
+
+
+def test_case_facts_are_read_from_the_prompts_sent():
+    calls = [_call("forecaster", FACTS + "\n\n## EVIDENCE\n[1] t — s, 2025-01-01 — u"),
+             _call("bull", FACTS + "\n\n## FORECASTERS (structured summaries)\n- member-0 ...")]
+    assert case_facts_sent(calls) == (FACTS, 1)
+    drifted = calls + [_call("bear", FACTS.replace("Will X?", "Will Y?") + "\n\n## YOUR ROLE")]
+    assert case_facts_sent(drifted) == (FACTS, 2)
+    assert case_facts_sent([_call("forecaster", "no facts here")]) == (None, 0)
+    assert case_facts_sent([]) == (None, 0)
+
+
+def _result(title: str, published: str | None) -> dict:
+    return {"title": title, "url": f"https://example.org/{title}", "snippet": "s", "published": published,
+            "source": "corpus", "flagged_undated": False}
+
+
+def test_search_results_are_marked_by_what_reached_a_prompt(viewer_run):
+    rec = record_of(viewer_run, lambda r: r["trace"]["supervisor"] is not None)
+    trace = rec.trace
+    cutoff = trace.question.forecast_date
+    after = (cutoff + dt.timedelta(days=3)).isoformat()
+    member_prompt = "\n".join(["## EVIDENCE", "[1] in — corpus, 2025-01-01 — https://example.org/in"])
+    raw = [_result("in", "2025-01-01"), _result("late", after), _result("undated", None), _result("extra", "2024-12-01")]
+    sup_query = "supervisor query"
+    guarded = SearchOutcome(status="ok", attempted_query=sup_query, cutoff_date=cutoff, dropped_after_cutoff=1,
+                            results=[SearchResult(title="ex…", url="https://example.org/extra", published=dt.date(2024, 12, 1))])
+    t = trace.model_copy(update={
+        "recorded_calls": [_call("forecaster", member_prompt)],
+        "forecasts": [f.model_copy(update={"queries": ["member query"]}) for f in trace.forecasts],
+        "recorded_searches": [
+            *[{"query": "member query", "max_results": 4, "cutoff_date": cutoff.isoformat(), "outcome": {"status": "ok", "results": raw}}] * 3,
+            {"query": sup_query, "max_results": 4, "cutoff_date": cutoff.isoformat(), "outcome": {"status": "ok", "results": raw}},
+            {"query": "failed query", "max_results": 4, "cutoff_date": cutoff.isoformat(),
+             "outcome": {"status": "failed", "failure_type": "rate_limited", "error_message": "429", "results": []}},
+        ],
+        "supervisor": trace.supervisor.model_copy(update={"queries": [sup_query], "search_outcomes": [guarded]}),
+    })
+    rows = search_rows(t)
+    assert [r.query for r in rows] == ["member query", sup_query, "failed query"]  # three members, one row
+    members, sup, failed = rows
+    assert members.who == ", ".join(f.agent_id for f in trace.forecasts)
+    assert [(r.title, r.in_prompt, r.reason) for r in members.results] == [
+        ("in", True, ""), ("late", False, "published after the cutoff"), ("undated", False, "undated"),
+        ("extra", False, "over the result limit")]
+    assert sup.who == "supervisor" and (sup.dropped_after_cutoff, sup.dropped_undated) == (1, 0)
+    assert [r.in_prompt for r in sup.results] == [False, False, False, True]  # kept by URL though the guard trimmed the title
+    assert failed.status == "failed" and failed.failure == "rate_limited 429" and failed.results == []
+
+
+def test_final_path_follows_the_combination_rule(viewer_run):
+    rec = record_of(viewer_run, lambda r: r["trace"]["final_source"] == "aggregate -> debate(w=0.5) -> supervisor(high, w=1.0)")
+    t = rec.trace
+    steps = final_path(t)
+    assert [s.name.split()[0] for s in steps] == ["aggregate", "debate", "supervisor", "final"]
+    assert steps[0].p_yes == t.aggregate_p_yes and steps[1].p_yes == t.debate.p_yes and steps[2].p_yes == t.supervisor.p_yes
+    assert steps[-1].p_yes == t.final_p_yes and all(s.used for s in steps)
+    assert steps[1].name == "debate (w=0.5)"
+    # a low-confidence supervisor gets weight 0: shown, not used
+    low = t.model_copy(update={"supervisor": t.supervisor.model_copy(update={"confidence": "low"}),
+                               "final_source": "aggregate -> debate(w=0.5) -> clip[0.01, 0.99]", "debate": None})
+    steps = final_path(low)
+    assert [(s.name.split()[0], s.used) for s in steps] == [
+        ("aggregate", True), ("debate", False), ("supervisor", False), ("clip[0.01,", True), ("final", True)]
+    assert steps[1].note == "not run" and "weight 0" in steps[2].note
+
+
+# --- the page --------------------------------------------------------------------------------------
+
+
+def test_page_is_self_contained_and_escapes_every_text(viewer_run):
+    html = viewer_run.page.read_text(encoding="utf-8")
+    assert html.count("<script") == 1  # the viewer's own script, nothing else
+    assert "window.__pwned" in html and "<script>window.__pwned" not in html
+    assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in html
+    assert "&lt;b onmouseover=" in html and "<b onmouseover" not in html
+    assert 'href="javascript' not in html.lower()
+    for remote in ("<link", "src=\"http", "src='http", "@import", "url(http"):
+        assert remote not in html
+    assert html.count("<svg") >= 4 and "data:image/png" not in html  # four figures, inline SVG
+    assert "<template>" in html and "Prompts sent (9 calls)" in html
+
+
+@pytest.mark.parametrize("url,expected", [
+    ("https://example.org/a?b=1", "https://example.org/a?b=1"), ("http://x.org", "http://x.org"),
+    ("javascript:alert(1)", None), (" JavaScript:alert(1)", None), ("data:text/html,hi", None),
+    ("//evil.org/x", None), ("", None), (None, None), ("https://[::1", None),
+])
+def test_links_are_only_made_for_http_urls(url, expected):
+    assert safe_url(url) == expected
+
+
+def _copy_run(viewer_run, tmp_path):
+    target = tmp_path / viewer_run.run_dir.name
+    shutil.copytree(viewer_run.run_dir, target, ignore=shutil.ignore_patterns("cache"))
+    return target
+
+
+def test_an_unreadable_record_is_listed_and_the_page_still_renders(viewer_run, tmp_path):
+    run = _copy_run(viewer_run, tmp_path)
+    broken = json.loads(json.dumps(viewer_run.records[1]))
+    broken["question_id"] = "broken-1"
+    broken["trace"]["question"] = {"id": "broken-1"}  # an older, incompatible trace format
+    with open(run / "results.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(broken) + "\n")
+    html = write_report([run], tmp_path / "out", n_resamples=50).html_path.read_text(encoding="utf-8")
+    assert "unreadable record (trace.question.text: Field required)" in html
+    assert html.count('class="item" id="q-') == len(viewer_run.records) + 1
+
+
+def test_prompts_are_embedded_within_the_budget_and_always_for_audit_findings(viewer_run, tmp_path, monkeypatch):
+    run = _copy_run(viewer_run, tmp_path)
+    records = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+    records[2]["audit"]["findings"] = 1
+    (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    html = write_report([run], tmp_path / "all", n_resamples=50).html_path.read_text(encoding="utf-8")
+    assert html.count("Prompts sent (") == len(records)
+    monkeypatch.setattr(page, "PROMPT_BUDGET_CHARS", 0)
+    html = write_report([run], tmp_path / "few", n_resamples=50).html_path.read_text(encoding="utf-8")
+    assert html.count("Prompts sent (") == 1 and "1 finding(s)" in html
+
+
+# --- the terminal table ------------------------------------------------------------------------------
+
+
+def _print(board, baseline="mean") -> list[str]:
+    buf = io.StringIO()
+    print_compact_leaderboard(board, baseline=baseline, files="leaderboard.md, leaderboard.csv, report.html", file=buf)
+    return buf.getvalue().splitlines()
+
+
+def test_compact_leaderboard_fits_100_columns_one_line_per_method(viewer_run):
+    board = pd.read_csv(viewer_run.run_dir / "leaderboard.csv")
+    long = "20261201-014230-ab12:" + board["label"]
+    board = board.assign(label=long)
+    extra = board.iloc[[0]].assign(label="[bold]20261201-014230-ab12:superforecaster_median", ranked=False, rank=float("nan"),
+                                   brier_ci_low=float("nan"), brier_ci_high=float("nan"))
+    lines = _print(pd.concat([board, extra], ignore_index=True), baseline=long[board["label"].str.endswith(":mean")].item())
+    assert max(map(len, lines)) <= MAX_WIDTH
+    assert "Brier [95%]" in lines[1] and "tokens/q" in lines[1]
+    assert "Δ vs mean" in lines[1]
+    body = [ln for ln in lines if "20261201" in ln]
+    assert len(body) == len(board) + 1  # one line per method, long labels shortened, methods kept whole
+    for label in board["label"]:
+        assert sum(short_label(label) in ln for ln in body) == 1 and label.split(":")[1] in short_label(label)
+    assert any("not ranked" in ln for ln in lines)
+    unranked = body[-1]
+    assert unranked.lstrip().startswith("-") and "[bold]" in unranked and "[n/a]" in unranked
+    base = next(ln for ln in body if ":mean" in ln)
+    assert "baseline" in base
+    mean_row = board[board["label"].str.endswith(":mean")].iloc[0]
+    assert f"{mean_row['brier']:.3f} [{mean_row['brier_ci_low']:.2f}, {mean_row['brier_ci_high']:.2f}]" in base
+    assert f"{round(mean_row['tokens_per_question']):,}" in base
+
+
+def test_run_prints_the_compact_table_not_the_markdown(tmp_path, monkeypatch):
+    monkeypatch.setattr("benchmarks.runner.get_provider", lambda spec, **kw: scripted_world.provider())
+    res = cli.invoke(app, ["run", "-p", "scripted", "--n", "4", "--search", "none", "-o", str(tmp_path),
+                           "--run-id", "r", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    assert max(map(len, lines)) <= MAX_WIDTH
+    assert any(ln.split()[1:2] == ["pipeline"] for ln in lines if ln.strip()[:1].isdigit())
+    assert "| mean" not in res.stdout and "Full tables: leaderboard.md" in res.stdout
+    for name in ("leaderboard.csv", "leaderboard.md", "report.html"):
+        assert (tmp_path / "r" / name).stat().st_size > 0
+
+
+# --- forecast-reconcile view ---------------------------------------------------------------------------
+
+
+def test_view_writes_the_page_once_and_prints_its_path(viewer_run, tmp_path, monkeypatch):
+    run = _copy_run(viewer_run, tmp_path)
+    (run / "report.html").unlink()
+    opened = []
+    monkeypatch.setattr(webbrowser, "open", lambda uri: opened.append(uri) or True)
+    res = cli.invoke(app, ["view", "viewer", "-o", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    page_path = run / "report.html"
+    assert res.stdout.strip() == str(page_path.resolve()) and opened == [page_path.resolve().as_uri()]
+    built = page_path.stat().st_mtime_ns
+    assert cli.invoke(app, ["view", str(run), "--no-open"]).exit_code == 0
+    assert page_path.stat().st_mtime_ns == built and len(opened) == 1  # current: not rebuilt, not opened
+    later = page_path.stat().st_mtime + 5
+    os.utime(run / "results.jsonl", (later, later))  # results changed after the page: rebuilt
+    assert cli.invoke(app, ["view", str(run), "--no-open"]).exit_code == 0
+    assert page_path.stat().st_mtime_ns > built
+
+
+@pytest.mark.parametrize("failure", ["none", "error"])
+def test_view_never_fails_for_lack_of_a_browser(viewer_run, tmp_path, monkeypatch, failure):
+    run = _copy_run(viewer_run, tmp_path)
+
+    def no_browser(uri):
+        if failure == "error":
+            raise webbrowser.Error("could not locate runnable browser")
+        return False
+
+    monkeypatch.setattr(webbrowser, "open", no_browser)
+    res = cli.invoke(app, ["view", str(run)])
+    assert res.exit_code == 0, res.output
+    assert str((run / "report.html").resolve()) in res.stdout and "no web browser available" in res.output
+
+
+def test_view_of_a_missing_run_is_one_clean_error(tmp_path):
+    res = cli.invoke(app, ["view", "nope", "-o", str(tmp_path)])
+    assert res.exit_code == 2 and "nope: no such run folder" in res.output and "Traceback" not in res.output
+    (tmp_path / "empty").mkdir()
+    res = cli.invoke(app, ["view", str(tmp_path / "empty")])
+    assert res.exit_code == 2 and "manifest.json" in res.output
+
+
+def test_hostile_fixture_is_what_the_page_shows(viewer_run):
+    rec = record_of(viewer_run, lambda r: r["question_id"] == viewer_run.hostile_id)
+    assert rec.trace.question.text == HOSTILE_TEXT
+    assert {f.rationale for f in rec.trace.forecasts} == {HOSTILE_RATIONALE}
