@@ -15,11 +15,13 @@ import ssl
 import threading
 from dataclasses import dataclass
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Literal, Union
 
 import trustme
+
+from tests.loopback import serve_on_loopback
 
 RECORDED = Path(__file__).parent / "recorded_ddgs"
 
@@ -150,10 +152,7 @@ class FakeWeb:
             def log_message(self, *args):  # keep test output quiet
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self.thread.start()
+        self.server = serve_on_loopback(Handler)
         self.proxy_url = f"http://127.0.0.1:{self.server.server_address[1]}"
 
     def behave(self, **engines: Behaviour) -> "FakeWeb":
