@@ -39,6 +39,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -349,7 +350,10 @@ def main(argv: list[str] | None = None) -> int:
         for r in results:
             score = "n/a" if r.score is None else f"{100 * r.score:.1f}%"
             print(f"| {r.module} | {score} | {r.detected} | {r.total - r.equivalent - r.not_run} | {r.undetected} |")
-        print(f"\nwall time {time.perf_counter() - t0:.0f} s, --jobs {args.jobs}")
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu_s = used.ru_utime + used.ru_stime
+        print(f"\nwall time {time.perf_counter() - t0:.0f} s with --jobs {args.jobs}; CPU time of the test processes "
+              f"{cpu_s:.0f} s, i.e. about {cpu_s / max(args.jobs, 1) / 60:.0f} minutes on {args.jobs} idle cores")
         if args.json:
             args.json.write_text(json.dumps({"modules": [{**asdict(r), "score": r.score} for r in results],
                                              "known_mutations": known}, indent=1), encoding="utf-8")
