@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-FailureType = Literal["rate_limited", "timeout", "access_denied", "network", "parse", "unknown"]
+FailureType = Literal["rate_limited", "timeout", "access_denied", "server_error", "network", "parse", "unknown"]
 
 
 class SearchResult(BaseModel):

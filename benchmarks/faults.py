@@ -74,11 +74,16 @@ class FaultInjectingProvider(Provider):
             return
         with self._lock:
             self.injected[kind] += 1
+        # the same classes and context the adapters' error mapping gives (agent_providers.errors_map)
+        ctx = {"provider": self.spec, "model": self.model}
         if kind == "rate_limit":
-            raise RateLimited("injected rate limit", retry_after_s=self.retry_after_s, provider=self.spec)
+            raise RateLimited(f"{self.spec}: HTTP 429: injected rate limit", retry_after_s=self.retry_after_s,
+                              status_code=429, **ctx)
         if kind == "overload":
-            raise ProviderOverloaded("injected overload (529)", status_code=529, retry_after_s=self.retry_after_s, provider=self.spec)
-        raise ProviderTimeout("injected timeout", timeout_s=0.0, provider=self.spec)
+            raise ProviderOverloaded(f"{self.spec}: HTTP 529: injected overload", retry_after_s=self.retry_after_s,
+                                     status_code=529, **ctx)
+        timeout_s = getattr(self.inner, "timeout_s", None)
+        raise ProviderTimeout(f"{self.spec}: injected timeout after {timeout_s} s", timeout_s=timeout_s, **ctx)
 
     def _corrupt(self, kind: str | None, c: Completion) -> Completion:
         with self._lock:

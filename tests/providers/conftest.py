@@ -12,13 +12,14 @@ from __future__ import annotations
 import json
 import queue
 import socket
-import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
+
+from tests.loopback import serve_on_loopback
 
 RECORDED = Path(__file__).parent / "recorded"
 #: A fake key; tests check it never leaks into reprs, errors or cache files.
@@ -104,10 +105,7 @@ class FakeAPI:
             def log_message(self, *args):  # keep test output quiet
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self.thread.start()
+        self.server = serve_on_loopback(Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
 
     def enqueue(self, *replies: Reply) -> "FakeAPI":

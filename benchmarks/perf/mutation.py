@@ -1,0 +1,370 @@
+"""Mutation testing of the harness, report, methods, combination, registry and parser modules (issue 18).
+
+Usage (needs the ``dev`` extra, which brings ``mutmut``; not part of ``python -m pytest``)::
+
+    python benchmarks/perf/mutation.py                        # the six modules, then the issue-18 table
+    python benchmarks/perf/mutation.py --module agent_tools/parsing.py --module benchmarks/methods.py
+    python benchmarks/perf/mutation.py --known-only           # only the issue-18 table (about 2 minutes)
+    python benchmarks/perf/mutation.py --json mutation.json   # also write the figures as JSON
+
+It prints, per module, the mutation score ``detected / (total - reviewed equivalents)`` and every surviving
+mutant (function, removed and added line), then whether the current tests catch each one-line mutation of
+issue 18's table. About 20 minutes of 2 idle cores (3,075 mutants; 64 minutes when other jobs held the
+cores); it runs under ``nice`` (``--nice``, default 10) and prints its CPU time.
+
+How
+---
+The project (its tracked and untracked, not ignored files) is copied to a scratch folder, so the worktree
+is never touched and can be tested meanwhile. For one module at a time, ``mutmut`` (3.x) writes its
+mutants into ``mutants/`` of the copy, runs the module's fast related tests (:data:`MODULE_TESTS`) once to
+learn which tests call which function, then runs, for each mutant, only the tests that call the mutated
+function, in processes forked from a warm interpreter (``--jobs`` at a time).
+
+Why mutmut: it forks per mutant and runs only the covering tests, so the ~3,000 mutants of these modules
+fit in about 20 minutes on 2 cores. ``cosmic-ray`` starts a new test process per mutant; importing
+numpy, pandas and pydantic and collecting the tests takes 3 to 9 s here, i.e. hours for the same mutants.
+
+Blind spot: mutmut 3 mutates code inside functions and methods only, not module-level or class-body code
+(constants, dataclass defaults such as :class:`~agent_research.combination.CombinationRule`'s weights).
+The :data:`KNOWN_MUTATIONS` phase applies issue 18's table (such spots included) to the copy one at a time
+and runs the module's tests; a change whose text is no longer found is reported as not applicable.
+
+Statuses: ``killed`` and ``timeout`` (the tests hung) are detected; ``survived``, ``no tests`` (no selected
+test calls the function) and ``suspicious`` (passed, but far slower) are not. A surviving mutant that cannot
+change behaviour is listed in :data:`EQUIVALENT` after review and leaves the denominator.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ["agent_schemas", "agent_providers", "agent_tools", "agent_research", "agent_specialists", "benchmarks"]
+
+#: Module -> its fast related tests (files or node ids). The slow SIGKILL/resume subprocess test is left out.
+MODULE_TESTS: dict[str, list[str]] = {
+    "benchmarks/runner.py": ["tests/benchmarks/test_runner.py", "tests/benchmarks/test_cli.py"],
+    "benchmarks/report.py": ["tests/benchmarks/test_runner.py", "tests/benchmarks/test_cli.py",
+                             "tests/benchmarks/test_plots.py"],
+    "benchmarks/methods.py": ["tests/benchmarks/test_runner.py", "tests/benchmarks/test_cli.py"],
+    "agent_research/combination.py": ["tests/research/test_pipeline.py", "tests/frameworks/test_parity.py"],
+    "agent_providers/registry.py": ["tests/providers/test_anthropic_provider.py", "tests/providers/test_openai_provider.py",
+                                    "tests/providers/test_missing_dependencies.py"],
+    "agent_tools/parsing.py": ["tests/tools/test_parsing.py", "tests/research/test_pipeline.py", "tests/specialists"],
+}
+DESELECT = ["tests/benchmarks/test_runner.py::test_sigkill_then_resume_equals_uninterrupted_run"]
+
+DETECTED = {"killed", "timeout", "segfault", "caught by type check"}
+UNDETECTED = {"survived", "no tests", "suspicious"}
+
+
+@dataclass(frozen=True)
+class Equivalent:
+    """A reviewed surviving mutant that cannot change behaviour: its module, function and mutated line."""
+
+    module: str
+    function: str
+    mutated_line: str
+    why: str
+
+
+#: Reviewed equivalent mutants (none reviewed yet: the baseline counts every survivor).
+EQUIVALENT: list[Equivalent] = []
+
+
+@dataclass(frozen=True)
+class KnownMutation:
+    """One hand-written one-line mutation: replace ``find`` by ``replace`` in ``module``."""
+
+    module: str
+    what: str
+    find: str
+    replace: str
+
+
+#: Issue 18's table of mutations that survived the tests at the time it was filed.
+KNOWN_MUTATIONS: list[KnownMutation] = [
+    KnownMutation("benchmarks/runner.py", "append_jsonl: os.fsync removed",
+                  "        fh.write(line)\n        fh.flush()\n        os.fsync(fh.fileno())\n",
+                  "        fh.write(line)\n        fh.flush()\n"),
+    KnownMutation("agent_tools/parsing.py", "parse_json: the first object with a probability taken instead of the last",
+                  "    for obj in reversed(objs):\n", "    for obj in objs:\n"),
+    KnownMutation("benchmarks/methods.py", "method rows no longer clipped to [0.01, 0.99]",
+                  "    return None if p is None else min(max(p, lo), hi)\n", "    return p\n"),
+    KnownMutation("agent_research/combination.py", "supervisor weight at high confidence 1.0 -> 0.5",
+                  '{"high": 1.0, "medium": 0.5, "low": 0.0}', '{"high": 0.5, "medium": 0.5, "low": 0.0}'),
+    KnownMutation("agent_providers/registry.py", "auto_provider picks OpenAI over Anthropic when both keys are set",
+                  '    if env.get("ANTHROPIC_API_KEY"):\n',
+                  '    if env.get("ANTHROPIC_API_KEY") and not env.get("OPENAI_API_KEY"):\n'),
+    KnownMutation("benchmarks/runner.py", "contamination filter uses the earliest model cutoff (min instead of max)",
+                  'info["applied_after"] = max(cutoffs.values())', 'info["applied_after"] = min(cutoffs.values())'),
+    KnownMutation("benchmarks/runner.py", "leakage audit never counts late evidence from members",
+                  "    late = sum(1 for f in trace.forecasts if f.latest_evidence_date is not None and f.latest_evidence_date > cutoff)\n",
+                  "    late = 0\n"),
+    KnownMutation("benchmarks/report.py", "per-method cost table drops the shared ensemble usage",
+                  'acc["usage"] = acc["usage"] + ens + extra', 'acc["usage"] = acc["usage"] + extra'),
+]
+
+
+@dataclass
+class Mutant:
+    name: str
+    status: str
+    function: str
+    removed: list[str] = field(default_factory=list)
+    added: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ModuleResult:
+    module: str
+    total: int
+    detected: int
+    undetected: int
+    not_run: int
+    equivalent: int
+    seconds: float
+    survivors: list[Mutant]
+
+    @property
+    def score(self) -> float | None:
+        """Detected / (total - equivalent - not run), as a fraction; None when nothing ran."""
+        denominator = self.total - self.equivalent - self.not_run
+        return self.detected / denominator if denominator > 0 else None
+
+
+def copy_project(dest: Path) -> None:
+    """Copy the project's tracked and untracked, not ignored, files to ``dest`` (everything but caches
+    and runs when this is not a git checkout)."""
+    try:
+        listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True,
+                                capture_output=True).stdout.decode().split("\0")
+    except (OSError, subprocess.CalledProcessError):
+        listed = None
+    if listed is None:
+        shutil.copytree(ROOT, dest, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns(".git", "__pycache__", "mutants", "runs", ".pytest_cache"))
+        return
+    for rel in filter(None, listed):
+        src = ROOT / rel
+        if src.is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / rel)
+
+
+def child_env(copy: Path) -> dict[str, str]:
+    """The environment of the test processes: the copy first on the path, no live-API tests."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "FORECAST_RECONCILE_LIVE")}
+    env["PYTHONPATH"] = str(copy)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def write_mutmut_config(copy: Path, module: str) -> None:
+    """Append the ``[tool.mutmut]`` table for ``module`` to the copy's pyproject.toml (never to the project's)."""
+    pyproject = copy / "pyproject.toml"
+    text = re.sub(r"\n\[tool\.mutmut\]\n.*", "", pyproject.read_text(encoding="utf-8"), flags=re.S)
+    table = {
+        "source_paths": PACKAGES,
+        "only_mutate": [module],
+        "pytest_add_cli_args_test_selection": MODULE_TESTS[module],
+        "pytest_add_cli_args": ["-p", "no:cacheprovider", *[f"--deselect={d}" for d in DESELECT]],
+    }
+    lines = [f"{k} = {json.dumps(v)}" for k, v in table.items()]
+    pyproject.write_text(text.rstrip() + "\n\n[tool.mutmut]\n" + "\n".join(lines) + "\n", encoding="utf-8")
+
+
+def function_of(name: str, module: str) -> str:
+    """``benchmarks.runner.x_append_jsonl__mutmut_3`` -> ``append_jsonl``; ``...xǁCombinationRuleǁcombine__mutmut_1``
+    -> ``CombinationRule.combine``."""
+    prefix = module.removesuffix(".py").replace("/", ".") + "."
+    core = re.sub(r"__mutmut_\d+$", "", name.removeprefix(prefix))
+    if core.startswith("xǁ"):
+        return ".".join(core[2:].split("ǁ"))
+    return core.removeprefix("x_")
+
+
+def mutmut(copy: Path, *args: str, log: Path | None = None) -> str:
+    """Run ``python -m mutmut <args>`` in the copy; its output (or the log's tail on failure)."""
+    out = open(log, "ab") if log else subprocess.PIPE  # noqa: SIM115 - closed below
+    try:
+        proc = subprocess.run([sys.executable, "-m", "mutmut", *args], cwd=copy, env=child_env(copy),
+                              stdout=out, stderr=subprocess.STDOUT)
+    finally:
+        if log:
+            out.close()
+    if proc.returncode != 0:
+        tail = log.read_text(errors="replace")[-3000:] if log else (proc.stdout or b"").decode(errors="replace")
+        raise SystemExit(f"mutmut {' '.join(args)} failed with exit code {proc.returncode}:\n{tail}")
+    return "" if log else proc.stdout.decode(errors="replace")
+
+
+_SHOW_ALL = """
+import sys
+import mutmut.__main__ as cli
+for name in sys.stdin.read().split():
+    print("@@mutant " + name, flush=True)
+    cli.show.callback(name)
+"""
+
+
+def mutant_diffs(copy: Path, names: list[str]) -> dict[str, str]:
+    """``mutmut show`` for each mutant, in one process (the command's callback; one process per mutant
+    when that fails, e.g. after a mutmut release renames it)."""
+    if not names:
+        return {}
+    proc = subprocess.run([sys.executable, "-c", _SHOW_ALL], cwd=copy, env=child_env(copy), input="\n".join(names),
+                          capture_output=True, text=True)
+    if proc.returncode == 0:
+        out: dict[str, str] = {}
+        for chunk in proc.stdout.split("@@mutant ")[1:]:
+            name, _, diff = chunk.partition("\n")
+            out[name.strip()] = diff
+        if set(out) == set(names):
+            return out
+    return {n: mutmut(copy, "show", n) for n in names}
+
+
+def is_equivalent(module: str, m: Mutant) -> bool:
+    return any(e.module == module and e.function == m.function and e.mutated_line.strip() in [a.strip() for a in m.added]
+               for e in EQUIVALENT)
+
+
+def run_module(copy: Path, module: str, jobs: int) -> ModuleResult:
+    """Mutation-test one module in the copy; see the module docstring."""
+    t0 = time.perf_counter()
+    shutil.rmtree(copy / "mutants", ignore_errors=True)
+    write_mutmut_config(copy, module)
+    log = copy / f"mutmut-{module.replace('/', '_')}.log"
+    mutmut(copy, "run", "--max-children", str(jobs), log=log)
+    statuses = {}
+    for line in mutmut(copy, "results", "--all", "true").splitlines():
+        name, sep, status = line.strip().rpartition(": ")
+        if sep and "__mutmut_" in name:
+            statuses[name] = status
+    mutants = [Mutant(n, s, function_of(n, module)) for n, s in statuses.items()]
+    survivors = [m for m in mutants if m.status in UNDETECTED]
+    diffs = mutant_diffs(copy, [m.name for m in survivors])
+    for m in survivors:
+        for line in diffs.get(m.name, "").splitlines():
+            if line.startswith("-") and not line.startswith("---"):
+                m.removed.append(line[1:].strip())
+            elif line.startswith("+") and not line.startswith("+++"):
+                m.added.append(line[1:].strip())
+    equivalent = [m for m in survivors if is_equivalent(module, m)]
+    return ModuleResult(
+        module=module, total=len(mutants), detected=sum(m.status in DETECTED for m in mutants),
+        undetected=len(survivors) - len(equivalent),
+        not_run=sum(m.status not in DETECTED | UNDETECTED for m in mutants), equivalent=len(equivalent),
+        seconds=time.perf_counter() - t0, survivors=[m for m in survivors if m not in equivalent],
+    )
+
+
+def pytest_passes(copy: Path, tests: list[str], timeout_s: float = 900) -> int:
+    """Exit code of the module's tests in the copy (stop at the first failure)."""
+    cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *[f"--deselect={d}" for d in DESELECT], *tests]
+    try:
+        return subprocess.run(cmd, cwd=copy, env=child_env(copy), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              timeout=timeout_s).returncode
+    except subprocess.TimeoutExpired:
+        return -1
+
+
+def run_known(copy: Path, modules: list[str]) -> list[dict[str, str]]:
+    """Apply each :data:`KNOWN_MUTATIONS` entry of ``modules`` to the copy, run the module's tests, restore."""
+    rows = []
+    clean_ok: dict[str, bool] = {}
+    for km in KNOWN_MUTATIONS:
+        if km.module not in modules:
+            continue
+        path = copy / km.module
+        original = path.read_text(encoding="utf-8")
+        n = original.count(km.find)
+        if n != 1:
+            rows.append({"module": km.module, "mutation": km.what, "result": f"not applicable (text found {n} times)"})
+            continue
+        if km.module not in clean_ok:
+            clean_ok[km.module] = pytest_passes(copy, MODULE_TESTS[km.module]) == 0
+        if not clean_ok[km.module]:
+            rows.append({"module": km.module, "mutation": km.what, "result": "not run (the unmutated tests fail)"})
+            continue
+        try:
+            path.write_text(original.replace(km.find, km.replace), encoding="utf-8")
+            code = pytest_passes(copy, MODULE_TESTS[km.module])
+        finally:
+            path.write_text(original, encoding="utf-8")
+        result = {0: "SURVIVED", 1: "caught"}.get(code, "caught (tests errored)" if code in (2, 3, 4) else f"exit {code}")
+        rows.append({"module": km.module, "mutation": km.what, "result": result})
+    return rows
+
+
+def print_module(r: ModuleResult) -> None:
+    score = "n/a" if r.score is None else f"{100 * r.score:.1f}%"
+    print(f"\n## {r.module}: {score} ({r.detected} detected / {r.total - r.equivalent - r.not_run} non-equivalent; "
+          f"{r.undetected} undetected, {r.equivalent} equivalent, {r.not_run} not run; {r.seconds:.0f} s)")
+    for m in r.survivors:
+        removed = " | ".join(m.removed) or "?"
+        added = " | ".join(m.added) or "?"
+        print(f"- [{m.status}] {m.function} ({m.name.rsplit('__', 1)[-1]}): {removed}  ->  {added}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--module", action="append", choices=sorted(MODULE_TESTS), help="module to test (repeat; default all)")
+    ap.add_argument("--jobs", type=int, default=2, help="mutants tested at once (default 2)")
+    ap.add_argument("--nice", type=int, default=10, help="niceness added to this process and its children (default 10)")
+    ap.add_argument("--known-only", action="store_true", help="only apply issue 18's table of mutations")
+    ap.add_argument("--skip-known", action="store_true", help="skip issue 18's table of mutations")
+    ap.add_argument("--keep", type=Path, help="work in this folder and keep it (default: a temporary folder, removed)")
+    ap.add_argument("--json", type=Path, help="also write the results to this JSON file")
+    ap.add_argument("--fail-under", type=float, help="exit 1 when a module scores below this percentage")
+    args = ap.parse_args(argv)
+    if args.nice:
+        os.nice(args.nice)
+    modules = args.module or list(MODULE_TESTS)
+    work = args.keep or Path(tempfile.mkdtemp(prefix="mutation-"))
+    work.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    try:
+        copy_project(work)
+        results = [] if args.known_only else [run_module(work, m, args.jobs) for m in modules]
+        for r in results:
+            print_module(r)
+        known = [] if args.skip_known else run_known(work, modules)
+        if known:
+            print("\n## Issue 18 table (one-line mutations applied by hand)")
+            for row in known:
+                print(f"- {row['result']}: {row['module']}: {row['mutation']}")
+        print("\n| module | score | detected | non-equivalent | surviving |")
+        print("|---|---|---|---|---|")
+        for r in results:
+            score = "n/a" if r.score is None else f"{100 * r.score:.1f}%"
+            print(f"| {r.module} | {score} | {r.detected} | {r.total - r.equivalent - r.not_run} | {r.undetected} |")
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu_s = used.ru_utime + used.ru_stime
+        print(f"\nwall time {time.perf_counter() - t0:.0f} s with --jobs {args.jobs}; CPU time of the test processes "
+              f"{cpu_s:.0f} s, i.e. about {cpu_s / max(args.jobs, 1) / 60:.0f} minutes on {args.jobs} idle cores")
+        if args.json:
+            args.json.write_text(json.dumps({"modules": [{**asdict(r), "score": r.score} for r in results],
+                                             "known_mutations": known}, indent=1), encoding="utf-8")
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    if args.fail_under is not None and any(r.score is not None and 100 * r.score < args.fail_under for r in results):
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
