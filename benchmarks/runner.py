@@ -343,6 +343,7 @@ class BenchmarkRunner:
         self.clusters = ClusterAssignment()
         self._retrying: list[RetryingProvider] = []
         self._caches: list[CachingProvider] = []
+        self._adapters: list[Provider] = []
 
     # --- set-up ----------------------------------------------------------------------------------
     def _base_provider(self, spec: str | None) -> Provider:
@@ -369,6 +370,7 @@ class BenchmarkRunner:
         async_sleep = _as_async(self.retry_sleep) if self.retry_sleep is not None else None
         for spec in specs:
             p = self._base_provider(spec)
+            self._adapters.append(p)
             r = RetryingProvider(p, RetryPolicy(max_attempts=self.config.max_attempts, seed=self.config.seed),
                                  sleep=self.retry_sleep, async_sleep=async_sleep)
             self._retrying.append(r)
@@ -382,6 +384,14 @@ class BenchmarkRunner:
         if self.config.providers:
             self.config = self.config.model_copy(update={"providers": [redact_spec(s) for s in self.config.providers]})
         return out
+
+    def bind_questions(self, questions: list[Question]) -> None:
+        """Hand the harness's records of ``questions`` (outcomes included) to the providers that simulate
+        from them (a ``bind_questions`` method: :class:`agent_providers.SimulatorProvider`); models never get them."""
+        for adapter in self._adapters:
+            bind = getattr(adapter, "bind_questions", None)
+            if bind is not None:
+                bind(questions)
 
     def build_executor(self) -> ToolExecutor | None:
         """The research backend behind the cutoff guard: the given client, else ``config.search``
@@ -442,8 +452,8 @@ class BenchmarkRunner:
         Fails closed: when any model's cutoff is unknown (not in :mod:`benchmarks.model_cutoffs`, or a
         moving alias such as ``*-latest``), the run stops unless the user set ``forecast_date_from``
         (``--date-from``; then that date is the bound and the note says so) or turned the filter off
-        explicitly (``after_model_cutoff=False``, ``--include-before-cutoff``). The scripted provider was
-        trained on nothing and is left out of the check. ``strict=False`` records an unknown cutoff
+        explicitly (``after_model_cutoff=False``, ``--include-before-cutoff``). The scripted and simulated
+        (``sim``) providers were trained on nothing and are left out of the check. ``strict=False`` records an unknown cutoff
         instead of raising (questions passed to the runner directly are not filtered).
 
         Raises
@@ -461,7 +471,7 @@ class BenchmarkRunner:
             info["note"] = ("off (--include-before-cutoff): questions due before the models' training cutoffs are "
                             "included and may be contaminated")
         elif not cutoffs:
-            info["note"] = "no trained model in the run (scripted provider): nothing to filter"
+            info["note"] = "no trained model in the run (scripted or simulated provider): nothing to filter"
         elif unknown and cfg.forecast_date_from is None:
             if not strict:
                 info["note"] = f"training cutoff unknown for {', '.join(unknown)}: not applied (questions given directly)"
@@ -643,6 +653,7 @@ class BenchmarkRunner:
         questions = self.select_questions()
         if not questions:
             raise DataValidationError("no questions match the run's filters", field="questions", value=0)
+        self.bind_questions(questions)
         if resume and manifest_path.exists():
             recorded = json.loads(manifest_path.read_text(encoding="utf-8")).get("question_ids")
             if recorded is not None and recorded != [q.id for q in questions]:
@@ -779,8 +790,8 @@ class BenchmarkRunner:
 
 
 def _untrained(spec: str) -> bool:
-    """Specs of providers that were trained on no data (contamination does not apply)."""
-    return spec == "scripted" or spec.startswith("scripted/")
+    """Specs of providers that were trained on no data (contamination does not apply): scripted, sim."""
+    return spec.split("/", 1)[0] in ("scripted", "sim")
 
 
 def _as_async(sleep: Callable[[float], Any]) -> Callable[[float], Any]:

@@ -267,7 +267,8 @@ def test_run_where_every_question_failed_exits_non_zero_with_one_reason(tmp_path
     assert res.returncode == 1, res.stderr
     errors = [line for line in res.stderr.splitlines() if line.startswith("error:")]
     assert errors == ["error: every question failed (2 of 2); most common reason (2 questions): "
-                      "ScriptExhausted: ScriptedProvider has no queued output for request #1"]
+                      "ScriptExhausted: ScriptedProvider has no queued output for request #1 (queue answers in Python "
+                      "with enqueue() or a responder; to try the pipeline without a model use the simulator: --provider sim)"]
     assert "Traceback" not in res.stderr
     assert len((out / "allfail" / "results.jsonl").read_text().splitlines()) == 2  # nothing computed is lost
 
