@@ -15,19 +15,76 @@ import datetime as dt
 import logging
 import sys
 from collections.abc import Iterator
+from enum import Enum
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
+import typer.core
 from pydantic import ValidationError
 
 from agent_schemas import ReconcileError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
+#: click's exception root as typer raises it (typer >= 0.20 vendors click as ``typer._click``).
+ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+
+class OneLineUsageErrors(typer.core.TyperGroup):
+    """The command group, with command-line usage errors (an unknown option, a value that is not a number
+    or not one of the choices) printed as one plain line, ``error: ... (see <command> --help)``, exit
+    code 2, like every other user error (:func:`cli_errors`)."""
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)
+        except ClickException as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError":  # no arguments: the help is the answer
+                typer.echo(exc.format_message())
+                sys.exit(0)
+            where = f" (see '{exc.ctx.command_path} --help')" if getattr(exc, "ctx", None) is not None else ""
+            message = " ".join(exc.format_message().replace("Value error, ", "").split())
+            typer.echo(f"error: {message}{where}", err=True)
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            typer.echo("aborted", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+app = typer.Typer(cls=OneLineUsageErrors, add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
+                  context_settings={"help_option_names": ["-h", "--help"]},
                   help="Reconcile LLM forecasts and benchmark aggregation methods on resolved questions.")
+
+
+def _version(value: bool) -> None:
+    if value:
+        from benchmarks.runner import package_version
+
+        typer.echo(f"forecast-reconcile {package_version()} (Python {sys.version.split()[0]})")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit.")) -> None:
+    """Reconcile LLM forecasts and benchmark aggregation methods on resolved questions.
+
+    Start here: `forecast-reconcile questions` (browse the bundled questions), `forecast-reconcile forecast
+    -p sim` (one question, every step explained, no model), `forecast-reconcile run -p sim --n 50` (a
+    simulated benchmark in seconds), `forecast-reconcile run --dry-run` (what a real run would cost).
+    """
+
 
 #: Errors a user can cause (bad files, values, paths, a busy run folder, a full disk): one line, exit code 2.
 USER_ERRORS = (ReconcileError, ValueError, OSError, csv.Error, ImportError)
+#: Settings of ``RunConfig`` named as the ``run`` options that set them, in error messages.
+OPTION_OF_FIELD = {
+    "n_members": "--members", "sample_n": "--n", "search": "--search", "question_type": "--question-type",
+    "max_tokens": "--max-tokens", "debate_rounds": "--debate-rounds", "supervisor_queries": "--supervisor-queries",
+    "concurrency": "--concurrency", "methods": "--methods", "sources": "--sources", "run_id": "--run-id",
+    "cutoff_margin_days": "--cutoff-margin-days", "seed": "--seed",
+}
 
 
 def one_line(exc: BaseException) -> str:
@@ -37,6 +94,7 @@ def one_line(exc: BaseException) -> str:
         errors = exc.errors()
         e = errors[0]
         field = ".".join(str(part) for part in e["loc"])
+        field = OPTION_OF_FIELD.get(field, field)
         msg = str(e["msg"]).removeprefix("Value error, ")
         text = msg if e["type"] == "value_error" else f"{field}: {msg} (value {e.get('input')!r})"
         if len(errors) > 1:
@@ -259,6 +317,74 @@ def forecast(
             qs = runner.select_questions()
         trace = runner.build_pipeline().run(qs[0])
         typer.echo(summarise_trace(trace, qs[0]))
+
+
+questions_app = typer.Typer(help="Browse the bundled questions: summary, list (filter and search), show one.",
+                            context_settings={"help_option_names": ["-h", "--help"]})
+app.add_typer(questions_app, name="questions")
+
+
+class QuestionType(str, Enum):
+    """A ForecastBench question type."""
+
+    market = "market"
+    dataset = "dataset"
+
+
+@questions_app.callback(invoke_without_command=True)
+def questions_summary(ctx: typer.Context) -> None:
+    """Counts per source and type; `questions list` and `questions show` do the rest."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from benchmarks.question_browser import bundled_questions, summary
+
+    with cli_errors(False):
+        typer.echo(summary(bundled_questions()))
+        typer.echo("list:  forecast-reconcile questions list --source polymarket --search 'interest rate'")
+        typer.echo("show:  forecast-reconcile questions show <short id>   (what forecasters see, what is held back)")
+
+
+@questions_app.command("list")
+def questions_list(
+    search: Optional[str] = typer.Option(None, "--search", "-s", help="Words that must all appear in the question, background or criteria (any case)."),
+    sources: Optional[str] = typer.Option(None, "--source", help="Sources, comma-separated (e.g. polymarket,metaculus)."),
+    question_type: Optional[QuestionType] = typer.Option(None, "--type", help="Question type."),
+    rounds: Optional[str] = typer.Option(None, "--round", help="Rounds (forecast dates), comma-separated, e.g. 2026-03-29."),
+    limit: int = typer.Option(20, "--limit", "-n", min=0, help="Lines to print (0 = all)."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+) -> None:
+    """List bundled questions with their short ids (use a short id wherever an id is taken)."""
+    import shutil
+
+    from benchmarks.question_browser import bundled_questions, filter_questions, format_list
+
+    with cli_errors(debug):
+        pool = bundled_questions()
+        srcs = _csv(sources)
+        unknown = sorted(set(srcs or []) - {q.source for q in pool})
+        if unknown:
+            raise ValueError(f"--source: unknown source(s) {', '.join(unknown)}; valid: {', '.join(sorted({q.source for q in pool}))}")
+        found = filter_questions(pool, sources=srcs, question_type=question_type.value if question_type else None,
+                                 rounds=_csv(rounds), search=search)
+        shown = found if limit == 0 else found[:limit]
+        typer.echo(format_list(shown, width=shutil.get_terminal_size((120, 24)).columns))
+        more = f"; showing {len(shown)} (--limit 0 for all)" if len(shown) < len(found) else ""
+        _say(f"{len(found):,} of {len(pool):,} questions match{more}")
+
+
+@questions_app.command("show")
+def questions_show(
+    question: str = typer.Argument(..., help="A short id, a full id, or a unique piece of one."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+) -> None:
+    """Show one question in full: what forecasters see (the case facts of every prompt) and what is held back."""
+    import shutil
+
+    from benchmarks.question_browser import format_question, resolve_question
+
+    with cli_errors(debug):
+        q = resolve_question(question)
+        typer.echo(format_question(q, width=min(shutil.get_terminal_size((100, 24)).columns, 120) - 2))
 
 
 @app.command()

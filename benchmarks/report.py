@@ -318,7 +318,9 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
                              "delta_brier_vs_baseline", "delta_brier_ci_low", "delta_brier_ci_high",
                              "tokens_per_question", "failed") if c in table.columns]
     ranked, unranked = table[table["ranked"]], table[~table["ranked"]]
+    simulated = simulation_note(manifests)
     md = "\n\n".join([
+        *([f"**{simulated}**"] if simulated else []),
         f"## Leaderboard (lower Brier is better; 95% clustered bootstrap intervals; baseline for deltas: {base_label})",
         ranking_note(ranked, min_coverage),
         _md(ranked[main_cols]),
@@ -330,7 +332,7 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
     ])
     md_path = out_dir / "leaderboard.md"
     html_path = out_dir / "report.html"
-    page = _html(table, costs, roles, effect, audit, contamination, segments, scored, manifests, min_coverage)
+    page = _html(table, costs, roles, effect, audit, contamination, segments, scored, manifests, min_coverage, simulated)
     # every file is complete or untouched (temp file + os.replace); an OSError names the file
     out_dir.mkdir(parents=True, exist_ok=True)
     write_text_atomic(csv_path, table.to_csv(index=False))
@@ -339,7 +341,16 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
     return Report(table, md, csv_path, md_path, html_path)
 
 
-def _html(table, costs, roles, effect, audit, contamination, segments, scored, manifests, min_coverage) -> str:
+def simulation_note(manifests: dict[str, dict[str, Any]]) -> str:
+    """The label of results that come from the simulator (:data:`agent_providers.simulator.SIMULATION_NOTE`
+    naming the runs' simulator specs), or '' when no run used it."""
+    from agent_providers.simulator import SIMULATION_NOTE, is_simulated
+
+    specs = sorted({p["spec"] for m in manifests.values() for p in m.get("providers", []) if is_simulated(p["spec"])})
+    return f"{SIMULATION_NOTE} Providers: {', '.join(specs)}." if specs else ""
+
+
+def _html(table, costs, roles, effect, audit, contamination, segments, scored, manifests, min_coverage, simulated="") -> str:
     from benchmarks import plots
 
     def section(title: str, df: pd.DataFrame) -> str:
@@ -360,7 +371,9 @@ def _html(table, costs, roles, effect, audit, contamination, segments, scored, m
         "<!doctype html><html><head><meta charset='utf-8'><title>forecast-reconcile leaderboard</title>",
         "<style>body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px}table.t{border-collapse:collapse;font-size:13px}"
         "table.t td,table.t th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right}img{max-width:100%}</style></head><body>",
-        "<h1>forecast-reconcile leaderboard</h1>", f"<ul>{runs}</ul>",
+        "<h1>forecast-reconcile leaderboard</h1>",
+        f"<p style='background:#fff3cd;padding:.6em'><b>{html.escape(simulated)}</b></p>" if simulated else "",
+        f"<ul>{runs}</ul>",
         section("Leaderboard (lower Brier is better; 95% clustered bootstrap intervals)", table[table["ranked"]]),
         f"<p>{html.escape(ranking_note(table[table['ranked']], min_coverage))}</p>",
         section("Not ranked (answered too few questions; Brier on their own questions)", table[~table["ranked"]])
