@@ -166,23 +166,39 @@ def _folder(path: Path, option: str) -> Path:
     return path
 
 
+class Search(str, Enum):
+    """A research backend."""
+
+    local = "local"
+    ddg = "ddg"
+    none = "none"
+
+
+class RunQuestionType(str, Enum):
+    """A ForecastBench question type, or any."""
+
+    market = "market"
+    dataset = "dataset"
+    any = "any"
+
+
 @app.command()
 def run(
     provider: Optional[str] = typer.Option(None, "--provider", "-p", envvar="FORECAST_RECONCILE_PROVIDER",
-                                           help="Provider spec(s), comma-separated, cycled over members, e.g. 'local/smollm2' or 'anthropic/claude-sonnet-4-5'. Default: auto-detect from the environment."),
+                                           help="Provider spec(s), comma-separated, cycled over members: 'sim' (a simulation, no model, $0), 'local/smollm2', 'anthropic/claude-sonnet-4-6', 'openai/gpt-4.1-mini', 'openai-compatible/<model>@<url>'. Default: auto-detect from the environment."),
     n_members: int = typer.Option(3, "--members", "-m", help="Ensemble size."),
-    methods: Optional[str] = typer.Option(None, help="Comma-separated methods (default: mean,median,min,geomean_odds,extremized,debate,supervisor,pipeline)."),
+    methods: Optional[str] = typer.Option(None, help="Comma-separated methods (default: mean, median, min, geomean_odds, extremized, debate, supervisor, pipeline)."),
     sources: Optional[str] = typer.Option(None, help="ForecastBench sources, comma-separated (e.g. polymarket,manifold)."),
-    question_type: str = typer.Option("market", help="ForecastBench question type: market, dataset or any."),
+    question_type: RunQuestionType = typer.Option(RunQuestionType.market, help="ForecastBench question type."),
     n: Optional[int] = typer.Option(6, "--n", help="Seeded sample size (0 = all matching questions)."),
     questions_file: Optional[Path] = typer.Option(None, "--questions", help="Your own question file (CSV/JSONL/Parquet); see benchmarks/questions.py for columns."),
     date_from: Optional[str] = typer.Option(None, help="Keep questions with forecast date on/after YYYY-MM-DD."),
     date_to: Optional[str] = typer.Option(None, help="Keep questions with forecast date on/before YYYY-MM-DD."),
-    include_before_cutoff: bool = typer.Option(False, help="Also use questions due before the model's training cutoff (contaminated). Without it, a model whose cutoff is unknown needs --date-from."),
+    include_before_cutoff: bool = typer.Option(False, "--include-before-cutoff", help="Also use questions due before the model's training cutoff (contaminated). Without it, a model whose cutoff is unknown needs --date-from."),
     cutoff_margin_days: int = typer.Option(0, min=0, help="Safety margin in days after the latest model training cutoff."),
-    include_unclosed: bool = typer.Option(False, help="Bundled data: also use questions whose scheduled close is after the outcome snapshot (2026-08-20); these over-represent early (mostly Yes) resolutions."),
-    show_crowd: bool = typer.Option(False, help="Show the crowd / market probability at freeze to the models (recorded in the manifest)."),
-    search: str = typer.Option("local", help="Research backend: local (bundled dated corpus), ddg (DuckDuckGo) or none."),
+    include_unclosed: bool = typer.Option(False, "--include-unclosed", help="Bundled data: also use questions whose scheduled close is after the outcome snapshot (2026-08-20); these over-represent early (mostly Yes) resolutions."),
+    show_crowd: bool = typer.Option(False, "--show-crowd", help="Show the crowd / market probability at freeze to the models (recorded in the manifest)."),
+    search: Search = typer.Option(Search.local, help="Research backend: the bundled dated corpus, DuckDuckGo, or none."),
     debate_rounds: int = typer.Option(2, help="Maximum debate rounds."),
     supervisor_queries: int = typer.Option(2, help="Clarifying searches of the supervisor."),
     max_tokens: int = typer.Option(512, help="Max generated tokens per call."),
@@ -192,12 +208,13 @@ def run(
     run_id: Optional[str] = typer.Option(None, help="Run folder name (default: timestamp)."),
     resume: Optional[str] = typer.Option(None, "--resume", help="Continue the run with this id (or folder) without redoing finished questions."),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="With --resume: run the questions whose record failed again (their failed records move to results.replaced.jsonl; the folder keeps one record per question)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the questions, calls, estimated tokens and USD per provider, and stop: no provider is called, nothing is written (method: benchmarks/estimate.py)."),
     n_threads: Optional[int] = typer.Option(None, envvar="FORECAST_RECONCILE_THREADS", help="Threads of the embedded model."),
-    no_cache: bool = typer.Option(False, help="Disable the response cache."),
+    cache: bool = typer.Option(True, "--cache/--no-cache", help="Persistent response cache: a resumed or repeated run pays no call twice."),
     cache_dir: Optional[Path] = typer.Option(None, envvar="FORECAST_RECONCILE_CACHE", help="Response cache folder shared between runs (default: inside the run folder)."),
-    report: bool = typer.Option(True, help="Print the leaderboard and write report.html when done."),
-    progress: bool = typer.Option(True, help="Show a progress bar on stderr."),
-    debug: bool = typer.Option(False, help="Show tracebacks."),
+    report: bool = typer.Option(True, "--report/--no-report", help="Print the leaderboard and write report.html when done."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar on stderr."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
 ) -> None:
     """Run every method and baseline on a seeded sample of real resolved questions.
 
@@ -224,19 +241,29 @@ def run(
         else:
             kwargs = dict(
                 providers=_csv(provider) or [], n_members=n_members, sources=_csv(sources),
-                question_type=None if question_type == "any" else question_type, sample_n=n or None,
+                question_type=None if question_type is RunQuestionType.any else question_type.value, sample_n=n or None,
                 questions_file=str(questions_file) if questions_file else None,
                 forecast_date_from=_date(date_from, "--date-from"), forecast_date_to=_date(date_to, "--date-to"),
                 after_model_cutoff=not include_before_cutoff, cutoff_margin_days=cutoff_margin_days,
-                close_by_snapshot=not include_unclosed, show_crowd=show_crowd, search=search, debate_rounds=debate_rounds,
+                close_by_snapshot=not include_unclosed, show_crowd=show_crowd, search=search.value, debate_rounds=debate_rounds,
                 supervisor_queries=supervisor_queries, max_tokens=max_tokens, concurrency=concurrency, seed=seed,
-                output_dir=str(output_dir), run_id=run_id, n_threads=n_threads, cache=not no_cache,
+                output_dir=str(output_dir), run_id=run_id, n_threads=n_threads, cache=cache,
                 cache_dir=str(cache_dir) if cache_dir else None,
             )
             if methods:
                 kwargs["methods"] = _csv(methods)
             config = RunConfig(**kwargs)
-        runner = BenchmarkRunner(config, progress=progress, on_start=lambda folder: _say(f"run folder: {folder}"))
+        if dry_run:
+            if resume:
+                raise ValueError("--dry-run estimates a new run: drop --resume")
+            from benchmarks.estimate import estimate_run, format_estimate
+
+            typer.echo(format_estimate(estimate_run(config)))
+            return
+        from benchmarks.provenance import redacted_command_line
+
+        runner = BenchmarkRunner(config, progress=progress, on_start=lambda folder: _say(f"run folder: {folder}"),
+                                 command_line=redacted_command_line(sys.argv))
         summary = asyncio.run(runner.arun(resume=bool(resume), retry_failed=retry_failed))
         _say(f"providers: {', '.join(p.spec for p in runner.providers)}")
         retried = f", {summary.n_retried} failed set aside and retried" if summary.n_retried else ""
@@ -256,17 +283,20 @@ def run(
 
 @app.command()
 def leaderboard(
-    runs: list[Path] = typer.Argument(..., help="Run folders to compare."),
+    runs: list[Path] = typer.Argument(..., help="Run folders to compare, or a folder of run folders (e.g. runs/: every run in it)."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Folder for leaderboard.csv/.md/.html (default: the first run)."),
     baseline: str = typer.Option("mean", help="Method that deltas and skill scores are measured against."),
     n_resamples: int = typer.Option(1000, help="Clustered bootstrap resamples."),
-    debug: bool = typer.Option(False, help="Show tracebacks."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
 ) -> None:
     """Write CSV, Markdown and one self-contained HTML page comparing runs."""
     _setup_logging(debug)
     from benchmarks.report import write_report
 
+    from benchmarks.report import run_folders
+
     with cli_errors(debug):
+        runs = run_folders(runs)
         out = _folder(output or runs[0], "--output")
         rep = write_report(runs, out, baseline=baseline, n_resamples=n_resamples)
         typer.echo(rep.markdown)
@@ -275,48 +305,98 @@ def leaderboard(
 
 @app.command()
 def score(
-    forecasts: Path = typer.Argument(..., help="CSV/JSONL/Parquet with question_id, p_yes and optionally method, outcome."),
-    questions: Optional[Path] = typer.Option(None, help="Question file with outcomes (default: bundled ForecastBench by id)."),
-    baseline: Optional[str] = typer.Option(None, help="Method to compare against (default: the first method)."),
-    debug: bool = typer.Option(False, help="Show tracebacks."),
+    forecasts: Path = typer.Argument(..., help="CSV/JSONL/JSON/Parquet with question_id (full or short id), p_yes and optionally method, outcome, cluster."),
+    questions: Optional[Path] = typer.Option(None, help="Question file with outcomes (default: the bundled questions, by id)."),
+    baseline: Optional[str] = typer.Option(None, help="Method the deltas are measured against (default: the file's first method)."),
+    baselines: bool = typer.Option(True, "--baselines/--no-baselines", help="Score the bundled baselines (crowd, superforecaster median, base rate, 0.5) on the same questions."),
+    skip_unknown: bool = typer.Option(False, "--skip-unknown", help="Leave out (and count) rows whose question has no known outcome instead of stopping."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Folder to write leaderboard.csv and leaderboard.md into."),
+    n_resamples: int = typer.Option(1000, min=0, help="Clustered bootstrap resamples."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
 ) -> None:
-    """Score forecasts made by any other system against the outcomes."""
+    """Score forecasts made by any other system, next to the bundled baselines on the same questions."""
     _setup_logging(debug)
-    from benchmarks.report import score_forecasts_file
+    from benchmarks.score_file import score_file
 
     with cli_errors(debug):
-        table = score_forecasts_file(forecasts, questions_path=questions, baseline=baseline)
-        typer.echo(table.to_markdown(index=False, floatfmt=".4f"))
+        if output is not None:
+            _folder(output, "--output")
+        result = score_file(forecasts, questions_path=questions, baseline=baseline, baselines=baselines,
+                            skip_unknown=skip_unknown, n_resamples=n_resamples)
+        if result.skipped:
+            shown = "; ".join(result.skipped[:5]) + (f"; and {len(result.skipped) - 5} more" if len(result.skipped) > 5 else "")
+            _say(f"skipped {len(result.skipped)} row(s) whose question has no known outcome: {shown}")
+        for note in result.notes:
+            _say(note)
+        text = result.markdown()
+        typer.echo(text)
+        if output is not None:
+            from benchmarks.runner import write_text_atomic
+
+            output.mkdir(parents=True, exist_ok=True)
+            write_text_atomic(output / "leaderboard.csv", result.table.to_csv(index=False))
+            write_text_atomic(output / "leaderboard.md", text + "\n")
+            _say(f"wrote {output / 'leaderboard.csv'}, {output / 'leaderboard.md'}")
 
 
 @app.command()
 def forecast(
-    question_id: Optional[str] = typer.Option(None, help="Bundled ForecastBench qid (default: one seeded market question)."),
-    provider: Optional[str] = typer.Option(None, "--provider", "-p", envvar="FORECAST_RECONCILE_PROVIDER", help="Provider spec (default: auto)."),
+    question: Optional[str] = typer.Option(None, "--question", "--question-id", "-q", help="A bundled question: short id, full id or a unique piece of one (default: one seeded market question due after the model's cutoff)."),
+    provider: Optional[str] = typer.Option(None, "--provider", "-p", envvar="FORECAST_RECONCILE_PROVIDER", help="Provider spec, e.g. 'sim' (a simulation, no model) or 'local/smollm2' (default: auto-detect)."),
     n_members: int = typer.Option(3, "--members", "-m", help="Ensemble size."),
+    search: Search = typer.Option(Search.local, help="Research backend: the bundled dated corpus, DuckDuckGo, or none."),
     seed: int = typer.Option(0, help="Seed."),
-    debug: bool = typer.Option(False, help="Show tracebacks."),
+    output_dir: Path = typer.Option(Path("forecasts"), "--output", "-o", help="Folder the trace file is saved in."),
+    save: bool = typer.Option(True, "--save/--no-save", help="Save the trace (JSON: the PipelineTrace and the question record)."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
 ) -> None:
-    """Forecast one bundled question end to end with the full pipeline and print its trace summary."""
+    """Forecast one bundled question with the full pipeline and explain every step.
+
+    Progress goes to stderr; the explanation (members, aggregates, debate turns, the supervisor's
+    disagreements, searches and reasoning, the combination arithmetic) to stdout. The trace is saved
+    to --output. Exit code 1 when the forecast failed (the reason is printed).
+    """
     _setup_logging(debug)
+    import sys as _sys
+
+    from agent_providers import redact_spec
     from benchmarks.config import RunConfig
-    from benchmarks.questions import load_forecastbench
-    from benchmarks.runner import BenchmarkRunner
-    from benchmarks.trace_summary import summarise_trace
+    from benchmarks.one_forecast import ForecastFile, forecast_one, provider_reason, save_forecast
+    from benchmarks.provenance import redacted_command_line
+    from benchmarks.question_browser import resolve_question, short_id
+    from benchmarks.trace_summary import explain_trace
 
     with cli_errors(debug):
-        cfg = RunConfig(providers=[provider] if provider else [], n_members=n_members, seed=seed, cache=False)
-        runner = BenchmarkRunner(cfg, progress=False)
-        runner.build_providers()
-        if question_id:
-            qs = [q for q in load_forecastbench() if q.id == question_id]
-            if not qs:
-                raise ValueError(f"question_id {question_id!r} is not in the bundled ForecastBench data")
-        else:
-            runner.config = cfg.model_copy(update={"sample_n": 1})
-            qs = runner.select_questions()
-        trace = runner.build_pipeline().run(qs[0])
-        typer.echo(summarise_trace(trace, qs[0]))
+        _folder(output_dir, "--output")
+        specs, why = provider_reason(provider)
+        cfg = RunConfig(providers=specs, n_members=n_members, seed=seed, search=search.value, cache=False)
+        chosen = resolve_question(question) if question else None
+
+        def start(q, shown_specs, expected):
+            from benchmarks.model_cutoffs import training_cutoff
+
+            _say(f"provider: {', '.join(shown_specs)} ({why})")
+            _say(f"question {short_id(q.id)}: {' '.join(q.text.split())[:100]} (forecast date {q.forecast_date})")
+            late = [s for s in shown_specs if (c := training_cutoff(s)) is not None and q.forecast_date <= c]
+            if late:
+                _say(f"warning: the forecast date is on or before the training cutoff of {', '.join(late)}: the model may know the outcome")
+            _say(f"running {n_members} members, the debate and the supervisor: at most {expected} provider calls")
+
+        def call(role, done, elapsed):
+            _say(f"  [{elapsed:6.1f} s] call {done} done: {role}")
+
+        q, trace = forecast_one(cfg, chosen, why=why, on_start=start, on_call=call)
+        typer.echo(explain_trace(trace, q))
+        if save:
+            record = ForecastFile(providers=[redact_spec(s) for s in specs], provider_reason=why, question=q, trace=trace,
+                                  command_line=redacted_command_line(_sys.argv))
+            _say(f"trace saved: {save_forecast(record, output_dir)} (JSON: the PipelineTrace and the question record)")
+        if trace.status != "ok":
+            from benchmarks.runner import failure_reason
+
+            reason = failure_reason([f.error for f in trace.forecasts if f.error], trace.error)
+            _say(f"error: the forecast failed: {' '.join(reason.split())}")
+            raise typer.Exit(code=1)
 
 
 questions_app = typer.Typer(help="Browse the bundled questions: summary, list (filter and search), show one.",

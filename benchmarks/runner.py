@@ -3,7 +3,8 @@
 Run folder ``<output_dir>/<run_id>/``:
 
 * ``manifest.json``: config, package version, providers and models, seed, per-question status,
-  retry / cache counters; rewritten atomically (temp file + ``os.replace``) at the start, at most once
+  retry / cache counters, the command line (redacted), the git commit, package versions and wall time
+  (``wall_time_s`` of this session, ``wall_time_s_total`` over resumed sessions); rewritten atomically (temp file + ``os.replace``) at the start, at most once
   per :data:`MANIFEST_INTERVAL_S` while questions finish, and at the end.
 * ``results.jsonl``: one line per finished question (methods, baselines, usage ledger, audit and the
   full pipeline trace), appended, flushed and fsynced as each question finishes. Killing the process
@@ -54,6 +55,7 @@ from benchmarks.config import RunConfig, validate_run_id
 from benchmarks.leakage import leakage_audit
 from benchmarks.methods import method_rows
 from benchmarks.model_cutoffs import training_cutoff
+from benchmarks.provenance import git_commit, package_versions
 from benchmarks.questions import DATA_SNAPSHOT_DATE, load_forecastbench, load_questions_file
 
 log = logging.getLogger(__name__)
@@ -316,6 +318,10 @@ class BenchmarkRunner:
     on_start : callable, optional
         ``on_start(run_dir)`` once the inputs are valid and the folder is locked, before the first
         question runs (the command line prints the folder there, so a rejected command prints only its error).
+    command_line : list of str, optional
+        The command that started the run, recorded in the manifest; pass it redacted
+        (:func:`benchmarks.provenance.redacted_command_line`). The manifest also records the git commit,
+        package versions and wall time (:mod:`benchmarks.provenance`).
     """
 
     def __init__(
@@ -328,6 +334,7 @@ class BenchmarkRunner:
         progress: bool = True,
         retry_sleep: Callable[[float], Any] | None = None,
         on_start: Callable[[Path], Any] | None = None,
+        command_line: list[str] | None = None,
     ) -> None:
         self.config = config
         self.provider_factory = provider_factory
@@ -336,6 +343,7 @@ class BenchmarkRunner:
         self.progress = progress
         self.retry_sleep = retry_sleep
         self.on_start = on_start
+        self.command_line = command_line
         run_id = validate_run_id(config.run_id) if config.run_id else dt.datetime.now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
         self.config = config.model_copy(update={"run_id": run_id})
         self.run_dir = Path(config.output_dir) / run_id
@@ -565,6 +573,9 @@ class BenchmarkRunner:
             "question_ids": [q.id for q in questions],
             "clusters": self.clusters.summary(),
             "question_status": status,
+            "command_line": self.command_line,
+            "git": git_commit(),
+            "package_versions": package_versions(),
             **extra,
         }
 
@@ -727,9 +738,17 @@ class BenchmarkRunner:
                     [ErrorInfo.model_validate(f["error"]) for f in trace.get("forecasts", []) if f.get("error")],
                     ErrorInfo.model_validate(trace["error"]) if trace.get("error") else None)
         started = dt.datetime.now(dt.timezone.utc).isoformat()
+        earlier_s = 0.0  # wall time of earlier sessions of a resumed run
         if manifest_path.exists():
-            started = json.loads(manifest_path.read_text(encoding="utf-8")).get("created_at", started)
-        write_json_atomic(manifest_path, self._manifest(questions, status, started, {}))
+            previous = json.loads(manifest_path.read_text(encoding="utf-8"))
+            started = previous.get("created_at", started)
+            earlier_s = float(previous.get("wall_time_s_total") or 0.0)
+
+        def timing() -> dict[str, float]:
+            now = time.perf_counter() - t0
+            return {"wall_time_s": round(now, 3), "wall_time_s_total": round(earlier_s + now, 3)}
+
+        write_json_atomic(manifest_path, self._manifest(questions, status, started, timing()))
         pending = [q for q in questions if q.id not in done]
         sem = asyncio.Semaphore(self.concurrency())
         n_ok = n_failed = 0
@@ -762,7 +781,7 @@ class BenchmarkRunner:
             if not ok:
                 reasons[q.id] = failure_reason([f.error for f in record.trace.forecasts if f.error], record.trace.error)
             if time.monotonic() - last_manifest >= MANIFEST_INTERVAL_S:
-                write_json_atomic(manifest_path, self._manifest(questions, status, started, {"provider_stats": self.provider_stats()}))
+                write_json_atomic(manifest_path, self._manifest(questions, status, started, {"provider_stats": self.provider_stats(), **timing()}))
                 last_manifest = time.monotonic()
             bar.advance()
 
@@ -777,7 +796,7 @@ class BenchmarkRunner:
         finally:
             bar.close()
             try:
-                write_json_atomic(manifest_path, self._manifest(questions, status, started, {"provider_stats": self.provider_stats()}))
+                write_json_atomic(manifest_path, self._manifest(questions, status, started, {"provider_stats": self.provider_stats(), **timing()}))
             except OSError as exc:  # results.jsonl is the durable record; the manifest is rebuilt on resume
                 log.warning("could not update %s: %s", manifest_path, exc.strerror)
         failed_now = [reasons[q.id] for q in questions if status[q.id] == "failed" and q.id in reasons]
