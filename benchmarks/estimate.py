@@ -217,7 +217,8 @@ def estimate_run(config: RunConfig, *, environ: dict[str, str] | None = None, sa
                                                              call.completion.usage.output_tokens or 0))
     rows = []
     n_q = len(questions)
-    for (index, role), calls in sorted(calls_per_question(cfg, len(specs)).items()):
+    order = {"forecaster": 0, "bull": 1, "bear": 2, "supervisor": 3}
+    for (index, role), calls in sorted(calls_per_question(cfg, len(specs)).items(), key=lambda kv: (kv[0][0], order.get(kv[0][1], 9))):
         spec = specs[index]
         seen = per_call.get((spec, role)) or [(0, 0)]
         mean_in = sum(i for i, _ in seen) / len(seen)
@@ -247,7 +248,8 @@ def format_estimate(est: RunEstimate, *, max_questions: int = 20) -> str:
              f"providers: {', '.join(est.providers)} ({est.choice_reason})",
              f"questions: {len(est.questions)}" + (f"; contamination filter: {cut}" if cut else "")]
     for q in est.questions[:max_questions]:
-        lines.append(f"  {short_id(q.id)}  {q.forecast_date}  {q.source:<10}  {' '.join(q.text.split())[:70]}")
+        text = " ".join(q.text.split())
+        lines.append(f"  {short_id(q.id)}  {q.forecast_date}  {q.source:<10}  {text if len(text) <= 70 else text[:69] + '…'}")
     if len(est.questions) > max_questions:
         lines.append(f"  ... and {len(est.questions) - max_questions} more")
     show = est.table.copy()
