@@ -174,8 +174,8 @@ class Search(str, Enum):
     none = "none"
 
 
-class RunQuestionType(str, Enum):
-    """A ForecastBench question type, or any."""
+class QuestionType(str, Enum):
+    """A ForecastBench question type, or any (no filter)."""
 
     market = "market"
     dataset = "dataset"
@@ -189,7 +189,7 @@ def run(
     n_members: int = typer.Option(3, "--members", "-m", help="Ensemble size."),
     methods: Optional[str] = typer.Option(None, help="Comma-separated methods (default: mean, median, min, geomean_odds, extremized, debate, supervisor, pipeline)."),
     sources: Optional[str] = typer.Option(None, help="ForecastBench sources, comma-separated (e.g. polymarket,manifold)."),
-    question_type: RunQuestionType = typer.Option(RunQuestionType.market, help="ForecastBench question type."),
+    question_type: QuestionType = typer.Option(QuestionType.market, help="ForecastBench question type."),
     n: Optional[int] = typer.Option(6, "--n", help="Seeded sample size (0 = all matching questions)."),
     questions_file: Optional[Path] = typer.Option(None, "--questions", help="Your own question file (CSV/JSONL/Parquet); see benchmarks/questions.py for columns."),
     date_from: Optional[str] = typer.Option(None, help="Keep questions with forecast date on/after YYYY-MM-DD."),
@@ -241,7 +241,7 @@ def run(
         else:
             kwargs = dict(
                 providers=_csv(provider) or [], n_members=n_members, sources=_csv(sources),
-                question_type=None if question_type is RunQuestionType.any else question_type.value, sample_n=n or None,
+                question_type=None if question_type is QuestionType.any else question_type.value, sample_n=n or None,
                 questions_file=str(questions_file) if questions_file else None,
                 forecast_date_from=_date(date_from, "--date-from"), forecast_date_to=_date(date_to, "--date-to"),
                 after_model_cutoff=not include_before_cutoff, cutoff_margin_days=cutoff_margin_days,
@@ -291,9 +291,7 @@ def leaderboard(
 ) -> None:
     """Write CSV, Markdown and one self-contained HTML page comparing runs."""
     _setup_logging(debug)
-    from benchmarks.report import write_report
-
-    from benchmarks.report import run_folders
+    from benchmarks.report import run_folders, write_report
 
     with cli_errors(debug):
         runs = run_folders(runs)
@@ -357,8 +355,6 @@ def forecast(
     to --output. Exit code 1 when the forecast failed (the reason is printed).
     """
     _setup_logging(debug)
-    import sys as _sys
-
     from agent_providers import redact_spec
     from benchmarks.config import RunConfig
     from benchmarks.one_forecast import ForecastFile, forecast_one, provider_reason, save_forecast
@@ -385,11 +381,11 @@ def forecast(
         def call(role, done, elapsed):
             _say(f"  [{elapsed:6.1f} s] call {done} done: {role}")
 
-        q, trace = forecast_one(cfg, chosen, why=why, on_start=start, on_call=call)
+        q, trace = forecast_one(cfg, chosen, on_start=start, on_call=call)
         typer.echo(explain_trace(trace, q))
         if save:
             record = ForecastFile(providers=[redact_spec(s) for s in specs], provider_reason=why, question=q, trace=trace,
-                                  command_line=redacted_command_line(_sys.argv))
+                                  command_line=redacted_command_line(sys.argv))
             _say(f"trace saved: {save_forecast(record, output_dir)} (JSON: the PipelineTrace and the question record)")
         if trace.status != "ok":
             from benchmarks.runner import failure_reason
@@ -402,13 +398,6 @@ def forecast(
 questions_app = typer.Typer(help="Browse the bundled questions: summary, list (filter and search), show one.",
                             context_settings={"help_option_names": ["-h", "--help"]})
 app.add_typer(questions_app, name="questions")
-
-
-class QuestionType(str, Enum):
-    """A ForecastBench question type."""
-
-    market = "market"
-    dataset = "dataset"
 
 
 @questions_app.callback(invoke_without_command=True)
@@ -428,7 +417,7 @@ def questions_summary(ctx: typer.Context) -> None:
 def questions_list(
     search: Optional[str] = typer.Option(None, "--search", "-s", help="Words that must all appear in the question, background or criteria (any case)."),
     sources: Optional[str] = typer.Option(None, "--source", help="Sources, comma-separated (e.g. polymarket,metaculus)."),
-    question_type: Optional[QuestionType] = typer.Option(None, "--type", help="Question type."),
+    question_type: QuestionType = typer.Option(QuestionType.any, "--type", help="Question type."),
     rounds: Optional[str] = typer.Option(None, "--round", help="Rounds (forecast dates), comma-separated, e.g. 2026-03-29."),
     limit: int = typer.Option(20, "--limit", "-n", min=0, help="Lines to print (0 = all)."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
@@ -444,7 +433,7 @@ def questions_list(
         unknown = sorted(set(srcs or []) - {q.source for q in pool})
         if unknown:
             raise ValueError(f"--source: unknown source(s) {', '.join(unknown)}; valid: {', '.join(sorted({q.source for q in pool}))}")
-        found = filter_questions(pool, sources=srcs, question_type=question_type.value if question_type else None,
+        found = filter_questions(pool, sources=srcs, question_type=None if question_type is QuestionType.any else question_type.value,
                                  rounds=_csv(rounds), search=search)
         shown = found if limit == 0 else found[:limit]
         typer.echo(format_list(shown, width=shutil.get_terminal_size((120, 24)).columns))
@@ -483,9 +472,17 @@ def frameworks(
         from agent_research.frameworks import FrameworkConfig
         from benchmarks.frameworks import arun_benchmark, format_table
 
-        table, _ = asyncio.run(arun_benchmark(provider=provider, n=n, seed=seed, latency_s=latency_ms / 1000,
-                                              config=FrameworkConfig(n_members=n_members, seed=seed), search=search))
+        table, runs = asyncio.run(arun_benchmark(provider=provider, n=n, seed=seed, latency_s=latency_ms / 1000,
+                                                 config=FrameworkConfig(n_members=n_members, seed=seed), search=search))
         typer.echo(format_table(table))
+        traces = [t for r in runs.values() for t in r.traces]
+        if traces and all(t.status != "ok" for t in traces):
+            from benchmarks.runner import failure_reason
+
+            t = traces[0]
+            reason = failure_reason([f.error for f in t.forecasts if f.error], t.error)
+            _say(f"error: every question failed ({len(traces)} of {len(traces)} over the frameworks); first reason: {' '.join(reason.split())}")
+            raise typer.Exit(code=1)
 
 
 if __name__ == "__main__":

@@ -102,7 +102,7 @@ def provider_reason(given: str | None, environ: dict[str, str] | None = None) ->
     return [choice.spec], f"auto: {choice.reason}"
 
 
-def forecast_one(config: RunConfig, question: Question | None, *, why: str = "",
+def forecast_one(config: RunConfig, question: Question | None, *,
                  on_start: Callable[[Question, list[str], int], Any] | None = None,
                  on_call: Callable[[str, int, float], Any] | None = None) -> tuple[Question, PipelineTrace]:
     """Forecast ``question`` (default: the run's seeded sample of one) with the pipeline ``config`` sizes.

@@ -12,9 +12,10 @@ needs quotes, and they end with the actual resolution date, which forecasters mu
 
 1. the full id;
 2. a short id;
-3. any other reference of at least :data:`MIN_REF_CHARS` characters that fits exactly one question: a
-   prefix of its short hash (``3fa9``), or a piece of its full id (the source question id, e.g.
-   ``0x5f1c9e`` or ``WGS10YR|2026-06-07``... whatever is unique).
+3. (interactive commands only: ``forecast --question``, ``questions show``) any other reference of at
+   least :data:`MIN_REF_CHARS` characters that fits exactly one question: a prefix of its short hash
+   (``3fa9``), or a piece of its full id such as ``2025-10-26|polymarket|0x53f8`` (round, source and
+   the start of the source question id). ``score`` files take full and short ids only.
 
 A reference that fits several questions is refused with the candidates listed; one that fits none is
 refused with a hint to search.

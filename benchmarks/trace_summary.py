@@ -157,6 +157,6 @@ def explain_trace(trace: PipelineTrace, question: Question | None = None) -> str
     total = trace.ledger.total()
     cost = "unknown" if total.cost_usd is None else f"${total.cost_usd:.4f}"
     out += ["", "TOKENS by role: " + ", ".join(
-        f"{role} {u.input_tokens or 0:,} in + {u.output_tokens or 0:,} out ({u.calls} calls)" for role, u in trace.ledger.by_role().items())
+        f"{role} {u.input_tokens or 0:,} in + {u.output_tokens or 0:,} out ({u.calls} call{'s' * (u.calls != 1)})" for role, u in trace.ledger.by_role().items())
         + f"; cost {cost}; wall time {trace.wall_time_s:.1f} s"]
     return "\n".join(out)

@@ -298,7 +298,7 @@ def test_dry_run_counts_the_prompts_the_pipeline_builds(monkeypatch):
     (["run", "--members", "0"], "--members: Input should be greater than or equal to 1"),
     (["run", "--no-no-cache"], "No such option: --no-no-cache"),
     (["forecast", "--search", "bing"], "'bing' is not one of"),
-    (["questions", "list", "--type", "binary"], "'binary' is not one of 'market', 'dataset'"),
+    (["questions", "list", "--type", "binary"], "'binary' is not one of 'market', 'dataset', 'any'"),
     (["leaderboad", "runs"], "No such command 'leaderboad'"),
 ])
 def test_bad_choices_exit_2_in_one_line_without_validation_error_text(tmp_path, args, needle):
@@ -367,3 +367,11 @@ def test_command_lines_are_recorded_with_credentials_redacted():
     assert red == ["forecast-reconcile", "run", "-p", "openai-compatible/q@http://127.0.0.1:8/v1?key=***,sim",
                    "--provider=openai-compatible/q@http://h/v1?api_key=***", "--questions", "a.csv"]
     assert "SECRETKEY" not in str(red) and "pw" not in str(red)
+
+
+def test_frameworks_where_every_question_failed_exits_1_with_the_reason():
+    # a registry scripted provider with nothing queued: every member of every framework fails at once
+    res = runner.invoke(app, ["frameworks", "-p", "scripted/empty", "--n", "1", "--search", "none"])
+    assert res.exit_code == 1
+    last = res.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: every question failed (3 of 3 over the frameworks); first reason: ScriptExhausted: ")
