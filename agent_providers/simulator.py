@@ -31,7 +31,7 @@ reproducible whatever the call order):
      prior. ``k`` (pseudo-count, > 0) sets the skill: small ``k`` gives sharp, skilful anchors, large
      ``k`` pulls every anchor to ``m``.
    * ``crowd``: the crowd / market probability at freeze (the source's yes-rate ``m`` where there is
-     none, e.g. dataset questions).
+     none, e.g. dataset questions; likewise ``truth`` for an unresolved question).
    * ``base``: the source's yes-rate ``m`` (no question-specific information).
 
 2. **Agents.** On the log-odds scale, agent ``a`` (each ensemble member, the debate, the supervisor)
@@ -381,7 +381,6 @@ class SimulatorProvider(Provider):
         self._world = world
         self._world_lock = threading.Lock()
         self.latency_s = latency_s
-        self.calls = 0
 
     @property
     def spec(self) -> str:
@@ -403,8 +402,9 @@ class SimulatorProvider(Provider):
         self.world.add(questions)
 
     # --- the simulation ----------------------------------------------------------------------------
-    def anchor(self, records: Sequence[WorldRecord], key: tuple[str, str]) -> float:
-        """The anchor ``p*`` of a question (the mean over indistinguishable records), in (0, 1)."""
+    def anchor(self, records: Sequence[WorldRecord]) -> float:
+        """The anchor ``p*`` of a question (the mean over indistinguishable records), in (0, 1); an
+        unresolved question (``truth``) or one without a crowd probability (``crowd``) gets the yes-rate ``m``."""
         p = self.params
         values = []
         for r in records:
@@ -435,7 +435,7 @@ class SimulatorProvider(Provider):
             When the world does not hold the question.
         """
         key = question_key(question.text, question.forecast_date)
-        return self.anchor(self._records(key), key)
+        return self.anchor(self._records(key))
 
     def _records(self, key: tuple[str, str]) -> list[WorldRecord]:
         records = self.world.lookup(*key)
@@ -460,7 +460,7 @@ class SimulatorProvider(Provider):
         if role == "queries":
             return json.dumps({"queries": [" ".join(text.split())[:80]]})
         records = self._records(key)
-        anchor = self.anchor(records, key)
+        anchor = self.anchor(records)
         p = self.params
         tail = messages[-1].content
         if role == "forecaster":
@@ -498,8 +498,6 @@ class SimulatorProvider(Provider):
 
     def _simulate(self, messages: list[ChatMessage], json_schema: dict[str, Any] | None, max_tokens: int | None,
                   seed: int | None) -> Completion:
-        with self._world_lock:
-            self.calls += 1
         text = self.answer(messages, json_schema, seed)
         usage = TokenUsage(input_tokens=sum(count_tokens_approx(m.content) for m in messages),
                            output_tokens=count_tokens_approx(text), calls=1, cost_usd=0.0)
