@@ -1,7 +1,8 @@
 """Provider adapters behind one small contract. Importing this package imports no SDK.
 
 ``get_provider(spec)`` builds any provider by name (remote ones wrapped in the one retry layer);
-``auto_provider()`` picks one from the environment; ``redact_spec(spec)`` gives a spec safe to write
+``auto_provider()`` picks one from the environment; ``get_provider("sim")`` is a seeded simulation of
+the pipeline's agents (no key, no model, $0) for trying the harness; ``redact_spec(spec)`` gives a spec safe to write
 anywhere (no URL credentials).
 Adapter classes are importable from here lazily (``from agent_providers import AnthropicProvider``
 imports the ``anthropic`` SDK only then).
@@ -23,6 +24,9 @@ _LAZY = {
     "PRICE_SOURCE": "agent_providers.pricing",
     "cost_usd": "agent_providers.pricing",
     "price_for": "agent_providers.pricing",
+    "SimulatorProvider": "agent_providers.simulator",
+    "SimParams": "agent_providers.simulator",
+    "SimWorld": "agent_providers.simulator",
 }
 
 

@@ -16,7 +16,7 @@ Model ids are matched the way genai-prices matches them, exactly where prices di
   Anthropic prices a model, not its snapshots.
 
 The adapters price the model id the API reports in the reply (the snapshot that actually answered).
-An unknown model costs None, never 0; ``local/...`` and ``scripted`` cost 0.0 (they run here).
+An unknown model costs None, never 0; ``local/...``, ``scripted`` and ``sim`` cost 0.0 (they run here).
 
 Conventions (see :mod:`agent_schemas.usage`; genai-prices uses the same): ``input_tokens`` is the whole
 prompt, cache reads and cache writes are subsets of it, so
@@ -49,7 +49,7 @@ log = logging.getLogger(__name__)
 #: Registry prefixes and the genai-prices provider id their models are priced under.
 PRICED_PROVIDERS = {"openai": "openai", "anthropic": "anthropic"}
 #: Provider prefixes whose models run on this machine and cost nothing per token.
-FREE_PROVIDERS = ("local", "scripted")
+FREE_PROVIDERS = ("local", "scripted", "sim")
 
 try:
     _GENAI_PRICES_VERSION: str | None = version("genai-prices")

@@ -8,6 +8,7 @@ Spec strings:
 ``"openai-compatible/<model>@<base_url>"`` :class:`OpenAIProvider` against Ollama / vLLM / llama.cpp
 ``"local/smollm2"`` or ``"local/<path>"``  :class:`LocalLlamaProvider` (embedded llama.cpp, no network)
 ``"scripted"``                             :class:`ScriptedProvider` (tests, notebooks)
+``"sim"`` or ``"sim/<name>=<value>,..."``  :class:`SimulatorProvider`: a seeded simulation, not a model
 =========================================  ==========================================================
 
 Remote providers come wrapped in the one retry layer (:class:`RetryingProvider`) unless ``retry=False``.
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-KNOWN_PREFIXES = ("anthropic", "openai", "openai-compatible", "local", "scripted")
+KNOWN_PREFIXES = ("anthropic", "openai", "openai-compatible", "local", "scripted", "sim")
 #: Prefixes of providers reached over the network: wrapped in the retry layer by default.
 REMOTE_PREFIXES = ("anthropic", "openai", "openai-compatible")
 
@@ -58,8 +59,8 @@ def get_provider(spec: str, *, retry: "bool | RetryPolicy" = True, **kwargs) -> 
     Raises
     ------
     UnknownProvider
-        If the prefix is not one of ``anthropic``, ``openai``, ``openai-compatible``, ``local``, ``scripted``
-        or an ``openai-compatible`` spec lacks ``@<base_url>``. Messages show the spec redacted.
+        If the prefix is not one of ``anthropic``, ``openai``, ``openai-compatible``, ``local``, ``scripted``,
+        ``sim``, an ``openai-compatible`` spec lacks ``@<base_url>``, or a ``sim`` spec has invalid parameters. Messages show the spec redacted.
     MissingDependency
         If the provider's SDK is not installed (the message names the ``pip install`` that fixes it).
     AuthenticationFailed, BadRequest
@@ -83,6 +84,10 @@ def _build(prefix: str, rest: str, spec: str, kwargs: dict) -> Provider:
         from agent_providers.scripted import ScriptedProvider
 
         return ScriptedProvider(model=rest or None, **kwargs)
+    if prefix == "sim":
+        from agent_providers.simulator import SimulatorProvider
+
+        return SimulatorProvider(rest or None, **kwargs)
     if prefix == "anthropic":
         from agent_providers.anthropic_provider import AnthropicProvider
 

@@ -95,7 +95,8 @@ class ScriptedProvider(Provider):
         if item is None:
             if self.responder is None:
                 raise ScriptExhausted(
-                    f"ScriptedProvider has no queued output for request #{len(self.requests)}",
+                    f"ScriptedProvider has no queued output for request #{len(self.requests)} (queue answers in Python "
+                    "with enqueue() or a responder; to try the pipeline without a model use the simulator: --provider sim)",
                     provider=self.spec,
                     model=self.model,
                 )

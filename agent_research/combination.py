@@ -9,6 +9,25 @@ from agent_schemas import DebateArtifact, SupervisorArtifact
 
 
 @dataclass(frozen=True)
+class CombinationStep:
+    """One step of :meth:`CombinationRule.steps`: what it did to the running probability.
+
+    ``kind`` is ``"aggregate"``, ``"debate"``, ``"supervisor"`` or ``"clip"``; ``status`` is ``"applied"``,
+    ``"ignored"`` (weight 0), ``"failed"`` or ``"not run"`` (the specialist was not run); ``value`` is the
+    step's own probability (the aggregate, the debate midpoint, the supervisor's p_yes), ``weight`` its
+    blend weight, ``p_after`` the running probability after the step (all probabilities in [0, 1]).
+    """
+
+    kind: str
+    status: str
+    p_before: float | None
+    p_after: float
+    value: float | None = None
+    weight: float | None = None
+    confidence: str | None = None
+
+
+@dataclass(frozen=True)
 class CombinationRule:
     """A documented, configurable rule for the final probability.
 
@@ -47,23 +66,59 @@ class CombinationRule:
         if not 0 <= self.clip_low < self.clip_high <= 1:
             raise ValueError(f"need 0 <= clip_low < clip_high <= 1, got {self.clip_low}, {self.clip_high}")
 
+    def steps(
+        self, aggregate_p_yes: float, debate: DebateArtifact | None, supervisor: SupervisorArtifact | None
+    ) -> list[CombinationStep]:
+        """Every step of the rule on these inputs, in order, with the probabilities before and after it."""
+        p = aggregate_p_yes
+        out = [CombinationStep("aggregate", "applied", None, p, value=aggregate_p_yes)]
+        if debate is None:
+            out.append(CombinationStep("debate", "not run", p, p))
+        elif debate.status != "ok" or debate.p_yes is None:
+            out.append(CombinationStep("debate", "failed", p, p))
+        else:
+            w = self.debate_weight
+            new = (1 - w) * p + w * debate.p_yes if w > 0 else p
+            out.append(CombinationStep("debate", "applied" if w > 0 else "ignored", p, new, value=debate.p_yes, weight=w))
+            p = new
+        if supervisor is None:
+            out.append(CombinationStep("supervisor", "not run", p, p))
+        elif supervisor.status != "ok" or supervisor.p_yes is None:
+            out.append(CombinationStep("supervisor", "failed", p, p))
+        else:
+            w = self.supervisor_weights[supervisor.confidence or "low"]
+            new = (1 - w) * p + w * supervisor.p_yes if w > 0 else p
+            out.append(CombinationStep("supervisor", "applied" if w > 0 else "ignored", p, new, value=supervisor.p_yes,
+                                       weight=w, confidence=supervisor.confidence))
+            p = new
+        clipped = min(max(p, self.clip_low), self.clip_high)
+        out.append(CombinationStep("clip", "applied" if clipped != p else "ignored", p, clipped))
+        return out
+
     def combine(
         self, aggregate_p_yes: float, debate: DebateArtifact | None, supervisor: SupervisorArtifact | None
     ) -> tuple[float, str]:
-        """Return ``(final p_yes, description of the steps that decided it)``."""
-        p, steps = aggregate_p_yes, ["aggregate"]
-        if debate is not None and debate.status == "ok" and debate.p_yes is not None and self.debate_weight > 0:
-            p = (1 - self.debate_weight) * p + self.debate_weight * debate.p_yes
-            steps.append(f"debate(w={self.debate_weight})")
-        if supervisor is not None and supervisor.status == "ok" and supervisor.p_yes is not None:
-            w = self.supervisor_weights[supervisor.confidence or "low"]
-            if w > 0:
-                p = (1 - w) * p + w * supervisor.p_yes
-                steps.append(f"supervisor({supervisor.confidence}, w={w})")
-        clipped = min(max(p, self.clip_low), self.clip_high)
-        if clipped != p:
-            steps.append(f"clip[{self.clip_low}, {self.clip_high}]")
-        return clipped, " -> ".join(steps)
+        """Return ``(final p_yes, description of the steps that decided it)`` (from :meth:`steps`)."""
+        names = []
+        steps = self.steps(aggregate_p_yes, debate, supervisor)
+        for step in steps:
+            if step.status != "applied":
+                continue
+            if step.kind == "aggregate":
+                names.append("aggregate")
+            elif step.kind == "debate":
+                names.append(f"debate(w={step.weight})")
+            elif step.kind == "supervisor":
+                names.append(f"supervisor({step.confidence}, w={step.weight})")
+            else:
+                names.append(f"clip[{self.clip_low}, {self.clip_high}]")
+        return steps[-1].p_after, " -> ".join(names)
+
+    @classmethod
+    def from_description(cls, described: dict[str, Any]) -> "CombinationRule":
+        """The rule :meth:`describe` described (as stored in ``PipelineTrace.combination_rule``)."""
+        known = {"debate_weight", "supervisor_weights", "clip_low", "clip_high"}
+        return cls(**{k: v for k, v in described.items() if k in known})
 
     def describe(self) -> dict[str, Any]:
         """JSON-serialisable parameters, stored in the trace."""

@@ -15,19 +15,76 @@ import datetime as dt
 import logging
 import sys
 from collections.abc import Iterator
+from enum import Enum
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
+import typer.core
 from pydantic import ValidationError
 
 from agent_schemas import ReconcileError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
+#: click's exception root as typer raises it (typer >= 0.20 vendors click as ``typer._click``).
+ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+
+class OneLineUsageErrors(typer.core.TyperGroup):
+    """The command group, with command-line usage errors (an unknown option, a value that is not a number
+    or not one of the choices) printed as one plain line, ``error: ... (see <command> --help)``, exit
+    code 2, like every other user error (:func:`cli_errors`)."""
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)
+        except ClickException as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError":  # no arguments: the help is the answer
+                typer.echo(exc.format_message())
+                sys.exit(0)
+            where = f" (see '{exc.ctx.command_path} --help')" if getattr(exc, "ctx", None) is not None else ""
+            message = " ".join(exc.format_message().replace("Value error, ", "").split())
+            typer.echo(f"error: {message}{where}", err=True)
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            typer.echo("aborted", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+app = typer.Typer(cls=OneLineUsageErrors, add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
+                  context_settings={"help_option_names": ["-h", "--help"]},
                   help="Reconcile LLM forecasts and benchmark aggregation methods on resolved questions.")
+
+
+def _version(value: bool) -> None:
+    if value:
+        from benchmarks.runner import package_version
+
+        typer.echo(f"forecast-reconcile {package_version()} (Python {sys.version.split()[0]})")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit.")) -> None:
+    """Reconcile LLM forecasts and benchmark aggregation methods on resolved questions.
+
+    Start here: `forecast-reconcile questions` (browse the bundled questions), `forecast-reconcile forecast
+    -p sim` (one question, every step explained, no model), `forecast-reconcile run -p sim --n 50` (a
+    simulated benchmark in seconds), `forecast-reconcile run --dry-run` (what a real run would cost).
+    """
+
 
 #: Errors a user can cause (bad files, values, paths, a busy run folder, a full disk): one line, exit code 2.
 USER_ERRORS = (ReconcileError, ValueError, OSError, csv.Error, ImportError)
+#: Settings of ``RunConfig`` named as the ``run`` options that set them, in error messages.
+OPTION_OF_FIELD = {
+    "n_members": "--members", "sample_n": "--n", "search": "--search", "question_type": "--question-type",
+    "max_tokens": "--max-tokens", "debate_rounds": "--debate-rounds", "supervisor_queries": "--supervisor-queries",
+    "concurrency": "--concurrency", "methods": "--methods", "sources": "--sources", "run_id": "--run-id",
+    "cutoff_margin_days": "--cutoff-margin-days", "seed": "--seed",
+}
 
 
 def one_line(exc: BaseException) -> str:
@@ -37,6 +94,7 @@ def one_line(exc: BaseException) -> str:
         errors = exc.errors()
         e = errors[0]
         field = ".".join(str(part) for part in e["loc"])
+        field = OPTION_OF_FIELD.get(field, field)
         msg = str(e["msg"]).removeprefix("Value error, ")
         text = msg if e["type"] == "value_error" else f"{field}: {msg} (value {e.get('input')!r})"
         if len(errors) > 1:
@@ -108,23 +166,39 @@ def _folder(path: Path, option: str) -> Path:
     return path
 
 
+class Search(str, Enum):
+    """A research backend."""
+
+    local = "local"
+    ddg = "ddg"
+    none = "none"
+
+
+class QuestionType(str, Enum):
+    """A ForecastBench question type, or any (no filter)."""
+
+    market = "market"
+    dataset = "dataset"
+    any = "any"
+
+
 @app.command()
 def run(
     provider: Optional[str] = typer.Option(None, "--provider", "-p", envvar="FORECAST_RECONCILE_PROVIDER",
-                                           help="Provider spec(s), comma-separated, cycled over members, e.g. 'local/smollm2' or 'anthropic/claude-sonnet-4-5'. Default: auto-detect from the environment."),
+                                           help="Provider spec(s), comma-separated, cycled over members: 'sim' (a simulation, no model, $0), 'local/smollm2', 'anthropic/claude-sonnet-4-6', 'openai/gpt-4.1-mini', 'openai-compatible/<model>@<url>'. Default: auto-detect from the environment."),
     n_members: int = typer.Option(3, "--members", "-m", help="Ensemble size."),
-    methods: Optional[str] = typer.Option(None, help="Comma-separated methods (default: mean,median,min,geomean_odds,extremized,debate,supervisor,pipeline)."),
+    methods: Optional[str] = typer.Option(None, help="Comma-separated methods (default: mean, median, min, geomean_odds, extremized, debate, supervisor, pipeline)."),
     sources: Optional[str] = typer.Option(None, help="ForecastBench sources, comma-separated (e.g. polymarket,manifold)."),
-    question_type: str = typer.Option("market", help="ForecastBench question type: market, dataset or any."),
+    question_type: QuestionType = typer.Option(QuestionType.market, help="ForecastBench question type."),
     n: Optional[int] = typer.Option(6, "--n", help="Seeded sample size (0 = all matching questions)."),
     questions_file: Optional[Path] = typer.Option(None, "--questions", help="Your own question file (CSV/JSONL/Parquet); see benchmarks/questions.py for columns."),
     date_from: Optional[str] = typer.Option(None, help="Keep questions with forecast date on/after YYYY-MM-DD."),
     date_to: Optional[str] = typer.Option(None, help="Keep questions with forecast date on/before YYYY-MM-DD."),
-    include_before_cutoff: bool = typer.Option(False, help="Also use questions due before the model's training cutoff (contaminated). Without it, a model whose cutoff is unknown needs --date-from."),
+    include_before_cutoff: bool = typer.Option(False, "--include-before-cutoff", help="Also use questions due before the model's training cutoff (contaminated). Without it, a model whose cutoff is unknown needs --date-from."),
     cutoff_margin_days: int = typer.Option(0, min=0, help="Safety margin in days after the latest model training cutoff."),
-    include_unclosed: bool = typer.Option(False, help="Bundled data: also use questions whose scheduled close is after the outcome snapshot (2026-08-20); these over-represent early (mostly Yes) resolutions."),
-    show_crowd: bool = typer.Option(False, help="Show the crowd / market probability at freeze to the models (recorded in the manifest)."),
-    search: str = typer.Option("local", help="Research backend: local (bundled dated corpus), ddg (DuckDuckGo) or none."),
+    include_unclosed: bool = typer.Option(False, "--include-unclosed", help="Bundled data: also use questions whose scheduled close is after the outcome snapshot (2026-08-20); these over-represent early (mostly Yes) resolutions."),
+    show_crowd: bool = typer.Option(False, "--show-crowd", help="Show the crowd / market probability at freeze to the models (recorded in the manifest)."),
+    search: Search = typer.Option(Search.local, help="Research backend: the bundled dated corpus, DuckDuckGo, or none."),
     debate_rounds: int = typer.Option(2, help="Maximum debate rounds."),
     supervisor_queries: int = typer.Option(2, help="Clarifying searches of the supervisor."),
     max_tokens: int = typer.Option(512, help="Max generated tokens per call."),
@@ -134,12 +208,13 @@ def run(
     run_id: Optional[str] = typer.Option(None, help="Run folder name (default: timestamp)."),
     resume: Optional[str] = typer.Option(None, "--resume", help="Continue the run with this id (or folder) without redoing finished questions."),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="With --resume: run the questions whose record failed again (their failed records move to results.replaced.jsonl; the folder keeps one record per question)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the questions, calls, estimated tokens and USD per provider, and stop: no provider is called, nothing is written (method: benchmarks/estimate.py)."),
     n_threads: Optional[int] = typer.Option(None, envvar="FORECAST_RECONCILE_THREADS", help="Threads of the embedded model."),
-    no_cache: bool = typer.Option(False, help="Disable the response cache."),
+    cache: bool = typer.Option(True, "--cache/--no-cache", help="Persistent response cache: a resumed or repeated run pays no call twice."),
     cache_dir: Optional[Path] = typer.Option(None, envvar="FORECAST_RECONCILE_CACHE", help="Response cache folder shared between runs (default: inside the run folder)."),
-    report: bool = typer.Option(True, help="Print a compact leaderboard and write leaderboard.csv/.md and report.html when done."),
-    progress: bool = typer.Option(True, help="Show a progress bar on stderr."),
-    debug: bool = typer.Option(False, help="Show tracebacks."),
+    report: bool = typer.Option(True, "--report/--no-report", help="Print a compact leaderboard and write leaderboard.csv/.md and report.html when done."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar on stderr."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
 ) -> None:
     """Run every method and baseline on a seeded sample of real resolved questions.
 
@@ -166,19 +241,29 @@ def run(
         else:
             kwargs = dict(
                 providers=_csv(provider) or [], n_members=n_members, sources=_csv(sources),
-                question_type=None if question_type == "any" else question_type, sample_n=n or None,
+                question_type=None if question_type is QuestionType.any else question_type.value, sample_n=n or None,
                 questions_file=str(questions_file) if questions_file else None,
                 forecast_date_from=_date(date_from, "--date-from"), forecast_date_to=_date(date_to, "--date-to"),
                 after_model_cutoff=not include_before_cutoff, cutoff_margin_days=cutoff_margin_days,
-                close_by_snapshot=not include_unclosed, show_crowd=show_crowd, search=search, debate_rounds=debate_rounds,
+                close_by_snapshot=not include_unclosed, show_crowd=show_crowd, search=search.value, debate_rounds=debate_rounds,
                 supervisor_queries=supervisor_queries, max_tokens=max_tokens, concurrency=concurrency, seed=seed,
-                output_dir=str(output_dir), run_id=run_id, n_threads=n_threads, cache=not no_cache,
+                output_dir=str(output_dir), run_id=run_id, n_threads=n_threads, cache=cache,
                 cache_dir=str(cache_dir) if cache_dir else None,
             )
             if methods:
                 kwargs["methods"] = _csv(methods)
             config = RunConfig(**kwargs)
-        runner = BenchmarkRunner(config, progress=progress, on_start=lambda folder: _say(f"run folder: {folder}"))
+        if dry_run:
+            if resume:
+                raise ValueError("--dry-run estimates a new run: drop --resume")
+            from benchmarks.estimate import estimate_run, format_estimate
+
+            typer.echo(format_estimate(estimate_run(config)))
+            return
+        from benchmarks.provenance import redacted_command_line
+
+        runner = BenchmarkRunner(config, progress=progress, on_start=lambda folder: _say(f"run folder: {folder}"),
+                                 command_line=redacted_command_line(sys.argv))
         summary = asyncio.run(runner.arun(resume=bool(resume), retry_failed=retry_failed))
         _say(f"providers: {', '.join(p.spec for p in runner.providers)}")
         retried = f", {summary.n_retried} failed set aside and retried" if summary.n_retried else ""
@@ -199,17 +284,18 @@ def run(
 
 @app.command()
 def leaderboard(
-    runs: list[Path] = typer.Argument(..., help="Run folders to compare."),
+    runs: list[Path] = typer.Argument(..., help="Run folders to compare, or a folder of run folders (e.g. runs/: every run in it)."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Folder for leaderboard.csv/.md/.html (default: the first run)."),
     baseline: str = typer.Option("mean", help="Method that deltas and skill scores are measured against."),
     n_resamples: int = typer.Option(1000, help="Clustered bootstrap resamples."),
-    debug: bool = typer.Option(False, help="Show tracebacks."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
 ) -> None:
     """Write CSV, Markdown and one self-contained HTML page comparing runs."""
     _setup_logging(debug)
-    from benchmarks.report import write_report
+    from benchmarks.report import run_folders, write_report
 
     with cli_errors(debug):
+        runs = run_folders(runs)
         out = _folder(output or runs[0], "--output")
         rep = write_report(runs, out, baseline=baseline, n_resamples=n_resamples)
         typer.echo(rep.markdown)
@@ -218,48 +304,157 @@ def leaderboard(
 
 @app.command()
 def score(
-    forecasts: Path = typer.Argument(..., help="CSV/JSONL/Parquet with question_id, p_yes and optionally method, outcome."),
-    questions: Optional[Path] = typer.Option(None, help="Question file with outcomes (default: bundled ForecastBench by id)."),
-    baseline: Optional[str] = typer.Option(None, help="Method to compare against (default: the first method)."),
-    debug: bool = typer.Option(False, help="Show tracebacks."),
+    forecasts: Path = typer.Argument(..., help="CSV/JSONL/JSON/Parquet with question_id (full or short id), p_yes and optionally method, outcome, cluster."),
+    questions: Optional[Path] = typer.Option(None, help="Question file with outcomes (default: the bundled questions, by id)."),
+    baseline: Optional[str] = typer.Option(None, help="Method the deltas are measured against (default: the file's first method)."),
+    baselines: bool = typer.Option(True, "--baselines/--no-baselines", help="Score the bundled baselines (crowd, superforecaster median, base rate, 0.5) on the same questions."),
+    skip_unknown: bool = typer.Option(False, "--skip-unknown", help="Leave out (and count) rows whose question has no known outcome instead of stopping."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Folder to write leaderboard.csv and leaderboard.md into."),
+    n_resamples: int = typer.Option(1000, min=0, help="Clustered bootstrap resamples."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
 ) -> None:
-    """Score forecasts made by any other system against the outcomes."""
+    """Score forecasts made by any other system, next to the bundled baselines on the same questions."""
     _setup_logging(debug)
-    from benchmarks.report import score_forecasts_file
+    from benchmarks.score_file import score_file
 
     with cli_errors(debug):
-        table = score_forecasts_file(forecasts, questions_path=questions, baseline=baseline)
-        typer.echo(table.to_markdown(index=False, floatfmt=".4f"))
+        if output is not None:
+            _folder(output, "--output")
+        result = score_file(forecasts, questions_path=questions, baseline=baseline, baselines=baselines,
+                            skip_unknown=skip_unknown, n_resamples=n_resamples)
+        if result.skipped:
+            shown = "; ".join(result.skipped[:5]) + (f"; and {len(result.skipped) - 5} more" if len(result.skipped) > 5 else "")
+            _say(f"skipped {len(result.skipped)} row(s) whose question has no known outcome: {shown}")
+        for note in result.notes:
+            _say(note)
+        text = result.markdown()
+        typer.echo(text)
+        if output is not None:
+            from benchmarks.runner import write_text_atomic
+
+            output.mkdir(parents=True, exist_ok=True)
+            write_text_atomic(output / "leaderboard.csv", result.table.to_csv(index=False))
+            write_text_atomic(output / "leaderboard.md", text + "\n")
+            _say(f"wrote {output / 'leaderboard.csv'}, {output / 'leaderboard.md'}")
 
 
 @app.command()
 def forecast(
-    question_id: Optional[str] = typer.Option(None, help="Bundled ForecastBench qid (default: one seeded market question)."),
-    provider: Optional[str] = typer.Option(None, "--provider", "-p", envvar="FORECAST_RECONCILE_PROVIDER", help="Provider spec (default: auto)."),
+    question: Optional[str] = typer.Option(None, "--question", "--question-id", "-q", help="A bundled question: short id, full id or a unique piece of one (default: one seeded market question due after the model's cutoff)."),
+    provider: Optional[str] = typer.Option(None, "--provider", "-p", envvar="FORECAST_RECONCILE_PROVIDER", help="Provider spec, e.g. 'sim' (a simulation, no model) or 'local/smollm2' (default: auto-detect)."),
     n_members: int = typer.Option(3, "--members", "-m", help="Ensemble size."),
+    search: Search = typer.Option(Search.local, help="Research backend: the bundled dated corpus, DuckDuckGo, or none."),
     seed: int = typer.Option(0, help="Seed."),
-    debug: bool = typer.Option(False, help="Show tracebacks."),
+    output_dir: Path = typer.Option(Path("forecasts"), "--output", "-o", help="Folder the trace file is saved in."),
+    save: bool = typer.Option(True, "--save/--no-save", help="Save the trace (JSON: the PipelineTrace and the question record)."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
 ) -> None:
-    """Forecast one bundled question end to end with the full pipeline and print its trace summary."""
+    """Forecast one bundled question with the full pipeline and explain every step.
+
+    Progress goes to stderr; the explanation (members, aggregates, debate turns, the supervisor's
+    disagreements, searches and reasoning, the combination arithmetic) to stdout. The trace is saved
+    to --output. Exit code 1 when the forecast failed (the reason is printed).
+    """
     _setup_logging(debug)
+    from agent_providers import redact_spec
     from benchmarks.config import RunConfig
-    from benchmarks.questions import load_forecastbench
-    from benchmarks.runner import BenchmarkRunner
-    from benchmarks.trace_summary import summarise_trace
+    from benchmarks.one_forecast import ForecastFile, forecast_one, provider_reason, save_forecast
+    from benchmarks.provenance import redacted_command_line
+    from benchmarks.question_browser import resolve_question, short_id
+    from benchmarks.trace_summary import explain_trace
 
     with cli_errors(debug):
-        cfg = RunConfig(providers=[provider] if provider else [], n_members=n_members, seed=seed, cache=False)
-        runner = BenchmarkRunner(cfg, progress=False)
-        runner.build_providers()
-        if question_id:
-            qs = [q for q in load_forecastbench() if q.id == question_id]
-            if not qs:
-                raise ValueError(f"question_id {question_id!r} is not in the bundled ForecastBench data")
-        else:
-            runner.config = cfg.model_copy(update={"sample_n": 1})
-            qs = runner.select_questions()
-        trace = runner.build_pipeline().run(qs[0])
-        typer.echo(summarise_trace(trace, qs[0]))
+        _folder(output_dir, "--output")
+        specs, why = provider_reason(provider)
+        cfg = RunConfig(providers=specs, n_members=n_members, seed=seed, search=search.value, cache=False)
+        chosen = resolve_question(question) if question else None
+
+        def start(q, shown_specs, expected):
+            from benchmarks.model_cutoffs import training_cutoff
+
+            _say(f"provider: {', '.join(shown_specs)} ({why})")
+            _say(f"question {short_id(q.id)}: {' '.join(q.text.split())[:100]} (forecast date {q.forecast_date})")
+            late = [s for s in shown_specs if (c := training_cutoff(s)) is not None and q.forecast_date <= c]
+            if late:
+                _say(f"warning: the forecast date is on or before the training cutoff of {', '.join(late)}: the model may know the outcome")
+            _say(f"running {n_members} members, the debate and the supervisor: at most {expected} provider calls")
+
+        def call(role, done, elapsed):
+            _say(f"  [{elapsed:6.1f} s] call {done} done: {role}")
+
+        q, trace = forecast_one(cfg, chosen, on_start=start, on_call=call)
+        typer.echo(explain_trace(trace, q))
+        if save:
+            record = ForecastFile(providers=[redact_spec(s) for s in specs], provider_reason=why, question=q, trace=trace,
+                                  command_line=redacted_command_line(sys.argv))
+            _say(f"trace saved: {save_forecast(record, output_dir)} (JSON: the PipelineTrace and the question record)")
+        if trace.status != "ok":
+            from benchmarks.runner import failure_reason
+
+            reason = failure_reason([f.error for f in trace.forecasts if f.error], trace.error)
+            _say(f"error: the forecast failed: {' '.join(reason.split())}")
+            raise typer.Exit(code=1)
+
+
+questions_app = typer.Typer(help="Browse the bundled questions: summary, list (filter and search), show one.",
+                            context_settings={"help_option_names": ["-h", "--help"]})
+app.add_typer(questions_app, name="questions")
+
+
+@questions_app.callback(invoke_without_command=True)
+def questions_summary(ctx: typer.Context) -> None:
+    """Counts per source and type; `questions list` and `questions show` do the rest."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from benchmarks.question_browser import bundled_questions, summary
+
+    with cli_errors(False):
+        typer.echo(summary(bundled_questions()))
+        typer.echo("list:  forecast-reconcile questions list --source polymarket --search 'interest rate'")
+        typer.echo("show:  forecast-reconcile questions show <short id>   (what forecasters see, what is held back)")
+
+
+@questions_app.command("list")
+def questions_list(
+    search: Optional[str] = typer.Option(None, "--search", "-s", help="Words that must all appear in the question, background or criteria (any case)."),
+    sources: Optional[str] = typer.Option(None, "--source", help="Sources, comma-separated (e.g. polymarket,metaculus)."),
+    question_type: QuestionType = typer.Option(QuestionType.any, "--type", help="Question type."),
+    rounds: Optional[str] = typer.Option(None, "--round", help="Rounds (forecast dates), comma-separated, e.g. 2026-03-29."),
+    limit: int = typer.Option(20, "--limit", "-n", min=0, help="Lines to print (0 = all)."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+) -> None:
+    """List bundled questions with their short ids (use a short id wherever an id is taken)."""
+    import shutil
+
+    from benchmarks.question_browser import bundled_questions, filter_questions, format_list
+
+    with cli_errors(debug):
+        pool = bundled_questions()
+        srcs = _csv(sources)
+        unknown = sorted(set(srcs or []) - {q.source for q in pool})
+        if unknown:
+            raise ValueError(f"--source: unknown source(s) {', '.join(unknown)}; valid: {', '.join(sorted({q.source for q in pool}))}")
+        found = filter_questions(pool, sources=srcs, question_type=None if question_type is QuestionType.any else question_type.value,
+                                 rounds=_csv(rounds), search=search)
+        shown = found if limit == 0 else found[:limit]
+        typer.echo(format_list(shown, width=shutil.get_terminal_size((120, 24)).columns))
+        more = f"; showing {len(shown)} (--limit 0 for all)" if len(shown) < len(found) else ""
+        _say(f"{len(found):,} of {len(pool):,} questions match{more}")
+
+
+@questions_app.command("show")
+def questions_show(
+    question: str = typer.Argument(..., help="A short id, a full id, or a unique piece of one."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+) -> None:
+    """Show one question in full: what forecasters see (the case facts of every prompt) and what is held back."""
+    import shutil
+
+    from benchmarks.question_browser import format_question, resolve_question
+
+    with cli_errors(debug):
+        q = resolve_question(question)
+        typer.echo(format_question(q, width=min(shutil.get_terminal_size((100, 24)).columns, 120) - 2))
 
 
 @app.command()
@@ -278,9 +473,17 @@ def frameworks(
         from agent_research.frameworks import FrameworkConfig
         from benchmarks.frameworks import arun_benchmark, format_table
 
-        table, _ = asyncio.run(arun_benchmark(provider=provider, n=n, seed=seed, latency_s=latency_ms / 1000,
-                                              config=FrameworkConfig(n_members=n_members, seed=seed), search=search))
+        table, runs = asyncio.run(arun_benchmark(provider=provider, n=n, seed=seed, latency_s=latency_ms / 1000,
+                                                 config=FrameworkConfig(n_members=n_members, seed=seed), search=search))
         typer.echo(format_table(table))
+        traces = [t for r in runs.values() for t in r.traces]
+        if traces and all(t.status != "ok" for t in traces):
+            from benchmarks.runner import failure_reason
+
+            t = traces[0]
+            reason = failure_reason([f.error for f in t.forecasts if f.error], t.error)
+            _say(f"error: every question failed ({len(traces)} of {len(traces)} over the frameworks); first reason: {' '.join(reason.split())}")
+            raise typer.Exit(code=1)
 
 
 @app.command()

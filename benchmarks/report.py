@@ -19,13 +19,13 @@ import pandas as pd
 
 from agent_schemas import DataValidationError, TokenUsage
 from benchmarks import scoring
-from benchmarks.clusters import sibling_clusters
 from benchmarks.leaderboard import MIN_COVERAGE, rank_methods
 from benchmarks.leakage import AUDIT_KEYS
 from benchmarks.model_cutoffs import training_cutoff
 from benchmarks.runner import MANIFEST_FILE, RESULTS_FILE, read_results, write_text_atomic
 from benchmarks.viewer import ReportData, render_page
 from benchmarks.viewer.launch import PAGE_FILE
+from benchmarks.score_file import score_forecasts_file  # noqa: F401  (re-exported: it lives in score_file)
 
 log = logging.getLogger(__name__)
 _WARNED_DUPLICATES: set[str] = set()
@@ -69,6 +69,29 @@ def load_run(run_dir: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]
         log.warning("%s: %d duplicated question record(s) in %s; the report keeps the first record of each question",
                     run_dir, n_dropped, RESULTS_FILE)
     return json.loads(mpath.read_text(encoding="utf-8")), records
+
+
+def run_folders(paths: list[str | Path]) -> list[Path]:
+    """The run folders ``paths`` name: a run folder (it has a ``manifest.json``) as given; a folder of run
+    folders (``runs/``) as every run folder directly inside it, sorted by name.
+
+    Raises
+    ------
+    FileNotFoundError
+        For a path that does not exist, or a folder that is neither a run folder nor holds one.
+    """
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if (p / MANIFEST_FILE).is_file():
+            out.append(p)
+            continue
+        if not p.exists():
+            raise FileNotFoundError(f"{p}: no such folder")
+        inside = sorted(d for d in p.iterdir() if d.is_dir() and (d / MANIFEST_FILE).is_file()) if p.is_dir() else []
+        if not inside:
+            raise FileNotFoundError(f"{p} is not a run folder (no {MANIFEST_FILE}) and holds no run folder")
+        out.extend(inside)
+    return out
 
 
 def long_frame(run_dirs: list[str | Path]) -> tuple[pd.DataFrame, dict[str, dict[str, Any]]]:
@@ -320,7 +343,9 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
                              "delta_brier_vs_baseline", "delta_brier_ci_low", "delta_brier_ci_high",
                              "tokens_per_question", "failed") if c in table.columns]
     ranked, unranked = table[table["ranked"]], table[~table["ranked"]]
+    simulated = simulation_note(manifests)
     md = "\n\n".join([
+        *([f"**{simulated}**"] if simulated else []),
         f"## Leaderboard (lower Brier is better; 95% clustered bootstrap intervals; baseline for deltas: {base_label})",
         ranking_note(ranked, min_coverage),
         _md(ranked[main_cols]),
@@ -339,7 +364,8 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
               **{f"By {col.replace('_', ' ')}": seg for col, seg in segments.items()}}
     page = render_page(ReportData(leaderboard=table, baseline=base_label, min_coverage=min_coverage,
                                   ranking_note=ranking_note(ranked, min_coverage), scored=scored, manifests=manifests,
-                                  records=records, tables=tables, attribution=DATA_ATTRIBUTION))
+                                  records=records, tables=tables, attribution=DATA_ATTRIBUTION,
+                                  notice=simulated))
     # every file is complete or untouched (temp file + os.replace); an OSError names the file
     out_dir.mkdir(parents=True, exist_ok=True)
     write_text_atomic(csv_path, table.to_csv(index=False))
@@ -348,78 +374,10 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
     return Report(table, md, csv_path, md_path, html_path)
 
 
-def score_forecasts_file(path: str | Path, *, questions_path: str | Path | None = None, baseline: str | None = None,
-                         n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
-    """Score a forecasts file from any system: columns ``question_id``, ``p_yes`` and optionally
-    ``method``, ``outcome`` and ``cluster``. Missing outcomes come from ``questions_path`` or the bundled
-    ForecastBench data (by question id).
+def simulation_note(manifests: dict[str, dict[str, Any]]) -> str:
+    """The label of results that come from the simulator (:data:`agent_providers.simulator.SIMULATION_NOTE`
+    naming the runs' simulator specs), or '' when no run used it."""
+    from agent_providers.simulator import SIMULATION_NOTE, is_simulated
 
-    The file is read like a question file (:func:`benchmarks.questions.read_table`: ``.csv``, ``.jsonl``,
-    ``.json`` list of objects or ``.parquet``; UTF-8 with or without a byte-order mark; ids as text, so
-    ``007`` matches ``007``). Outcomes follow the question files' rules: ``1``/``0``, ``yes``/``no``,
-    ``true``/``false``.
-
-    Raises
-    ------
-    FileNotFoundError
-        If a file does not exist.
-    DataValidationError
-        Naming the file, the row (``data row N (line M)``), the column and the value for a missing column,
-        a file with no rows, a p_yes that is not a probability in [0, 1], an outcome that is not 0/1, or a
-        question id with no outcome.
-    """
-    from benchmarks.questions import id_text, parse_outcome, read_table
-
-    table = read_table(path)
-    path = table.path
-    with table.numbering():
-        columns = table.header if table.header is not None else sorted({k for r in table.rows for k in r})
-        for col in ("question_id", "p_yes"):
-            if col not in columns:
-                raise DataValidationError(f"{path}: missing column {col!r}; columns present: {columns}", field=col, source=str(path))
-        if not table.rows:
-            raise DataValidationError(f"{path}: no forecast rows (the file has only a header)", source=str(path))
-        qids, probs, methods, given, clusters = [], [], [], [], []
-        for i in range(len(table.rows)):
-            qid, p, method, outcome, cluster = (table.value(i, c) for c in ("question_id", "p_yes", "method", "outcome", "cluster"))
-            if qid is None:
-                raise table.error(i, "question_id", table.rows[i].get("question_id"), "question_id is empty")
-            qids.append(id_text(qid))
-            probs.append(_probability(table, i, p))
-            methods.append(path.stem if method is None else str(method).strip())
-            given.append(None if outcome is None else parse_outcome(path, i, outcome))
-            clusters.append(None if cluster is None else str(cluster))
-        if any(o is None for o in given) or any(c is None for c in clusters):
-            # outcomes and bootstrap clusters (source|source question id) come from the questions by id
-            if questions_path is not None:
-                from benchmarks.questions import load_questions_file
-
-                qs = load_questions_file(questions_path)
-            else:
-                from benchmarks.questions import load_forecastbench
-
-                qs = load_forecastbench()
-            by_id = {q.id: q for q in qs}
-            siblings = sibling_clusters([by_id[qid] for qid in dict.fromkeys(qids) if qid in by_id]).labels
-            for i, qid in enumerate(qids):
-                q = by_id.get(qid)
-                if given[i] is None:
-                    if q is None or q.outcome is None:
-                        raise table.error(i, "question_id", qid, "this question has no known outcome (give an outcome "
-                                                                 "column or --questions with outcomes)")
-                    given[i] = q.outcome
-                if clusters[i] is None:
-                    clusters[i] = siblings.get(qid, qid)
-    df = pd.DataFrame({"question_id": qids, "p_yes": probs, "method": methods, "outcome": given, "cluster": clusters})
-    base = baseline or df["method"].iloc[0]
-    return rank_methods(df, method_col="method", baseline=base, n_resamples=n_resamples, seed=seed)
-
-
-def _probability(table: Any, row: int, value: Any) -> float:
-    try:
-        p = float(value.strip() if isinstance(value, str) else value)
-    except (TypeError, ValueError):
-        p = float("nan")
-    if not 0.0 <= p <= 1.0:  # also rejects NaN and a missing value
-        raise table.error(row, "p_yes", value, "p_yes is not a probability in [0, 1]")
-    return p
+    specs = sorted({p["spec"] for m in manifests.values() for p in m.get("providers", []) if is_simulated(p["spec"])})
+    return f"{SIMULATION_NOTE} Providers: {', '.join(specs)}." if specs else ""

@@ -3,7 +3,8 @@
 Run folder ``<output_dir>/<run_id>/``:
 
 * ``manifest.json``: config, package version, providers and models, seed, per-question status,
-  retry / cache counters; rewritten atomically (temp file + ``os.replace``) at the start, at most once
+  retry / cache counters, the command line (redacted), the git commit, package versions and wall time
+  (``wall_time_s`` of this session, ``wall_time_s_total`` over resumed sessions); rewritten atomically (temp file + ``os.replace``) at the start, at most once
   per :data:`MANIFEST_INTERVAL_S` while questions finish, and at the end.
 * ``results.jsonl``: one line per finished question (methods, baselines, usage ledger, audit and the
   full pipeline trace), appended, flushed and fsynced as each question finishes. Killing the process
@@ -54,6 +55,7 @@ from benchmarks.config import RunConfig, validate_run_id
 from benchmarks.leakage import leakage_audit
 from benchmarks.methods import method_rows
 from benchmarks.model_cutoffs import training_cutoff
+from benchmarks.provenance import git_commit, package_versions
 from benchmarks.questions import DATA_SNAPSHOT_DATE, load_forecastbench, load_questions_file
 
 log = logging.getLogger(__name__)
@@ -316,6 +318,10 @@ class BenchmarkRunner:
     on_start : callable, optional
         ``on_start(run_dir)`` once the inputs are valid and the folder is locked, before the first
         question runs (the command line prints the folder there, so a rejected command prints only its error).
+    command_line : list of str, optional
+        The command that started the run, recorded in the manifest; pass it redacted
+        (:func:`benchmarks.provenance.redacted_command_line`). The manifest also records the git commit,
+        package versions and wall time (:mod:`benchmarks.provenance`).
     """
 
     def __init__(
@@ -328,6 +334,7 @@ class BenchmarkRunner:
         progress: bool = True,
         retry_sleep: Callable[[float], Any] | None = None,
         on_start: Callable[[Path], Any] | None = None,
+        command_line: list[str] | None = None,
     ) -> None:
         self.config = config
         self.provider_factory = provider_factory
@@ -336,6 +343,7 @@ class BenchmarkRunner:
         self.progress = progress
         self.retry_sleep = retry_sleep
         self.on_start = on_start
+        self.command_line = command_line
         run_id = validate_run_id(config.run_id) if config.run_id else dt.datetime.now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
         self.config = config.model_copy(update={"run_id": run_id})
         self.run_dir = Path(config.output_dir) / run_id
@@ -343,6 +351,7 @@ class BenchmarkRunner:
         self.clusters = ClusterAssignment()
         self._retrying: list[RetryingProvider] = []
         self._caches: list[CachingProvider] = []
+        self._adapters: list[Provider] = []
 
     # --- set-up ----------------------------------------------------------------------------------
     def _base_provider(self, spec: str | None) -> Provider:
@@ -369,6 +378,7 @@ class BenchmarkRunner:
         async_sleep = _as_async(self.retry_sleep) if self.retry_sleep is not None else None
         for spec in specs:
             p = self._base_provider(spec)
+            self._adapters.append(p)
             r = RetryingProvider(p, RetryPolicy(max_attempts=self.config.max_attempts, seed=self.config.seed),
                                  sleep=self.retry_sleep, async_sleep=async_sleep)
             self._retrying.append(r)
@@ -382,6 +392,14 @@ class BenchmarkRunner:
         if self.config.providers:
             self.config = self.config.model_copy(update={"providers": [redact_spec(s) for s in self.config.providers]})
         return out
+
+    def bind_questions(self, questions: list[Question]) -> None:
+        """Hand the harness's records of ``questions`` (outcomes included) to the providers that simulate
+        from them (a ``bind_questions`` method: :class:`agent_providers.SimulatorProvider`); models never get them."""
+        for adapter in self._adapters:
+            bind = getattr(adapter, "bind_questions", None)
+            if bind is not None:
+                bind(questions)
 
     def build_executor(self) -> ToolExecutor | None:
         """The research backend behind the cutoff guard: the given client, else ``config.search``
@@ -442,8 +460,8 @@ class BenchmarkRunner:
         Fails closed: when any model's cutoff is unknown (not in :mod:`benchmarks.model_cutoffs`, or a
         moving alias such as ``*-latest``), the run stops unless the user set ``forecast_date_from``
         (``--date-from``; then that date is the bound and the note says so) or turned the filter off
-        explicitly (``after_model_cutoff=False``, ``--include-before-cutoff``). The scripted provider was
-        trained on nothing and is left out of the check. ``strict=False`` records an unknown cutoff
+        explicitly (``after_model_cutoff=False``, ``--include-before-cutoff``). The scripted and simulated
+        (``sim``) providers were trained on nothing and are left out of the check. ``strict=False`` records an unknown cutoff
         instead of raising (questions passed to the runner directly are not filtered).
 
         Raises
@@ -461,7 +479,7 @@ class BenchmarkRunner:
             info["note"] = ("off (--include-before-cutoff): questions due before the models' training cutoffs are "
                             "included and may be contaminated")
         elif not cutoffs:
-            info["note"] = "no trained model in the run (scripted provider): nothing to filter"
+            info["note"] = "no trained model in the run (scripted or simulated provider): nothing to filter"
         elif unknown and cfg.forecast_date_from is None:
             if not strict:
                 info["note"] = f"training cutoff unknown for {', '.join(unknown)}: not applied (questions given directly)"
@@ -555,6 +573,9 @@ class BenchmarkRunner:
             "question_ids": [q.id for q in questions],
             "clusters": self.clusters.summary(),
             "question_status": status,
+            "command_line": self.command_line,
+            "git": git_commit(),
+            "package_versions": package_versions(),
             **extra,
         }
 
@@ -643,6 +664,7 @@ class BenchmarkRunner:
         questions = self.select_questions()
         if not questions:
             raise DataValidationError("no questions match the run's filters", field="questions", value=0)
+        self.bind_questions(questions)
         if resume and manifest_path.exists():
             recorded = json.loads(manifest_path.read_text(encoding="utf-8")).get("question_ids")
             if recorded is not None and recorded != [q.id for q in questions]:
@@ -716,9 +738,17 @@ class BenchmarkRunner:
                     [ErrorInfo.model_validate(f["error"]) for f in trace.get("forecasts", []) if f.get("error")],
                     ErrorInfo.model_validate(trace["error"]) if trace.get("error") else None)
         started = dt.datetime.now(dt.timezone.utc).isoformat()
+        earlier_s = 0.0  # wall time of earlier sessions of a resumed run
         if manifest_path.exists():
-            started = json.loads(manifest_path.read_text(encoding="utf-8")).get("created_at", started)
-        write_json_atomic(manifest_path, self._manifest(questions, status, started, {}))
+            previous = json.loads(manifest_path.read_text(encoding="utf-8"))
+            started = previous.get("created_at", started)
+            earlier_s = float(previous.get("wall_time_s_total") or 0.0)
+
+        def timing() -> dict[str, float]:
+            now = time.perf_counter() - t0
+            return {"wall_time_s": round(now, 3), "wall_time_s_total": round(earlier_s + now, 3)}
+
+        write_json_atomic(manifest_path, self._manifest(questions, status, started, timing()))
         pending = [q for q in questions if q.id not in done]
         sem = asyncio.Semaphore(self.concurrency())
         n_ok = n_failed = 0
@@ -751,7 +781,7 @@ class BenchmarkRunner:
             if not ok:
                 reasons[q.id] = failure_reason([f.error for f in record.trace.forecasts if f.error], record.trace.error)
             if time.monotonic() - last_manifest >= MANIFEST_INTERVAL_S:
-                write_json_atomic(manifest_path, self._manifest(questions, status, started, {"provider_stats": self.provider_stats()}))
+                write_json_atomic(manifest_path, self._manifest(questions, status, started, {"provider_stats": self.provider_stats(), **timing()}))
                 last_manifest = time.monotonic()
             bar.advance()
 
@@ -766,7 +796,7 @@ class BenchmarkRunner:
         finally:
             bar.close()
             try:
-                write_json_atomic(manifest_path, self._manifest(questions, status, started, {"provider_stats": self.provider_stats()}))
+                write_json_atomic(manifest_path, self._manifest(questions, status, started, {"provider_stats": self.provider_stats(), **timing()}))
             except OSError as exc:  # results.jsonl is the durable record; the manifest is rebuilt on resume
                 log.warning("could not update %s: %s", manifest_path, exc.strerror)
         failed_now = [reasons[q.id] for q in questions if status[q.id] == "failed" and q.id in reasons]
@@ -779,8 +809,8 @@ class BenchmarkRunner:
 
 
 def _untrained(spec: str) -> bool:
-    """Specs of providers that were trained on no data (contamination does not apply)."""
-    return spec == "scripted" or spec.startswith("scripted/")
+    """Specs of providers that were trained on no data (contamination does not apply): scripted, sim."""
+    return spec.split("/", 1)[0] in ("scripted", "sim")
 
 
 def _as_async(sleep: Callable[[float], Any]) -> Callable[[float], Any]:

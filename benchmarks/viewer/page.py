@@ -70,6 +70,8 @@ class ReportData:
         Further tables shown under their titles (cost, roles, cost-effectiveness, audit, ...).
     attribution : str
         Data licence line for the footer.
+    notice : str
+        A warning shown above everything (e.g. that the results come from the simulator), or "".
     """
 
     leaderboard: pd.DataFrame
@@ -81,6 +83,7 @@ class ReportData:
     records: dict[str, list[dict[str, Any]]]
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     attribution: str = ""
+    notice: str = ""
 
 
 # --- formatting of generic tables ----------------------------------------------------------------
@@ -323,6 +326,6 @@ def render_page(data: ReportData, *, title: str | None = None) -> str:
         ranking_note=data.ranking_note.replace("**", ""), too_small=too_small,
         min_clusters=scoring.MIN_CLUSTERS_FOR_INTERVAL,
         figures=_figures(data, board, questions), questions=questions, sources=sources,
-        tables=tables, attribution=data.attribution,
+        tables=tables, attribution=data.attribution, notice=data.notice,
     )
     return page

@@ -246,7 +246,7 @@ def test_rejected_run_leaves_no_folder_and_no_cache(tmp_path):
 
 def test_invalid_setting_is_one_line_without_the_pydantic_preamble(tmp_path):
     res = runner.invoke(app, ["run", "--members", "0", "--max-tokens", "3", "-o", str(tmp_path / "runs"), "--no-progress"])
-    one_line_error(res, "n_members: Input should be greater than or equal to 1 (value 0) (and 1 more problem)")
+    one_line_error(res, "--members: Input should be greater than or equal to 1 (value 0) (and 1 more problem)")
     assert not (tmp_path / "runs").exists()
 
 
@@ -267,18 +267,19 @@ def test_run_where_every_question_failed_exits_non_zero_with_one_reason(tmp_path
     assert res.returncode == 1, res.stderr
     errors = [line for line in res.stderr.splitlines() if line.startswith("error:")]
     assert errors == ["error: every question failed (2 of 2); most common reason (2 questions): "
-                      "ScriptExhausted: ScriptedProvider has no queued output for request #1"]
+                      "ScriptExhausted: ScriptedProvider has no queued output for request #1 (queue answers in Python "
+                      "with enqueue() or a responder; to try the pipeline without a model use the simulator: --provider sim)"]
     assert "Traceback" not in res.stderr
     assert len((out / "allfail" / "results.jsonl").read_text().splitlines()) == 2  # nothing computed is lost
 
 
 def test_a_bug_is_one_line_with_exit_code_1_and_debug_shows_it(tmp_path, monkeypatch):
-    import benchmarks.report
+    import benchmarks.score_file
 
     def broken(*a, **k):
         raise KeyError("p_yes")
 
-    monkeypatch.setattr(benchmarks.report, "score_forecasts_file", broken)
+    monkeypatch.setattr(benchmarks.score_file, "score_file", broken)
     res = runner.invoke(app, ["score", str(tmp_path / "f.csv")])
     assert res.exit_code == 1 and "Traceback" not in res.output
     assert res.stderr.strip() == "internal error: KeyError: 'p_yes' (run again with --debug for the traceback)"

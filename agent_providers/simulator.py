@@ -1,0 +1,555 @@
+"""The simulator: a seeded simulation of forecasters, a debate and a supervisor. It is not a model.
+
+``get_provider("sim")`` answers every role of the pipeline (forecaster, query writing, bull, bear,
+supervisor) with schema-valid JSON, reports deterministic token usage (``ceil(characters / 4)``, as
+:class:`ScriptedProvider`) at a cost of $0, and never calls a network. It exists so that the whole
+harness (runs, reports, intervals, scale, the leaderboard) can be tried at zero cost, and so that
+teaching material can show what each reconciliation method does to forecasts of a *known* quality.
+Its leaderboard measures the simulation's parameters, never a model's skill; reports label it
+"simulated".
+
+What it knows, and how
+----------------------
+Forecasters see only the visible question. The simulator is told more, on purpose: its **world**
+(:class:`SimWorld`) holds each question's outcome, crowd probability at freeze and source, for the
+bundled ForecastBench questions (loaded at first use) plus every question the benchmark runner hands
+it (:meth:`SimulatorProvider.bind_questions`). It finds which question a prompt is about from the
+prompt's pinned case facts (question text and forecast date: the part every forecaster sees) and
+takes everything hidden from its world, never from the prompt. A question its world does not hold
+fails the call with :class:`~agent_schemas.BadRequest` (no default probability).
+
+The simulation, per question (all draws are hashed from ``seed`` and the question, so answers are
+reproducible whatever the call order):
+
+1. **Anchor** ``p*`` (``anchor=``):
+
+   * ``truth`` (default): a calibrated "true probability" drawn from the outcome ``o``:
+     ``p* ~ Beta(k*m + o, k*(1 - m) + 1 - o)``, the posterior of a ``Beta(k*m, k*(1 - m))`` prior
+     after seeing ``o``, where ``m`` is the world's yes-rate of the question's source (Laplace
+     smoothed). Drawn this way ``p*`` is calibrated wherever the sample's yes-rate is ``m``
+     (``P(o = 1 | p*) = p*``), and its expected Brier score is known: ``E[p*(1 - p*)]`` under the
+     prior. ``k`` (pseudo-count, > 0) sets the skill: small ``k`` gives sharp, skilful anchors, large
+     ``k`` pulls every anchor to ``m``.
+   * ``crowd``: the crowd / market probability at freeze (the source's yes-rate ``m`` where there is
+     none, e.g. dataset questions; likewise ``truth`` for an unresolved question).
+   * ``base``: the source's yes-rate ``m`` (no question-specific information).
+
+2. **Agents.** On the log-odds scale, agent ``a`` (each ensemble member, the debate, the supervisor)
+   says ``x_a = scale * logit(p*) + bias + sigma_a * (sqrt(rho) * c + sqrt(1 - rho) * z_a)`` with
+   standard normal draws ``c`` (shared by every agent of the question: correlated errors) and ``z_a``
+   (the agent's own). ``sigma`` is ``noise`` for members, ``debate_noise`` and ``supervisor_noise``
+   (default ``noise``) for the specialists. ``scale > 1`` makes agents over-confident, ``< 1``
+   under-confident; ``bias`` shifts them towards Yes (> 0) or No. A member is identified by its
+   prompt (persona) and call seed, so two members with the same persona and seed agree.
+   Probabilities are answered as integer percents in [1, 99].
+3. **Debate.** In round ``r`` the bull says ``sigmoid(x_debate + g / 2**(r-1))`` and the bear
+   ``sigmoid(x_debate - g / 2**(r-1))`` with ``g = 0.5``: they converge, so the debate's midpoint is
+   about ``sigmoid(x_debate)``.
+4. **Supervisor.** It names the widest disagreement among the members (and the next one when asked
+   for two), proposes the question text as the clarifying search, and decides ``sigmoid(x_sup)``
+   with a confidence read from its own error draw: ``high`` when ``|z_sup| < 0.674`` (half of the
+   draws), ``medium`` below 1.150 (a quarter), ``low`` otherwise. Confidence is therefore
+   informative by construction, which is what the default combination rule assumes.
+
+Spec
+----
+``sim`` or ``sim/<name>=<value>,...`` with the names of :class:`SimParams`, for example
+``sim/anchor=crowd,noise=0.8,rho=0.5``. The provider's ``model`` is the full parameter list (recorded
+in manifests); its ``spec`` names the parameters that differ from the defaults.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import functools
+import hashlib
+import json
+import math
+import re
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, fields
+from statistics import NormalDist
+from typing import Any, Literal
+
+from agent_schemas import BadRequest, ChatMessage, Completion, Question, TokenUsage, UnknownProvider
+from agent_providers.base import Provider
+from agent_providers.scripted import count_tokens_approx
+
+#: Registry prefix of the simulator.
+SIM_PREFIX = "sim"
+#: Standard normal quantiles that split the supervisor's error draws into high / medium / low confidence
+#: (|z| below the 75% quantile: half of the draws; below the 87.5% quantile: a further quarter).
+CONFIDENCE_Z = (0.6745, 1.1503)
+#: Half the bull-bear gap of the first debate round (log-odds); it halves every round.
+DEBATE_GAP = 0.5
+#: Anchors are kept inside [ANCHOR_EPS, 1 - ANCHOR_EPS] before taking log-odds.
+ANCHOR_EPS = 0.005
+
+Anchor = Literal["truth", "crowd", "base"]
+Role = Literal["forecaster", "queries", "bull", "bear", "disagreements", "decision", "other"]
+
+
+@dataclass(frozen=True)
+class SimParams:
+    """Parameters of the simulation (see the module docstring for the model they drive).
+
+    Attributes
+    ----------
+    anchor : {"truth", "crowd", "base"}
+        What agents are noisy around: a calibrated probability drawn from the outcome, the crowd
+        probability at freeze, or the source's yes-rate.
+    k : float
+        Prior pseudo-count of the ``truth`` anchor (> 0); lower is sharper and more skilful.
+    noise : float
+        Standard deviation of a member's error on the log-odds scale (>= 0).
+    rho : float
+        Correlation of the agents' errors on one question, in [0, 1].
+    bias : float
+        Shift of every agent on the log-odds scale (> 0 towards Yes).
+    scale : float
+        Multiplier of the anchor's log-odds (> 0): above 1 over-confident, below 1 under-confident.
+    debate_noise, supervisor_noise : float or None
+        Error standard deviation of the debate and of the supervisor (default: ``noise``).
+    seed : int
+        Seed of every draw.
+    """
+
+    anchor: Anchor = "truth"
+    k: float = 2.0
+    noise: float = 0.5
+    rho: float = 0.3
+    bias: float = 0.0
+    scale: float = 1.0
+    debate_noise: float | None = None
+    supervisor_noise: float | None = None
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.anchor not in ("truth", "crowd", "base"):
+            problems.append(f"anchor must be truth, crowd or base, got {self.anchor!r}")
+        if not self.k > 0:
+            problems.append(f"k must be > 0, got {self.k}")
+        for name in ("noise", "debate_noise", "supervisor_noise"):
+            v = getattr(self, name)
+            if v is not None and not v >= 0:
+                problems.append(f"{name} must be >= 0, got {v}")
+        if not 0 <= self.rho <= 1:
+            problems.append(f"rho must be in [0, 1], got {self.rho}")
+        if not self.scale > 0:
+            problems.append(f"scale must be > 0, got {self.scale}")
+        if not all(math.isfinite(getattr(self, f.name)) for f in fields(self) if isinstance(getattr(self, f.name), float)):
+            problems.append("parameters must be finite numbers")
+        if problems:
+            raise UnknownProvider(f"invalid simulator parameters: {'; '.join(problems)}")
+
+    @classmethod
+    def parse(cls, text: str | None) -> "SimParams":
+        """Parameters from the part of a spec after ``sim/`` (``"anchor=crowd,noise=0.8"``); defaults for ''/None.
+
+        Raises
+        ------
+        UnknownProvider
+            For an unknown name, a value that is not a number (or not an anchor), or a value out of range.
+        """
+        if not text:
+            return cls()
+        kinds = {f.name: f for f in fields(cls)}
+        values: dict[str, Any] = {}
+        for part in text.split(","):
+            name, sep, raw = (s.strip() for s in part.partition("="))
+            if not sep or name not in kinds:
+                raise UnknownProvider(
+                    f"simulator spec 'sim/{text}': {part.strip()!r} is not name=value with a name among "
+                    f"{', '.join(kinds)} (example: sim/anchor=crowd,noise=0.8)")
+            try:
+                values[name] = raw if name == "anchor" else (int(raw) if name == "seed" else float(raw))
+            except ValueError:
+                raise UnknownProvider(f"simulator spec 'sim/{text}': {name}={raw!r} is not a number") from None
+        return cls(**values)
+
+    def describe(self, *, only_changed: bool = False) -> str:
+        """``name=value`` pairs joined by commas (every parameter, or only those that differ from the defaults)."""
+        default = SimParams()
+        parts = []
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if only_changed and v == getattr(default, f.name):
+                continue
+            if v is None:
+                continue
+            parts.append(f"{f.name}={_num(v)}")
+        return ",".join(parts)
+
+
+def _num(v: Any) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+# --- the world -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WorldRecord:
+    """What the simulator knows about one question and forecasters do not."""
+
+    question_id: str
+    source: str
+    outcome: int | None
+    crowd_p_yes: float | None
+
+
+def question_key(text: str, forecast_date: dt.date | str) -> tuple[str, str]:
+    """How a prompt names its question: the stripped question text and the ISO forecast date."""
+    date = forecast_date.isoformat() if isinstance(forecast_date, dt.date) else str(forecast_date)
+    return text.strip(), date
+
+
+class SimWorld:
+    """The simulator's knowledge: per question (keyed by :func:`question_key`) its outcome, crowd
+    probability and source. Questions with the same text and forecast date (24 pairs in the bundled
+    data) are indistinguishable from a prompt: the simulation averages their anchors.
+    """
+
+    def __init__(self, records: Iterable[tuple[tuple[str, str], WorldRecord]] = ()) -> None:
+        self._by_key: dict[tuple[str, str], dict[str, WorldRecord]] = {}
+        self._lock = threading.Lock()
+        self._rates: dict[str, float] | None = None
+        self._add(records)
+
+    @classmethod
+    def from_questions(cls, questions: Iterable[Question]) -> "SimWorld":
+        """A world holding ``questions`` (their outcomes and crowd probabilities)."""
+        world = cls()
+        world.add(questions)
+        return world
+
+    @classmethod
+    def bundled(cls) -> "SimWorld":
+        """A world holding the 18,021 bundled ForecastBench questions (a new, independent object)."""
+        return cls(_bundled_records())
+
+    def add(self, questions: Iterable[Question]) -> None:
+        """Add (or replace, by question id) the records of ``questions``."""
+        self._add((question_key(q.text, q.forecast_date),
+                   WorldRecord(q.id, q.source, q.outcome, q.crowd_p_yes)) for q in questions)
+
+    def _add(self, records: Iterable[tuple[tuple[str, str], WorldRecord]]) -> None:
+        with self._lock:
+            for key, rec in records:
+                self._by_key.setdefault(key, {})[rec.question_id] = rec
+            self._rates = None
+
+    def __len__(self) -> int:
+        return sum(len(v) for v in self._by_key.values())
+
+    def lookup(self, text: str, forecast_date: dt.date | str) -> list[WorldRecord]:
+        """The records of the question a prompt shows (empty when the world does not hold it)."""
+        return list(self._by_key.get(question_key(text, forecast_date), {}).values())
+
+    def yes_rate(self, source: str) -> float:
+        """``(yes + 1) / (resolved + 2)`` over the world's resolved questions of ``source`` (Laplace)."""
+        rates = self._rates
+        if rates is None:
+            counts: dict[str, list[int]] = {}
+            for recs in list(self._by_key.values()):
+                for r in recs.values():
+                    if r.outcome is not None:
+                        c = counts.setdefault(r.source, [0, 0])
+                        c[0] += r.outcome
+                        c[1] += 1
+            rates = {s: (y + 1) / (n + 2) for s, (y, n) in counts.items()}
+            self._rates = rates
+        return rates.get(source, 0.5)
+
+
+@functools.lru_cache(maxsize=1)
+def _bundled_records() -> tuple[tuple[tuple[str, str], WorldRecord], ...]:
+    from agent_tools.datasets import load_forecastbench_questions  # raw read of the bundled parquet
+
+    df = load_forecastbench_questions(columns=["qid", "question", "forecast_due_date", "source", "outcome", "crowd_prob_at_freeze"])
+    out = []
+    for qid, text, date, source, outcome, crowd in df.itertuples(index=False, name=None):
+        crowd_p = None if crowd is None or crowd != crowd else float(crowd)
+        o = None if outcome is None or outcome != outcome else int(outcome)
+        out.append((question_key(str(text), str(date)[:10]), WorldRecord(str(qid), str(source), o, crowd_p)))
+    return tuple(out)
+
+
+# --- reading a prompt ------------------------------------------------------------------------------
+
+_CASE_FACTS = re.compile(r"^- Question: (?P<text>.*?)\n- Forecast date \(information cutoff\): (?P<date>\d{4}-\d{2}-\d{2})",
+                         re.S | re.M)
+_MEMBER_LINE = re.compile(r"- (?P<id>[\w.\-]+) \([^)]*\): p_yes (?P<p>\d+)%")
+_ROUND = re.compile(r"Round (\d+) of at most (\d+)")
+_AGGREGATE = re.compile(r"Ensemble aggregate p_yes: (\d+)%")
+
+
+def request_role(messages: Sequence[ChatMessage], json_schema: dict[str, Any] | None) -> Role:
+    """Which pipeline role a request is, from its answer schema's fields (or, without one, the task text)."""
+    props = set((json_schema or {}).get("properties", {}))
+    tail = messages[-1].content if messages else ""
+    if "queries" in props or (not props and "short web search queries" in tail):
+        return "queries"
+    if "argument" in props or (not props and "structured forecasting debate" in tail):
+        return "bull" if "You are the BULL" in tail else "bear"
+    if "disagreements" in props or (not props and '"disagreements"' in tail):
+        return "disagreements"
+    if "confidence" in props or (not props and "Reconcile the forecasts" in tail):
+        return "decision"
+    if props & {"p_yes_percent", "rationale"} or (not props and "You are a careful forecaster" in tail):
+        return "forecaster"
+    return "other"
+
+
+def member_key(seed: int | None, task: str) -> str:
+    """Which member a forecaster request comes from: its call seed and its task text (persona included)."""
+    return f"forecaster|{seed}|{hashlib.blake2b(task.encode(), digest_size=6).hexdigest()}"
+
+
+def _question_in(messages: Sequence[ChatMessage]) -> tuple[str, str] | None:
+    for m in messages:
+        match = _CASE_FACTS.search(m.content)
+        if match:
+            return match.group("text"), match.group("date")
+    return None
+
+
+# --- draws ------------------------------------------------------------------------------------------
+
+
+def _uniform(*parts: Any) -> float:
+    """A uniform number in (0, 1) hashed from ``parts`` (the same on every platform and version)."""
+    h = hashlib.blake2b("\x1f".join(str(p) for p in parts).encode(), digest_size=8).digest()
+    return (int.from_bytes(h, "big") + 0.5) / 2.0**64
+
+
+def _normal(*parts: Any) -> float:
+    return NormalDist().inv_cdf(_uniform(*parts))
+
+
+def _logit(p: float) -> float:
+    p = min(max(p, ANCHOR_EPS), 1 - ANCHOR_EPS)
+    return math.log(p / (1 - p))
+
+
+def _sigmoid(x: float) -> float:
+    return 1 / (1 + math.exp(-x)) if x >= 0 else math.exp(x) / (1 + math.exp(x))
+
+
+def _percent(p: float) -> int:
+    return int(min(max(round(100 * p), 1), 99))
+
+
+# --- the provider ------------------------------------------------------------------------------------
+
+
+class SimulatorProvider(Provider):
+    """A simulation of the pipeline's agents behind the provider contract (see the module docstring).
+
+    Parameters
+    ----------
+    params : SimParams or str, optional
+        The simulation's parameters, or their spec text (``"anchor=crowd,noise=0.8"``).
+    world : SimWorld, optional
+        What the simulation knows; default the bundled ForecastBench questions, loaded at first use.
+    latency_s : float
+        Simulated latency per call in seconds (default 0).
+
+    Raises
+    ------
+    UnknownProvider
+        For invalid parameters.
+
+    Notes
+    -----
+    Calls cost 0.0 USD; usage is ``ceil(len(text) / 4)`` tokens per message and answer, one call each.
+    A call fails with :class:`~agent_schemas.BadRequest` when its prompt names a question the world
+    does not hold; an answer longer than ``max_tokens`` is cut (stop reason ``length``, which the
+    pipeline records as a truncated answer), as a model's would be.
+    """
+
+    name = SIM_PREFIX
+    supports_json_schema = True
+    default_model = "default"
+
+    def __init__(self, params: SimParams | str | None = None, *, world: SimWorld | None = None, latency_s: float = 0.0) -> None:
+        self.params = params if isinstance(params, SimParams) else SimParams.parse(params)
+        super().__init__(self.params.describe())
+        self._world = world
+        self._world_lock = threading.Lock()
+        self.latency_s = latency_s
+
+    @property
+    def spec(self) -> str:
+        changed = self.params.describe(only_changed=True)
+        return SIM_PREFIX + (f"/{changed}" if changed else "")
+
+    @property
+    def world(self) -> SimWorld:
+        """The simulation's world (the bundled questions are loaded at first use)."""
+        if self._world is None:
+            with self._world_lock:
+                if self._world is None:
+                    self._world = SimWorld.bundled()
+        return self._world
+
+    def bind_questions(self, questions: Iterable[Question]) -> None:
+        """Hand the simulator the harness's records of ``questions`` (outcome included): the benchmark
+        runner calls this for the questions of a run, so user question files can be simulated too."""
+        self.world.add(questions)
+
+    # --- the simulation ----------------------------------------------------------------------------
+    def anchor(self, records: Sequence[WorldRecord]) -> float:
+        """The anchor ``p*`` of a question (the mean over indistinguishable records), in (0, 1); an
+        unresolved question (``truth``) or one without a crowd probability (``crowd``) gets the yes-rate ``m``."""
+        p = self.params
+        values = []
+        for r in records:
+            m = self.world.yes_rate(r.source)
+            if p.anchor == "crowd" and r.crowd_p_yes is not None:
+                values.append(r.crowd_p_yes)
+            elif p.anchor == "truth" and r.outcome is not None:
+                values.append(_beta_quantile(p.k * m + r.outcome, p.k * (1 - m) + 1 - r.outcome,
+                                             _uniform(p.seed, "anchor", r.question_id)))
+            else:
+                values.append(m)
+        return sum(values) / len(values)
+
+    def agent_logodds(self, anchor: float, key: tuple[str, str], agent: str, sigma: float) -> tuple[float, float]:
+        """``(x, z)``: an agent's log-odds and its own standard normal error draw."""
+        p = self.params
+        common = _normal(p.seed, "common", *key)
+        own = _normal(p.seed, "agent", agent, *key)
+        x = p.scale * _logit(anchor) + p.bias + sigma * (math.sqrt(p.rho) * common + math.sqrt(1 - p.rho) * own)
+        return x, own
+
+    def latent_p(self, question: Question) -> float:
+        """The anchor ``p*`` the simulation uses for ``question`` (for teaching and tests).
+
+        Raises
+        ------
+        BadRequest
+            When the world does not hold the question.
+        """
+        key = question_key(question.text, question.forecast_date)
+        return self.anchor(self._records(key))
+
+    def _records(self, key: tuple[str, str]) -> list[WorldRecord]:
+        records = self.world.lookup(*key)
+        if not records:
+            raise BadRequest(
+                f"{self.spec}: the question {key[0][:80]!r} (forecast date {key[1]}) is not in the simulator's world; "
+                "the world holds the bundled ForecastBench questions and the questions of a benchmark run. "
+                "In Python pass world=SimWorld.from_questions([...]) or call bind_questions()",
+                provider=self.spec, model=self.model)
+        return records
+
+    def answer(self, messages: Sequence[ChatMessage], json_schema: dict[str, Any] | None, seed: int | None) -> str:
+        """The simulated answer text of one request (deterministic)."""
+        role = request_role(messages, json_schema)
+        found = _question_in(messages)
+        if role == "other" or found is None:
+            note = ("forecast-reconcile simulator (not a language model): it answers the forecasting roles "
+                    "(forecaster, bull, bear, supervisor, query writing) of prompts that show a question's case facts")
+            return json.dumps({"note": note}) if json_schema else note
+        key = question_key(*found)
+        text = key[0]
+        if role == "queries":
+            return json.dumps({"queries": [" ".join(text.split())[:80]]})
+        records = self._records(key)
+        anchor = self.anchor(records)
+        p = self.params
+        tail = messages[-1].content
+        if role == "forecaster":
+            x, own = self.agent_logodds(anchor, key, member_key(seed, tail), p.noise)
+            err = x - (p.scale * _logit(anchor) + p.bias)
+            return json.dumps({
+                "rationale": f"Simulated forecaster, not a model: a seeded draw around the simulation's anchor "
+                             f"(anchor={p.anchor}), error {err:+.2f} on the log-odds scale.",
+                "key_evidence": [], "p_yes_percent": _percent(_sigmoid(x))})
+        if role in ("bull", "bear"):
+            x, _ = self.agent_logodds(anchor, key, "debate", p.noise if p.debate_noise is None else p.debate_noise)
+            rnd = _ROUND.search(tail)
+            r = int(rnd.group(1)) if rnd else 1
+            gap = DEBATE_GAP / 2 ** (r - 1)
+            q = _percent(_sigmoid(x + gap if role == "bull" else x - gap))
+            agg = _AGGREGATE.search(tail)
+            start = f"the ensemble's {agg.group(1)}%" if agg else "the estimate"
+            direction = "higher" if role == "bull" else "lower"
+            return json.dumps({
+                "argument": f"Simulated {role}, round {r}: argues for a {direction} probability than {start}; "
+                            f"moves to {q}% (the sides converge each round).",
+                "key_evidence": [], "p_yes_percent": q})
+        members = [(m.group("id"), int(m.group("p"))) for m in _MEMBER_LINE.finditer("\n".join(x.content for x in messages))]
+        if role == "disagreements":
+            n = (json_schema or {}).get("properties", {}).get("disagreements", {}).get("maxItems", 1)
+            return json.dumps({"disagreements": _disagreements(members, text, n)})
+        x, own = self.agent_logodds(anchor, key, "supervisor", p.noise if p.supervisor_noise is None else p.supervisor_noise)
+        confidence = "high" if abs(own) < CONFIDENCE_Z[0] else "medium" if abs(own) < CONFIDENCE_Z[1] else "low"
+        supported, gaps = tail.count("-> SUPPORTED:"), tail.count("-> GAP:")
+        span = f"members {min(q for _, q in members)}-{max(q for _, q in members)}%" if members else "no member answers"
+        return json.dumps({
+            "rationale": f"Simulated supervisor: {span}; {supported} disagreement(s) supported, {gaps} gap(s); "
+                         f"own draw {_percent(_sigmoid(x))}%, confidence {confidence} (|z|={abs(own):.2f}).",
+            "key_evidence": [], "confidence": confidence, "p_yes_percent": _percent(_sigmoid(x))})
+
+    def _simulate(self, messages: list[ChatMessage], json_schema: dict[str, Any] | None, max_tokens: int | None,
+                  seed: int | None) -> Completion:
+        text = self.answer(messages, json_schema, seed)
+        usage = TokenUsage(input_tokens=sum(count_tokens_approx(m.content) for m in messages),
+                           output_tokens=count_tokens_approx(text), calls=1, cost_usd=0.0)
+        stop: Literal["stop", "length"] = "stop"
+        if max_tokens is not None and usage.output_tokens > max_tokens:  # cut like a model at its token limit
+            text, stop = text[: 4 * max_tokens], "length"
+        return Completion(text=text, usage=usage, model=self.model, provider=self.spec, stop_reason=stop)
+
+    def _complete(self, messages, *, json_schema, temperature, max_tokens, seed) -> Completion:
+        if self.latency_s:
+            import time
+
+            time.sleep(self.latency_s)
+        return self._simulate(messages, json_schema, max_tokens, seed)
+
+    async def _acomplete(self, messages, *, json_schema, temperature, max_tokens, seed) -> Completion:
+        if self.latency_s:
+            await asyncio.sleep(self.latency_s)
+        return self._simulate(messages, json_schema, max_tokens, seed)
+
+
+def _disagreements(members: list[tuple[str, int]], text: str, max_items: int) -> list[dict[str, Any]]:
+    """The widest gap among the members (and, when two may be named, the median member against the
+    farther extreme), each with the question text as the clarifying query (schema field lengths kept)."""
+    query = " ".join(text.split())[:50]
+    if len(members) < 2:
+        return [{"topic": "how likely Yes is", "description": "only one member answered", "agents": [m[0] for m in members][:2],
+                 "query": query}]
+    ranked = sorted(members, key=lambda m: (m[1], m[0]))
+    lo, hi = ranked[0], ranked[-1]
+    out = [{"topic": "how likely Yes is", "description": f"{lo[0]} says {lo[1]}%, {hi[0]} says {hi[1]}%"[:80],
+            "agents": [lo[0][:12], hi[0][:12]], "query": query}]
+    if max_items >= 2 and len(ranked) >= 3:
+        mid = ranked[len(ranked) // 2]
+        far = lo if mid[1] - lo[1] > hi[1] - mid[1] else hi
+        out.append({"topic": "how far to move from the median", "description": f"{mid[0]} says {mid[1]}%, {far[0]} says {far[1]}%"[:80],
+                    "agents": [mid[0][:12], far[0][:12]], "query": query[:44].rstrip() + " odds"})
+    return out
+
+
+def _beta_quantile(a: float, b: float, u: float) -> float:
+    """The ``u`` quantile of ``Beta(a, b)`` (scipy's regularised incomplete beta inverse)."""
+    from scipy.special import betaincinv
+
+    return float(betaincinv(a, b, u))
+
+
+def is_simulated(spec: str) -> bool:
+    """True for specs of the simulator (``sim`` or ``sim/...``)."""
+    return spec == SIM_PREFIX or spec.startswith(SIM_PREFIX + "/")
+
+
+#: One line that labels results of the simulator wherever they are shown.
+SIMULATION_NOTE = ("SIMULATED: the 'sim' provider is a seeded simulation, not a model; these scores measure the "
+                   "simulation's parameters (anchor, noise, correlation, bias), not any model's forecasting skill.")
