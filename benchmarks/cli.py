@@ -278,6 +278,8 @@ def run(
             from benchmarks.viewer.terminal import print_compact_leaderboard
 
             rep = write_report([runner.run_dir], runner.run_dir)
+            if rep.notice:
+                typer.echo(rep.notice)
             print_compact_leaderboard(rep.leaderboard, baseline="mean", files=f"{rep.markdown_path.name}, {rep.csv_path.name}, {rep.html_path.name}")
             _say(f"report: {rep.html_path} (forecast-reconcile view {runner.run_dir})")
 

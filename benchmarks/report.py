@@ -262,13 +262,15 @@ def contamination_split(scored: pd.DataFrame, manifests: dict[str, dict[str, Any
 
 @dataclass
 class Report:
-    """Paths written and the Markdown printed."""
+    """Paths written, the Markdown printed, and the notice that must travel with the results."""
 
     leaderboard: pd.DataFrame
     markdown: str
     csv_path: Path
     markdown_path: Path
     html_path: Path
+    notice: str = ""
+    """'' or why the numbers are not a model's (:func:`simulation_note`)."""
 
 
 def ranking_note(ranked: pd.DataFrame, min_coverage: float) -> str:
@@ -371,7 +373,7 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
     write_text_atomic(csv_path, table.to_csv(index=False))
     write_text_atomic(md_path, md + "\n\n" + DATA_ATTRIBUTION + "\n")
     write_text_atomic(html_path, page)
-    return Report(table, md, csv_path, md_path, html_path)
+    return Report(table, md, csv_path, md_path, html_path, notice=simulated)
 
 
 def simulation_note(manifests: dict[str, dict[str, Any]]) -> str:
