@@ -41,7 +41,8 @@ reproducible whatever the call order):
    (default ``noise``) for the specialists. ``scale > 1`` makes agents over-confident, ``< 1``
    under-confident; ``bias`` shifts them towards Yes (> 0) or No. A member is identified by its
    prompt (persona) and call seed, so two members with the same persona and seed agree.
-   Probabilities are answered as integer percents in [1, 99].
+   Probabilities are answered as integer percents in [1, 99]. A member states a confidence read from
+   its own error draw ``z_a`` as the supervisor's is (below): informative by construction.
 3. **Debate.** In round ``r`` the bull says ``sigmoid(x_debate + g / 2**(r-1))`` and the bear
    ``sigmoid(x_debate - g / 2**(r-1))`` with ``g = 0.5``: they converge, so the debate's midpoint is
    about ``sigmoid(x_debate)``.
@@ -297,7 +298,7 @@ def request_role(messages: Sequence[ChatMessage], json_schema: dict[str, Any] | 
         return "bull" if "You are the BULL" in tail else "bear"
     if "disagreements" in props or (not props and '"disagreements"' in tail):
         return "disagreements"
-    if "confidence" in props or (not props and "Reconcile the forecasts" in tail):
+    if "Reconcile the forecasts" in tail:  # the decision's schema has the forecaster's fields (confidence too)
         return "decision"
     if props & {"p_yes_percent", "rationale"} or (not props and "You are a careful forecaster" in tail):
         return "forecaster"
@@ -469,7 +470,7 @@ class SimulatorProvider(Provider):
             return json.dumps({
                 "rationale": f"Simulated forecaster, not a model: a seeded draw around the simulation's anchor "
                              f"(anchor={p.anchor}), error {err:+.2f} on the log-odds scale.",
-                "key_evidence": [], "p_yes_percent": _percent(_sigmoid(x))})
+                "key_evidence": [], "confidence": stated_confidence(own), "p_yes_percent": _percent(_sigmoid(x))})
         if role in ("bull", "bear"):
             x, _ = self.agent_logodds(anchor, key, "debate", p.noise if p.debate_noise is None else p.debate_noise)
             rnd = _ROUND.search(tail)
@@ -488,7 +489,7 @@ class SimulatorProvider(Provider):
             n = (json_schema or {}).get("properties", {}).get("disagreements", {}).get("maxItems", 1)
             return json.dumps({"disagreements": _disagreements(members, text, n)})
         x, own = self.agent_logodds(anchor, key, "supervisor", p.noise if p.supervisor_noise is None else p.supervisor_noise)
-        confidence = "high" if abs(own) < CONFIDENCE_Z[0] else "medium" if abs(own) < CONFIDENCE_Z[1] else "low"
+        confidence = stated_confidence(own)
         supported, gaps = tail.count("-> SUPPORTED:"), tail.count("-> GAP:")
         span = f"members {min(q for _, q in members)}-{max(q for _, q in members)}%" if members else "no member answers"
         return json.dumps({
@@ -517,6 +518,12 @@ class SimulatorProvider(Provider):
         if self.latency_s:
             await asyncio.sleep(self.latency_s)
         return self._simulate(messages, json_schema, max_tokens, seed)
+
+
+def stated_confidence(own: float) -> str:
+    """The confidence an agent states from its own standard normal error draw: "high" when ``|own|`` is below
+    the 75% quantile (half of the draws), "medium" below the 87.5% quantile (a quarter), else "low"."""
+    return "high" if abs(own) < CONFIDENCE_Z[0] else "medium" if abs(own) < CONFIDENCE_Z[1] else "low"
 
 
 def _disagreements(members: list[tuple[str, int]], text: str, max_items: int) -> list[dict[str, Any]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent_research.confidence import effective_confidence
 from agent_schemas import DebateArtifact, SupervisorArtifact
 
 
@@ -16,6 +17,8 @@ class CombinationStep:
     ``"ignored"`` (weight 0), ``"failed"`` or ``"not run"`` (the specialist was not run); ``value`` is the
     step's own probability (the aggregate, the debate midpoint, the supervisor's p_yes), ``weight`` its
     blend weight, ``p_after`` the running probability after the step (all probabilities in [0, 1]).
+    For the supervisor, ``confidence`` is the effective (evidence-grounded) confidence that chose the
+    weight and ``reported_confidence`` what the supervisor stated.
     """
 
     kind: str
@@ -25,6 +28,7 @@ class CombinationStep:
     value: float | None = None
     weight: float | None = None
     confidence: str | None = None
+    reported_confidence: str | None = None
 
 
 @dataclass(frozen=True)
@@ -36,9 +40,11 @@ class CombinationRule:
     1. ``p = aggregate`` (the ensemble aggregate).
     2. Debate: ``p = (1 - debate_weight) * p + debate_weight * p_debate`` where ``p_debate`` is the
        midpoint of the final bull and bear probabilities.
-    3. Supervisor: ``p = (1 - w) * p + w * p_supervisor`` with ``w = supervisor_weights[confidence]``;
-       by default the supervisor replaces the estimate at high confidence (w=1), blends at medium
-       (w=0.5) and is ignored at low confidence (w=0).
+    3. Supervisor: ``p = (1 - w) * p + w * p_supervisor`` with ``w = supervisor_weights[confidence]``,
+       where ``confidence`` is the supervisor's *effective* confidence: its self-report capped by the
+       evidence it found (:func:`agent_research.confidence.effective_confidence`; a supervisor whose every
+       search failed is at most "low"); by default the supervisor replaces the estimate at high confidence
+       (w=1), blends at medium (w=0.5) and is ignored at low confidence (w=0).
     4. Final clipping to ``[clip_low, clip_high]`` (default [0.01, 0.99]) so that a single confident
        miss cannot dominate a log score; set both to 0 and 1 to disable.
 
@@ -86,10 +92,11 @@ class CombinationRule:
         elif supervisor.status != "ok" or supervisor.p_yes is None:
             out.append(CombinationStep("supervisor", "failed", p, p))
         else:
-            w = self.supervisor_weights[supervisor.confidence or "low"]
+            confidence = effective_confidence(supervisor)
+            w = self.supervisor_weights[confidence or "low"]
             new = (1 - w) * p + w * supervisor.p_yes if w > 0 else p
             out.append(CombinationStep("supervisor", "applied" if w > 0 else "ignored", p, new, value=supervisor.p_yes,
-                                       weight=w, confidence=supervisor.confidence))
+                                       weight=w, confidence=confidence, reported_confidence=supervisor.confidence))
             p = new
         clipped = min(max(p, self.clip_low), self.clip_high)
         out.append(CombinationStep("clip", "applied" if clipped != p else "ignored", p, clipped))
@@ -109,7 +116,8 @@ class CombinationRule:
             elif step.kind == "debate":
                 names.append(f"debate(w={step.weight})")
             elif step.kind == "supervisor":
-                names.append(f"supervisor({step.confidence}, w={step.weight})")
+                stated = f", stated {step.reported_confidence}" if step.reported_confidence != step.confidence else ""
+                names.append(f"supervisor({step.confidence}{stated}, w={step.weight})")
             else:
                 names.append(f"clip[{self.clip_low}, {self.clip_high}]")
         return steps[-1].p_after, " -> ".join(names)
@@ -123,7 +131,7 @@ class CombinationRule:
     def describe(self) -> dict[str, Any]:
         """JSON-serialisable parameters, stored in the trace."""
         return {
-            "rule": "aggregate -> debate blend -> supervisor by confidence -> clip",
+            "rule": "aggregate -> debate blend -> supervisor by grounded confidence -> clip",
             "debate_weight": self.debate_weight,
             "supervisor_weights": dict(self.supervisor_weights),
             "clip_low": self.clip_low,

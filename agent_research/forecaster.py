@@ -251,6 +251,7 @@ class ForecasterAgent:
                 p_yes=parsed.p_yes,
                 rationale=parsed.rationale,
                 key_evidence=attach_provenance(parsed.key_evidence, results),
+                confidence=parsed.confidence,
                 usage=progress.usage,
                 latency_s=time.perf_counter() - t0,
                 **_audit(progress.outcomes),

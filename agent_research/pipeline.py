@@ -29,6 +29,7 @@ from agent_schemas import (
 )
 from agent_research.aggregation import AGGREGATORS
 from agent_research.combination import CombinationRule
+from agent_research.confidence import grounded, question_confidence
 from agent_research.ensemble import Ensemble, EnsembleResult
 from agent_specialists import DebateAgent, SupervisorAgent
 from agent_tools import SearchClient, ToolExecutor
@@ -170,6 +171,7 @@ class ForecastPipeline:
         finally:
             RECORDING_SINK.reset(token)
             SEARCH_RECORDING_SINK.reset(search_token)
+        supervisor = grounded(supervisor)  # the supervisor's confidence capped by its evidence (agent_research.confidence)
         trace = PipelineTrace(
             question=question,
             forecasts=ens.forecasts,
@@ -179,6 +181,7 @@ class ForecastPipeline:
             aggregates=aggregates,
             debate=debate,
             supervisor=supervisor,
+            confidence=question_confidence(ens.forecasts, supervisor),
             combination_rule={**self.combination.describe(), "reconcile_min_spread": self.reconcile_min_spread},
             ledger=self.ledger(ens, debate, supervisor),
             recorded_calls=sink,

@@ -25,7 +25,7 @@ from agent_schemas.errors import (
     UnreadableResponse,
     as_reconcile_error,
 )
-from agent_schemas.forecasts import AgentSummary, EvidenceItem, Forecast
+from agent_schemas.forecasts import AgentSummary, Confidence, EvidenceItem, Forecast
 from agent_schemas.messages import ChatMessage, Completion
 from agent_schemas.questions import Question, VisibleQuestion, as_visible
 from agent_schemas.reconciliation import (
@@ -34,7 +34,9 @@ from agent_schemas.reconciliation import (
     DebateRound,
     DebateTurn,
     Disagreement,
+    GroundedConfidence,
     PipelineTrace,
+    QuestionConfidence,
     RecordedCall,
     SupervisorArtifact,
 )
@@ -42,11 +44,11 @@ from agent_schemas.search import SearchOutcome, SearchResult
 from agent_schemas.usage import TokenUsage, UsageEntry, UsageLedger
 
 __all__ = [
-    "AgentSummary", "AuthenticationFailed", "BadRequest", "ChatMessage", "Completion", "CoverageNote",
+    "AgentSummary", "AuthenticationFailed", "BadRequest", "ChatMessage", "Completion", "Confidence", "CoverageNote",
     "DataValidationError", "DebateArtifact", "DebateRound", "DebateTurn", "Disagreement", "EmptyResponse",
-    "EnsembleFailed", "ErrorInfo", "EvidenceItem", "Forecast", "ForecastParseError", "MissingDependency",
+    "EnsembleFailed", "ErrorInfo", "EvidenceItem", "Forecast", "ForecastParseError", "GroundedConfidence", "MissingDependency",
     "PipelineTrace", "ProviderConnectionError", "ProviderError", "ProviderOverloaded", "ProviderTimeout",
-    "Question", "RateLimited", "RecordedCall", "ReconcileError", "ResponseRefused", "ResponseTruncated", "ScriptExhausted",
+    "Question", "QuestionConfidence", "RateLimited", "RecordedCall", "ReconcileError", "ResponseRefused", "ResponseTruncated", "ScriptExhausted",
     "SearchAccessError", "SearchOutcome", "SearchResult", "SupervisorArtifact", "TokenUsage", "UnexpectedError",
     "UnexpectedProviderError", "UnknownProvider", "UnreadableResponse", "UsageEntry", "UsageLedger", "VisibleQuestion",
     "as_reconcile_error", "as_visible",

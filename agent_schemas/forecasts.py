@@ -10,6 +10,9 @@ from pydantic import BaseModel, Field, model_validator
 from agent_schemas.errors import ErrorInfo
 from agent_schemas.usage import TokenUsage
 
+#: A stated confidence, ordered low < medium < high (``agent_research.confidence.CONFIDENCE_LEVELS``).
+Confidence = Literal["high", "medium", "low"]
+
 
 class EvidenceItem(BaseModel):
     """A claim and the source it came from (the claim-to-source mapping is kept between agents)."""
@@ -32,6 +35,8 @@ class Forecast(BaseModel):
     p_yes: float | None = Field(None, ge=0, le=1, description="Probability of Yes in [0, 1]; None when failed.")
     rationale: str = Field("", description="Short rationale (one line is passed between agents).")
     key_evidence: list[EvidenceItem] = Field(default_factory=list, description="Evidence with provenance.")
+    confidence: Confidence | None = Field(
+        None, description="The member's own confidence in its p_yes (high, medium, low); None when it gave none or an unreadable one.")
     model: str = Field("", description="Provider-qualified model that produced it.")
     usage: TokenUsage = Field(default_factory=TokenUsage, description="Tokens and cost of producing it (research + answer).")
     status: Literal["ok", "failed"] = Field("ok", description="'ok' or 'failed'.")

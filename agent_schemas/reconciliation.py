@@ -8,13 +8,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from agent_schemas.errors import ErrorInfo
-from agent_schemas.forecasts import EvidenceItem, Forecast
+from agent_schemas.forecasts import Confidence, EvidenceItem, Forecast
 from agent_schemas.messages import ChatMessage, Completion
 from agent_schemas.questions import VisibleQuestion
 from agent_schemas.search import SearchOutcome
 from agent_schemas.usage import TokenUsage, UsageLedger
-
-Confidence = Literal["high", "medium", "low"]
 
 
 class DebateTurn(BaseModel):
@@ -79,6 +77,28 @@ class CoverageNote(BaseModel):
     reason: str = Field("", description="E.g. 'search failed: rate_limited' or '3 dated results before cutoff'.")
 
 
+class GroundedConfidence(BaseModel):
+    """The supervisor's confidence after the evidence rule of :func:`agent_research.confidence.ground_supervisor`:
+    its self-report, capped by what its searches found. The combination rule reads ``effective``."""
+
+    reported: Confidence | None = Field(description="The confidence the supervisor stated (its self-report).")
+    effective: Confidence | None = Field(description="The self-report capped by the rule; what the combination rule reads.")
+    reasons: list[str] = Field(default_factory=list, description="One line per cap that applied (failed searches, gaps, members not reconciled); empty when none did.")
+    rule: str = Field(description="Name and version of the rule that was applied.")
+
+
+class QuestionConfidence(BaseModel):
+    """A question's overall confidence: the weakest link among the members and the supervisor, with QA flags."""
+
+    overall: Confidence | None = Field(description="The lowest confidence among those reported (never their mean); None when none was reported.")
+    by_agent: dict[str, Confidence | None] = Field(
+        default_factory=dict, description="Each successful member's stated confidence and the supervisor's effective one (key 'supervisor').")
+    weakest: list[str] = Field(default_factory=list, description="The agents at the overall level.")
+    flags: list[Literal["low_confidence", "unresolved_disagreement"]] = Field(
+        default_factory=list, description="QA flags: the overall confidence is low; a disagreement was left unresolved.")
+    notes: list[str] = Field(default_factory=list, description="Why each flag was raised, one line each.")
+
+
 class SupervisorArtifact(BaseModel):
     """Result of a :class:`agent_specialists.SupervisorAgent` run."""
 
@@ -87,7 +107,9 @@ class SupervisorArtifact(BaseModel):
     queries: list[str] = Field(default_factory=list, description="Clarifying queries actually run.")
     search_outcomes: list[SearchOutcome] = Field(default_factory=list, description="One envelope per query, failures included.")
     p_yes: float | None = Field(None, ge=0, le=1, description="Reconciled probability in [0, 1]; None when failed.")
-    confidence: Confidence | None = Field(None, description="Supervisor's confidence in its reconciliation.")
+    confidence: Confidence | None = Field(None, description="Supervisor's confidence in its reconciliation, as it stated it (self-report).")
+    grounding: GroundedConfidence | None = Field(
+        None, description="The self-report capped by the evidence rule (set by the pipeline: agent_research.confidence.ground_supervisor).")
     rationale: str = ""
     key_evidence: list[EvidenceItem] = Field(default_factory=list)
     coverage: list[CoverageNote] = Field(default_factory=list, description="What is well supported and what is a gap.")
@@ -127,6 +149,7 @@ class PipelineTrace(BaseModel):
     aggregates: dict[str, float | None] = Field(default_factory=dict, description="Every aggregation method's p_yes on the same members.")
     debate: DebateArtifact | None = None
     supervisor: SupervisorArtifact | None = None
+    confidence: QuestionConfidence | None = Field(None, description="Overall confidence (weakest link) and QA flags (agent_research.confidence).")
     combination_rule: dict[str, Any] = Field(default_factory=dict, description="The rule and its parameters.")
     final_p_yes: float | None = Field(None, ge=0, le=1)
     final_source: str = Field("", description="Which step decided the final probability.")

@@ -360,6 +360,14 @@ class ParsedForecast:
     key_evidence: list[EvidenceItem] = dc_field(default_factory=list)
     data: dict[str, Any] = dc_field(default_factory=dict)
 
+    @property
+    def confidence(self) -> str | None:
+        """The answer's stated ``confidence``: "high", "medium" or "low" (any case, spaces ignored), or None
+        when the field is missing or holds another value. Lenient on purpose: a member's confidence is
+        auxiliary, so an unreadable one is recorded as not given and never fails the forecast."""
+        value = str(self.data.get("confidence") or "").strip().lower()
+        return value if value in CONFIDENCE_VALUES else None
+
 
 def _evidence_date(value: Any) -> dt.date | None:
     if not isinstance(value, str) or not value.strip():
@@ -494,6 +502,12 @@ def probability_schema(field: str = "p_yes_percent", *, description: str | None 
     return {field: prop}
 
 
+#: The stated confidences, highest first.
+CONFIDENCE_VALUES = ("high", "medium", "low")
+#: Schema of a stated confidence: a string enum, which llama.cpp's JSON-schema grammar enforces (three short
+#: literals, a few generated tokens); read back with :attr:`ParsedForecast.confidence`.
+CONFIDENCE_SCHEMA: dict[str, Any] = {"type": "string", "enum": list(CONFIDENCE_VALUES)}
+
 #: Length limits (characters) of answer strings. A grammar-constrained small model (the embedded
 #: SmolLM2) otherwise fills strings until it hits the token limit, and a truncated answer is a failure;
 #: llama.cpp's JSON-schema grammar enforces ``maxLength`` and ``maxItems``. A 200-character rationale
@@ -528,16 +542,18 @@ def text_schema(max_chars: int = RATIONALE_CHARS) -> dict[str, Any]:
 @functools.lru_cache(maxsize=32)
 def forecast_json_schema(max_evidence: int = 2, rationale_chars: int = RATIONALE_CHARS) -> dict[str, Any]:
     """JSON schema a forecaster requests (one shared object per arguments: do not mutate it): ``rationale``, ``key_evidence`` (at most ``max_evidence``
-    items), then ``p_yes_percent`` (property order matters for grammar-constrained models: reasons
-    first, number last). Fewer evidence items mean fewer generated tokens (about 60 per item)."""
+    items), ``confidence`` (:data:`CONFIDENCE_SCHEMA`), then ``p_yes_percent`` (property order matters for
+    grammar-constrained models: reasons first, number last). Fewer evidence items mean fewer generated tokens
+    (about 60 per item); the confidence costs about 5."""
     return {
         "type": "object",
         "properties": {
             "rationale": text_schema(rationale_chars),
             "key_evidence": evidence_list_schema(max_evidence),
+            "confidence": CONFIDENCE_SCHEMA,
             **probability_schema("p_yes_percent"),
         },
-        "required": ["rationale", "key_evidence", "p_yes_percent"],
+        "required": ["rationale", "key_evidence", "confidence", "p_yes_percent"],
     }
 
 

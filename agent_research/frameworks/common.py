@@ -35,6 +35,7 @@ from agent_schemas import (
 )
 from agent_research.aggregation import AGGREGATORS
 from agent_research.combination import CombinationRule
+from agent_research.confidence import grounded, question_confidence
 from agent_research.ensemble import Ensemble, EnsembleResult
 from agent_research.pipeline import ForecastPipeline
 from agent_specialists import DebateAgent, SupervisorAgent
@@ -251,9 +252,11 @@ class TraceRecorder:
     def trace(self, pipe: ForecastPipeline, question: VisibleQuestion, ens: EnsembleResult, aggregates: dict[str, float | None],
               debate: DebateArtifact | None, supervisor: SupervisorArtifact | None) -> PipelineTrace:
         """The trace, final probability by ``pipe.combination`` (the tail of :meth:`ForecastPipeline.arun`)."""
+        supervisor = grounded(supervisor)
         trace = PipelineTrace(
             question=question, forecasts=ens.forecasts, n_ok=ens.n_ok, aggregation_method=pipe.aggregation,
             aggregate_p_yes=aggregates[pipe.aggregation], aggregates=aggregates, debate=debate, supervisor=supervisor,
+            confidence=question_confidence(ens.forecasts, supervisor),
             combination_rule={**pipe.combination.describe(), "reconcile_min_spread": pipe.reconcile_min_spread},
             ledger=pipe.ledger(ens, debate, supervisor), recorded_calls=self.calls,
             recorded_searches=[r.model_dump(mode="json") for r in self.searches],

@@ -107,9 +107,11 @@ def test_pipeline_combines_steps_exactly_and_ledger_sums_by_role():
     assert trace.aggregates["median"] == pytest.approx(0.5)
     assert trace.debate.p_yes == pytest.approx(0.59) and trace.debate.early_termination
     assert trace.supervisor.coverage[0].status == "gap"
-    # aggregate 0.5 -> debate blend 0.5*0.5+0.5*0.59 = 0.545 -> supervisor medium 0.5*0.545+0.5*0.55 = 0.5475
-    assert trace.final_p_yes == pytest.approx(0.5475)
-    assert trace.final_source.startswith("aggregate -> debate")
+    # aggregate 0.5 -> debate blend 0.5*0.5+0.5*0.59 = 0.545 -> supervisor stated medium, but its only search
+    # timed out: grounded to low, weight 0 -> 0.545
+    assert trace.supervisor.confidence == "medium" and trace.supervisor.grounding.effective == "low"
+    assert trace.final_p_yes == pytest.approx(0.545)
+    assert trace.final_source == "aggregate -> debate(w=0.5)"
     by_role = trace.ledger.by_role()
     all_requests = members.requests + debate_llm.requests + sup_llm.requests
     assert trace.ledger.total().calls == len(all_requests) == 3 + 2 + 2
