@@ -31,7 +31,8 @@ def _step_words(step: CombinationStep, rule: CombinationRule, method: str) -> st
     if step.kind == "clip":
         bounds = f"[{rule.clip_low:g}, {rule.clip_high:g}]"
         return f"clipped to {bounds}: {step.p_after:.3f}" + ("" if step.status == "applied" else " (unchanged)")
-    name = "debate midpoint" if step.kind == "debate" else f"supervisor ({step.confidence} confidence)"
+    stated = f", stated {step.reported_confidence}" if step.reported_confidence not in (None, step.confidence) else ""
+    name = "debate midpoint" if step.kind == "debate" else f"supervisor ({step.confidence} confidence{stated})"
     if step.status == "not run":
         return f"no {step.kind}"
     if step.status == "failed":
@@ -77,7 +78,12 @@ def summarise_trace(trace: PipelineTrace, question: Question | None = None) -> s
     if trace.supervisor is not None:
         s = trace.supervisor
         gaps = sum(c.status == "gap" for c in s.coverage)
-        lines.append(f"  supervisor: p_yes {_pct(s.p_yes)} confidence {s.confidence}, {len(s.disagreements)} disagreements, {gaps} coverage gaps")
+        effective = s.grounding.effective if s.grounding else s.confidence
+        lines.append(f"  supervisor: p_yes {_pct(s.p_yes)} confidence {effective} (stated {s.confidence}), "
+                     f"{len(s.disagreements)} disagreements, {gaps} coverage gaps")
+    if trace.confidence is not None:
+        flags = f" [{', '.join(trace.confidence.flags)}]" if trace.confidence.flags else ""
+        lines.append(f"  overall confidence {trace.confidence.overall} (weakest link){flags}")
     lines.append(f"  final p_yes {_pct(trace.final_p_yes)} via {trace.final_source}")
     words = combination_in_words(trace)
     if words:
@@ -141,8 +147,17 @@ def explain_trace(trace: PipelineTrace, question: Question | None = None) -> str
         if s.status != "ok":
             out.append(f"  decision failed: {s.error.type if s.error else 'unknown'}: {_text(s.error.message if s.error else '', 200)}")
         else:
-            out.append(f"  decision: p_yes {s.p_yes:.3f}, confidence {s.confidence}")
+            out.append(f"  decision: p_yes {s.p_yes:.3f}, confidence stated {s.confidence}")
             out.append(f"  reasoning: {_text(s.rationale)}")
+            if s.grounding is not None:
+                why = "; ".join(s.grounding.reasons) or "every named disagreement is supported by dated evidence"
+                out.append(f"  grounded confidence: {s.grounding.effective} ({why})")
+    qc = trace.confidence
+    if qc is not None:
+        stated = ", ".join(f"{a} {c or 'none'}" for a, c in qc.by_agent.items())
+        flags = f"; QA flags: {', '.join(qc.flags)}" if qc.flags else ""
+        out += ["", f"CONFIDENCE overall {qc.overall or 'none stated'} (the weakest link of: {stated}){flags}"]
+        out += [f"  {note}" for note in qc.notes]
     out.append("")
     rule = trace.combination_rule
     if trace.status == "failed" or trace.final_p_yes is None:
@@ -150,7 +165,7 @@ def explain_trace(trace: PipelineTrace, question: Question | None = None) -> str
         out.append(f"FINAL: failed ({reason})")
     else:
         weights = rule.get("supervisor_weights", {})
-        out.append(f"COMBINATION (debate weight {rule.get('debate_weight', '?')}; supervisor weight by confidence: "
+        out.append(f"COMBINATION (debate weight {rule.get('debate_weight', '?')}; supervisor weight by grounded confidence: "
                    + ", ".join(f"{k} {v:g}" for k, v in weights.items()) + "; 1 replaces, 0 ignores)")
         out.append(f"  {combination_in_words(trace)}")
         out.append(f"FINAL p_yes {trace.final_p_yes:.3f}")

@@ -226,7 +226,9 @@ def final_path(trace: PipelineTrace) -> list[PathStep]:
         steps.append(PathStep("supervisor", None, "not run", False))
     else:
         step = next((x for x in used if x.startswith("supervisor")), "")
-        note = f"its p_yes, at confidence {s.confidence or '—'}"
+        effective = s.grounding.effective if s.grounding else s.confidence
+        stated = f" (stated {s.confidence})" if s.confidence != effective else ""
+        note = f"its p_yes, at confidence {effective or '—'}{stated}"
         if s.status != "ok":
             note = f"failed: {s.error.type if s.error else 'no probability'}"
         elif not step:

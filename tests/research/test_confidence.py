@@ -1,0 +1,167 @@
+"""Grounded confidence: the supervisor's stated confidence capped by its evidence, members' stated
+confidence, and a question's weakest-link confidence with QA flags."""
+
+import datetime as dt
+import json
+
+import pytest
+
+from agent_providers import ScriptedProvider, get_provider
+from agent_providers.simulator import SimWorld, request_role
+from agent_research import CombinationRule, Ensemble, ForecasterAgent, ForecastPipeline
+from agent_research.prompts import PERSONAS
+from agent_research.confidence import effective_confidence, ground_supervisor, lowest, question_confidence
+from agent_schemas import CoverageNote, Disagreement, Forecast, SearchOutcome, SearchResult, SupervisorArtifact
+from agent_specialists import DebateAgent, SupervisorAgent
+from agent_tools import forecast_json_schema
+from tests.helpers import FixedSearch, answer, make_question
+
+DOC = SearchResult(title="ECB minutes", url="https://ex.org/m", snippet="dovish", published=dt.date(2025, 10, 30), source="fixed")
+
+
+def _pipeline(search, stated="high", n_disagreements=2, weights=None):
+    members = ScriptedProvider(responder=lambda m: answer(80 if PERSONAS["news"] in m[-1].content else 20, confidence="high"))
+    ensemble = Ensemble.from_providers(members, n_members=2, personas=["base_rate", "news"])
+    named = [{"topic": f"t{i}", "description": "d", "agents": [f"member-{i}"], "query": f"ECB query {i}"} for i in range(n_disagreements)]
+    sup = ScriptedProvider([json.dumps({"disagreements": named}),
+                            json.dumps({"p_yes_percent": 90, "confidence": stated, "rationale": "r", "key_evidence": []})])
+    debate = ScriptedProvider([answer(60, argument="up"), answer(40, argument="down")] * 2)
+    rule = CombinationRule(supervisor_weights=weights) if weights else CombinationRule()
+    return ForecastPipeline(ensemble, DebateAgent(debate, max_rounds=1), SupervisorAgent(sup, search=search, max_queries=2),
+                            combination=rule)
+
+
+@pytest.mark.parametrize("failure", ["timeout", "rate_limited", "access_denied"])
+def test_a_supervisor_whose_every_search_failed_is_never_high_in_the_combination(failure):
+    weights = {"high": 1.0, "medium": 0.6, "low": 0.25}
+    trace = _pipeline(FixedSearch(failure=failure), stated="high", weights=weights).run(make_question())
+    sup = trace.supervisor
+    assert sup.confidence == "high" and len(sup.search_outcomes) == 2 and not any(o.ok for o in sup.search_outcomes)
+    assert sup.grounding.reported == "high" and sup.grounding.effective == "low"
+    assert any(r.startswith("at most low: every clarifying search failed (2 of 2") for r in sup.grounding.reasons)
+    step = next(s for s in CombinationRule(supervisor_weights=weights).steps(trace.aggregate_p_yes, trace.debate, sup)
+                if s.kind == "supervisor")
+    assert (step.confidence, step.reported_confidence, step.weight) == ("low", "high", 0.25)
+    # aggregate 0.5 -> debate midpoint 0.5 (w=0.5) -> 0.5 -> supervisor low: 0.75*0.5 + 0.25*0.9 = 0.6
+    assert trace.final_p_yes == pytest.approx(0.6)
+    assert "supervisor(low, stated high, w=0.25)" in trace.final_source
+
+
+def test_the_combination_grounds_an_artifact_that_did_not_come_through_the_pipeline():
+    failed = SearchOutcome(status="failed", attempted_query="q", failure_type="timeout", is_transient=True, error_message="x")
+    art = SupervisorArtifact(question_id="q", p_yes=0.9, confidence="high", search_outcomes=[failed],
+                             disagreements=[Disagreement(topic="t", agents=["member-0"], query="q")],
+                             coverage=[CoverageNote(topic="t", status="gap", reason="search failed: timeout")])
+    assert art.grounding is None and effective_confidence(art) == "low"
+    steps = CombinationRule().steps(0.3, None, art)
+    assert steps[2].weight == 0.0 and steps[-1].p_after == pytest.approx(0.3)
+
+
+def test_evidence_caps_in_order():
+    dis = [Disagreement(topic="a", agents=["member-0", "member-1"], query="qa"),
+           Disagreement(topic="b", agents=["member-2"], query="qb")]
+    ok = SearchOutcome(status="ok", attempted_query="qa", results=[DOC])
+    empty = SearchOutcome(status="ok", attempted_query="qb", results=[])
+    supported = CoverageNote(topic="a", status="supported", reason="1 result")
+    gap = CoverageNote(topic="b", status="gap", reason="no results dated on or before the cutoff")
+
+    def art(**kw):
+        base = dict(question_id="q", p_yes=0.7, confidence="high", disagreements=dis)
+        return SupervisorArtifact(**{**base, **kw})
+
+    # every disagreement supported: the self-report stands
+    all_ok = ground_supervisor(art(search_outcomes=[ok, ok], coverage=[supported, supported.model_copy(update={"topic": "b"})]))
+    assert (all_ok.effective, all_ok.reasons) == ("high", [])
+    # one disagreement open: at most medium, naming the members not reconciled
+    partial = ground_supervisor(art(search_outcomes=[ok, empty], coverage=[supported, gap]))
+    assert partial.effective == "medium"
+    assert partial.reasons == ["at most medium: 1 of 2 disagreements left open (coverage gaps): members member-2 not reconciled"]
+    # searches ran but found nothing dated: at most medium (not low: nothing failed)
+    none_found = ground_supervisor(art(search_outcomes=[empty, empty], coverage=[gap, gap.model_copy(update={"topic": "a"})]))
+    assert none_found.effective == "medium" and "no disagreement is supported" in none_found.reasons[0]
+    # no search configured: every note a gap without a search: at most medium
+    no_search = ground_supervisor(art(coverage=[CoverageNote(topic=t, status="gap", reason="no search client configured") for t in "ab"]))
+    assert no_search.effective == "medium"
+    # no disagreement named: nothing checked
+    assert ground_supervisor(art(disagreements=[])).effective == "medium"
+    # a cap never raises a stated confidence
+    assert ground_supervisor(art(confidence="low", search_outcomes=[ok, ok], coverage=[supported, supported])).effective == "low"
+    # a failed supervisor has no confidence
+    failed = ground_supervisor(SupervisorArtifact(question_id="q", status="failed"))
+    assert failed.effective is None and failed.reasons
+
+
+def test_the_trace_records_stated_effective_and_reasons_through_json():
+    from agent_schemas import PipelineTrace
+
+    trace = _pipeline(FixedSearch([DOC]), stated="high", n_disagreements=1).run(make_question())
+    again = PipelineTrace.model_validate_json(trace.model_dump_json())
+    g = again.supervisor.grounding
+    assert (g.reported, g.effective, g.reasons) == ("high", "high", [])
+    assert again.confidence.by_agent == {"member-0": "high", "member-1": "high", "supervisor": "high"}
+    assert again.confidence.overall == "high" and again.confidence.flags == []
+    assert "supervisor(high, w=1.0)" in again.final_source
+
+
+def _forecast(agent, p, conf, status="ok"):
+    if status != "ok":
+        from agent_schemas import ErrorInfo
+
+        return Forecast(question_id="q", agent_id=agent, status="failed", error=ErrorInfo(type="RateLimited", message="x"))
+    return Forecast(question_id="q", agent_id=agent, p_yes=p, confidence=conf)
+
+
+def test_overall_confidence_is_the_weakest_link_never_the_mean():
+    members = [_forecast("m0", 0.2, "high"), _forecast("m1", 0.3, "high"), _forecast("m2", 0.4, "medium"),
+               _forecast("m3", 0.5, None), _forecast("m4", None, None, status="failed")]
+    sup = SupervisorArtifact(question_id="q", p_yes=0.3, confidence="high",
+                             disagreements=[Disagreement(topic="a", query="qa")],
+                             search_outcomes=[SearchOutcome(status="ok", attempted_query="qa", results=[DOC])],
+                             coverage=[CoverageNote(topic="a", status="supported")])
+    qc = question_confidence(members, sup)
+    # three of four stated "high" (a mean would say high); the weakest says medium
+    assert qc.overall == "medium" and qc.weakest == ["m2"] and qc.flags == []
+    assert qc.by_agent == {"m0": "high", "m1": "high", "m2": "medium", "m3": None, "supervisor": "high"}
+    assert any("no confidence stated by m3" in n for n in qc.notes)
+
+
+def test_qa_flags_low_confidence_and_unresolved_disagreements():
+    members = [_forecast("m0", 0.2, "high"), _forecast("m1", 0.8, "high")]
+    failed_search = SearchOutcome(status="failed", attempted_query="qa", failure_type="timeout", is_transient=True, error_message="x")
+    sup = SupervisorArtifact(question_id="q", p_yes=0.5, confidence="high",
+                             disagreements=[Disagreement(topic="timing", agents=["m0", "m1"], query="qa")],
+                             search_outcomes=[failed_search],
+                             coverage=[CoverageNote(topic="timing", status="gap", reason="search failed: timeout")])
+    qc = question_confidence(members, sup)
+    assert qc.overall == "low" and qc.weakest == ["supervisor"]
+    assert qc.flags == ["low_confidence", "unresolved_disagreement"]
+    assert "timing" in qc.notes[1]
+    failed_sup = question_confidence(members, SupervisorArtifact(question_id="q", status="failed"))
+    assert failed_sup.overall == "high" and failed_sup.flags == ["unresolved_disagreement"]
+    assert question_confidence([_forecast("m0", 0.2, None)], None).overall is None
+    assert lowest([]) is None
+    with pytest.raises(ValueError, match="confidence must be one of"):
+        lowest(["sure"])
+
+
+@pytest.mark.parametrize("stated, read", [("high", "high"), (" Medium ", "medium"), ("certain", None), (None, None)])
+def test_member_states_a_confidence_and_an_unreadable_one_never_fails_the_forecast(stated, read):
+    extra = {} if stated is None else {"confidence": stated}
+    f = ForecasterAgent(ScriptedProvider([answer(35, **extra)])).forecast(make_question())
+    assert f.status == "ok" and f.p_yes == 0.35 and f.confidence == read
+
+
+def test_the_answer_schema_asks_for_a_confidence_as_a_string_enum_before_the_number():
+    schema = forecast_json_schema(1)
+    assert list(schema["properties"]) == ["rationale", "key_evidence", "confidence", "p_yes_percent"]
+    assert schema["properties"]["confidence"] == {"type": "string", "enum": ["high", "medium", "low"]}
+    assert "confidence" in schema["required"]
+
+
+def test_simulated_members_state_a_confidence_and_the_decision_is_still_told_apart():
+    q = make_question()
+    sim = get_provider("sim", world=SimWorld.from_questions([q]), retry=False)
+    f = ForecasterAgent(sim, agent_id="m0", seed=3).forecast(q)
+    assert f.status == "ok" and f.confidence in ("high", "medium", "low")
+    member_request = ForecasterAgent(sim).build_messages(q, [])
+    assert request_role(member_request, forecast_json_schema(1)) == "forecaster"
