@@ -560,3 +560,73 @@ def is_simulated(spec: str) -> bool:
 #: One line that labels results of the simulator wherever they are shown.
 SIMULATION_NOTE = ("SIMULATED: the 'sim' provider is a seeded simulation, not a model; these scores measure the "
                    "simulation's parameters (anchor, noise, correlation, bias), not any model's forecasting skill.")
+
+
+def implied_extremizing_factor(params: SimParams, sources: Sequence[tuple[float, float, float]], n_members: int, *,
+                               n_draws: int = 400_000, seed: int = 0) -> float:
+    """The extremizing factor ``d`` the simulation implies for ``n_members`` members (``anchor=truth``): the
+    population maximum-likelihood ``d`` of ``sigmoid(d * mean_i logit p_i)``, the value
+    :func:`agent_research.aggregation.fit_extremizing_factor` approaches as the resolved questions grow.
+
+    Derivation. Members say ``x_i = s*L + b + sigma*(sqrt(rho)*c + sqrt(1 - rho)*z_i)`` with ``L = logit(p*)``
+    (module docstring), so their mean log-odds is ``x = s*L + b + e`` with ``e ~ N(0, tau^2)``,
+    ``tau^2 = sigma^2 * (rho + (1 - rho) / n_members)``: averaging removes the members' own errors but not
+    the shared one. Without noise and bias ``P(Yes | x) = sigmoid(L) = sigmoid(x / s)``, so ``d = 1 / s``
+    exactly (members who shrink the log-odds by ``s`` are undone by ``1 / s``). Noise attenuates it: for a
+    Gaussian ``L`` the regression of ``L`` on ``x`` has slope ``Var(sL) / (s * (Var(sL) + tau^2))``, so
+    ``d ~ (1 / s) * Var(sL) / (Var(sL) + tau^2)`` (regression dilution), less again for the logistic link.
+    With Beta-distributed anchors, clipping and integer-percent answers no closed form is exact, so this
+    computes it numerically: ``n_draws`` questions drawn from the simulation's own distributions (outcome
+    ``o``, then ``p* | o ~ Beta(k*m + o, k*(1 - m) + 1 - o)``, the shared and own errors, percents rounded as
+    the simulator answers), and the ``d`` in [0, 10] minimising their mean log loss (bounded Brent).
+
+    Parameters
+    ----------
+    params : SimParams
+        The simulation (``anchor`` must be ``truth``); ``noise``, ``rho``, ``scale``, ``bias`` and ``k`` are used.
+    sources : sequence of (m, f, share)
+        Per source of the scored questions: the world's yes-rate ``m`` (the anchor's prior mean, in (0, 1)),
+        the frequency ``f`` of Yes among the scored questions, and the source's share of them (weights).
+    n_members : int
+        Members averaged (>= 1).
+    n_draws : int
+        Simulated questions (the Monte Carlo error of ``d`` is about 0.01 at the default 400,000).
+    seed : int
+        Seed of the draws.
+
+    Returns
+    -------
+    float
+        The implied ``d``.
+
+    Raises
+    ------
+    ValueError
+        For another anchor, no source, shares that do not sum to a positive number, or ``n_members < 1``.
+    """
+    import numpy as np
+    from scipy import optimize, special
+
+    if params.anchor != "truth":
+        raise ValueError(f"the implied d is defined for anchor=truth, got anchor={params.anchor}")
+    if n_members < 1 or not sources or sum(s for _, _, s in sources) <= 0:
+        raise ValueError("need n_members >= 1 and at least one source with a positive share")
+    rng = np.random.default_rng(seed)
+    total = sum(s for _, _, s in sources)
+    xs, os = [], []
+    for m, f, share in sources:
+        n = max(int(round(n_draws * share / total)), 1)
+        o = (rng.random(n) < f).astype(float)
+        p_star = rng.beta(params.k * m + o, params.k * (1 - m) + 1 - o)
+        logit = special.logit(np.clip(p_star, ANCHOR_EPS, 1 - ANCHOR_EPS))
+        err = math.sqrt(params.rho) * rng.standard_normal(n)[:, None] + math.sqrt(1 - params.rho) * rng.standard_normal((n, n_members))
+        x = params.scale * logit[:, None] + params.bias + params.noise * err
+        pct = np.clip(np.round(100 * special.expit(x)), 1, 99) / 100
+        xs.append(special.logit(pct).mean(axis=1))
+        os.append(o)
+    xbar, sign = np.concatenate(xs), 2 * np.concatenate(os) - 1
+
+    def mean_log_loss(d: float) -> float:
+        return float(np.logaddexp(0.0, -d * sign * xbar).mean())
+
+    return float(optimize.minimize_scalar(mean_log_loss, bounds=(0.0, 10.0), method="bounded", options={"xatol": 1e-6}).x)

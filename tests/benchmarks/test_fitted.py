@@ -1,0 +1,114 @@
+"""Learned combination fitted walk-forward: no look-ahead, fallbacks, and the known optimum on the simulator."""
+
+import dataclasses
+import datetime as dt
+
+import numpy as np
+import pytest
+
+from agent_providers.simulator import SimParams, implied_extremizing_factor
+from agent_research.aggregation import extremized
+from benchmarks import scoring
+from benchmarks.fitted import FITTED_METHODS, MIN_FIT_QUESTIONS, walk_forward
+from tests.benchmarks.sim_fit import SOURCE, simulated_inputs, simulated_questions
+
+#: Correlated, under-confident members: they shrink the log-odds to 0.4 of the truth and share 60% of their error.
+UNDER = SimParams(scale=0.4, noise=0.4, rho=0.6, seed=1)
+#: Over-confident members (log-odds stretched by 1.6).
+OVER = SimParams(scale=1.6, noise=0.4, rho=0.5, seed=2)
+
+
+@pytest.fixture(scope="module")
+def under_run():
+    qs = simulated_questions(2000, seed=1)
+    rows, world = simulated_inputs(qs, UNDER, member_bias={2: 1.0})
+    return qs, rows, world, walk_forward(rows)
+
+
+def _flip(row):
+    return dataclasses.replace(row, outcome=1 - row.outcome)
+
+
+def test_no_look_ahead_flipping_every_later_outcome_leaves_the_parameters_unmoved():
+    rows, _ = simulated_inputs(simulated_questions(600, seed=3), UNDER)
+    checked = 0
+    for t in rows[250::70]:  # targets in different rounds, each with enough history to fit
+        before = walk_forward([t], rows)[t.question_id]
+        later = [_flip(r) if r.resolution_date >= t.forecast_date else r for r in rows]
+        after = walk_forward([t], later)[t.question_id]
+        for m in FITTED_METHODS:
+            assert not before[m]["fallback"] and before[m]["n_fit"] >= MIN_FIT_QUESTIONS
+            assert after[m]["params"] == before[m]["params"] and after[m]["p_yes"] == before[m]["p_yes"], (t.question_id, m)
+            assert after[m]["n_fit"] == before[m]["n_fit"] == sum(r.resolution_date < t.forecast_date for r in rows)
+        # the check can fail: flipping the outcomes that were known on the forecast date does move them
+        earlier = [_flip(r) if r.resolution_date < t.forecast_date else r for r in rows]
+        moved = walk_forward([t], earlier)[t.question_id]
+        assert all(moved[m]["params"] != before[m]["params"] for m in FITTED_METHODS)
+        checked += 1
+    assert checked >= 4
+
+
+def test_a_question_never_learns_its_own_outcome_even_when_its_dates_are_wrong():
+    rows, _ = simulated_inputs(simulated_questions(400, seed=4), UNDER)
+    t = rows[-1]
+    bad = dataclasses.replace(t, resolution_date=t.forecast_date - dt.timedelta(days=3))  # "resolved" before it was asked
+    history = [*rows[:-1], bad]
+    a = walk_forward([bad], history)[t.question_id]
+    b = walk_forward([bad], [*rows[:-1], _flip(bad)])[t.question_id]
+    assert a["fitted_extremized"]["params"] == b["fitted_extremized"]["params"]
+    assert a["fitted_platt"]["n_fit"] == sum(r.resolution_date < t.forecast_date for r in rows[:-1])
+
+
+def test_too_little_history_falls_back_to_the_unfitted_rule_and_says_so():
+    rows, _ = simulated_inputs(simulated_questions(120, seed=5, per_round=10), UNDER)
+    rows = [dataclasses.replace(r, methods={**r.methods, "pipeline": 0.42}) for r in rows]
+    out = walk_forward(rows)
+    first = rows[0]
+    got = out[first.question_id]
+    assert all(got[m]["fallback"] and got[m]["n_fit"] == 0 for m in FITTED_METHODS)
+    members = np.array([list(first.members.values())])
+    assert got["fitted_extremized"]["p_yes"] == pytest.approx(float(np.clip(extremized(members, d=1.5)[0], 0.01, 0.99)))
+    assert got["fitted_extremized"]["params"] == {"d": 1.5}
+    assert got["fitted_platt"]["p_yes"] == pytest.approx(first.methods["mean"])
+    assert got["fitted_member_weights"]["p_yes"] == pytest.approx(first.methods["mean"])
+    assert got["fitted_blend"]["p_yes"] == 0.42  # the hand-set rule: the pipeline
+    assert got["fitted_platt"]["note"].startswith("fallback to mean (a=1, b=0): only 0 questions (0 Yes) resolved before 2024-01-07")
+    # with 120 questions some later rounds have enough history: those are fitted, with their n
+    fitted = [out[r.question_id]["fitted_platt"] for r in rows if not out[r.question_id]["fitted_platt"]["fallback"]]
+    assert fitted and all(f["n_fit"] >= MIN_FIT_QUESTIONS and f["note"].startswith(f"fitted on {f['n_fit']} questions") for f in fitted)
+
+
+@pytest.mark.parametrize("params, seed", [(UNDER, 1), (OVER, 2)], ids=["under-confident", "over-confident"])
+def test_fitted_extremizing_factor_approaches_the_value_the_simulation_implies(params, seed):
+    qs = simulated_questions(2000, seed=seed)
+    rows, world = simulated_inputs(qs, params)
+    last = walk_forward([rows[-1]], rows)[rows[-1].question_id]["fitted_extremized"]
+    yes = float(np.mean([q.outcome for q in qs]))
+    implied = implied_extremizing_factor(params, [(world.yes_rate(SOURCE), yes, 1.0)], n_members=3)
+    assert last["n_fit"] > 1600
+    # the implied d: near 1/scale, attenuated by the shared error (1/0.4 = 2.5 -> 1.82; 1/1.6 = 0.625 -> 0.64)
+    assert implied == pytest.approx(1.82 if params is UNDER else 0.64, abs=0.03)
+    assert last["params"]["d"] == pytest.approx(implied, abs=0.1 if params is UNDER else 0.05)
+
+
+def test_with_one_biased_member_its_weight_falls(under_run):
+    _, rows, _, out = under_run
+    w = out[rows[-1].question_id]["fitted_member_weights"]["params"]
+    assert w["member-2@sim"] < 0.1 < min(w["member-0@sim"], w["member-1@sim"])
+    # and it falls as the history grows
+    early = next(out[r.question_id]["fitted_member_weights"] for r in rows if not out[r.question_id]["fitted_member_weights"]["fallback"])
+    assert early["params"]["member-2@sim"] > w["member-2@sim"]
+
+
+def test_fitted_methods_never_do_worse_than_mean_beyond_the_bootstrap_interval(under_run):
+    qs, rows, _, out = under_run
+    o = np.array([q.outcome for q in qs])
+    mean = scoring.brier_score(np.array([r.methods["mean"] for r in rows]), o)
+    for m in FITTED_METHODS:
+        p = np.array([out[r.question_id][m]["p_yes"] for r in rows])
+        diff, lo, hi = scoring.paired_difference_ci(scoring.brier_score(p, o), mean, np.arange(len(o)))
+        assert lo <= 0, f"{m} is worse than mean: {diff:+.4f} [{lo:+.4f}, {hi:+.4f}]"
+    # under-confident members with a biased one: extremizing and member weights gain clearly
+    for m in ("fitted_extremized", "fitted_member_weights"):
+        p = np.array([out[r.question_id][m]["p_yes"] for r in rows])
+        assert scoring.paired_difference_ci(scoring.brier_score(p, o), mean, np.arange(len(o)))[2] < 0
