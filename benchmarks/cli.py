@@ -148,6 +148,18 @@ def _csv(value: Optional[str]) -> Optional[list[str]]:
     return [v.strip() for v in value.split(",") if v.strip()] if value else None
 
 
+def _provider_specs(value: Optional[str]) -> list[str]:
+    """Provider specs of ``--provider``: comma-separated, except that a ``name=value`` part continues the
+    simulator spec before it (``sim/scale=0.6,rho=0.5,local/smollm2`` is two specs)."""
+    specs: list[str] = []
+    for part in _csv(value) or []:
+        if specs and specs[-1].startswith("sim/") and "/" not in part and "=" in part:
+            specs[-1] += "," + part
+        else:
+            specs.append(part)
+    return specs
+
+
 def _date(value: Optional[str], option: str) -> Optional[dt.date]:
     if not value:
         return None
@@ -213,6 +225,7 @@ def run(
     cache: bool = typer.Option(True, "--cache/--no-cache", help="Persistent response cache: a resumed or repeated run pays no call twice."),
     cache_dir: Optional[Path] = typer.Option(None, envvar="FORECAST_RECONCILE_CACHE", help="Response cache folder shared between runs (default: inside the run folder)."),
     report: bool = typer.Option(True, "--report/--no-report", help="Print a compact leaderboard and write leaderboard.csv/.md and report.html when done."),
+    fit_from: Optional[str] = typer.Option(None, "--fit-from", help="Earlier run folders (or folders of runs), comma-separated, whose resolved questions the fitted methods also learn from (only those resolved before each question's forecast date)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar on stderr."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
 ) -> None:
@@ -227,6 +240,11 @@ def run(
 
     with cli_errors(debug):
         _folder(output_dir, "--output")
+        earlier = _csv(fit_from) or []
+        if earlier:
+            from benchmarks.report import run_folders
+
+            run_folders(earlier)  # a wrong --fit-from folder fails now, not after the run
         if retry_failed and not resume:
             raise ValueError("--retry-failed re-runs the failed questions of an existing run: give --resume <run id>")
         if resume:
@@ -240,7 +258,7 @@ def run(
             config = config.model_copy(update={"output_dir": str(rdir.resolve().parent), "run_id": validate_run_id(rdir.resolve().name)})
         else:
             kwargs = dict(
-                providers=_csv(provider) or [], n_members=n_members, sources=_csv(sources),
+                providers=_provider_specs(provider), n_members=n_members, sources=_csv(sources),
                 question_type=None if question_type is QuestionType.any else question_type.value, sample_n=n or None,
                 questions_file=str(questions_file) if questions_file else None,
                 forecast_date_from=_date(date_from, "--date-from"), forecast_date_to=_date(date_to, "--date-to"),
@@ -277,7 +295,7 @@ def run(
             from benchmarks.report import write_report
             from benchmarks.viewer.terminal import print_compact_leaderboard
 
-            rep = write_report([runner.run_dir], runner.run_dir)
+            rep = write_report([runner.run_dir], runner.run_dir, fit_from=earlier)
             if rep.notice:
                 typer.echo(rep.notice)
             print_compact_leaderboard(rep.leaderboard, baseline="mean", files=f"{rep.markdown_path.name}, {rep.csv_path.name}, {rep.html_path.name}")
@@ -290,16 +308,17 @@ def leaderboard(
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Folder for leaderboard.csv/.md/.html (default: the first run)."),
     baseline: str = typer.Option("mean", help="Method that deltas and skill scores are measured against."),
     n_resamples: int = typer.Option(1000, help="Clustered bootstrap resamples."),
+    fit_from: Optional[str] = typer.Option(None, "--fit-from", help="Earlier run folders (or folders of runs), comma-separated, whose resolved questions the fitted methods also learn from (only those resolved before each question's forecast date)."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
 ) -> None:
-    """Write CSV, Markdown and one self-contained HTML page comparing runs."""
+    """Write CSV, Markdown and one self-contained HTML page comparing runs (with the walk-forward fitted methods)."""
     _setup_logging(debug)
     from benchmarks.report import run_folders, write_report
 
     with cli_errors(debug):
         runs = run_folders(runs)
         out = _folder(output or runs[0], "--output")
-        rep = write_report(runs, out, baseline=baseline, n_resamples=n_resamples)
+        rep = write_report(runs, out, baseline=baseline, n_resamples=n_resamples, fit_from=_csv(fit_from) or [])
         typer.echo(rep.markdown)
         _say(f"wrote {rep.csv_path}, {rep.markdown_path}, {rep.html_path}")
 

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from agent_research.aggregation import (
     DEFAULT_EXTREMIZING_FACTOR,
@@ -60,7 +61,7 @@ from agent_research.learned import fit_pool_weights, weighted_pool
 from agent_schemas import TokenUsage
 
 __all__ = ["BLEND_INPUTS", "FITTED_METHODS", "LEARNED_MEAN", "MIN_FIT_PER_CLASS", "MIN_FIT_QUESTIONS", "UNFITTED_RULE",
-           "FitInputs", "fit_inputs", "walk_forward"]
+           "FitInputs", "fit_inputs", "fit_runs", "fitted_summary", "walk_forward"]
 
 #: The fitted methods, in leaderboard order.
 FITTED_METHODS: tuple[str, ...] = ("fitted_extremized", "fitted_platt", "fitted_blend", "fitted_member_weights")
@@ -285,3 +286,62 @@ def walk_forward(
                             "params": params, "n_fit": n, "n_fit_yes": n_yes, "fallback": fallback}
         out[t.question_id] = rows
     return out
+
+
+# --- runs ----------------------------------------------------------------------------------------------
+
+
+def fit_runs(runs: Mapping[str, Sequence[Mapping[str, Any]]], earlier: Sequence[Sequence[Mapping[str, Any]]] = (),
+             **kwargs: Any) -> dict[str, dict[str, dict[str, dict[str, Any]]]]:
+    """:func:`walk_forward` for each run: every run fitted on its own records and the ``earlier`` runs' records.
+
+    Parameters
+    ----------
+    runs : mapping of run id to records
+        The scored runs' ``results.jsonl`` records.
+    earlier : sequence of record lists
+        Records of earlier runs (``--fit-from``): history only, never scored here.
+    **kwargs
+        Passed to :func:`walk_forward` (``methods``, ``min_questions``, ``min_per_class``).
+
+    Returns
+    -------
+    dict
+        ``{run_id: {question_id: {method: row}}}`` (rows as :func:`walk_forward`).
+    """
+    history = [x for records in earlier for x in fit_inputs(records)]
+    out = {}
+    for run_id, records in runs.items():
+        targets = fit_inputs(records, run_id)
+        out[run_id] = walk_forward(targets, [*targets, *history], **kwargs)
+    return out
+
+
+def _median_params(rows: list[dict[str, Any]]) -> dict[str, float]:
+    keys = list(dict.fromkeys(k for r in rows for k in r["params"]))  # in the order the fits name them
+    return {k: float(np.median([r["params"][k] for r in rows if k in r["params"]])) for k in keys}
+
+
+def fitted_summary(fitted: Mapping[str, Mapping[str, Mapping[str, Mapping[str, Any]]]], *, prefix_run: bool = False) -> pd.DataFrame:
+    """One row per (run, fitted method): how many questions were fitted or fell back, and the parameters.
+
+    Columns: ``label`` (``<run>:<method>`` when ``prefix_run``), ``run_id``, ``method``, ``questions``,
+    ``fitted`` and ``fallback`` (counts), ``n_fit_max`` (the largest history a fit rested on),
+    ``params_at_n_fit_max`` (the parameters of that fit) and ``params_median`` (median of each parameter over
+    the fitted questions), both as ``name=value`` text.
+    """
+    rows = []
+    for run_id, questions in fitted.items():
+        for method in FITTED_METHODS:
+            got = [q[method] for q in questions.values() if method in q and q[method]["status"] == "ok"]
+            if not got:
+                continue
+            fit = [r for r in got if not r["fallback"]]
+            top = max(fit, key=lambda r: r["n_fit"]) if fit else None
+            rows.append({"label": f"{run_id}:{method}" if prefix_run else method, "run_id": run_id, "method": method,
+                         "questions": len(got), "fitted": len(fit), "fallback": len(got) - len(fit),
+                         "n_fit_max": top["n_fit"] if top else 0,
+                         "params_at_n_fit_max": _fmt(top["params"]) if top else f"none: every question fell back to {UNFITTED_RULE[method]}",
+                         "params_median": _fmt(_median_params(fit)) if fit else ""})
+    return pd.DataFrame(rows, columns=["label", "run_id", "method", "questions", "fitted", "fallback", "n_fit_max",
+                                       "params_at_n_fit_max", "params_median"])

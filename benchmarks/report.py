@@ -12,6 +12,7 @@ import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,8 @@ import pandas as pd
 
 from agent_schemas import DataValidationError, TokenUsage
 from benchmarks import scoring
+from benchmarks.confidence_bands import confidence_band_table
+from benchmarks.fitted import LEARNED_MEAN, fit_runs, fitted_summary
 from benchmarks.leaderboard import MIN_COVERAGE, rank_methods
 from benchmarks.leakage import AUDIT_KEYS
 from benchmarks.model_cutoffs import training_cutoff
@@ -94,11 +97,22 @@ def run_folders(paths: list[str | Path]) -> list[Path]:
     return out
 
 
-def long_frame(run_dirs: list[str | Path]) -> tuple[pd.DataFrame, dict[str, dict[str, Any]]]:
+#: Method rows computed after a run, by run id, question id and method (the walk-forward fitted methods).
+AddedMethods = Mapping[str, Mapping[str, Mapping[str, Mapping[str, Any]]]]
+
+
+def methods_of(record: Mapping[str, Any], run_id: str, added: AddedMethods | None = None) -> dict[str, Any]:
+    """The record's method rows with the rows ``added`` for its question (fitted methods) after them."""
+    extra = (added or {}).get(run_id, {}).get(record.get("question_id"), {})
+    return {**record.get("methods", {}), **extra}
+
+
+def long_frame(run_dirs: list[str | Path], added: AddedMethods | None = None) -> tuple[pd.DataFrame, dict[str, dict[str, Any]]]:
     """One row per (run, question, method or baseline) with p_yes, status and question fields.
 
     Returns the frame and the manifests by run id. Column ``label`` is the method name, prefixed by
-    ``<run_id>:`` when several runs are compared.
+    ``<run_id>:`` when several runs are compared. ``added`` holds method rows computed after the run
+    (:func:`benchmarks.fitted.fit_runs`), scored like the record's own.
     """
     rows, manifests = [], {}
     for d in run_dirs:
@@ -107,7 +121,7 @@ def long_frame(run_dirs: list[str | Path]) -> tuple[pd.DataFrame, dict[str, dict
         manifests[run_id] = manifest
         for r in records:
             base = {k: r.get(k) for k in ("question_id", "outcome", "source", "question_type", "cluster", "horizon_days", "forecast_date")}
-            for kind, table in (("method", r.get("methods", {})), ("baseline", r.get("baselines", {}))):
+            for kind, table in (("method", methods_of(r, run_id, added)), ("baseline", r.get("baselines", {}))):
                 for name, m in table.items():
                     rows.append({"run_id": run_id, "method": name, "kind": kind, "p_yes": m.get("p_yes"),
                                  "status": m.get("status"), "note": m.get("note", ""), **base})
@@ -137,13 +151,14 @@ def _usage_dict(u: TokenUsage) -> dict[str, Any]:
             "calls": u.calls, "cost_usd": u.cost_usd}
 
 
-def cost_tables(run_dirs: list[str | Path]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def cost_tables(run_dirs: list[str | Path], added: AddedMethods | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Tokens, calls, USD and wall time per method, and usage per role.
 
     A method's usage is the shared ensemble usage plus its own extra usage (debate, supervisor,
-    pipeline); aggregation methods cost exactly the ensemble. Wall time per question: ensemble = the
-    slowest member (members run concurrently); debate / supervisor add their own wall time; the
-    pipeline adds the longer of the two (they run concurrently).
+    pipeline, and ``fitted_blend`` of the ``added`` rows, which reads both); aggregation methods cost exactly
+    the ensemble. Wall time per question: ensemble = the slowest member (members run concurrently); debate /
+    supervisor add their own wall time; the pipeline (and ``fitted_blend``) adds the longer of the two (they
+    run concurrently).
     """
     method_rows, role_rows = [], []
     multi = len(run_dirs) > 1
@@ -161,8 +176,9 @@ def cost_tables(run_dirs: list[str | Path]) -> tuple[pd.DataFrame, pd.DataFrame]
             ens_wall = max([f.get("latency_s", 0.0) for f in trace.get("forecasts", [])] or [0.0])
             deb_wall = (trace.get("debate") or {}).get("wall_time_s", 0.0)
             sup_wall = (trace.get("supervisor") or {}).get("wall_time_s", 0.0)
-            walls = {"debate": deb_wall, "supervisor": sup_wall, "pipeline": max(deb_wall, sup_wall)}
-            for name, m in r.get("methods", {}).items():
+            walls = {"debate": deb_wall, "supervisor": sup_wall, "pipeline": max(deb_wall, sup_wall),
+                     "fitted_blend": max(deb_wall, sup_wall)}
+            for name, m in methods_of(r, run_id, added).items():
                 extra = TokenUsage(**m.get("extra_usage", {}))
                 acc = per_method.setdefault(name, {"usage": TokenUsage(), "extra": TokenUsage(), "wall": 0.0, "n": 0})
                 acc["usage"] = acc["usage"] + ens + extra
@@ -292,13 +308,19 @@ def _md(df: pd.DataFrame) -> str:
 
 
 def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: str = "mean",
-                 n_resamples: int = 1000, seed: int = 0, min_coverage: float = MIN_COVERAGE) -> Report:
-    """Score the runs and write ``leaderboard.csv``, ``leaderboard.md`` and ``report.html`` (the run viewer's
-    page, :func:`benchmarks.viewer.render_page`) into ``out_dir``.
+                 n_resamples: int = 1000, seed: int = 0, min_coverage: float = MIN_COVERAGE,
+                 fit_from: Sequence[str | Path] = ()) -> Report:
+    """Score the runs and write ``leaderboard.csv``, ``leaderboard.md``, ``report.html`` (the run viewer's
+    page, :func:`benchmarks.viewer.render_page`) and ``fitted.jsonl`` into ``out_dir``.
 
     Methods are ranked on one question set (:func:`benchmarks.leaderboard.rank_methods`): those that
     answered at least ``min_coverage`` of the questions, on the questions all of them answered; the
     others are listed apart with their own n.
+
+    The fitted methods (:mod:`benchmarks.fitted`) are computed here, walk-forward: each run's questions
+    are fitted on the questions of the run, and of the earlier runs ``fit_from`` (run folders or folders
+    of runs), that resolved before each question's forecast date. ``fitted.jsonl`` holds one line per
+    (run, question) with every fitted method's p_yes, parameters, ``n_fit`` and fallback flag.
 
     Nothing is written until everything is computed; each file is written atomically.
 
@@ -312,7 +334,10 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
     """
     run_dirs = [Path(d) for d in run_dirs]
     out_dir = Path(out_dir)
-    df, manifests = long_frame(run_dirs)
+    records = {m["run_id"]: recs for m, recs in map(load_run, run_dirs)}
+    earlier = [recs for _, recs in map(load_run, run_folders(list(fit_from)))] if fit_from else []
+    fitted = fit_runs(records, earlier)
+    df, manifests = long_frame(run_dirs, added=fitted)
     if df.empty:
         raise DataValidationError(f"no results in {', '.join(map(str, run_dirs))}", field="results.jsonl", value=0)
     scored = scorable(df)
@@ -331,10 +356,14 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
                          n_resamples=n_resamples, seed=seed)
     attempts = df.groupby("label").agg(attempted=("question_id", "size"), failed=("status", lambda s: int((s == "failed").sum())))
     table = table.merge(attempts, left_on="label", right_index=True, how="left")
-    costs, roles = cost_tables(run_dirs)
+    costs, roles = cost_tables(run_dirs, added=fitted)
     if not costs.empty:
         table = table.merge(costs[["label", "tokens_per_question", "extra_tokens_per_question", "cost_usd"]], on="label", how="left")
     effect = cost_effectiveness(scored, costs, reference="mean", n_resamples=n_resamples, seed=seed) if not costs.empty else pd.DataFrame()
+    learned = (cost_effectiveness(scored, costs, reference=LEARNED_MEAN, n_resamples=n_resamples, seed=seed)
+               if not costs.empty else pd.DataFrame())
+    fit_table = fitted_summary(fitted, prefix_run=len(records) > 1)
+    bands = confidence_band_table(scored, records, n_resamples=n_resamples, seed=seed)
     audit = leakage_audit(run_dirs)
     contamination = contamination_split(scored, manifests)
     scored = scored.assign(horizon_bucket=scored["horizon_days"].map(lambda d: scoring.horizon_bucket(d) if d == d and d is not None else "unknown"))
@@ -355,25 +384,52 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
            _md(unranked[main_cols])] if len(unranked) else []),
         "## Cost per method", _md(costs.drop(columns=["run_id", "method"], errors="ignore")),
         "## Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)", _md(effect),
+        f"## {LEARNED_TITLE}", _md(learned),
+        f"## {FITTED_TITLE}", FITTED_NOTE, _md(fit_table.drop(columns=["run_id", "method"])),
+        f"## {BANDS_TITLE}", _md(bands),
         "## Leakage audit over the prompts actually sent (findings must be 0)", _md(audit),
     ])
     md_path = out_dir / "leaderboard.md"
     html_path = out_dir / PAGE_FILE
-    records = {m["run_id"]: recs for m, recs in map(load_run, run_dirs)}
+    shown = {rid: [{**r, "methods": methods_of(r, rid, fitted)} for r in recs] for rid, recs in records.items()}
     tables = {"Cost per method": costs, "Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)": effect,
+              LEARNED_TITLE: learned, FITTED_TITLE: fit_table, BANDS_TITLE: bands,
               "Tokens per role": roles, "Leakage audit over the prompts actually sent (findings must be 0)": audit,
               "Contamination split: questions due after the models' training cutoff": contamination,
               **{f"By {col.replace('_', ' ')}": seg for col, seg in segments.items()}}
     page = render_page(ReportData(leaderboard=table, baseline=base_label, min_coverage=min_coverage,
                                   ranking_note=ranking_note(ranked, min_coverage), scored=scored, manifests=manifests,
-                                  records=records, tables=tables, attribution=DATA_ATTRIBUTION,
+                                  records=shown, tables=tables, attribution=DATA_ATTRIBUTION,
                                   notice=simulated))
     # every file is complete or untouched (temp file + os.replace); an OSError names the file
     out_dir.mkdir(parents=True, exist_ok=True)
     write_text_atomic(csv_path, table.to_csv(index=False))
     write_text_atomic(md_path, md + "\n\n" + DATA_ATTRIBUTION + "\n")
     write_text_atomic(html_path, page)
+    write_text_atomic(out_dir / FITTED_FILE, fitted_lines(fitted, records, fit_from))
     return Report(table, md, csv_path, md_path, html_path, notice=simulated)
+
+
+#: Per (run, question): every fitted method's row (p_yes, parameters, n_fit, fallback), written by :func:`write_report`.
+FITTED_FILE = "fitted.jsonl"
+LEARNED_TITLE = f"Cost-effectiveness against the learned mean ({LEARNED_MEAN}: the mean recalibrated walk-forward; Brier change per 1,000 extra tokens)"
+FITTED_TITLE = "Fitted methods (walk-forward: each question fitted only on questions resolved before its forecast date)"
+FITTED_NOTE = ("`fitted` questions used parameters fitted on at least 30 resolved questions (5 of each outcome); `fallback` "
+               "questions had fewer and used the unfitted rule (extremized d=1.5, mean, pipeline, mean). Per-question "
+               f"parameters and n are in {FITTED_FILE}.")
+BANDS_TITLE = "Brier and calibration by confidence band (does the confidence mean anything?)"
+
+
+def fitted_lines(fitted: AddedMethods, records: Mapping[str, Sequence[Mapping[str, Any]]], fit_from: Sequence[str | Path]) -> str:
+    """The text of ``fitted.jsonl``: one JSON line per (run, question) with its fitted methods' rows."""
+    lines = []
+    for run_id, recs in records.items():
+        for r in recs:
+            rows = fitted.get(run_id, {}).get(r.get("question_id"))
+            if rows is not None:
+                lines.append(json.dumps({"run_id": run_id, "question_id": r.get("question_id"), "forecast_date": r.get("forecast_date"),
+                                         "fit_from": [str(p) for p in fit_from], "methods": rows}, ensure_ascii=False))
+    return "\n".join(lines) + ("\n" if lines else "")
 
 
 def simulation_note(manifests: dict[str, dict[str, Any]]) -> str:

@@ -21,14 +21,14 @@ __all__ = ["MAX_WIDTH", "compact_leaderboard", "print_compact_leaderboard", "sho
 
 #: Widest line the table prints (terminal columns).
 MAX_WIDTH = 100
-_LABEL_WIDTH = 22
+_LABEL_WIDTH = 28  # keeps the longest method name (fitted_member_weights, 21) whole after a shortened run id
 
 
 def short_label(label: str, width: int = _LABEL_WIDTH) -> str:
     """``label`` in at most ``width`` characters, keeping the method of a ``<run id>:<method>`` label whole.
 
     >>> short_label("20261201-014230-ab12:geomean_odds")
-    '20261201…:geomean_odds'
+    '20261201-01423…:geomean_odds'
     >>> short_label("a_very_long_method_name_indeed", 12)
     'a_very_long…'
     """
