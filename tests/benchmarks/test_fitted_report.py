@@ -1,0 +1,118 @@
+"""The fitted methods in a run's report: fitted.jsonl (parameters and n per question), leaderboard labels, the
+fitted-methods, confidence-band and learned-mean tables, and --fit-from from the command line."""
+
+import datetime as dt
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from agent_research.aggregation import extremized, fit_extremizing_factor
+from benchmarks.cli import app
+from benchmarks.fitted import FITTED_METHODS
+
+runner = CliRunner()
+SIM = "sim/scale=0.5,rho=0.5,noise=0.4"
+
+
+def _questions(path, n, *, start, seed, per_round=10):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(n):
+        f = start + dt.timedelta(days=7 * (i // per_round))
+        r = f + dt.timedelta(days=int(rng.integers(3, 30)))
+        rows.append({"id": f"{path.stem}-{i}", "question": f"Will {path.stem} event {i} happen?", "forecast_date": f.isoformat(),
+                     "resolution_date": r.isoformat(), "outcome": int(rng.random() < 0.4)})
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return pd.DataFrame(rows)
+
+
+def _run(tmp_path, name, questions, *extra):
+    res = runner.invoke(app, ["run", "-p", SIM, "--questions", str(questions), "--search", "none", "--members", "3",
+                              "-o", str(tmp_path / "runs"), "--run-id", name, "--no-progress", "--n", "0", *extra])
+    assert res.exit_code == 0, res.output
+    lines = (tmp_path / "runs" / name / "fitted.jsonl").read_text().splitlines()
+    return {(row := json.loads(line))["question_id"]: row for line in lines}
+
+
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("fitted")
+    qs = _questions(tmp / "early.csv", 70, start=dt.date(2025, 1, 5), seed=0)
+    return tmp, qs, _run(tmp, "early", tmp / "early.csv")
+
+
+def test_every_question_records_each_fitted_method_with_its_parameters_and_n(first_run):
+    tmp, qs, fitted = first_run
+    assert set(fitted) == set(qs["id"])
+    manifest = json.loads((tmp / "runs" / "early" / "manifest.json").read_text())
+    spec = "sim/noise=0.4,rho=0.5,scale=0.5"
+    assert [p["spec"] for p in manifest["providers"]] == [spec]  # one provider: --provider kept its parameters together
+    records = {json.loads(line)["question_id"]: json.loads(line) for line in (tmp / "runs" / "early" / "results.jsonl").read_text().splitlines()}
+    n_fitted = 0
+    for qid, row in fitted.items():
+        f = dt.date.fromisoformat(row["forecast_date"])
+        known = qs[pd.to_datetime(qs["resolution_date"]).dt.date < f]
+        for m in FITTED_METHODS:
+            got = row["methods"][m]
+            assert got["n_fit"] == len(known) and got["n_fit_yes"] == int(known["outcome"].sum()), (qid, m)
+            assert got["fallback"] == (len(known) < 30 or min(known["outcome"].sum(), len(known) - known["outcome"].sum()) < 5)
+            assert set(got["params"]) == {"fitted_extremized": {"d"}, "fitted_platt": {"a", "b"},
+                                          "fitted_blend": {"mean", "debate", "supervisor"} if not got["fallback"] else set(),
+                                          "fitted_member_weights": {f"member-{i}@{spec}" for i in range(3)}}[m]
+        ext = row["methods"]["fitted_extremized"]
+        if not ext["fallback"]:  # recompute the fit by hand from the earlier questions' member answers
+            n_fitted += 1
+            members = [[fc["p_yes"] for fc in records[k]["trace"]["forecasts"]] for k in known["id"]]
+            d = fit_extremizing_factor(members, known["outcome"].to_numpy())
+            assert ext["params"]["d"] == pytest.approx(d, rel=1e-6)
+            mine = [fc["p_yes"] for fc in records[qid]["trace"]["forecasts"]]
+            assert ext["p_yes"] == pytest.approx(float(np.clip(extremized([mine], d=d)[0], 0.01, 0.99)))
+            assert ext["note"] == f"fitted on {len(known)} questions ({int(known['outcome'].sum())} Yes) resolved before {f}: d={d:.3g}"
+    assert 10 <= n_fitted < len(qs)  # the early rounds fall back, the later ones are fitted
+
+
+def test_the_report_ranks_the_fitted_methods_and_shows_their_tables(first_run):
+    tmp, qs, fitted = first_run
+    board = pd.read_csv(tmp / "runs" / "early" / "leaderboard.csv").set_index("label")
+    for m in FITTED_METHODS:
+        assert board.loc[m, "n_answered"] == len(qs) and board.loc[m, "ranked"]
+    assert board.loc["fitted_blend", "tokens_per_question"] == board.loc["pipeline", "tokens_per_question"]
+    assert board.loc["fitted_platt", "tokens_per_question"] == board.loc["mean", "tokens_per_question"]
+    md = (tmp / "runs" / "early" / "leaderboard.md").read_text()
+    section = md[md.index("## Fitted methods"):md.index("## Brier and calibration by confidence band")]
+    n_fallback = sum(fitted[q]["methods"]["fitted_platt"]["fallback"] for q in fitted)
+    row = next(line for line in section.splitlines() if line.startswith("| fitted_platt"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1:5] == [str(len(qs)), str(len(qs) - n_fallback), str(n_fallback), str(max(r["methods"]["fitted_platt"]["n_fit"] for r in fitted.values()))]
+    assert "## Cost-effectiveness against the learned mean (fitted_platt" in md
+    bands = md[md.index("## Brier and calibration by confidence band"):]
+    assert "overall (weakest link)" in bands and "supervisor, grounded in its evidence" in bands
+    html = (tmp / "runs" / "early" / "report.html").read_text()
+    assert "fitted on " in html and "Fitted methods (walk-forward" in html and "overall confidence" in html
+
+
+def test_fit_from_an_earlier_run_gives_a_new_run_the_history_it_lacks(first_run):
+    tmp, early, _ = first_run
+    _questions(tmp / "later.csv", 12, start=dt.date(2025, 4, 20), seed=1, per_round=12)
+    res = runner.invoke(app, ["run", "-p", SIM, "--questions", str(tmp / "later.csv"), "--search", "none", "-o", str(tmp / "runs"),
+                              "--run-id", "later", "--no-progress", "--no-report", "--n", "0"])
+    assert res.exit_code == 0, res.output
+    # on its own the later run has no resolved history at all (its questions share one forecast date) ...
+    res = runner.invoke(app, ["leaderboard", str(tmp / "runs" / "later"), "-o", str(tmp / "board"),
+                              "--fit-from", str(tmp / "runs" / "early")])
+    assert res.exit_code == 0, res.output
+    rows = [json.loads(line) for line in (tmp / "board" / "fitted.jsonl").read_text().splitlines()]
+    known = early[pd.to_datetime(early["resolution_date"]).dt.date < dt.date(2025, 4, 20)]
+    assert len(rows) == 12 and len(known) >= 30
+    for r in rows:  # ... with --fit-from it learns from the earlier run's questions resolved before its forecast date
+        assert r["fit_from"] == [str(tmp / "runs" / "early")]
+        for m in FITTED_METHODS:
+            assert r["methods"][m]["n_fit"] == len(known) and not r["methods"][m]["fallback"], m
+    # a wrong folder is one line before anything runs
+    res = runner.invoke(app, ["run", "-p", "sim", "--questions", str(tmp / "later.csv"), "-o", str(tmp / "runs"), "--run-id", "never",
+                              "--fit-from", str(tmp / "nowhere")])
+    assert res.exit_code == 2 and res.stderr.startswith("error: ") and "nowhere" in res.stderr
+    assert not (tmp / "runs" / "never").exists()
