@@ -435,6 +435,55 @@ def plot_paired_differences(df: pd.DataFrame, *, baseline: str, label_col: str =
     return fig
 
 
+def plot_brier_by_confidence(bands: pd.DataFrame, ax: Axes | None = None) -> Figure:
+    """Brier score with its interval per confidence band (:func:`benchmarks.confidence_bands.confidence_band_table`),
+    one row per (confidence, method, band), grouped as the table is. If the confidence means something, the
+    points move left (lower Brier) from "low" to "high" within each group.
+
+    Parameters
+    ----------
+    bands : pandas.DataFrame
+        Needs ``confidence``, ``label``, ``band``, ``n``, ``brier``, ``brier_ci_low`` and ``brier_ci_high``.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; a new figure is created if None.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The points are the first collection of the axes, in the frame's order (top row first).
+
+    Raises
+    ------
+    DataValidationError
+        (a ``ValueError``) if a column is missing or the frame is empty.
+    """
+    for col in ("confidence", "label", "band", "n", "brier", "brier_ci_low", "brier_ci_high"):
+        if col not in bands.columns:
+            raise DataValidationError(f"bands lacks column {col!r}; columns are {list(bands.columns)}", field=col)
+    if bands.empty:
+        raise DataValidationError("no confidence band to plot", field="bands")
+    n = len(bands)
+    fig, ax = _axes(ax, (7.0, 0.26 * n + 1.4))
+    ypos = np.arange(n)[::-1].astype(float)
+    b = bands["brier"].to_numpy(float)
+    lo, hi = bands["brier_ci_low"].to_numpy(float), bands["brier_ci_high"].to_numpy(float)
+    has_ci = np.isfinite(lo) & np.isfinite(hi)
+    ax.scatter(b, ypos, facecolors=np.where(has_ci, "tab:blue", "none").tolist(), edgecolors="tab:blue", zorder=3)
+    if has_ci.any():
+        ax.hlines(ypos[has_ci], lo[has_ci], hi[has_ci], color="tab:blue", linewidth=1.5)
+    group = (bands["confidence"] + " / " + bands["label"]).to_numpy()
+    for i in range(1, n):
+        if group[i] != group[i - 1]:
+            ax.axhline(ypos[i] + 0.5, color="0.8", linewidth=0.8)
+    ax.set_yticks(ypos)
+    ax.set_yticklabels([_literal(f"{g}: {band} (n={int(k)})") for g, band, k in zip(group, bands["band"], bands["n"])], fontsize=7)
+    ax.set_ylim(-0.7, n - 0.3)
+    ax.set_xlabel("Brier score (95% interval; hollow: interval not available)")
+    ax.set_title("Brier by confidence band", fontsize=10)
+    ax.grid(True, axis="x", alpha=0.3)
+    return fig
+
+
 def figure_to_svg(fig: Figure, *, salt: str = "fr") -> str:
     """Render a figure as an inline ``<svg>`` element (no XML prolog) for an HTML page.
 

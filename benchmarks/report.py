@@ -399,7 +399,7 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
               **{f"By {col.replace('_', ' ')}": seg for col, seg in segments.items()}}
     page = render_page(ReportData(leaderboard=table, baseline=base_label, min_coverage=min_coverage,
                                   ranking_note=ranking_note(ranked, min_coverage), scored=scored, manifests=manifests,
-                                  records=shown, tables=tables, attribution=DATA_ATTRIBUTION,
+                                  records=shown, tables=tables, confidence_bands=bands, attribution=DATA_ATTRIBUTION,
                                   notice=simulated))
     # every file is complete or untouched (temp file + os.replace); an OSError names the file
     out_dir.mkdir(parents=True, exist_ok=True)

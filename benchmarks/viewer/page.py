@@ -68,6 +68,8 @@ class ReportData:
         ``results.jsonl`` lines of each run, by run id.
     tables : dict of str to pandas.DataFrame
         Further tables shown under their titles (cost, roles, cost-effectiveness, audit, ...).
+    confidence_bands : pandas.DataFrame, optional
+        :func:`benchmarks.confidence_bands.confidence_band_table`, drawn as a figure when not empty.
     attribution : str
         Data licence line for the footer.
     notice : str
@@ -82,6 +84,7 @@ class ReportData:
     manifests: dict[str, dict[str, Any]]
     records: dict[str, list[dict[str, Any]]]
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    confidence_bands: pd.DataFrame | None = None
     attribution: str = ""
     notice: str = ""
 
@@ -246,6 +249,11 @@ def _figures(data: ReportData, board: pd.DataFrame, questions: list[QuestionView
         rows["label"] = [lab if r else f"{lab} (not ranked)" for lab, r in zip(rows["label"], rows["ranked"])]
         return plots.plot_paired_differences(rows, baseline=data.baseline)
 
+    def bands():
+        if data.confidence_bands is None or data.confidence_bands.empty:
+            return None
+        return plots.plot_brier_by_confidence(data.confidence_bands)
+
     return [
         _figure("fig-reliability", "Reliability", "One panel per method, in leaderboard order. A point is a bin of "
                 "forecasts: its mean p_yes against how often those questions resolved Yes; the number is how many "
@@ -259,6 +267,10 @@ def _figures(data: ReportData, board: pd.DataFrame, questions: list[QuestionView
         _figure("fig-paired", f"Paired differences to {data.baseline}", "Brier of each method minus the baseline's on "
                 "the questions both answered, with a clustered bootstrap interval (hollow: not available, too few "
                 "clusters).", paired),
+        _figure("fig-confidence", "Brier by confidence band", "Does the toolkit's confidence mean anything? Per "
+                "confidence (overall weakest link, the supervisor as stated and as grounded in its evidence, the "
+                "unresolved-disagreement flag) and method, the Brier score of the questions in each band: if it means "
+                "something, Brier falls from low to high.", bands),
     ]
 
 

@@ -92,6 +92,8 @@ def test_the_report_ranks_the_fitted_methods_and_shows_their_tables(first_run):
     assert "overall (weakest link)" in bands and "supervisor, grounded in its evidence" in bands
     html = (tmp / "runs" / "early" / "report.html").read_text()
     assert "fitted on " in html and "Fitted methods (walk-forward" in html and "overall confidence" in html
+    figure = html[html.index('id="fig-confidence"'):]
+    assert figure.index("<svg") < figure.index("</figure>") and "not drawn" not in figure[:figure.index("</figure>")]
 
 
 def test_fit_from_an_earlier_run_gives_a_new_run_the_history_it_lacks(first_run):

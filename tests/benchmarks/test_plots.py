@@ -185,6 +185,24 @@ def test_paired_differences_draw_intervals_and_mark_the_missing_ones():
         plots.plot_paired_differences(df.iloc[:1], baseline="mean")
 
 
+def test_brier_by_confidence_band_draws_one_point_per_band_in_table_order():
+    df = pd.DataFrame({"confidence": ["overall (weakest link)"] * 2 + ["supervisor, as stated"] * 2,
+                       "label": ["pipeline", "pipeline", "sup$er$", "sup$er$"], "band": ["high", "low", "high", "low"],
+                       "n": [40, 12, 30, 3], "brier": [0.12, 0.21, 0.15, 0.3],
+                       "brier_ci_low": [0.08, 0.12, 0.1, np.nan], "brier_ci_high": [0.16, 0.3, 0.2, np.nan]})
+    ax = plots.plot_brier_by_confidence(df).axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == [
+        "overall (weakest link) / pipeline: high (n=40)", "overall (weakest link) / pipeline: low (n=12)",
+        "supervisor, as stated / sup\\$er\\$: high (n=30)", "supervisor, as stated / sup\\$er\\$: low (n=3)"]  # $ drawn literally
+    points = ax.collections[0]
+    np.testing.assert_allclose(points.get_offsets()[:, 0], [0.12, 0.21, 0.15, 0.3])
+    np.testing.assert_allclose(points.get_offsets()[:, 1], [3, 2, 1, 0])  # top row first
+    assert points.get_facecolors()[3][3] == 0  # hollow: too few clusters for an interval
+    np.testing.assert_allclose([seg[:, 0] for seg in ax.collections[1].get_segments()], [[0.08, 0.16], [0.12, 0.3], [0.1, 0.2]])
+    with pytest.raises(DataValidationError, match="no confidence band"):
+        plots.plot_brier_by_confidence(df.iloc[:0])
+
+
 def test_figure_to_svg_is_inline_text_and_reproducible():
     def build():
         df = pd.DataFrame({"label": ["<b>run</b>:mean & co"], "cost_usd": [1.0], "brier": [0.2]})
