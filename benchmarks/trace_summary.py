@@ -69,7 +69,8 @@ def summarise_trace(trace: PipelineTrace, question: Question | None = None) -> s
         lines[-1] += f", outcome {question.outcome}, crowd {question.crowd_p_yes} (held back from the agents)"
     for f in trace.forecasts:
         extra = f"error {f.error.type}" if f.error else f"{f.n_evidence_in_prompt} evidence items"
-        lines.append(f"  {f.agent_id} [{f.persona}] p_yes {_pct(f.p_yes)} ({extra})")
+        stated = f" confidence {f.confidence}" if f.confidence else ""
+        lines.append(f"  {f.agent_id} [{f.persona}] p_yes {_pct(f.p_yes)}{stated} ({extra})")
     lines.append("  aggregates: " + ", ".join(f"{k} {_pct(v)}" for k, v in trace.aggregates.items()))
     if trace.debate is not None:
         d = trace.debate
@@ -114,7 +115,8 @@ def explain_trace(trace: PipelineTrace, question: Question | None = None) -> str
             out.append(f"{head} failed: {f.error.type}: {_text(f.error.message, 200)}")
             continue
         searched = f"; searched {', '.join(repr(_text(x, 60)) for x in f.queries)}" if f.queries else ""
-        out.append(f"{head} p_yes {f.p_yes:.3f} ({f.n_evidence_in_prompt} evidence items in its prompt{searched})")
+        stated = f", confidence {f.confidence}" if f.confidence else ""
+        out.append(f"{head} p_yes {f.p_yes:.3f}{stated} ({f.n_evidence_in_prompt} evidence items in its prompt{searched})")
         out.append(f"      rationale: {_text(f.rationale)}")
     out += ["", "AGGREGATES of the members' p_yes: " + ", ".join(f"{k} {_pct(v)}" for k, v in trace.aggregates.items())]
     d = trace.debate

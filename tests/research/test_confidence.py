@@ -165,3 +165,16 @@ def test_simulated_members_state_a_confidence_and_the_decision_is_still_told_apa
     assert f.status == "ok" and f.confidence in ("high", "medium", "low")
     member_request = ForecasterAgent(sim).build_messages(q, [])
     assert request_role(member_request, forecast_json_schema(1)) == "forecaster"
+
+
+def test_forecast_explains_the_grounding_and_the_weakest_link():
+    from benchmarks.trace_summary import explain_trace
+
+    trace = _pipeline(FixedSearch(failure="timeout"), stated="high").run(make_question())
+    text = explain_trace(trace)
+    assert "member-0 [base_rate, scripted] p_yes 0.200, confidence high" in text
+    assert "decision: p_yes 0.900, confidence stated high" in text
+    assert "grounded confidence: low (at most low: every clarifying search failed (2 of 2: timeout)" in text
+    assert ("CONFIDENCE overall low (the weakest link of: member-0 high, member-1 high, supervisor low); "
+            "QA flags: low_confidence, unresolved_disagreement") in text
+    assert "supervisor (low confidence, stated high) 0.900 ignored (weight 0)" in text
