@@ -85,7 +85,8 @@ class FitInputs:
     ``members`` maps ``agent_id@model`` to the p_yes of each successful member; ``methods`` the scored
     (clipped) p_yes of mean, debate, supervisor and pipeline (None when absent or failed); ``clip`` the
     combination rule's bounds; ``extra_usage`` the tokens of debate plus supervisor (a TokenUsage dump).
-    ``outcome`` and ``resolution_date`` are the harness's; None when unresolved.
+    ``outcome`` and ``resolution_date`` are the harness's; None when unresolved. ``ok`` is False for a
+    question whose ensemble failed.
     """
 
     question_id: str
@@ -127,7 +128,7 @@ def fit_inputs(records: Iterable[Mapping[str, Any]], run_id: str = "") -> list[F
         out.append(FitInputs(
             question_id=str(r["question_id"]), forecast_date=_date(r["forecast_date"]),  # type: ignore[arg-type]
             resolution_date=_date(r.get("resolution_date")), outcome=r.get("outcome"),
-            ok=r.get("status") == "ok" and scored.get("mean") is not None and bool(members),
+            ok=r.get("status") == "ok" and bool(members),
             members=members, methods=scored, clip=(float(rule.get("clip_low", 0.0)), float(rule.get("clip_high", 1.0))),
             extra_usage=extra.model_dump(), run_id=run_id,
         ))
@@ -268,7 +269,8 @@ def walk_forward(
             extra = t.extra_usage if method == "fitted_blend" else TokenUsage().model_dump()
             base = {"fit_before": t.forecast_date.isoformat(), "extra_usage": extra}
             if not t.ok or not _has_inputs(method, t):
-                rows[method] = {**base, "p_yes": None, "status": "failed", "note": "no inputs: the ensemble failed",
+                why = "the ensemble failed" if not t.ok else "the run did not score mean"
+                rows[method] = {**base, "p_yes": None, "status": "failed", "note": f"no inputs: {why}",
                                 "params": {}, "n_fit": 0, "n_fit_yes": 0, "fallback": False}
                 continue
             params, n, n_yes, fallback = fitted(method, n_prefix, own)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,7 +21,7 @@ import pandas as pd
 from agent_schemas import DataValidationError, TokenUsage
 from benchmarks import scoring
 from benchmarks.confidence_bands import confidence_band_table
-from benchmarks.fitted import LEARNED_MEAN, fit_runs, fitted_summary
+from benchmarks.fitted import LEARNED_MEAN, MIN_FIT_PER_CLASS, MIN_FIT_QUESTIONS, UNFITTED_RULE, fit_runs, fitted_summary
 from benchmarks.leaderboard import MIN_COVERAGE, rank_methods
 from benchmarks.leakage import AUDIT_KEYS
 from benchmarks.model_cutoffs import training_cutoff
@@ -414,9 +414,9 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
 FITTED_FILE = "fitted.jsonl"
 LEARNED_TITLE = f"Cost-effectiveness against the learned mean ({LEARNED_MEAN}: the mean recalibrated walk-forward; Brier change per 1,000 extra tokens)"
 FITTED_TITLE = "Fitted methods (walk-forward: each question fitted only on questions resolved before its forecast date)"
-FITTED_NOTE = ("`fitted` questions used parameters fitted on at least 30 resolved questions (5 of each outcome); `fallback` "
-               "questions had fewer and used the unfitted rule (extremized d=1.5, mean, pipeline, mean). Per-question "
-               f"parameters and n are in {FITTED_FILE}.")
+FITTED_NOTE = (f"`fitted` questions used parameters fitted on at least {MIN_FIT_QUESTIONS} resolved questions ({MIN_FIT_PER_CLASS} "
+               "of each outcome); `fallback` questions had fewer and used the unfitted rule ("
+               + ", ".join(f"{m}: {rule}" for m, rule in UNFITTED_RULE.items()) + f"). Per-question parameters and n are in {FITTED_FILE}.")
 BANDS_TITLE = "Brier and calibration by confidence band (does the confidence mean anything?)"
 
 

@@ -112,3 +112,15 @@ def test_fitted_methods_never_do_worse_than_mean_beyond_the_bootstrap_interval(u
     for m in ("fitted_extremized", "fitted_member_weights"):
         p = np.array([out[r.question_id][m]["p_yes"] for r in rows])
         assert scoring.paired_difference_ci(scoring.brier_score(p, o), mean, np.arange(len(o)))[2] < 0
+
+
+def test_a_failed_question_gets_failed_rows_and_teaches_nothing():
+    rows, _ = simulated_inputs(simulated_questions(200, seed=6, per_round=20), UNDER)
+    failed = dataclasses.replace(rows[0], ok=False, members={}, methods={"mean": None})
+    rows = [failed, *rows[1:]]
+    out = walk_forward(rows)
+    assert all(out[failed.question_id][m]["status"] == "failed" and out[failed.question_id][m]["p_yes"] is None
+               and out[failed.question_id][m]["note"] == "no inputs: the ensemble failed" for m in FITTED_METHODS)
+    t = rows[-1]
+    known = sum(r.resolution_date < t.forecast_date for r in rows[1:])
+    assert out[t.question_id]["fitted_platt"]["n_fit"] == known  # the failed question is not in the history
