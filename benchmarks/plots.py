@@ -407,32 +407,45 @@ def plot_paired_differences(df: pd.DataFrame, *, baseline: str, label_col: str =
     DataValidationError
         (a ``ValueError``) if a column is missing or no row has a difference.
     """
-    for col in (label_col, delta_col, *ci_cols):
-        if col not in df.columns:
-            raise DataValidationError(f"df lacks column {col!r}; columns are {list(df.columns)}", field=col)
+    _require_columns(df, (label_col, delta_col, *ci_cols), "df")
     rows = df[df[delta_col].notna()]
     if rows.empty:
         raise DataValidationError(f"no row has a {delta_col}: nothing to plot", field=delta_col)
-    n = len(rows)
-    fig, ax = _axes(ax, (7.0, 0.32 * n + 1.4))
-    ypos = np.arange(n)[::-1].astype(float)
+    fig, ax = _axes(ax, (7.0, 0.32 * len(rows) + 1.4))
     d = rows[delta_col].to_numpy(float)
-    lo, hi = rows[ci_cols[0]].to_numpy(float), rows[ci_cols[1]].to_numpy(float)
-    has_ci = np.isfinite(lo) & np.isfinite(hi)
-    ax.scatter(d, ypos, facecolors=np.where(has_ci, "tab:blue", "none").tolist(), edgecolors="tab:blue", zorder=3)
-    if has_ci.any():
-        ax.hlines(ypos[has_ci], lo[has_ci], hi[has_ci], color="tab:blue", linewidth=1.5)
+    ypos, has_ci = _forest(ax, d, rows[ci_cols[0]].to_numpy(float), rows[ci_cols[1]].to_numpy(float),
+                           [_literal(v) for v in rows[label_col]], fontsize=8)
     ax.axvline(0, color="0.4", linewidth=0.8)
     for yi, di, ok in zip(ypos, d, has_ci):
         if not ok:
             ax.annotate("interval not available", (di, yi), textcoords="offset points", xytext=(7, -3), fontsize=7, color="0.4")
-    ax.set_yticks(ypos)
-    ax.set_yticklabels([_literal(v) for v in rows[label_col]], fontsize=8)
-    ax.set_ylim(-0.7, n - 0.3)
     ax.set_xlabel(_literal(f"Δ Brier vs {baseline} (paired, 95% interval; left of 0 is better)"))
     ax.set_title(_literal(f"Paired differences to {baseline}"), fontsize=10)
-    ax.grid(True, axis="x", alpha=0.3)
     return fig
+
+
+def _require_columns(df: pd.DataFrame, cols: Sequence[str], name: str) -> None:
+    for col in cols:
+        if col not in df.columns:
+            raise DataValidationError(f"{name} lacks column {col!r}; columns are {list(df.columns)}", field=col)
+
+
+def _forest(ax: Axes, x: np.ndarray, lo: np.ndarray, hi: np.ndarray, labels: list[str], *,
+            fontsize: float) -> tuple[np.ndarray, np.ndarray]:
+    """Points ``x`` with their intervals ``[lo, hi]``, one labelled row each, top row first; a row without an
+    interval (NaN bounds) is drawn hollow. The points are the axes' first collection. Returns the rows'
+    y positions and which rows have an interval."""
+    n = len(x)
+    ypos = np.arange(n)[::-1].astype(float)
+    has_ci = np.isfinite(lo) & np.isfinite(hi)
+    ax.scatter(x, ypos, facecolors=np.where(has_ci, "tab:blue", "none").tolist(), edgecolors="tab:blue", zorder=3)
+    if has_ci.any():
+        ax.hlines(ypos[has_ci], lo[has_ci], hi[has_ci], color="tab:blue", linewidth=1.5)
+    ax.set_yticks(ypos)
+    ax.set_yticklabels(labels, fontsize=fontsize)
+    ax.set_ylim(-0.7, n - 0.3)
+    ax.grid(True, axis="x", alpha=0.3)
+    return ypos, has_ci
 
 
 def plot_brier_by_confidence(bands: pd.DataFrame, ax: Axes | None = None) -> Figure:
@@ -457,30 +470,19 @@ def plot_brier_by_confidence(bands: pd.DataFrame, ax: Axes | None = None) -> Fig
     DataValidationError
         (a ``ValueError``) if a column is missing or the frame is empty.
     """
-    for col in ("confidence", "label", "band", "n", "brier", "brier_ci_low", "brier_ci_high"):
-        if col not in bands.columns:
-            raise DataValidationError(f"bands lacks column {col!r}; columns are {list(bands.columns)}", field=col)
+    _require_columns(bands, ("confidence", "label", "band", "n", "brier", "brier_ci_low", "brier_ci_high"), "bands")
     if bands.empty:
         raise DataValidationError("no confidence band to plot", field="bands")
-    n = len(bands)
-    fig, ax = _axes(ax, (7.0, 0.26 * n + 1.4))
-    ypos = np.arange(n)[::-1].astype(float)
-    b = bands["brier"].to_numpy(float)
-    lo, hi = bands["brier_ci_low"].to_numpy(float), bands["brier_ci_high"].to_numpy(float)
-    has_ci = np.isfinite(lo) & np.isfinite(hi)
-    ax.scatter(b, ypos, facecolors=np.where(has_ci, "tab:blue", "none").tolist(), edgecolors="tab:blue", zorder=3)
-    if has_ci.any():
-        ax.hlines(ypos[has_ci], lo[has_ci], hi[has_ci], color="tab:blue", linewidth=1.5)
+    fig, ax = _axes(ax, (7.0, 0.26 * len(bands) + 1.4))
     group = (bands["confidence"] + " / " + bands["label"]).to_numpy()
-    for i in range(1, n):
+    ypos, _ = _forest(ax, bands["brier"].to_numpy(float), bands["brier_ci_low"].to_numpy(float),
+                      bands["brier_ci_high"].to_numpy(float),
+                      [_literal(f"{g}: {band} (n={int(k)})") for g, band, k in zip(group, bands["band"], bands["n"])], fontsize=7)
+    for i in range(1, len(bands)):
         if group[i] != group[i - 1]:
             ax.axhline(ypos[i] + 0.5, color="0.8", linewidth=0.8)
-    ax.set_yticks(ypos)
-    ax.set_yticklabels([_literal(f"{g}: {band} (n={int(k)})") for g, band, k in zip(group, bands["band"], bands["n"])], fontsize=7)
-    ax.set_ylim(-0.7, n - 0.3)
     ax.set_xlabel("Brier score (95% interval; hollow: interval not available)")
     ax.set_title("Brier by confidence band", fontsize=10)
-    ax.grid(True, axis="x", alpha=0.3)
     return fig
 
 
