@@ -13,18 +13,13 @@ The supervisor's rule (:func:`ground_supervisor`, :data:`GROUNDING_RULE`)
 Levels are ordered ``low < medium < high``; the effective confidence is the lowest of the stated one and
 every cap that applies:
 
-=====================================================================  ======  ==========================
-what the supervisor found                                              cap     why
-=====================================================================  ======  ==========================
-searches were run and **every one failed** (access failure)            low     no evidence beyond the
-                                                                               members'; a failure says
-                                                                               nothing about the world
-**no disagreement supported** by dated evidence (every coverage        medium  it reconciled by judgement
-note a gap: no results before the cutoff, no query, no search                  alone: one more opinion,
-configured), or no disagreement named at all                                   never a replacement
-**some disagreements left open** (a coverage gap): the members they    medium  those members were not
-name were not reconciled                                                       reconciled
-=====================================================================  ======  ==========================
+* searches were run and **every one failed** (access failures): at most **low**. There is no evidence
+  beyond the members', and a failure says nothing about the world;
+* **no disagreement supported** by dated evidence (every coverage note a gap: no results before the
+  cutoff, no query proposed, no search configured), or no disagreement named at all: at most
+  **medium**. It reconciled by judgement alone: one more opinion, never a replacement;
+* **some disagreements left open** (a coverage gap): at most **medium**. The members those
+  disagreements name were not reconciled.
 
 A failed supervisor has no confidence (None). The rule reads only the supervisor's artifact (its
 disagreements, coverage notes and search outcomes), so the combination rule can apply it to any

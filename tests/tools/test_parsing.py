@@ -246,15 +246,16 @@ def test_forecast_schema_is_grammar_friendly():
     props = FORECAST_JSON_SCHEMA["properties"]
     assert props["p_yes_percent"]["type"] == "integer"
     assert props["p_yes_percent"]["enum"] == list(range(101))
-    assert set(FORECAST_JSON_SCHEMA["required"]) == {"p_yes_percent", "rationale", "key_evidence"}
+    assert set(FORECAST_JSON_SCHEMA["required"]) == {"p_yes_percent", "rationale", "key_evidence", "confidence"}
+    assert props["confidence"] == {"type": "string", "enum": ["high", "medium", "low"]}  # a string enum the grammar enforces
     assert set(props["key_evidence"]["items"]["properties"]) == {"claim", "source_url", "published"}
     dumped = json.dumps(FORECAST_JSON_SCHEMA)
     for banned in ('"pattern"', '"minimum"', '"maximum"'):
         assert banned not in dumped
     # a schema-conforming answer parses
-    answer = json.dumps({"p_yes_percent": 17, "rationale": "r",
+    answer = json.dumps({"p_yes_percent": 17, "rationale": "r", "confidence": "low",
                          "key_evidence": [{"claim": "c", "source_url": None, "published": None}]})
-    assert parse_forecast(answer).p_yes == 0.17
+    assert parse_forecast(answer).p_yes == 0.17 and parse_forecast(answer).confidence == "low"
 
 
 def test_probability_schema_helper():
