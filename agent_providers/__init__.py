@@ -10,7 +10,7 @@ imports the ``anthropic`` SDK only then).
 
 from agent_providers.base import Provider, normalise_messages, spent_usage
 from agent_providers.credentials import redact_spec
-from agent_providers.registry import AutoChoice, auto_provider, choose_auto_spec, get_provider
+from agent_providers.registry import AutoChoice, auto_provider, choose_auto_spec, get_provider, split_specs
 from agent_providers.scripted import ScriptedProvider
 
 _LAZY = {
@@ -40,5 +40,5 @@ def __getattr__(name: str):
 
 __all__ = [
     "AutoChoice", "Provider", "ScriptedProvider", "auto_provider", "choose_auto_spec", "get_provider",
-    "normalise_messages", "redact_spec", "spent_usage", *_LAZY,
+    "normalise_messages", "redact_spec", "spent_usage", "split_specs", *_LAZY,
 ]

@@ -36,6 +36,26 @@ KNOWN_PREFIXES = ("anthropic", "openai", "openai-compatible", "local", "scripted
 REMOTE_PREFIXES = ("anthropic", "openai", "openai-compatible")
 
 
+def split_specs(text: str) -> list[str]:
+    """The provider specs of a comma-separated list (``--provider``): a ``name=value`` part continues the
+    simulator spec before it, whose parameters are themselves comma-separated.
+
+    Examples
+    --------
+    >>> split_specs("sim/scale=0.6,rho=0.5, local/smollm2")
+    ['sim/scale=0.6,rho=0.5', 'local/smollm2']
+    """
+    specs: list[str] = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        if specs and specs[-1].startswith("sim/") and "/" not in part and "=" in part:
+            specs[-1] += "," + part
+        else:
+            specs.append(part)
+    return specs
+
+
 def get_provider(spec: str, *, retry: "bool | RetryPolicy" = True, **kwargs) -> Provider:
     """Build a provider from a spec string such as ``"anthropic/claude-sonnet-4-5"``.
 

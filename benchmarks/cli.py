@@ -148,18 +148,6 @@ def _csv(value: Optional[str]) -> Optional[list[str]]:
     return [v.strip() for v in value.split(",") if v.strip()] if value else None
 
 
-def _provider_specs(value: Optional[str]) -> list[str]:
-    """Provider specs of ``--provider``: comma-separated, except that a ``name=value`` part continues the
-    simulator spec before it (``sim/scale=0.6,rho=0.5,local/smollm2`` is two specs)."""
-    specs: list[str] = []
-    for part in _csv(value) or []:
-        if specs and specs[-1].startswith("sim/") and "/" not in part and "=" in part:
-            specs[-1] += "," + part
-        else:
-            specs.append(part)
-    return specs
-
-
 def _date(value: Optional[str], option: str) -> Optional[dt.date]:
     if not value:
         return None
@@ -235,6 +223,7 @@ def run(
     line naming the file, row, column, value or path; nothing is written before inputs validate).
     """
     _setup_logging(debug)
+    from agent_providers import split_specs
     from benchmarks.config import RunConfig, validate_run_id
     from benchmarks.runner import MANIFEST_FILE, BenchmarkRunner
 
@@ -258,7 +247,7 @@ def run(
             config = config.model_copy(update={"output_dir": str(rdir.resolve().parent), "run_id": validate_run_id(rdir.resolve().name)})
         else:
             kwargs = dict(
-                providers=_provider_specs(provider), n_members=n_members, sources=_csv(sources),
+                providers=split_specs(provider or ""), n_members=n_members, sources=_csv(sources),
                 question_type=None if question_type is QuestionType.any else question_type.value, sample_n=n or None,
                 questions_file=str(questions_file) if questions_file else None,
                 forecast_date_from=_date(date_from, "--date-from"), forecast_date_to=_date(date_to, "--date-to"),

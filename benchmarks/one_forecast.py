@@ -32,7 +32,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from agent_providers import Provider, choose_auto_spec, redact_spec
+from agent_providers import Provider, choose_auto_spec, redact_spec, split_specs
 from agent_schemas import PipelineTrace, Question
 from benchmarks.config import RunConfig
 
@@ -97,7 +97,7 @@ def provider_reason(given: str | None, environ: dict[str, str] | None = None) ->
     env = os.environ if environ is None else environ
     if given:
         why = "FORECAST_RECONCILE_PROVIDER is set" if env.get("FORECAST_RECONCILE_PROVIDER") == given else "--provider"
-        return [s.strip() for s in given.split(",") if s.strip()], why
+        return split_specs(given), why
     choice = choose_auto_spec(env)
     return [choice.spec], f"auto: {choice.reason}"
 

@@ -201,3 +201,13 @@ def test_auto_provider_override_picks_the_simulator():
     llm = auto_provider({"FORECAST_RECONCILE_PROVIDER": "sim/seed=3"})
     assert isinstance(llm, SimulatorProvider) and llm.params.seed == 3
     assert llm.auto_choice.reason == "FORECAST_RECONCILE_PROVIDER is set"
+
+
+def test_simulator_parameters_stay_one_spec_in_a_provider_list():
+    from agent_providers import split_specs
+    from benchmarks.one_forecast import provider_reason
+
+    assert split_specs("sim/scale=0.6,rho=0.5, local/smollm2,sim,scripted") == [
+        "sim/scale=0.6,rho=0.5", "local/smollm2", "sim", "scripted"]
+    assert split_specs("openai-compatible/m@http://h:1/v1,sim/noise=0.8") == ["openai-compatible/m@http://h:1/v1", "sim/noise=0.8"]
+    assert provider_reason("sim/scale=0.6,rho=0.5", environ={}) == (["sim/scale=0.6,rho=0.5"], "--provider")
