@@ -111,7 +111,7 @@ class Provider:
     ) -> Completion:
         if type(self)._acomplete is Provider._acomplete:
             raise NotImplementedError(f"{type(self).__name__} implements neither _complete nor _acomplete")
-        return _run_sync(
+        return run_sync(
             self._acomplete(
                 messages, json_schema=json_schema, temperature=temperature, max_tokens=max_tokens, seed=seed
             )
@@ -216,8 +216,13 @@ def _finish(completion: Completion, elapsed_s: float, provider: Provider) -> Com
     return completion
 
 
-def _run_sync(coro: Any) -> Any:
-    """Run a coroutine from sync code, also when called inside a running event loop (notebooks)."""
+def run_sync(coro: Any) -> Any:
+    """Run ``coro`` to completion from sync code and return its result (or raise its exception).
+
+    Works also when called inside a running event loop (a notebook cell): the coroutine then runs in a
+    fresh event loop on a worker thread, since a running loop cannot be re-entered. Every ``run`` /
+    ``forecast`` method of the agents and the harness is ``run_sync(self.a...(...))``.
+    """
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 from pydantic import BaseModel, Field
 
-from agent_providers import Provider
+from agent_providers import Provider, run_sync
 from agent_schemas import Forecast, Question, TokenUsage, VisibleQuestion, as_visible
 from agent_research.aggregation import aggregate
 from agent_research.forecaster import ForecasterAgent
@@ -169,6 +169,4 @@ class Ensemble:
 
     def run(self, question: VisibleQuestion | Question) -> EnsembleResult:
         """Synchronous form of :meth:`arun`."""
-        from agent_providers.base import _run_sync
-
-        return _run_sync(self.arun(question))
+        return run_sync(self.arun(question))

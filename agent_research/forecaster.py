@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_providers import Provider
+from agent_providers import Provider, run_sync
 from agent_providers.base import spent_usage
 from agent_schemas import (
     ChatMessage,
@@ -272,9 +272,7 @@ class ForecasterAgent:
 
     def forecast(self, question: VisibleQuestion | Question) -> Forecast:
         """Synchronous form of :meth:`aforecast`."""
-        from agent_providers.base import _run_sync
-
-        return _run_sync(self.aforecast(question))
+        return run_sync(self.aforecast(question))
 
 
 def _dedupe(results: list[SearchResult]) -> list[SearchResult]:

@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 
-from agent_providers import Provider
+from agent_providers import Provider, run_sync
 from agent_providers.recording import RECORDING_SINK, RecordingProvider, ReplayProvider
 from agent_schemas import (
     DebateArtifact,
@@ -197,9 +197,7 @@ class ForecastPipeline:
 
     def run(self, question: VisibleQuestion | Question) -> PipelineTrace:
         """Synchronous form of :meth:`arun`."""
-        from agent_providers.base import _run_sync
-
-        return _run_sync(self.arun(question))
+        return run_sync(self.arun(question))
 
     def ledger(self, ens: EnsembleResult, debate: DebateArtifact | None, supervisor: SupervisorArtifact | None) -> UsageLedger:
         """Usage keyed by (method, role, model): 'ensemble'/'forecaster', 'debate'/'bull'|'bear', 'supervisor'/'supervisor'."""

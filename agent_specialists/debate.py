@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from agent_providers import Provider
+from agent_providers import Provider, run_sync
 from agent_providers.base import spent_usage
 from agent_schemas import (
     AgentSummary,
@@ -216,6 +216,4 @@ class DebateAgent:
             ``p_yes`` is the midpoint of the final bull and bear probabilities, None (status
             "failed") when a side never produced a parseable answer.
         """
-        from agent_providers.base import _run_sync
-
-        return _run_sync(self.arun(question, agent_summaries, aggregate_p_yes))
+        return run_sync(self.arun(question, agent_summaries, aggregate_p_yes))

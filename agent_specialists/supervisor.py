@@ -12,7 +12,7 @@ import datetime as dt
 import time
 from collections.abc import Sequence
 
-from agent_providers import Provider
+from agent_providers import Provider, run_sync
 from agent_providers.base import spent_usage
 from agent_schemas import (
     AgentSummary,
@@ -189,9 +189,7 @@ class SupervisorAgent:
 
     def run(self, question: VisibleQuestion | Question, agent_summaries: Sequence[AgentSummary], cutoff_date: dt.date | None = None) -> SupervisorArtifact:
         """Synchronous form of :meth:`arun`."""
-        from agent_providers.base import _run_sync
-
-        return _run_sync(self.arun(question, agent_summaries, cutoff_date))
+        return run_sync(self.arun(question, agent_summaries, cutoff_date))
 
 
 def _coverage(topic: str, outcome: SearchOutcome) -> CoverageNote:

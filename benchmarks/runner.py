@@ -39,7 +39,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from agent_providers import CachingProvider, Provider, ResponseCache, RetryingProvider, RetryPolicy, auto_provider, get_provider, redact_spec
+from agent_providers import CachingProvider, Provider, ResponseCache, RetryingProvider, RetryPolicy, auto_provider, get_provider, redact_spec, run_sync
 from agent_providers.pricing import PRICE_SOURCE
 from agent_research import Ensemble, ForecastPipeline
 from filelock import FileLock, Timeout
@@ -594,9 +594,7 @@ class BenchmarkRunner:
 
     def run(self) -> RunSummary:
         """Run the benchmark synchronously (also from a notebook's running event loop); see :meth:`arun`."""
-        from agent_providers.base import _run_sync
-
-        return _run_sync(self.arun())
+        return run_sync(self.arun())
 
     async def arun(self, *, resume: bool = False, retry_failed: bool = False) -> RunSummary:
         """Run every pending question; finished ones (in ``results.jsonl``) are skipped.

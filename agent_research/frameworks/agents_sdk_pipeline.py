@@ -17,7 +17,7 @@ import asyncio
 import time
 from typing import Any
 
-from agent_providers import Provider
+from agent_providers import Provider, run_sync
 from agent_schemas import DebateRound, DebateTurn, PipelineTrace, Question, TokenUsage, VisibleQuestion, as_visible
 from agent_research.frameworks import common as c
 from agent_research.frameworks.bridge import agents_sdk_model, agents_sdk_usage, disable_telemetry, to_agents_input
@@ -130,6 +130,4 @@ class AgentsSDKPipeline:
 
     def run(self, question: VisibleQuestion | Question) -> PipelineTrace:
         """Synchronous form of :meth:`arun`."""
-        from agent_providers.base import _run_sync
-
-        return _run_sync(self.arun(question))
+        return run_sync(self.arun(question))

@@ -22,7 +22,7 @@ from typing import Annotated, Any, TypedDict
 
 from langchain_core.runnables import RunnableConfig
 
-from agent_providers import Provider
+from agent_providers import Provider, run_sync
 from agent_schemas import AgentSummary, DebateArtifact, DebateRound, DebateTurn, PipelineTrace, Question, SupervisorArtifact, TokenUsage, VisibleQuestion, as_visible
 from agent_research.ensemble import EnsembleResult
 from agent_research.frameworks import common as c
@@ -220,6 +220,4 @@ class LangGraphPipeline:
 
     def run(self, question: VisibleQuestion | Question) -> PipelineTrace:
         """Synchronous form of :meth:`arun`."""
-        from agent_providers.base import _run_sync
-
-        return _run_sync(self.arun(question))
+        return run_sync(self.arun(question))
