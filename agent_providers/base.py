@@ -18,9 +18,6 @@ from agent_schemas import ChatMessage, Completion, ResponseRefused, ResponseTrun
 
 MessagesLike = Sequence[ChatMessage | dict[str, Any]]
 
-#: JSON schema used by ``complete_with_usage(json_mode=True)`` when the caller gives none.
-GENERIC_JSON_OBJECT_SCHEMA: dict[str, Any] = {"type": "object"}
-
 
 def normalise_messages(messages: MessagesLike) -> list[ChatMessage]:
     """Accept :class:`ChatMessage` objects or ``{"role", "content"}`` dicts; return ChatMessages.
@@ -173,11 +170,6 @@ class Provider:
             msgs, json_schema=json_schema, temperature=temperature, max_tokens=max_tokens, seed=seed
         )
         return _finish(completion, time.perf_counter() - t0, self)
-
-    def complete_with_usage(self, messages: MessagesLike, json_mode: bool = False) -> tuple[str, TokenUsage]:
-        """Notebook convenience: return ``(text, usage)``; ``json_mode`` asks for a JSON object."""
-        c = self.complete(messages, json_schema=GENERIC_JSON_OBJECT_SCHEMA if json_mode else None)
-        return c.text, c.usage
 
     def close(self) -> None:
         """Release resources (HTTP clients, model weights). Safe to call twice."""
