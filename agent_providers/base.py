@@ -175,6 +175,49 @@ class Provider:
         """Release resources (HTTP clients, model weights). Safe to call twice."""
 
 
+class WrappingProvider(Provider):
+    """Base of the provider wrappers (retry, cache, recording, fault injection, timing).
+
+    A wrapper is a provider around ``inner``: it reports the inner provider's identity (``spec``,
+    ``model``, ``name``, ``supports_json_schema``, ``needs_key``, ``key_env_var``), so ledgers, traces,
+    cache keys and the leakage audit see the adapter that answered, and :meth:`close` closes the inner
+    provider. By default every call passes through unchanged; a wrapper overrides :meth:`_acomplete` /
+    :meth:`_complete` and reaches the inner provider with ``self.inner.acomplete(messages, **options)``,
+    where ``options`` are the call options ``json_schema``, ``temperature``, ``max_tokens`` and ``seed``.
+
+    Parameters
+    ----------
+    inner : Provider
+        The provider doing the work (an adapter or another wrapper).
+    """
+
+    def __init__(self, inner: Provider) -> None:
+        super().__init__(inner.model)
+        self.inner = inner
+        self.name = inner.name  # type: ignore[misc]
+        self.supports_json_schema = inner.supports_json_schema  # type: ignore[misc]
+        self.needs_key = inner.needs_key  # type: ignore[misc]
+        self.key_env_var = inner.key_env_var  # type: ignore[misc]
+
+    @property
+    def spec(self) -> str:
+        """The inner provider's spec (a wrapper is invisible in ledgers and traces)."""
+        return self.inner.spec
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.inner!r})"
+
+    async def _acomplete(self, messages: list[ChatMessage], **options: Any) -> Completion:
+        return await self.inner.acomplete(messages, **options)
+
+    def _complete(self, messages: list[ChatMessage], **options: Any) -> Completion:
+        return self.inner.complete(messages, **options)
+
+    def close(self) -> None:
+        """Close the inner provider."""
+        self.inner.close()
+
+
 def spent_usage(exc: BaseException) -> TokenUsage:
     """Usage a failed call still spent: the billed responses behind ``exc`` (an empty, refused, truncated
     or unreadable answer, summed over retries by the retry layer), or an empty usage (``calls=0``)."""
