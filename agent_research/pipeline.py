@@ -21,6 +21,7 @@ from agent_schemas import (
     PipelineTrace,
     Question,
     RecordedCall,
+    RecordedSearch,
     SupervisorArtifact,
     UsageLedger,
     VisibleQuestion,
@@ -32,7 +33,7 @@ from agent_research.combination import CombinationRule
 from agent_research.ensemble import Ensemble, EnsembleResult
 from agent_specialists import DebateAgent, SupervisorAgent
 from agent_tools import SearchClient, ToolExecutor
-from agent_tools.search_recording import SEARCH_RECORDING_SINK, RecordedSearch, RecordingSearchClient, ReplaySearchClient
+from agent_tools.search_recording import SEARCH_RECORDING_SINK, RecordingSearchClient, ReplaySearchClient
 
 
 log = logging.getLogger(__name__)
@@ -182,7 +183,7 @@ class ForecastPipeline:
             combination_rule={**self.combination.describe(), "reconcile_min_spread": self.reconcile_min_spread},
             ledger=self.ledger(ens, debate, supervisor),
             recorded_calls=sink,
-            recorded_searches=[r.model_dump(mode="json") for r in search_sink],
+            recorded_searches=search_sink,
         )
         if not ens.policy_met or trace.aggregate_p_yes is None:
             err = EnsembleFailed(
@@ -235,8 +236,7 @@ class ForecastPipeline:
         clone.supervisor = copy.copy(self.supervisor)
         if clone.supervisor is not None and clone.supervisor.executor is not None:
             clone.supervisor.executor = executors[id(clone.supervisor.executor)]
-        searches = [RecordedSearch.model_validate(r) for r in trace.recorded_searches]
-        clone._map_search(lambda c: RecordingSearchClient(ReplaySearchClient(searches)))
+        clone._map_search(lambda c: RecordingSearchClient(ReplaySearchClient(trace.recorded_searches)))
 
         def to_replay(p: Provider, role: str) -> Provider:
             inner = p.inner if isinstance(p, RecordingProvider) else p

@@ -38,7 +38,7 @@ from agent_schemas.reconciliation import (
     RecordedCall,
     SupervisorArtifact,
 )
-from agent_schemas.search import SearchOutcome, SearchResult
+from agent_schemas.search import RecordedSearch, SearchOutcome, SearchResult
 from agent_schemas.usage import TokenUsage, UsageEntry, UsageLedger
 
 __all__ = [
@@ -46,7 +46,7 @@ __all__ = [
     "DataValidationError", "DebateArtifact", "DebateRound", "DebateTurn", "Disagreement", "EmptyResponse",
     "EnsembleFailed", "ErrorInfo", "EvidenceItem", "Forecast", "ForecastParseError", "MissingDependency",
     "PipelineTrace", "ProviderConnectionError", "ProviderError", "ProviderOverloaded", "ProviderTimeout",
-    "Question", "RateLimited", "RecordedCall", "ReconcileError", "ResponseRefused", "ResponseTruncated", "ScriptExhausted",
+    "Question", "RateLimited", "RecordedCall", "RecordedSearch", "ReconcileError", "ResponseRefused", "ResponseTruncated", "ScriptExhausted",
     "SearchAccessError", "SearchOutcome", "SearchResult", "SupervisorArtifact", "TokenUsage", "UnexpectedError",
     "UnexpectedProviderError", "UnknownProvider", "UnreadableResponse", "UsageEntry", "UsageLedger", "VisibleQuestion",
     "as_reconcile_error", "as_visible",

@@ -11,7 +11,7 @@ from agent_schemas.errors import ErrorInfo
 from agent_schemas.forecasts import EvidenceItem, Forecast
 from agent_schemas.messages import ChatMessage, Completion
 from agent_schemas.questions import VisibleQuestion
-from agent_schemas.search import SearchOutcome
+from agent_schemas.search import RecordedSearch, SearchOutcome
 from agent_schemas.usage import TokenUsage, UsageLedger
 
 Confidence = Literal["high", "medium", "low"]
@@ -132,8 +132,8 @@ class PipelineTrace(BaseModel):
     final_source: str = Field("", description="Which step decided the final probability.")
     ledger: UsageLedger = Field(default_factory=UsageLedger)
     recorded_calls: list[RecordedCall] = Field(default_factory=list)
-    recorded_searches: list[dict[str, Any]] = Field(
-        default_factory=list, description="Raw search outcomes (agent_tools.search_recording.RecordedSearch dumps) for replay."
+    recorded_searches: list[RecordedSearch] = Field(
+        default_factory=list, description="Raw search outcomes (before the cutoff guard), recorded for replay."
     )
     status: Literal["ok", "failed"] = "ok"
     error: ErrorInfo | None = None

@@ -256,7 +256,7 @@ class TraceRecorder:
             aggregate_p_yes=aggregates[pipe.aggregation], aggregates=aggregates, debate=debate, supervisor=supervisor,
             combination_rule={**pipe.combination.describe(), "reconcile_min_spread": pipe.reconcile_min_spread},
             ledger=pipe.ledger(ens, debate, supervisor), recorded_calls=self.calls,
-            recorded_searches=[r.model_dump(mode="json") for r in self.searches],
+            recorded_searches=self.searches,
         )
         if not ens.policy_met or trace.aggregate_p_yes is None:
             err = EnsembleFailed(

@@ -8,7 +8,7 @@ import pytest
 from agent_providers import ScriptedProvider
 from agent_research import prompts
 from agent_research import CombinationRule, Ensemble, ForecasterAgent, ForecastPipeline
-from agent_schemas import Completion, PipelineTrace, RateLimited, SearchResult, TokenUsage
+from agent_schemas import Completion, PipelineTrace, RateLimited, RecordedSearch, SearchResult, TokenUsage
 from agent_specialists import DebateAgent, SupervisorAgent
 from agent_tools import ToolExecutor
 from tests.helpers import FixedSearch, answer, make_question
@@ -126,6 +126,9 @@ def test_trace_round_trips_json_and_replays_offline_to_the_same_probability():
     pipe, members, *_ = build_pipeline(search=FixedSearch(failure="timeout"), member_search=member_search)
     trace = pipe.run(make_question())
     assert len(trace.recorded_searches) == 3 + 1  # one per member, one supervisor query
+    member_query = trace.recorded_searches[0]  # typed: the raw outcome before the cutoff guard
+    assert isinstance(member_query, RecordedSearch) and member_query.cutoff_date == "2025-11-09"
+    assert [r.url for r in member_query.outcome.results] == ["https://ex.org/1"] and member_query.query == make_question().text
     restored = PipelineTrace.model_validate_json(trace.model_dump_json())
     n_calls, n_searches = len(members.requests), len(member_search.calls)
     replayed = pipe.replay(restored)
