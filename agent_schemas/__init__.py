@@ -26,6 +26,7 @@ from agent_schemas.errors import (
     as_reconcile_error,
 )
 from agent_schemas.forecasts import AgentSummary, EvidenceItem, Forecast
+from agent_schemas.probabilities import check_probabilities
 from agent_schemas.messages import ChatMessage, Completion
 from agent_schemas.questions import Question, VisibleQuestion, as_visible
 from agent_schemas.reconciliation import (
@@ -49,5 +50,5 @@ __all__ = [
     "Question", "RateLimited", "RecordedCall", "RecordedSearch", "ReconcileError", "ResponseRefused", "ResponseTruncated", "ScriptExhausted",
     "SearchAccessError", "SearchOutcome", "SearchResult", "SupervisorArtifact", "TokenUsage", "UnexpectedError",
     "UnexpectedProviderError", "UnknownProvider", "UnreadableResponse", "UsageEntry", "UsageLedger", "VisibleQuestion",
-    "as_reconcile_error", "as_visible",
+    "as_reconcile_error", "as_visible", "check_probabilities",
 ]

@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from agent_schemas.errors import DataValidationError
+from agent_schemas.probabilities import as_float_array, check_probabilities
 
 __all__ = [
     "BootstrapCI",
@@ -87,13 +88,7 @@ floor, not a guarantee of coverage."""
 
 
 def _as_1d_float(x: Any, name: str) -> np.ndarray:
-    try:
-        arr = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise DataValidationError(f"{name} must be numeric: {exc}", field=name) from exc
-    if arr.ndim != 1:
-        raise DataValidationError(f"{name} must be 1-D of shape (n_questions,); got shape {arr.shape}", field=name, value=arr.shape)
-    return arr
+    return as_float_array(x, name, ndim=1, shape="(n_questions,)")
 
 
 def _first_bad(arr: np.ndarray, bad: np.ndarray) -> tuple[int, float]:
@@ -102,18 +97,8 @@ def _first_bad(arr: np.ndarray, bad: np.ndarray) -> tuple[int, float]:
 
 
 def _check_probs(p: np.ndarray, name: str) -> None:
-    """Raise unless every value is in [0, 1] and not NaN (two fast reductions on the happy path)."""
-    if p.size and p.min() >= 0.0 and p.max() <= 1.0:  # NaN propagates and fails the test
-        return
-    nan = np.isnan(p)
-    if nan.any():
-        i = int(np.argmax(nan))
-        raise DataValidationError(
-            f"{name} has NaN at index {i} (a missing forecast); drop unanswered questions first",
-            field=name, row=i, value=float("nan"),
-        )
-    i, v = _first_bad(p, (p < 0) | (p > 1))
-    raise DataValidationError(f"{name} has values outside [0, 1]: {v!r} at index {i}", field=name, row=i, value=v)
+    """Raise unless every value is in [0, 1] and not NaN (:func:`agent_schemas.probabilities.check_probabilities`)."""
+    check_probabilities(p, name, nan_note=" (a missing forecast); drop unanswered questions first")
 
 
 def _validate(p_yes: Any, outcomes: Any) -> tuple[np.ndarray, np.ndarray]:
