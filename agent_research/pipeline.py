@@ -209,7 +209,7 @@ class ForecastPipeline:
             for side, usage in debate.usage_by_role.items():
                 ledger.record("debate", side, self.debate.llms[side].spec, usage)  # type: ignore[index]
         if supervisor is not None and self.supervisor is not None:
-            ledger.record("supervisor", "supervisor", self.supervisor.llm.spec, supervisor.token_usage)
+            ledger.record("supervisor", "supervisor", self.supervisor.llm.spec, supervisor.usage)
         return ledger
 
     # --- replay ------------------------------------------------------------------------------------

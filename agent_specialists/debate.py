@@ -160,7 +160,7 @@ class DebateAgent:
             early_termination=consensus and len(rounds) < self.max_rounds,
             consensus_threshold=self.consensus_threshold,
             n_failed_turns=sum((rd.bull.status == "failed") + (rd.bear.status == "failed") for rd in rounds),
-            token_usage=usage_by_role["bull"] + usage_by_role["bear"],
+            usage=usage_by_role["bull"] + usage_by_role["bear"],
             usage_by_role=usage_by_role,
             status="ok" if both else "failed",
             error=error,

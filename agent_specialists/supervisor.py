@@ -170,7 +170,7 @@ class SupervisorAgent:
         except Exception as exc:  # provider, parser, cache or search tool: a failed supervisor, not a failed question
             usage = usage + spent_usage(exc)
             return SupervisorArtifact(question_id=question.id, disagreements=disagreements, queries=queries,
-                                      search_outcomes=outcomes, coverage=coverage, token_usage=usage,
+                                      search_outcomes=outcomes, coverage=coverage, usage=usage,
                                       status="failed", error=as_reconcile_error(exc).to_info(),
                                       wall_time_s=time.perf_counter() - t0)
         return SupervisorArtifact(
@@ -183,7 +183,7 @@ class SupervisorAgent:
             rationale=parsed.rationale,
             key_evidence=attach_provenance(parsed.key_evidence, results),
             coverage=coverage,
-            token_usage=usage,
+            usage=usage,
             wall_time_s=time.perf_counter() - t0,
         )
 

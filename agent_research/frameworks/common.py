@@ -225,10 +225,10 @@ def supervisor_artifact(question: VisibleQuestion, st: SupervisorState, text: st
         except Exception as exc:
             st.fail(exc)
     if st.error is not None:
-        return SupervisorArtifact(**common, token_usage=st.usage, status="failed", error=st.error.to_info(), wall_time_s=time.perf_counter() - st.t0)
+        return SupervisorArtifact(**common, usage=st.usage, status="failed", error=st.error.to_info(), wall_time_s=time.perf_counter() - st.t0)
     results = [r for o in st.outcomes if o.ok for r in o.results]
     return SupervisorArtifact(**common, p_yes=parsed.p_yes, confidence=confidence, rationale=parsed.rationale,  # type: ignore[arg-type]
-                              key_evidence=attach_provenance(parsed.key_evidence, results), token_usage=st.usage,
+                              key_evidence=attach_provenance(parsed.key_evidence, results), usage=st.usage,
                               wall_time_s=time.perf_counter() - st.t0)
 
 

@@ -115,7 +115,7 @@ def test_pipeline_combines_steps_exactly_and_ledger_sums_by_role():
     assert trace.ledger.total().calls == len(all_requests) == 3 + 2 + 2
     assert by_role["bull"].calls == 1 and by_role["bear"].calls == 1 and by_role["supervisor"].calls == 2
     assert by_role["forecaster"] == TokenUsage.sum(f.usage for f in trace.forecasts)
-    assert trace.ledger.by_method()["debate"] == trace.debate.token_usage
+    assert trace.ledger.by_method()["debate"] == trace.debate.usage
     assert len(trace.recorded_calls) == 7
     assert {r.role for r in trace.recorded_calls} == {"forecaster", "bull", "bear", "supervisor"}
 
@@ -175,3 +175,17 @@ def test_concurrent_pipeline_runs_do_not_mix_recorded_calls():
 
     ta, tb = asyncio.run(both())
     assert len(ta.recorded_calls) == 3 and len(tb.recorded_calls) == 3
+
+
+def test_artifacts_say_usage_and_old_traces_with_token_usage_still_validate():
+    pipe, *_ = build_pipeline(search=FixedSearch(failure="timeout"))
+    trace = pipe.run(make_question())
+    doc = json.loads(trace.model_dump_json())
+    assert "usage" in doc["debate"] and "token_usage" not in doc["supervisor"]
+    for stage in ("debate", "supervisor"):  # a trace written before the rename
+        doc[stage]["token_usage"] = doc[stage].pop("usage")
+    old = PipelineTrace.model_validate(doc)
+    assert old.debate.usage == trace.debate.usage and old.supervisor.usage == trace.supervisor.usage
+    assert old.supervisor.usage.calls == 2
+    with pytest.warns(DeprecationWarning, match="use .usage"):
+        assert old.debate.token_usage == trace.debate.usage

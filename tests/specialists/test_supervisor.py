@@ -70,7 +70,7 @@ def test_invalid_confidence_fails_with_parse_error():
     assert art.status == "failed" and art.p_yes is None
     assert art.error.type == "ForecastParseError" and art.error.details["field"] == "confidence"
     assert len(art.search_outcomes) == 2  # what was done before the failure is kept
-    assert art.token_usage.calls == 2
+    assert art.usage.calls == 2
 
 
 def test_cutoff_after_forecast_date_is_refused():
@@ -82,8 +82,8 @@ def test_unparseable_disagreements_fail_but_keep_the_spent_tokens():
     llm = ScriptedProvider(["I see no disagreement worth naming."])
     art = SupervisorAgent(llm, search=FixedSearch([])).run(make_question(), SUMMARIES)
     assert art.status == "failed" and art.error.type == "ForecastParseError"
-    assert art.token_usage.calls == 1
-    assert art.token_usage == llm.usage_for(llm.requests[0]["messages"], "I see no disagreement worth naming.")
+    assert art.usage.calls == 1
+    assert art.usage == llm.usage_for(llm.requests[0]["messages"], "I see no disagreement worth naming.")
 
 
 def test_raw_newline_inside_a_json_string_is_read():
