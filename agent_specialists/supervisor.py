@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+import warnings
 from collections.abc import Sequence
 
 from agent_providers import Provider, run_sync
@@ -41,13 +42,18 @@ class SupervisorAgent:
     ----------
     llm : Provider
         The supervisor's model.
-    search : ToolExecutor or SearchClient, optional
-        Search backend; a bare client is wrapped in a :class:`ToolExecutor` (leakage guard, undated
-        results dropped). Without one, every disagreement is a coverage gap ("no search configured").
+    executor : ToolExecutor or SearchClient, optional
+        Search with the cutoff-date leakage guard, as for :class:`agent_research.ForecasterAgent`; a bare
+        client is wrapped in a :class:`ToolExecutor` (undated results dropped). Without one, every
+        disagreement is a coverage gap ("no search configured").
     max_queries : int
         Maximum clarifying searches (one per named disagreement).
-    max_search_results : int
+    max_results : int
         Results per search.
+    temperature, max_tokens, seed
+        Passed to the provider (max_tokens in tokens).
+    search, max_search_results
+        Deprecated names of ``executor`` and ``max_results`` (they warn; removed in the next release).
     """
 
     role = "supervisor"
@@ -55,24 +61,32 @@ class SupervisorAgent:
     def __init__(
         self,
         llm: Provider,
-        search: ToolExecutor | SearchClient | None = None,
+        executor: ToolExecutor | SearchClient | None = None,
         max_queries: int = 3,
-        max_search_results: int = 5,
+        max_results: int = 5,
         *,
         temperature: float | None = None,
         max_tokens: int | None = 400,
         seed: int | None = None,
+        search: ToolExecutor | SearchClient | None = None,
+        max_search_results: int | None = None,
     ) -> None:
+        if search is not None:
+            warnings.warn("SupervisorAgent(search=...) is deprecated; use executor=...", DeprecationWarning, stacklevel=2)
+            executor = executor if executor is not None else search
+        if max_search_results is not None:
+            warnings.warn("SupervisorAgent(max_search_results=...) is deprecated; use max_results=...", DeprecationWarning, stacklevel=2)
+            max_results = max_search_results
         if max_queries < 0:
             raise ValueError(f"max_queries must be >= 0, got {max_queries}")
-        if max_search_results < 1:
-            raise ValueError(f"max_search_results must be >= 1, got {max_search_results}")
+        if max_results < 1:
+            raise ValueError(f"max_results must be >= 1, got {max_results}")
         self.llm = llm
-        if search is not None and not isinstance(search, ToolExecutor):
-            search = ToolExecutor(search)
-        self.executor: ToolExecutor | None = search
+        if executor is not None and not isinstance(executor, ToolExecutor):
+            executor = ToolExecutor(executor)
+        self.executor: ToolExecutor | None = executor
         self.max_queries = max_queries
-        self.max_search_results = max_search_results
+        self.max_results = max_results
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.seed = seed
@@ -111,7 +125,7 @@ class SupervisorAgent:
             if d.query in queries:  # the same query twice: reuse its outcome, search once
                 coverage.append(_coverage(d.topic, outcomes[queries.index(d.query)]))
                 continue
-            outcome = await self.executor.aexecute_search(d.query, max_results=self.max_search_results, cutoff_date=cutoff_date)
+            outcome = await self.executor.aexecute_search(d.query, max_results=self.max_results, cutoff_date=cutoff_date)
             queries.append(d.query)
             outcomes.append(outcome)
             coverage.append(_coverage(d.topic, outcome))

@@ -421,7 +421,7 @@ class BenchmarkRunner:
             debate = DebateAgent(providers[0], max_rounds=cfg.debate_rounds, consensus_threshold=cfg.consensus_threshold,
                                  max_tokens=cfg.max_tokens, seed=cfg.seed)
         if "supervisor" in cfg.methods or "pipeline" in cfg.methods:
-            supervisor = SupervisorAgent(providers[-1], search=executor, max_queries=cfg.supervisor_queries,
+            supervisor = SupervisorAgent(providers[-1], executor=executor, max_queries=cfg.supervisor_queries,
                                          max_tokens=cfg.max_tokens, seed=cfg.seed)
         return ForecastPipeline(ensemble, debate, supervisor, reconcile_min_spread=cfg.reconcile_min_spread)
 

@@ -148,8 +148,8 @@ def build_plain_pipeline(providers: RoleProviders, executor: ToolExecutor | None
     debate = DebateAgent(first, max_rounds=c.max_rounds, consensus_threshold=c.consensus_threshold,
                          bull_llm=providers.bull or first, bear_llm=providers.bear or first,
                          max_tokens=c.max_tokens, seed=c.seed) if c.debate else None
-    supervisor = SupervisorAgent(providers.supervisor or last, search=executor, max_queries=c.max_queries,
-                                 max_search_results=c.max_search_results, max_tokens=c.max_tokens, seed=c.seed) if c.supervisor else None
+    supervisor = SupervisorAgent(providers.supervisor or last, executor=executor, max_queries=c.max_queries,
+                                 max_results=c.max_search_results, max_tokens=c.max_tokens, seed=c.seed) if c.supervisor else None
     return ForecastPipeline(ensemble, debate, supervisor, aggregation=c.aggregation, combination=c.combination,
                             reconcile_min_spread=c.reconcile_min_spread)
 

@@ -91,7 +91,7 @@ def build_pipeline(search=None, debate_out=None, supervisor_out=None, member_sea
         json.dumps({"disagreements": [{"topic": "timing", "description": "d", "agents": ["member-0"], "query": "ECB December"}]}),
         json.dumps({"p_yes_percent": 55, "confidence": "medium", "rationale": "r"}),
     ])
-    pipe = ForecastPipeline(ensemble, DebateAgent(debate_llm, max_rounds=3), SupervisorAgent(sup_llm, search=search))
+    pipe = ForecastPipeline(ensemble, DebateAgent(debate_llm, max_rounds=3), SupervisorAgent(sup_llm, executor=search))
     return pipe, members, debate_llm, sup_llm
 
 
