@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from agent_schemas import ChatMessage, Completion, ResponseRefused, ResponseTruncated, TokenUsage
@@ -223,6 +224,48 @@ def spent_usage(exc: BaseException) -> TokenUsage:
     or unreadable answer, summed over retries by the retry layer), or an empty usage (``calls=0``)."""
     u = getattr(exc, "usage", None)
     return u if isinstance(u, TokenUsage) else TokenUsage()
+
+
+#: ``await ask(messages, options) -> (text, usage)``: how an agent's call reaches a model. ``options`` are
+#: the call options (``json_schema``, ``temperature``, ``max_tokens``, ``seed``). The agents' default is
+#: :func:`provider_ask` of their provider; the framework implementations pass their own model client.
+Ask = Callable[[list[ChatMessage], dict[str, Any]], Awaitable[tuple[str, TokenUsage]]]
+
+
+def provider_ask(provider: Provider) -> Ask:
+    """The :data:`Ask` that sends a call to ``provider`` (:meth:`Provider.acomplete`) and returns its text and usage."""
+
+    async def ask(messages: list[ChatMessage], options: dict[str, Any]) -> tuple[str, TokenUsage]:
+        c = await provider.acomplete(messages, **options)
+        return c.text, c.usage
+
+    return ask
+
+
+@dataclass
+class UsageMeter:
+    """The usage one agent run has spent so far, charged as each call finishes.
+
+    The caller owns it, so a deadline that cancels the run, or a later step that fails, still finds the
+    usage of every call that finished before (a total returned at the end would be lost with the run).
+    """
+
+    usage: TokenUsage = field(default_factory=TokenUsage)
+
+    def charge(self, usage: TokenUsage) -> None:
+        """Add the usage of one finished (or failed but billed) call."""
+        self.usage = self.usage + usage
+
+    async def call(self, ask: Ask, messages: list[ChatMessage], options: dict[str, Any]) -> str:
+        """One model call through ``ask``; its usage is charged the moment it finishes, before the answer is
+        parsed. A failed call is charged what it still spent (:func:`spent_usage`) and its error re-raised."""
+        try:
+            text, usage = await ask(messages, options)
+        except Exception as exc:
+            self.charge(spent_usage(exc))
+            raise
+        self.charge(usage)
+        return text
 
 
 def _finish(completion: Completion, elapsed_s: float, provider: Provider) -> Completion:

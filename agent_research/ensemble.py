@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 from pydantic import BaseModel, Field
 
-from agent_providers import Provider, run_sync
+from agent_providers import Ask, Provider, run_sync
 from agent_schemas import Forecast, Question, TokenUsage, VisibleQuestion, as_visible
 from agent_research.aggregation import aggregate
 from agent_research.forecaster import ForecasterAgent
@@ -147,10 +147,15 @@ class Ensemble:
 
         async def one(member: ForecasterAgent) -> Forecast:
             async with sem:
-                return await member.aforecast(question, timeout_s=self.member_timeout_s)
+                return await self.aforecast_member(member, question)
 
         forecasts = list(await asyncio.gather(*(one(m) for m in self.members)))
         return self.result(question, forecasts, time.perf_counter() - t0)
+
+    async def aforecast_member(self, member: ForecasterAgent, question: VisibleQuestion, *, ask: Ask | None = None) -> Forecast:
+        """One member's forecast under this ensemble's deadline (``member_timeout_s``); never raises for a
+        failure inside the member (see :meth:`ForecasterAgent.aforecast`, which also explains ``ask``)."""
+        return await member.aforecast(question, timeout_s=self.member_timeout_s, ask=ask)
 
     def result(self, question: VisibleQuestion, forecasts: list[Forecast], wall_time_s: float) -> EnsembleResult:
         """The :class:`EnsembleResult` of ``forecasts`` (one per member) under this ensemble's success policy."""
