@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from agent_providers import Ask, Provider, run_sync
 from agent_schemas import Forecast, Question, TokenUsage, VisibleQuestion, as_visible
 from agent_research.aggregation import aggregate
+from agent_research.config import MemberSettings
 from agent_research.forecaster import ForecasterAgent
 from agent_research.prompts import PERSONAS
 from agent_tools import ToolExecutor
@@ -111,19 +112,24 @@ class Ensemble:
         personas: Sequence[str | None] | None = None,
         temperatures: Sequence[float | None] | None = None,
         seed: int | None = 0,
+        member: MemberSettings | None = None,
+        max_tokens: int | None = 400,
         **kwargs,
     ) -> "Ensemble":
         """Build ``n_members`` forecasters cycling over providers, personas and temperatures.
 
         Default personas cycle through :data:`agent_research.prompts.PERSONAS`; default temperatures
         are 0.7 for every member (diversity without randomness across runs comes from the per-member
-        seed ``seed + i``). Remaining keyword arguments go to :class:`Ensemble`.
+        seed ``seed + i``). ``member`` holds the settings every member shares (research queries, results
+        per query, evidence items; default :class:`MemberSettings`) and ``max_tokens`` the generated-token
+        limit of each call (tokens). Remaining keyword arguments go to :class:`Ensemble`.
         """
         provs = [providers] if isinstance(providers, Provider) else list(providers)
         if not provs:
             raise ValueError("providers is empty")
         personas = list(personas) if personas is not None else list(PERSONAS)
         temperatures = list(temperatures) if temperatures is not None else [0.7]
+        shared = (member or MemberSettings()).model_dump()
         members = [
             ForecasterAgent(
                 provs[i % len(provs)],
@@ -132,6 +138,8 @@ class Ensemble:
                 temperature=temperatures[i % len(temperatures)],
                 seed=None if seed is None else seed + i,
                 agent_id=f"member-{i}",
+                max_tokens=max_tokens,
+                **shared,
             )
             for i in range(n_members)
         ]

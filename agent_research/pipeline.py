@@ -11,7 +11,7 @@ import asyncio
 import copy
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from agent_providers import Ask, Provider, run_sync
 from agent_providers.recording import RECORDING_SINK, RecordingProvider, ReplayProvider
@@ -31,6 +31,7 @@ from agent_schemas import (
 )
 from agent_research.aggregation import AGGREGATORS
 from agent_research.combination import CombinationRule
+from agent_research.config import PipelineConfig, RoleProviders
 from agent_research.ensemble import Ensemble, EnsembleResult
 from agent_specialists import DebateAgent, SupervisorAgent
 from agent_tools import SearchClient, ToolExecutor
@@ -123,6 +124,41 @@ class ForecastPipeline:
         self.reconcile_min_spread = reconcile_min_spread
         self._map_providers(_recording)
         self._map_search(lambda c: c if isinstance(c, RecordingSearchClient) else RecordingSearchClient(c))
+
+    @classmethod
+    def from_config(cls, providers: RoleProviders | Sequence[Provider] | Provider, executor: ToolExecutor | None = None,
+                    config: PipelineConfig | None = None) -> "ForecastPipeline":
+        """The pipeline ``config`` describes, on ``providers`` and ``executor``.
+
+        Parameters
+        ----------
+        providers : RoleProviders, sequence of Provider or Provider
+            Members cycle over the member providers; bull and bear use the first and the supervisor the
+            last unless :class:`RoleProviders` names them.
+        executor : ToolExecutor, optional
+            Search with the cutoff-date guard, shared by the members and the supervisor; no research when None.
+        config : PipelineConfig, optional
+            Default :class:`PipelineConfig`.
+
+        Returns
+        -------
+        ForecastPipeline
+            Also the specification the framework versions orchestrate (``agent_research.frameworks``).
+        """
+        c = config or PipelineConfig()
+        roles = RoleProviders.of(providers)
+        ensemble = Ensemble.from_providers(
+            list(roles.members), n_members=c.n_members, executor=executor, personas=c.personas, temperatures=c.temperatures,
+            seed=c.seed, member=c.member, max_tokens=c.max_tokens, concurrency=c.member_concurrency,
+            min_success_fraction=c.min_success_fraction, member_timeout_s=c.member_timeout_s,
+        )
+        debate = None if c.debate is None else DebateAgent(
+            roles.bull_provider, bull_llm=roles.bull_provider, bear_llm=roles.bear_provider, max_tokens=c.max_tokens, seed=c.seed,
+            **c.debate.model_dump())
+        supervisor = None if c.supervisor is None else SupervisorAgent(
+            roles.supervisor_provider, executor, max_tokens=c.max_tokens, seed=c.seed, **c.supervisor.model_dump())
+        return cls(ensemble, debate, supervisor, aggregation=c.aggregation, combination=c.combination,
+                   reconcile_min_spread=c.reconcile_min_spread)
 
     def _executors(self) -> list[ToolExecutor]:
         found: dict[int, ToolExecutor] = {}
