@@ -274,11 +274,11 @@ def frameworks(
     """Compare the pipeline in plain Python, LangGraph and the OpenAI Agents SDK (calls, tokens, overhead, p_yes, Brier, LOC)."""
     _setup_logging(debug)
     with cli_errors(debug):
-        from agent_research.frameworks import FrameworkConfig
+        from agent_research import PipelineConfig
         from benchmarks.frameworks import arun_benchmark, format_table
 
         table, _ = asyncio.run(arun_benchmark(provider=provider, n=n, seed=seed, latency_s=latency_ms / 1000,
-                                              config=FrameworkConfig(n_members=n_members, seed=seed), search=search))
+                                              config=PipelineConfig(n_members=n_members, seed=seed), search=search))
         typer.echo(format_table(table))
 
 

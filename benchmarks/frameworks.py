@@ -33,10 +33,10 @@ brier
 loc_module, loc_total
     Lines of code, counted by :func:`logical_lines`: non-blank lines that are not comments or
     docstrings. ``loc_module`` counts the module(s) that express the orchestration (plain Python:
-    ``pipeline.py``, ``ensemble.py``, ``debate.py``, ``supervisor.py``: the gather, gate, debate
-    loop and supervisor steps the frameworks re-express); ``loc_total`` adds the support a framework
-    implementation needs on top (``frameworks/common.py`` step functions and ``frameworks/bridge.py``
-    adapters). Prompts, parsers and agents' ``build_messages`` are shared and counted nowhere.
+    ``pipeline.py``, ``ensemble.py``, ``debate.py``, ``supervisor.py``, which hold the agents' runs
+    and the public steps every implementation calls); ``loc_total`` adds the support a framework
+    implementation needs on top (the ``frameworks/bridge.py`` adapters). Prompts and parsers are
+    shared and counted nowhere.
 
 With the scripted provider every answer is a deterministic function of the prompt, so any difference
 in final probabilities or ledgers would mean the prompts or the flow differ.
@@ -60,7 +60,8 @@ import numpy as np
 import pandas as pd
 
 from agent_providers import Provider, ScriptedProvider, get_provider
-from agent_research.frameworks import FRAMEWORKS, FrameworkConfig, RoleProviders, build_pipeline
+from agent_research import PipelineConfig, RoleProviders
+from agent_research.frameworks import FRAMEWORKS, build_pipeline
 from agent_research.frameworks.bridge import ProviderClock, TimedProvider, disable_telemetry
 from agent_schemas import PipelineTrace, Question
 from agent_tools import SearchClient, ToolExecutor
@@ -73,9 +74,9 @@ LOC_FILES: dict[str, dict[str, list[str]]] = {
     "python": {"module": ["agent_research/pipeline.py", "agent_research/ensemble.py",
                           "agent_specialists/debate.py", "agent_specialists/supervisor.py"], "support": []},
     "langgraph": {"module": ["agent_research/frameworks/langgraph_pipeline.py"],
-                  "support": ["agent_research/frameworks/common.py", "agent_research/frameworks/bridge.py"]},
+                  "support": ["agent_research/frameworks/bridge.py"]},
     "openai-agents": {"module": ["agent_research/frameworks/agents_sdk_pipeline.py"],
-                      "support": ["agent_research/frameworks/common.py", "agent_research/frameworks/bridge.py"]},
+                      "support": ["agent_research/frameworks/bridge.py"]},
 }
 
 ROLES = ("forecaster", "bull", "bear", "supervisor")
@@ -181,7 +182,7 @@ def make_provider(spec: str, latency_s: float) -> Provider:
 
 
 async def run_framework(framework: str, questions: list[Question], provider: Provider, search: SearchClient | None,
-                        config: FrameworkConfig, *, warmup: bool = True) -> FrameworkRun:
+                        config: PipelineConfig, *, warmup: bool = True) -> FrameworkRun:
     """Run one implementation over ``questions`` sequentially, timing provider, search and wall time."""
     pclock, sclock = ProviderClock(), ProviderClock()
     timed = TimedProvider(provider, pclock)
@@ -237,7 +238,7 @@ def sample_questions(n: int, seed: int) -> list[Question]:
 
 
 async def arun_benchmark(*, provider: str = "scripted", n: int = 20, seed: int = 0, latency_s: float = 0.02,
-                         frameworks: tuple[str, ...] = FRAMEWORKS, config: FrameworkConfig | None = None,
+                         frameworks: tuple[str, ...] = FRAMEWORKS, config: PipelineConfig | None = None,
                          search: str = "local", warmup: bool = True) -> tuple[pd.DataFrame, dict[str, FrameworkRun]]:
     """Run the comparison; returns ``(table, runs by framework)``.
 
@@ -266,7 +267,7 @@ async def arun_benchmark(*, provider: str = "scripted", n: int = 20, seed: int =
     questions = sample_questions(n, seed)
     if not questions:
         raise ValueError(f"the sample is empty (n={n})")
-    config = config or FrameworkConfig(seed=seed)
+    config = config or PipelineConfig(seed=seed)
     client = None
     if search == "local":
         from agent_tools import LocalCorpusSearch
@@ -295,7 +296,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--search", default="local", choices=["local", "none"], help="Research backend.")
     a = ap.parse_args(argv)
     table, _ = asyncio.run(arun_benchmark(provider=a.provider, n=a.n, seed=a.seed, latency_s=a.latency_ms / 1000,
-                                          config=FrameworkConfig(n_members=a.members, seed=a.seed), search=a.search))
+                                          config=PipelineConfig(n_members=a.members, seed=a.seed), search=a.search))
     print(format_table(table))
 
 

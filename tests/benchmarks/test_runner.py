@@ -52,7 +52,7 @@ def test_run_writes_one_record_per_question_with_every_method_and_baseline(tmp_p
     manifest = json.loads((runner.run_dir / "manifest.json").read_text())
     assert set(manifest["question_status"].values()) == {"done"}
     assert manifest["seed"] == 0 and manifest["providers"][0]["spec"] == "scripted"
-    assert manifest["config"]["n_members"] == 3
+    assert manifest["config"]["pipeline"]["n_members"] == 3 and manifest["config"]["pipeline"]["max_tokens"] == 512
 
 
 def test_report_scores_match_direct_computation(tmp_path):
