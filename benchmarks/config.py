@@ -9,9 +9,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from agent_research import DebateSettings, MemberSettings, PipelineConfig, SupervisorSettings
+from benchmarks.baselines import BASELINES
 from benchmarks.methods import DEFAULT_METHODS, validate_methods
 
-BASELINE_NAMES = ("crowd", "superforecaster_median", "base_rate", "always_0.5")
 #: Longest run id accepted (characters): a folder name on every common file system.
 MAX_RUN_ID_CHARS = 200
 
@@ -87,7 +87,7 @@ class RunConfig(BaseModel):
     output_dir: str = Field("runs", description="Parent folder of run folders.")
     providers: list[str] = Field(default_factory=list, description="Provider specs cycled over members; empty = auto_provider().")
     methods: list[str] = Field(default_factory=lambda: list(DEFAULT_METHODS), description="Reconciliation methods to score.")
-    baselines: list[str] = Field(default_factory=lambda: list(BASELINE_NAMES), description="Baselines to score.")
+    baselines: list[str] = Field(default_factory=lambda: list(BASELINES), description="Baselines to score.")
     # question selection
     questions_file: str | None = Field(None, description="User question file (CSV/JSONL/Parquet); default: bundled ForecastBench.")
     sources: list[str] | None = Field(None, description="ForecastBench sources to keep, e.g. ['polymarket'].")
@@ -159,7 +159,7 @@ class RunConfig(BaseModel):
     @field_validator("baselines")
     @classmethod
     def _baselines(cls, v: list[str]) -> list[str]:
-        unknown = [b for b in v if b not in BASELINE_NAMES]
+        unknown = [b for b in v if b not in BASELINES]
         if unknown:
-            raise ValueError(f"unknown baselines {unknown}; valid: {', '.join(BASELINE_NAMES)}")
+            raise ValueError(f"unknown baselines {unknown}; valid: {', '.join(BASELINES)}")
         return v
