@@ -117,7 +117,7 @@ def run(
     sources: Optional[str] = typer.Option(None, help="ForecastBench sources, comma-separated (e.g. polymarket,manifold)."),
     question_type: str = typer.Option("market", help="ForecastBench question type: market, dataset or any."),
     n: Optional[int] = typer.Option(6, "--n", help="Seeded sample size (0 = all matching questions)."),
-    questions_file: Optional[Path] = typer.Option(None, "--questions", help="Your own question file (CSV/JSONL/Parquet); see benchmarks/questions.py for columns."),
+    questions_file: Optional[Path] = typer.Option(None, "--questions", help="Your own question file (CSV/JSONL/Parquet); see benchmarks/questions/files.py for columns."),
     date_from: Optional[str] = typer.Option(None, help="Keep questions with forecast date on/after YYYY-MM-DD."),
     date_to: Optional[str] = typer.Option(None, help="Keep questions with forecast date on/before YYYY-MM-DD."),
     include_before_cutoff: bool = typer.Option(False, help="Also use questions due before the model's training cutoff (contaminated). Without it, a model whose cutoff is unknown needs --date-from."),
