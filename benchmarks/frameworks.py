@@ -47,9 +47,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import ast
-import hashlib
 import io
-import json
 import time
 import tokenize
 from dataclasses import dataclass, field
@@ -59,12 +57,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from agent_providers import Provider, ScriptedProvider, get_provider
+from agent_providers import Provider, get_provider
 from agent_research import PipelineConfig, RoleProviders
 from agent_research.frameworks import FRAMEWORKS, build_pipeline
 from agent_research.frameworks.bridge import ProviderClock, TimedProvider, disable_telemetry
 from agent_schemas import PipelineTrace, Question
 from agent_tools import SearchClient, ToolExecutor
+from benchmarks import scripted_world
 from benchmarks.questions import load_forecastbench
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -113,31 +112,6 @@ def lines_of_code(framework: str, root: Path = ROOT) -> tuple[int, int]:
     return own, own + sum(logical_lines((root / f).read_text()) for f in files["support"])
 
 
-# --- scripted world ----------------------------------------------------------------------------------
-def _h(*parts: str) -> int:
-    return int(hashlib.sha256("|".join(parts).encode()).hexdigest()[:8], 16)
-
-
-def scripted_answer(messages: list[Any]) -> str:
-    """Deterministic answer of every role, a function of the prompt only (question line, role, persona).
-
-    Forecasters answer 5-94 %, the bull 55-84 %, the bear 15-44 %, the supervisor 10-89 % with a
-    confidence, so the debate runs its rounds and every combination step is exercised.
-    """
-    user = "\n".join(m.content for m in messages[1:])
-    q = next((line for line in user.splitlines() if line.startswith("- Question:")), user[:200])
-    if "You are the BULL" in user or "You are the BEAR" in user:
-        side = "bull" if "You are the BULL" in user else "bear"
-        p = 55 + _h(q, side) % 30 if side == "bull" else 15 + _h(q, side) % 30
-        return json.dumps({"argument": f"{side} case", "key_evidence": [], "p_yes_percent": p})
-    if "You are the SUPERVISOR" in user:
-        if '"disagreements"' in user:
-            return json.dumps({"disagreements": [{"topic": "timing", "description": "early vs late", "agents": ["member-0"], "query": q[12:60]}]})
-        conf = ("high", "medium", "low")[_h(q, "conf") % 3]
-        return json.dumps({"rationale": "weighed", "key_evidence": [], "confidence": conf, "p_yes_percent": 10 + _h(q, "sup") % 80})
-    return json.dumps({"rationale": "scripted", "key_evidence": [], "p_yes_percent": 5 + _h(q, messages[-1].content) % 90})
-
-
 class TimedSearch(SearchClient):
     """Wrap a search client and record the interval of every search in ``clock``."""
 
@@ -174,10 +148,10 @@ class FrameworkRun:
 
 
 def make_provider(spec: str, latency_s: float) -> Provider:
-    """``"scripted"`` -> a :class:`ScriptedProvider` answering with :func:`scripted_answer` after
+    """``"scripted"`` -> the scripted world (:func:`benchmarks.scripted_world.provider`) answering after
     ``latency_s`` seconds; anything else -> :func:`agent_providers.get_provider`."""
     if spec == "scripted":
-        return ScriptedProvider(responder=scripted_answer, latency_s=latency_s)
+        return scripted_world.provider(latency_s=latency_s)
     return get_provider(spec)
 
 
