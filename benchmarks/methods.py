@@ -14,7 +14,7 @@ reconciliation and their extra tokens are attributable:
 
 Every method's probability is clipped to the same bounds as the pipeline's final probability
 (``CombinationRule.clip_low`` / ``clip_high``, default [0.01, 0.99]), so that methods differ only in
-reconciliation and one confident miss does not decide a log-score comparison. The unclipped values
+reconciliation and one confident miss does not decide a log-loss comparison. The unclipped values
 stay in the trace. Baselines are not clipped.
 """
 
