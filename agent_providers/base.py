@@ -153,7 +153,7 @@ class Provider:
         completion = await self._acomplete(
             msgs, json_schema=json_schema, temperature=temperature, max_tokens=max_tokens, seed=seed
         )
-        return _finish(completion, time.perf_counter() - t0, self)
+        return finish_completion(completion, time.perf_counter() - t0, self)
 
     def complete(
         self,
@@ -170,7 +170,7 @@ class Provider:
         completion = self._complete(
             msgs, json_schema=json_schema, temperature=temperature, max_tokens=max_tokens, seed=seed
         )
-        return _finish(completion, time.perf_counter() - t0, self)
+        return finish_completion(completion, time.perf_counter() - t0, self)
 
     def close(self) -> None:
         """Release resources (HTTP clients, model weights). Safe to call twice."""
@@ -268,8 +268,11 @@ class UsageMeter:
         return text
 
 
-def _finish(completion: Completion, elapsed_s: float, provider: Provider) -> Completion:
-    """Turn an unusable stop reason into its typed error (with the answer's usage); set the latency."""
+def finish_completion(completion: Completion, elapsed_s: float, provider: Provider) -> Completion:
+    """The last step of every call (:meth:`Provider.complete` / :meth:`Provider.acomplete`): turn an
+    unusable stop reason into its typed error with the answer's usage (``"length"``:
+    :class:`ResponseTruncated`; ``"content_filter"``: :class:`ResponseRefused`), and set ``latency_s``
+    (seconds) unless the adapter measured it or the answer came from the cache."""
     if completion.stop_reason == "length":
         raise ResponseTruncated(
             f"{provider.spec}: the answer stopped at the token limit; it is incomplete and was not parsed",
