@@ -209,37 +209,49 @@ class ForecasterAgent:
         except asyncio.TimeoutError:  # _forecast turns every other exception into a failed forecast itself
             err = ProviderTimeout(f"member {self.agent_id} exceeded its {timeout_s} s deadline",
                                   timeout_s=timeout_s, provider=self.llm.spec)
-            return self._failed(question, err, progress, t0)
+            return self.artifact(question, progress, t0, error=err)
 
     async def _forecast(self, question: VisibleQuestion, progress: MemberProgress, ask: Ask, t0: float) -> Forecast:
         try:
             await self._research(question, progress)
             text = await progress.call(ask, self.build_messages(question, progress.outcomes), self.call_params())
-            parsed = parse_forecast(text)
-            results = _dedupe([r for o in progress.outcomes if o.ok for r in o.results])
-            return Forecast(
-                status="ok",
-                p_yes=parsed.p_yes,
-                rationale=parsed.rationale,
-                key_evidence=attach_provenance(parsed.key_evidence, results),
-                usage=progress.usage,
-                latency_s=time.perf_counter() - t0,
-                **_audit(progress.outcomes),
-                **self._identity(question),
-            )
-        except Exception as exc:  # provider, parser, cache or tool: this member fails, the question goes on
-            return self._failed(question, exc, progress, t0)
+        except Exception as exc:  # provider, cache or tool: this member fails, the question goes on
+            return self.artifact(question, progress, t0, error=exc)
+        return self.artifact(question, progress, t0, text)
+
+    def artifact(self, question: VisibleQuestion, progress: MemberProgress, t0: float, text: str | None = None,
+                 error: BaseException | None = None) -> Forecast:
+        """The member's :class:`Forecast` from its answer ``text`` (parsed here: p_yes, rationale, evidence
+        with provenance from the research in ``progress``), or the ``error`` that ended the run.
+
+        An answer that does not parse, or any error, gives a failed forecast with the typed error, the
+        usage spent and the research audit; ``t0`` is the ``time.perf_counter()`` of the start (latency).
+        """
+        if error is None:
+            try:
+                parsed = parse_forecast(text or "")
+                results = _dedupe([r for o in progress.outcomes if o.ok for r in o.results])
+                return Forecast(
+                    status="ok",
+                    p_yes=parsed.p_yes,
+                    rationale=parsed.rationale,
+                    key_evidence=attach_provenance(parsed.key_evidence, results),
+                    usage=progress.usage,
+                    latency_s=time.perf_counter() - t0,
+                    **_audit(progress.outcomes),
+                    **self._identity(question),
+                )
+            except Exception as exc:  # parser or provenance: a failed member, not a failed question
+                error = exc
+        err = as_reconcile_error(error)
+        if not isinstance(error, ReconcileError):
+            log.warning("%s on %s failed with an unexpected %s: %s", self.agent_id, question.id, type(error).__name__, error)
+        return Forecast(status="failed", error=err.to_info(), usage=progress.usage, latency_s=time.perf_counter() - t0,
+                        **_audit(progress.outcomes), **self._identity(question))
 
     def _identity(self, question: VisibleQuestion) -> dict[str, Any]:
         return dict(question_id=question.id, agent_id=self.agent_id, model=self.llm.spec, persona=self.persona,
                     temperature=self.temperature)
-
-    def _failed(self, question: VisibleQuestion, exc: BaseException, progress: MemberProgress, t0: float) -> Forecast:
-        err = as_reconcile_error(exc)
-        if not isinstance(exc, ReconcileError):
-            log.warning("%s on %s failed with an unexpected %s: %s", self.agent_id, question.id, type(exc).__name__, exc)
-        return Forecast(status="failed", error=err.to_info(), usage=progress.usage, latency_s=time.perf_counter() - t0,
-                        **_audit(progress.outcomes), **self._identity(question))
 
     def forecast(self, question: VisibleQuestion | Question) -> Forecast:
         """Synchronous form of :meth:`aforecast`."""
