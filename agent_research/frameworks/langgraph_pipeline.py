@@ -11,7 +11,8 @@
 Members fan out with ``Send`` and run in one superstep (``max_concurrency`` = the ensemble's concurrency);
 the debate is a loop of two nodes with a conditional edge; debate and supervisor branches run in
 parallel supersteps and join at ``combine``. Every node is async (LangGraph runs sync nodes in a thread pool). Models are LangChain chat models bridged to our providers
-(:func:`agent_research.frameworks.bridge.langchain_model`); prompts come from the plain-Python agents.
+(:func:`agent_research.frameworks.bridge.langchain_model`); every node is one public step of an agent (prompts,
+calls, answer reading and artifacts are the plain-Python agents' own).
 """
 
 from __future__ import annotations
