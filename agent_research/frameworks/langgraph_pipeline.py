@@ -28,8 +28,7 @@ from agent_schemas import AgentSummary, DebateArtifact, DebateRound, DebateTurn,
 from agent_research.ensemble import EnsembleResult
 from agent_research.frameworks.bridge import disable_telemetry, langchain_model, langchain_usage, to_langchain_messages
 from agent_research.pipeline import ForecastPipeline, TraceRecorder
-from agent_specialists.debate import Side
-from agent_specialists.supervisor import SupervisorProgress
+from agent_specialists import Side, SupervisorProgress
 
 
 def _merge(a: dict, b: dict) -> dict:
