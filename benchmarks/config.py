@@ -112,7 +112,7 @@ class RunConfig(BaseModel):
     )
     one_per_source_question: bool = Field(True, description="One row per source question (no repeated markets).")
     sample_n: int | None = Field(6, ge=1, description="Seeded sample size; None = all matching questions.")
-    seed: int = Field(0, description="Seed of the question sample, member sampling and fault injection.")
+    seed: int = Field(0, description="Seed of the question sample, the retry jitter and fault injection; also the pipeline's seed (models) unless pipeline is given.")
     # agents
     show_crowd: bool = Field(False, description="Show the crowd / market probability at freeze in the case facts (off: the models forecast without it).")
     search: Literal["local", "ddg", "none"] = Field("local", description="Research backend: bundled dated corpus, DuckDuckGo, or none.")
