@@ -4,6 +4,7 @@ run's execution, and the pipeline every question runs (an :class:`agent_research
 from __future__ import annotations
 
 import datetime as dt
+import warnings
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
@@ -14,6 +15,13 @@ from benchmarks.methods import DEFAULT_METHODS, validate_methods
 
 #: Longest run id accepted (characters): a folder name on every common file system.
 MAX_RUN_ID_CHARS = 200
+
+
+def __getattr__(name: str) -> Any:
+    if name == "BASELINE_NAMES":  # was a copy of benchmarks.baselines.BASELINES; goes in the next release
+        warnings.warn("benchmarks.config.BASELINE_NAMES is deprecated; use benchmarks.baselines.BASELINES", DeprecationWarning, stacklevel=2)
+        return BASELINES
+    raise AttributeError(f"module 'benchmarks.config' has no attribute {name!r}")
 
 
 def validate_run_id(run_id: str) -> str:

@@ -49,3 +49,14 @@ def test_methods_decide_which_stages_are_built():
 def test_bad_option_names_the_pipeline_setting():
     with pytest.raises(ValueError, match=r"pipeline.debate.max_rounds\n.*greater than or equal to 1"):
         RunConfig(debate_rounds=0)
+
+
+def test_baseline_names_is_the_baselines_tuple_under_a_deprecated_name():
+    from benchmarks import config
+    from benchmarks.baselines import BASELINES
+
+    with pytest.warns(DeprecationWarning, match="use benchmarks.baselines.BASELINES"):
+        assert config.BASELINE_NAMES is BASELINES
+    assert RunConfig().baselines == list(BASELINES)
+    with pytest.raises(ValueError, match="unknown baselines \\['oracle'\\]; valid: crowd, superforecaster_median"):
+        RunConfig(baselines=["oracle"])
