@@ -26,6 +26,7 @@ from agent_schemas.errors import (
     as_reconcile_error,
 )
 from agent_schemas.forecasts import AgentSummary, EvidenceItem, Forecast
+from agent_schemas.probabilities import check_probabilities
 from agent_schemas.messages import ChatMessage, Completion
 from agent_schemas.questions import Question, VisibleQuestion, as_visible
 from agent_schemas.reconciliation import (
@@ -38,7 +39,7 @@ from agent_schemas.reconciliation import (
     RecordedCall,
     SupervisorArtifact,
 )
-from agent_schemas.search import SearchOutcome, SearchResult
+from agent_schemas.search import RecordedSearch, SearchOutcome, SearchResult
 from agent_schemas.usage import TokenUsage, UsageEntry, UsageLedger
 
 __all__ = [
@@ -46,8 +47,8 @@ __all__ = [
     "DataValidationError", "DebateArtifact", "DebateRound", "DebateTurn", "Disagreement", "EmptyResponse",
     "EnsembleFailed", "ErrorInfo", "EvidenceItem", "Forecast", "ForecastParseError", "MissingDependency",
     "PipelineTrace", "ProviderConnectionError", "ProviderError", "ProviderOverloaded", "ProviderTimeout",
-    "Question", "RateLimited", "RecordedCall", "ReconcileError", "ResponseRefused", "ResponseTruncated", "ScriptExhausted",
+    "Question", "RateLimited", "RecordedCall", "RecordedSearch", "ReconcileError", "ResponseRefused", "ResponseTruncated", "ScriptExhausted",
     "SearchAccessError", "SearchOutcome", "SearchResult", "SupervisorArtifact", "TokenUsage", "UnexpectedError",
     "UnexpectedProviderError", "UnknownProvider", "UnreadableResponse", "UsageEntry", "UsageLedger", "VisibleQuestion",
-    "as_reconcile_error", "as_visible",
+    "as_reconcile_error", "as_visible", "check_probabilities",
 ]
