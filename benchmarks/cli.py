@@ -84,6 +84,9 @@ OPTION_OF_FIELD = {
     "max_tokens": "--max-tokens", "debate_rounds": "--debate-rounds", "supervisor_queries": "--supervisor-queries",
     "concurrency": "--concurrency", "methods": "--methods", "sources": "--sources", "run_id": "--run-id",
     "cutoff_margin_days": "--cutoff-margin-days", "seed": "--seed",
+    # the same options once moved into the pipeline's configuration (benchmarks.config.PIPELINE_OPTIONS)
+    "pipeline.n_members": "--members", "pipeline.max_tokens": "--max-tokens",
+    "pipeline.debate.max_rounds": "--debate-rounds", "pipeline.supervisor.max_queries": "--supervisor-queries",
 }
 
 

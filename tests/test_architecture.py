@@ -1,7 +1,8 @@
 """The code's own rules, checked on the source of every shipped module (the packages and ``benchmarks/perf``).
 
 1. **Imports point one way** (DEVELOPERS.md): ``agent_schemas`` is a leaf; providers and tools know nothing
-   of agents (nor of each other); specialists never import ``agent_research``; only ``benchmarks`` imports
+   of agents; tools know nothing of providers (a provider may read the bundled data through its one owner,
+   ``agent_tools.datasets``: the simulator does); specialists never import ``agent_research``; only ``benchmarks`` imports
    ``benchmarks``; shipped code never imports ``tests``. Every import counts, also one inside a function.
 
 2. **No module calls another's private names.** A name with one leading underscore belongs to the module
@@ -26,7 +27,7 @@ PACKAGES = ("agent_schemas", "agent_providers", "agent_tools", "agent_specialist
 #: The project packages each package may import (itself included).
 MAY_IMPORT: dict[str, set[str]] = {
     "agent_schemas": {"agent_schemas"},
-    "agent_providers": {"agent_schemas", "agent_providers"},
+    "agent_providers": {"agent_schemas", "agent_tools", "agent_providers"},
     "agent_tools": {"agent_schemas", "agent_tools"},
     "agent_specialists": {"agent_schemas", "agent_providers", "agent_tools", "agent_specialists"},
     "agent_research": {"agent_schemas", "agent_providers", "agent_tools", "agent_specialists", "agent_research"},
