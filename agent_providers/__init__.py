@@ -8,7 +8,7 @@ Adapter classes are importable from here lazily (``from agent_providers import A
 imports the ``anthropic`` SDK only then).
 """
 
-from agent_providers.base import Provider, normalise_messages, spent_usage
+from agent_providers.base import Ask, Provider, UsageMeter, WrappingProvider, normalise_messages, provider_ask, run_sync, spent_usage
 from agent_providers.credentials import redact_spec
 from agent_providers.registry import AutoChoice, auto_provider, choose_auto_spec, get_provider, split_specs
 from agent_providers.scripted import ScriptedProvider
@@ -39,6 +39,6 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "AutoChoice", "Provider", "ScriptedProvider", "auto_provider", "choose_auto_spec", "get_provider",
-    "normalise_messages", "redact_spec", "spent_usage", "split_specs", *_LAZY,
+    "Ask", "AutoChoice", "Provider", "ScriptedProvider", "UsageMeter", "WrappingProvider", "auto_provider", "choose_auto_spec",
+    "get_provider", "normalise_messages", "provider_ask", "redact_spec", "run_sync", "spent_usage", "split_specs", *_LAZY,
 ]

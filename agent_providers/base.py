@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from agent_schemas import ChatMessage, Completion, ResponseRefused, ResponseTruncated, TokenUsage
 
 MessagesLike = Sequence[ChatMessage | dict[str, Any]]
-
-#: JSON schema used by ``complete_with_usage(json_mode=True)`` when the caller gives none.
-GENERIC_JSON_OBJECT_SCHEMA: dict[str, Any] = {"type": "object"}
 
 
 def normalise_messages(messages: MessagesLike) -> list[ChatMessage]:
@@ -111,7 +109,7 @@ class Provider:
     ) -> Completion:
         if type(self)._acomplete is Provider._acomplete:
             raise NotImplementedError(f"{type(self).__name__} implements neither _complete nor _acomplete")
-        return _run_sync(
+        return run_sync(
             self._acomplete(
                 messages, json_schema=json_schema, temperature=temperature, max_tokens=max_tokens, seed=seed
             )
@@ -155,7 +153,7 @@ class Provider:
         completion = await self._acomplete(
             msgs, json_schema=json_schema, temperature=temperature, max_tokens=max_tokens, seed=seed
         )
-        return _finish(completion, time.perf_counter() - t0, self)
+        return finish_completion(completion, time.perf_counter() - t0, self)
 
     def complete(
         self,
@@ -172,15 +170,53 @@ class Provider:
         completion = self._complete(
             msgs, json_schema=json_schema, temperature=temperature, max_tokens=max_tokens, seed=seed
         )
-        return _finish(completion, time.perf_counter() - t0, self)
-
-    def complete_with_usage(self, messages: MessagesLike, json_mode: bool = False) -> tuple[str, TokenUsage]:
-        """Notebook convenience: return ``(text, usage)``; ``json_mode`` asks for a JSON object."""
-        c = self.complete(messages, json_schema=GENERIC_JSON_OBJECT_SCHEMA if json_mode else None)
-        return c.text, c.usage
+        return finish_completion(completion, time.perf_counter() - t0, self)
 
     def close(self) -> None:
         """Release resources (HTTP clients, model weights). Safe to call twice."""
+
+
+class WrappingProvider(Provider):
+    """Base of the provider wrappers (retry, cache, recording, fault injection, timing).
+
+    A wrapper is a provider around ``inner``: it reports the inner provider's identity (``spec``,
+    ``model``, ``name``, ``supports_json_schema``, ``needs_key``, ``key_env_var``), so ledgers, traces,
+    cache keys and the leakage audit see the adapter that answered, and :meth:`close` closes the inner
+    provider. By default every call passes through unchanged; a wrapper overrides :meth:`_acomplete` /
+    :meth:`_complete` and reaches the inner provider with ``self.inner.acomplete(messages, **options)``,
+    where ``options`` are the call options ``json_schema``, ``temperature``, ``max_tokens`` and ``seed``.
+
+    Parameters
+    ----------
+    inner : Provider
+        The provider doing the work (an adapter or another wrapper).
+    """
+
+    def __init__(self, inner: Provider) -> None:
+        super().__init__(inner.model)
+        self.inner = inner
+        self.name = inner.name  # type: ignore[misc]
+        self.supports_json_schema = inner.supports_json_schema  # type: ignore[misc]
+        self.needs_key = inner.needs_key  # type: ignore[misc]
+        self.key_env_var = inner.key_env_var  # type: ignore[misc]
+
+    @property
+    def spec(self) -> str:
+        """The inner provider's spec (a wrapper is invisible in ledgers and traces)."""
+        return self.inner.spec
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.inner!r})"
+
+    async def _acomplete(self, messages: list[ChatMessage], **options: Any) -> Completion:
+        return await self.inner.acomplete(messages, **options)
+
+    def _complete(self, messages: list[ChatMessage], **options: Any) -> Completion:
+        return self.inner.complete(messages, **options)
+
+    def close(self) -> None:
+        """Close the inner provider."""
+        self.inner.close()
 
 
 def spent_usage(exc: BaseException) -> TokenUsage:
@@ -190,8 +226,53 @@ def spent_usage(exc: BaseException) -> TokenUsage:
     return u if isinstance(u, TokenUsage) else TokenUsage()
 
 
-def _finish(completion: Completion, elapsed_s: float, provider: Provider) -> Completion:
-    """Turn an unusable stop reason into its typed error (with the answer's usage); set the latency."""
+#: ``await ask(messages, options) -> (text, usage)``: how an agent's call reaches a model. ``options`` are
+#: the call options (``json_schema``, ``temperature``, ``max_tokens``, ``seed``). The agents' default is
+#: :func:`provider_ask` of their provider; the framework implementations pass their own model client.
+Ask = Callable[[list[ChatMessage], dict[str, Any]], Awaitable[tuple[str, TokenUsage]]]
+
+
+def provider_ask(provider: Provider) -> Ask:
+    """The :data:`Ask` that sends a call to ``provider`` (:meth:`Provider.acomplete`) and returns its text and usage."""
+
+    async def ask(messages: list[ChatMessage], options: dict[str, Any]) -> tuple[str, TokenUsage]:
+        c = await provider.acomplete(messages, **options)
+        return c.text, c.usage
+
+    return ask
+
+
+@dataclass
+class UsageMeter:
+    """The usage one agent run has spent so far, charged as each call finishes.
+
+    The caller owns it, so a deadline that cancels the run, or a later step that fails, still finds the
+    usage of every call that finished before (a total returned at the end would be lost with the run).
+    """
+
+    usage: TokenUsage = field(default_factory=TokenUsage)
+
+    def charge(self, usage: TokenUsage) -> None:
+        """Add the usage of one finished (or failed but billed) call."""
+        self.usage = self.usage + usage
+
+    async def call(self, ask: Ask, messages: list[ChatMessage], options: dict[str, Any]) -> str:
+        """One model call through ``ask``; its usage is charged the moment it finishes, before the answer is
+        parsed. A failed call is charged what it still spent (:func:`spent_usage`) and its error re-raised."""
+        try:
+            text, usage = await ask(messages, options)
+        except Exception as exc:
+            self.charge(spent_usage(exc))
+            raise
+        self.charge(usage)
+        return text
+
+
+def finish_completion(completion: Completion, elapsed_s: float, provider: Provider) -> Completion:
+    """The last step of every call (:meth:`Provider.complete` / :meth:`Provider.acomplete`): turn an
+    unusable stop reason into its typed error with the answer's usage (``"length"``:
+    :class:`ResponseTruncated`; ``"content_filter"``: :class:`ResponseRefused`), and set ``latency_s``
+    (seconds) unless the adapter measured it or the answer came from the cache."""
     if completion.stop_reason == "length":
         raise ResponseTruncated(
             f"{provider.spec}: the answer stopped at the token limit; it is incomplete and was not parsed",
@@ -216,8 +297,13 @@ def _finish(completion: Completion, elapsed_s: float, provider: Provider) -> Com
     return completion
 
 
-def _run_sync(coro: Any) -> Any:
-    """Run a coroutine from sync code, also when called inside a running event loop (notebooks)."""
+def run_sync(coro: Any) -> Any:
+    """Run ``coro`` to completion from sync code and return its result (or raise its exception).
+
+    Works also when called inside a running event loop (a notebook cell): the coroutine then runs in a
+    fresh event loop on a worker thread, since a running loop cannot be re-entered. Every ``run`` /
+    ``forecast`` method of the agents and the harness is ``run_sync(self.a...(...))``.
+    """
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_schemas import ChatMessage, Completion, MissingDependency
-from agent_providers.base import Provider
+from agent_providers.base import Provider, WrappingProvider
 
 log = logging.getLogger(__name__)
 
@@ -268,7 +268,7 @@ class ResponseCache:
         return f"ResponseCache({str(self.directory)!r})"
 
 
-class CachingProvider(Provider):
+class CachingProvider(WrappingProvider):
     """Serve repeated requests from a :class:`ResponseCache`; counts ``hits`` and ``misses``.
 
     Parameters
@@ -280,19 +280,11 @@ class CachingProvider(Provider):
     """
 
     def __init__(self, inner: Provider, cache: ResponseCache) -> None:
-        super().__init__(inner.model)
-        self.inner = inner
+        super().__init__(inner)
         self.cache = cache
-        self.name = inner.name  # type: ignore[misc]
-        self.supports_json_schema = inner.supports_json_schema  # type: ignore[misc]
-        self.needs_key = inner.needs_key  # type: ignore[misc]
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
-
-    @property
-    def spec(self) -> str:
-        return self.inner.spec
 
     def __repr__(self) -> str:
         return f"CachingProvider({self.inner!r}, {self.cache!r})"
@@ -314,34 +306,24 @@ class CachingProvider(Provider):
             update={"from_cache": True, "attempts": 0, "latency_s": time.perf_counter() - t0}
         )
 
-    def _key(self, messages, json_schema, temperature, max_tokens, seed) -> str:
-        return cache_key(
-            self.inner.spec, self.inner.model, messages,
-            json_schema=json_schema, temperature=temperature, max_tokens=max_tokens, seed=seed,
-        )
+    def key(self, messages: list[ChatMessage], **options: Any) -> str:
+        """The cache key of a request to this provider (:func:`cache_key` of the inner spec and model)."""
+        return cache_key(self.inner.spec, self.inner.model, messages, **options)
 
-    def _complete(self, messages, *, json_schema, temperature, max_tokens, seed) -> Completion:
-        key = self._key(messages, json_schema, temperature, max_tokens, seed)
+    def _complete(self, messages, **options) -> Completion:
+        key = self.key(messages, **options)
         hit = self._lookup(key)
         if hit is not None:
             return hit
-        c = self.inner.complete(
-            messages, json_schema=json_schema, temperature=temperature, max_tokens=max_tokens, seed=seed
-        )
+        c = self.inner.complete(messages, **options)
         self.cache.put(key, c)
         return c
 
-    async def _acomplete(self, messages, *, json_schema, temperature, max_tokens, seed) -> Completion:
-        key = self._key(messages, json_schema, temperature, max_tokens, seed)
+    async def _acomplete(self, messages, **options) -> Completion:
+        key = self.key(messages, **options)
         hit = self._lookup(key)
         if hit is not None:
             return hit
-        c = await self.inner.acomplete(
-            messages, json_schema=json_schema, temperature=temperature, max_tokens=max_tokens, seed=seed
-        )
+        c = await self.inner.acomplete(messages, **options)
         self.cache.put(key, c)
         return c
-
-    def close(self) -> None:
-        """Close the inner provider (the cache is owned by the caller)."""
-        self.inner.close()

@@ -274,9 +274,11 @@ class LocalLlamaProvider(Provider):
                     f"{self.spec}: llama.cpp failed ({type(exc).__name__}: {exc})", provider=self.spec, model=self.model,
                     cause=type(exc).__name__,
                 ) from exc
-        return self._to_completion(resp)
+        return self.to_completion(resp)
 
-    def _to_completion(self, resp: dict[str, Any]) -> Completion:
+    def to_completion(self, resp: dict[str, Any]) -> Completion:
+        """The :class:`Completion` of one llama.cpp ``create_chat_completion`` response (usage normalised,
+        an empty answer raised as :class:`EmptyResponse` with its usage)."""
         counts = TokenCounts(self.spec)
         usage = counts.obj(resp, "usage")
         tu = TokenUsage(

@@ -14,7 +14,7 @@ from collections import defaultdict, deque
 from typing import Any
 
 from agent_schemas import ChatMessage, Completion, ProviderError, ReconcileError, RecordedCall
-from agent_providers.base import Provider
+from agent_providers.base import Provider, WrappingProvider
 from agent_providers.cache import cache_key
 
 
@@ -37,7 +37,7 @@ def request_key(
 RECORDING_SINK: contextvars.ContextVar[list[RecordedCall] | None] = contextvars.ContextVar("recording_sink", default=None)
 
 
-class RecordingProvider(Provider):
+class RecordingProvider(WrappingProvider):
     """Wrap ``inner`` and record every call as a :class:`RecordedCall` labelled with ``role``.
 
     Records go to the list in :data:`RECORDING_SINK` when the calling context set one (a pipeline run
@@ -52,16 +52,10 @@ class RecordingProvider(Provider):
     """
 
     def __init__(self, inner: Provider, role: str) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.role = role
         self.records: list[RecordedCall] = []
-        self.model = inner.model
-        self.supports_json_schema = inner.supports_json_schema  # type: ignore[misc]
         self._lock = threading.Lock()
-
-    @property
-    def spec(self) -> str:
-        return self.inner.spec
 
     def _record(self, key: str, messages: list[ChatMessage], completion: Completion | None, error: ReconcileError | None) -> None:
         rec = RecordedCall(
@@ -76,20 +70,20 @@ class RecordingProvider(Provider):
         with self._lock:
             (sink if sink is not None else self.records).append(rec)
 
-    async def _acomplete(self, messages, *, json_schema, temperature, max_tokens, seed) -> Completion:
-        key = request_key(self.inner.spec, messages, json_schema=json_schema, temperature=temperature, max_tokens=max_tokens, seed=seed)
+    async def _acomplete(self, messages, **options) -> Completion:
+        key = request_key(self.inner.spec, messages, **options)
         try:
-            c = await self.inner.acomplete(messages, json_schema=json_schema, temperature=temperature, max_tokens=max_tokens, seed=seed)
+            c = await self.inner.acomplete(messages, **options)
         except ReconcileError as exc:
             self._record(key, messages, None, exc)
             raise
         self._record(key, messages, c, None)
         return c
 
-    def _complete(self, messages, *, json_schema, temperature, max_tokens, seed) -> Completion:
-        key = request_key(self.inner.spec, messages, json_schema=json_schema, temperature=temperature, max_tokens=max_tokens, seed=seed)
+    def _complete(self, messages, **options) -> Completion:
+        key = request_key(self.inner.spec, messages, **options)
         try:
-            c = self.inner.complete(messages, json_schema=json_schema, temperature=temperature, max_tokens=max_tokens, seed=seed)
+            c = self.inner.complete(messages, **options)
         except ReconcileError as exc:
             self._record(key, messages, None, exc)
             raise

@@ -37,7 +37,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from agent_schemas import Completion, ReconcileError, TokenUsage
-from agent_providers.base import Provider, spent_usage
+from agent_providers.base import Provider, WrappingProvider, spent_usage
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +95,7 @@ class RetryPolicy:
         return self.backoff_s(retry_number, rng)  # no hint, or an unusable one (NaN, inf, negative)
 
 
-class RetryingProvider(Provider):
+class RetryingProvider(WrappingProvider):
     """Wrap a provider with :class:`RetryPolicy`; counts attempts for the harness.
 
     Counters (attempts on the inner provider): ``calls = ok + retries + failures``, where ``retries``
@@ -128,13 +128,8 @@ class RetryingProvider(Provider):
         sleep: Callable[[float], None] | None = None,
         async_sleep: Callable[[float], Awaitable[None]] | None = None,
     ) -> None:
-        super().__init__(inner.model)
-        self.inner = inner
+        super().__init__(inner)
         self.policy = policy or RetryPolicy()
-        self.name = inner.name  # type: ignore[misc]
-        self.supports_json_schema = inner.supports_json_schema  # type: ignore[misc]
-        self.needs_key = inner.needs_key  # type: ignore[misc]
-        self.key_env_var = inner.key_env_var  # type: ignore[misc]
         self._sleep = sleep or time.sleep
         self._async_sleep = async_sleep or asyncio.sleep
         self._rng = random.Random(self.policy.seed)
@@ -145,10 +140,6 @@ class RetryingProvider(Provider):
         self.failures = 0
         #: Delays actually waited, seconds, in order.
         self.delays_s: list[float] = []
-
-    @property
-    def spec(self) -> str:
-        return self.inner.spec
 
     def __repr__(self) -> str:
         return f"RetryingProvider({self.inner!r}, max_attempts={self.policy.max_attempts})"
@@ -188,14 +179,12 @@ class RetryingProvider(Provider):
             return completion
         return completion.model_copy(update={"attempts": attempt, "usage": spent + completion.usage})
 
-    def _complete(self, messages, *, json_schema, temperature, max_tokens, seed) -> Completion:
+    def _complete(self, messages, **options) -> Completion:
         attempt, spent = 0, TokenUsage()
         while True:
             attempt += 1
             try:
-                c = self.inner.complete(
-                    messages, json_schema=json_schema, temperature=temperature, max_tokens=max_tokens, seed=seed
-                )
+                c = self.inner.complete(messages, **options)
             except Exception as exc:
                 spent = spent + spent_usage(exc)
                 delay = self._after_failure(attempt, exc, spent)
@@ -205,14 +194,12 @@ class RetryingProvider(Provider):
                 continue
             return self._after_success(attempt, c, spent)
 
-    async def _acomplete(self, messages, *, json_schema, temperature, max_tokens, seed) -> Completion:
+    async def _acomplete(self, messages, **options) -> Completion:
         attempt, spent = 0, TokenUsage()
         while True:
             attempt += 1
             try:
-                c = await self.inner.acomplete(
-                    messages, json_schema=json_schema, temperature=temperature, max_tokens=max_tokens, seed=seed
-                )
+                c = await self.inner.acomplete(messages, **options)
             except Exception as exc:
                 spent = spent + spent_usage(exc)
                 delay = self._after_failure(attempt, exc, spent)
@@ -221,7 +208,3 @@ class RetryingProvider(Provider):
                 await self._async_sleep(delay)
                 continue
             return self._after_success(attempt, c, spent)
-
-    def close(self) -> None:
-        """Close the inner provider."""
-        self.inner.close()

@@ -2,8 +2,12 @@
 
 from agent_research.aggregation import AGGREGATORS, aggregate
 from agent_research.combination import CombinationRule, CombinationStep
+from agent_research.config import DebateSettings, MemberSettings, PipelineConfig, RoleProviders, SupervisorSettings
 from agent_research.ensemble import Ensemble, EnsembleResult
 from agent_research.forecaster import ForecasterAgent
 from agent_research.pipeline import ForecastPipeline
 
-__all__ = ["AGGREGATORS", "CombinationRule", "CombinationStep", "Ensemble", "EnsembleResult", "ForecastPipeline", "ForecasterAgent", "aggregate"]
+__all__ = [
+    "AGGREGATORS", "CombinationRule", "CombinationStep", "DebateSettings", "Ensemble", "EnsembleResult", "ForecastPipeline",
+    "ForecasterAgent", "MemberSettings", "PipelineConfig", "RoleProviders", "SupervisorSettings", "aggregate",
+]

@@ -56,6 +56,7 @@ import numpy as np
 from scipy import optimize, special
 
 from agent_schemas.errors import DataValidationError
+from agent_schemas.probabilities import check_probabilities
 
 __all__ = [
     "AGGREGATORS",
@@ -84,47 +85,14 @@ DEFAULT_EXTREMIZING_FACTOR: float = 1.5
 
 
 def _as_members(p: Any, name: str = "p") -> np.ndarray:
-    """Return ``p`` as a float 2-D array, raising DataValidationError for bad shape or values."""
-    try:
-        arr = np.asarray(p, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise DataValidationError(f"{name} must be numeric probabilities: {exc}", field=name) from exc
-    if arr.ndim != 2:
-        raise DataValidationError(
-            f"{name} must be 2-D of shape (n_questions, n_members); got shape {arr.shape}. "
-            f"For a single question pass [members] wrapped in a list, e.g. np.atleast_2d(members).",
-            field=name,
-            value=arr.shape,
-        )
-    bad = (arr < 0) | (arr > 1)  # NaN compares False: missing members are allowed
-    if bad.any():
-        row, col = np.argwhere(bad)[0]
-        value = float(arr[row, col])
-        raise DataValidationError(
-            f"{name} has values outside [0, 1]: {value!r} at (row {row}, column {col})",
-            field=name,
-            row=int(row),
-            value=value,
-        )
-    return arr
+    """Return ``p`` as a float 2-D array (NaN: a member that did not answer), raising DataValidationError
+    for a bad shape or values (:func:`agent_schemas.probabilities.check_probabilities`)."""
+    return check_probabilities(p, name, ndim=2, shape="(n_questions, n_members)", allow_nan=True,
+                               hint="For a single question pass [members] wrapped in a list, e.g. np.atleast_2d(members).")
 
 
 def _as_probs_1d(p: Any, name: str) -> np.ndarray:
-    try:
-        arr = np.asarray(p, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise DataValidationError(f"{name} must be numeric probabilities: {exc}", field=name) from exc
-    if arr.ndim != 1:
-        raise DataValidationError(f"{name} must be 1-D of shape (n_questions,); got shape {arr.shape}", field=name)
-    nan = np.isnan(arr)
-    if nan.any():
-        i = int(np.argmax(nan))
-        raise DataValidationError(f"{name} has NaN at index {i}", field=name, row=i, value=float("nan"))
-    bad = (arr < 0) | (arr > 1)
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise DataValidationError(f"{name} has values outside [0, 1]: {float(arr[i])!r} at index {i}", field=name, row=i, value=float(arr[i]))
-    return arr
+    return check_probabilities(p, name, ndim=1, shape="(n_questions,)")
 
 
 def _as_outcomes(outcomes: Any, n: int) -> np.ndarray:
@@ -588,11 +556,7 @@ class PlattScaler:
         >>> PlattScaler(a=2.0, b=0.0).transform([0.5, 0.75])
         array([0.5, 0.9])
         """
-        arr = np.asarray(p, dtype=float)
-        bad = (arr < 0) | (arr > 1)
-        if bad.any():
-            idx = tuple(int(i) for i in np.argwhere(bad)[0])
-            raise DataValidationError(f"p has values outside [0, 1]: {float(arr[idx])!r} at index {idx}", field="p", value=float(arr[idx]))
+        arr = check_probabilities(p, "p", allow_nan=True)
         return special.expit(self.a * _logit(arr, self.eps) + self.b)
 
 

@@ -46,7 +46,7 @@ class CombinationRule:
        search failed is at most "low"); by default the supervisor replaces the estimate at high confidence
        (w=1), blends at medium (w=0.5) and is ignored at low confidence (w=0).
     4. Final clipping to ``[clip_low, clip_high]`` (default [0.01, 0.99]) so that a single confident
-       miss cannot dominate a log score; set both to 0 and 1 to disable.
+       miss cannot dominate a log loss; set both to 0 and 1 to disable.
 
     The weights are this project's heuristic defaults, not taken from a published method; the
     benchmark's ``pipeline`` row measures whether they earn their tokens.

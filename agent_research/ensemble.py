@@ -15,9 +15,10 @@ from collections.abc import Sequence
 import numpy as np
 from pydantic import BaseModel, Field
 
-from agent_providers import Provider
+from agent_providers import Ask, Provider, run_sync
 from agent_schemas import Forecast, Question, TokenUsage, VisibleQuestion, as_visible
 from agent_research.aggregation import aggregate
+from agent_research.config import MemberSettings
 from agent_research.forecaster import ForecasterAgent
 from agent_research.prompts import PERSONAS
 from agent_tools import ToolExecutor
@@ -111,19 +112,24 @@ class Ensemble:
         personas: Sequence[str | None] | None = None,
         temperatures: Sequence[float | None] | None = None,
         seed: int | None = 0,
+        member: MemberSettings | None = None,
+        max_tokens: int | None = 400,
         **kwargs,
     ) -> "Ensemble":
         """Build ``n_members`` forecasters cycling over providers, personas and temperatures.
 
         Default personas cycle through :data:`agent_research.prompts.PERSONAS`; default temperatures
         are 0.7 for every member (diversity without randomness across runs comes from the per-member
-        seed ``seed + i``). Remaining keyword arguments go to :class:`Ensemble`.
+        seed ``seed + i``). ``member`` holds the settings every member shares (research queries, results
+        per query, evidence items; default :class:`MemberSettings`) and ``max_tokens`` the generated-token
+        limit of each call (tokens). Remaining keyword arguments go to :class:`Ensemble`.
         """
         provs = [providers] if isinstance(providers, Provider) else list(providers)
         if not provs:
             raise ValueError("providers is empty")
         personas = list(personas) if personas is not None else list(PERSONAS)
         temperatures = list(temperatures) if temperatures is not None else [0.7]
+        shared = (member or MemberSettings()).model_dump()
         members = [
             ForecasterAgent(
                 provs[i % len(provs)],
@@ -132,6 +138,8 @@ class Ensemble:
                 temperature=temperatures[i % len(temperatures)],
                 seed=None if seed is None else seed + i,
                 agent_id=f"member-{i}",
+                max_tokens=max_tokens,
+                **shared,
             )
             for i in range(n_members)
         ]
@@ -147,10 +155,15 @@ class Ensemble:
 
         async def one(member: ForecasterAgent) -> Forecast:
             async with sem:
-                return await member.aforecast(question, timeout_s=self.member_timeout_s)
+                return await self.aforecast_member(member, question)
 
         forecasts = list(await asyncio.gather(*(one(m) for m in self.members)))
         return self.result(question, forecasts, time.perf_counter() - t0)
+
+    async def aforecast_member(self, member: ForecasterAgent, question: VisibleQuestion, *, ask: Ask | None = None) -> Forecast:
+        """One member's forecast under this ensemble's deadline (``member_timeout_s``); never raises for a
+        failure inside the member (see :meth:`ForecasterAgent.aforecast`, which also explains ``ask``)."""
+        return await member.aforecast(question, timeout_s=self.member_timeout_s, ask=ask)
 
     def result(self, question: VisibleQuestion, forecasts: list[Forecast], wall_time_s: float) -> EnsembleResult:
         """The :class:`EnsembleResult` of ``forecasts`` (one per member) under this ensemble's success policy."""
@@ -169,6 +182,4 @@ class Ensemble:
 
     def run(self, question: VisibleQuestion | Question) -> EnsembleResult:
         """Synchronous form of :meth:`arun`."""
-        from agent_providers.base import _run_sync
-
-        return _run_sync(self.arun(question))
+        return run_sync(self.arun(question))

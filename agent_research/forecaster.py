@@ -5,12 +5,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_providers import Provider
-from agent_providers.base import spent_usage
+from agent_providers import Ask, Provider, UsageMeter, provider_ask, run_sync
 from agent_schemas import (
     ChatMessage,
     Forecast,
@@ -32,25 +30,13 @@ from agent_research import prompts
 
 log = logging.getLogger(__name__)
 
-#: ``await ask(messages, call_params) -> (text, usage)``: how a member's forecast call reaches a model.
-#: The default sends it to the member's provider; the framework implementations pass their own client.
-Ask = Callable[[list[ChatMessage], dict[str, Any]], Awaitable[tuple[str, TokenUsage]]]
-
 
 @dataclass
-class MemberProgress:
-    """What one forecast run has spent and found so far, updated as each call or search finishes.
+class MemberProgress(UsageMeter):
+    """What one forecast run has spent (:class:`agent_providers.UsageMeter`) and found so far, updated as
+    each call or search finishes, so a deadline that cancels the run keeps both."""
 
-    The caller owns it, so a deadline that cancels the run still finds the usage of every call that
-    finished before it (a total returned at the end would be lost with the cancelled run).
-    """
-
-    usage: TokenUsage = field(default_factory=TokenUsage)
     outcomes: list[SearchOutcome] = field(default_factory=list)
-
-    def charge(self, usage: TokenUsage) -> None:
-        """Add the usage of one finished (or failed but billed) call."""
-        self.usage = self.usage + usage
 
 
 QUERIES_JSON_SCHEMA: dict[str, Any] = {
@@ -142,7 +128,7 @@ class ForecasterAgent:
             ]
             params = dict(json_schema=QUERIES_JSON_SCHEMA, temperature=self.temperature, max_tokens=120, seed=self.seed)
             try:
-                text = await self._call(progress, self._ask_llm, msgs, params)
+                text = await progress.call(provider_ask(self.llm), msgs, params)
                 extra = parse_json(text, required_keys=("queries",)).get("queries", [])
                 queries += [str(q).strip() for q in extra if str(q).strip()][: self.n_queries - 1]
             except Exception as exc:  # query writing is optional help: the question-text query still runs
@@ -195,21 +181,6 @@ class ForecasterAgent:
                     max_tokens=self.max_tokens, seed=self.seed)
 
     # --- run -----------------------------------------------------------------------------------
-    async def _ask_llm(self, messages: list[ChatMessage], params: dict[str, Any]) -> tuple[str, TokenUsage]:
-        c = await self.llm.acomplete(messages, **params)
-        return c.text, c.usage
-
-    @staticmethod
-    async def _call(progress: MemberProgress, ask: Ask, messages: list[ChatMessage], params: dict[str, Any]) -> str:
-        """One model call; its usage (or what a failed call still spent) is charged the moment it finishes."""
-        try:
-            text, usage = await ask(messages, params)
-        except Exception as exc:
-            progress.charge(spent_usage(exc))
-            raise
-        progress.charge(usage)
-        return text
-
     async def aforecast(self, question: VisibleQuestion | Question, *, timeout_s: float | None = None, ask: Ask | None = None) -> Forecast:
         """Forecast ``question`` (async). Never raises for a failure inside the member: see Notes.
 
@@ -234,48 +205,58 @@ class ForecasterAgent:
         t0 = time.perf_counter()
         progress = MemberProgress()
         try:
-            return await asyncio.wait_for(self._forecast(question, progress, ask or self._ask_llm, t0), timeout=timeout_s)
+            return await asyncio.wait_for(self._forecast(question, progress, ask or provider_ask(self.llm), t0), timeout=timeout_s)
         except asyncio.TimeoutError:  # _forecast turns every other exception into a failed forecast itself
             err = ProviderTimeout(f"member {self.agent_id} exceeded its {timeout_s} s deadline",
                                   timeout_s=timeout_s, provider=self.llm.spec)
-            return self._failed(question, err, progress, t0)
+            return self.artifact(question, progress, t0, error=err)
 
     async def _forecast(self, question: VisibleQuestion, progress: MemberProgress, ask: Ask, t0: float) -> Forecast:
         try:
             await self._research(question, progress)
-            text = await self._call(progress, ask, self.build_messages(question, progress.outcomes), self.call_params())
-            parsed = parse_forecast(text)
-            results = _dedupe([r for o in progress.outcomes if o.ok for r in o.results])
-            return Forecast(
-                status="ok",
-                p_yes=parsed.p_yes,
-                rationale=parsed.rationale,
-                key_evidence=attach_provenance(parsed.key_evidence, results),
-                confidence=parsed.confidence,
-                usage=progress.usage,
-                latency_s=time.perf_counter() - t0,
-                **_audit(progress.outcomes),
-                **self._identity(question),
-            )
-        except Exception as exc:  # provider, parser, cache or tool: this member fails, the question goes on
-            return self._failed(question, exc, progress, t0)
+            text = await progress.call(ask, self.build_messages(question, progress.outcomes), self.call_params())
+        except Exception as exc:  # provider, cache or tool: this member fails, the question goes on
+            return self.artifact(question, progress, t0, error=exc)
+        return self.artifact(question, progress, t0, text)
+
+    def artifact(self, question: VisibleQuestion, progress: MemberProgress, t0: float, text: str | None = None,
+                 error: BaseException | None = None) -> Forecast:
+        """The member's :class:`Forecast` from its answer ``text`` (parsed here: p_yes, rationale, stated confidence, evidence
+        with provenance from the research in ``progress``), or the ``error`` that ended the run.
+
+        An answer that does not parse, or any error, gives a failed forecast with the typed error, the
+        usage spent and the research audit; ``t0`` is the ``time.perf_counter()`` of the start (latency).
+        """
+        if error is None:
+            try:
+                parsed = parse_forecast(text or "")
+                results = _dedupe([r for o in progress.outcomes if o.ok for r in o.results])
+                return Forecast(
+                    status="ok",
+                    p_yes=parsed.p_yes,
+                    rationale=parsed.rationale,
+                    key_evidence=attach_provenance(parsed.key_evidence, results),
+                    confidence=parsed.confidence,
+                    usage=progress.usage,
+                    latency_s=time.perf_counter() - t0,
+                    **_audit(progress.outcomes),
+                    **self._identity(question),
+                )
+            except Exception as exc:  # parser or provenance: a failed member, not a failed question
+                error = exc
+        err = as_reconcile_error(error)
+        if not isinstance(error, ReconcileError):
+            log.warning("%s on %s failed with an unexpected %s: %s", self.agent_id, question.id, type(error).__name__, error)
+        return Forecast(status="failed", error=err.to_info(), usage=progress.usage, latency_s=time.perf_counter() - t0,
+                        **_audit(progress.outcomes), **self._identity(question))
 
     def _identity(self, question: VisibleQuestion) -> dict[str, Any]:
         return dict(question_id=question.id, agent_id=self.agent_id, model=self.llm.spec, persona=self.persona,
                     temperature=self.temperature)
 
-    def _failed(self, question: VisibleQuestion, exc: BaseException, progress: MemberProgress, t0: float) -> Forecast:
-        err = as_reconcile_error(exc)
-        if not isinstance(exc, ReconcileError):
-            log.warning("%s on %s failed with an unexpected %s: %s", self.agent_id, question.id, type(exc).__name__, exc)
-        return Forecast(status="failed", error=err.to_info(), usage=progress.usage, latency_s=time.perf_counter() - t0,
-                        **_audit(progress.outcomes), **self._identity(question))
-
     def forecast(self, question: VisibleQuestion | Question) -> Forecast:
         """Synchronous form of :meth:`aforecast`."""
-        from agent_providers.base import _run_sync
-
-        return _run_sync(self.aforecast(question))
+        return run_sync(self.aforecast(question))
 
 
 def _dedupe(results: list[SearchResult]) -> list[SearchResult]:

@@ -11,16 +11,18 @@ import asyncio
 import copy
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 
-from agent_providers import Provider
+from agent_providers import Ask, Provider, run_sync
 from agent_providers.recording import RECORDING_SINK, RecordingProvider, ReplayProvider
 from agent_schemas import (
+    AgentSummary,
     DebateArtifact,
     EnsembleFailed,
     PipelineTrace,
     Question,
     RecordedCall,
+    RecordedSearch,
     SupervisorArtifact,
     UsageLedger,
     VisibleQuestion,
@@ -30,10 +32,11 @@ from agent_schemas import (
 from agent_research.aggregation import AGGREGATORS
 from agent_research.combination import CombinationRule
 from agent_research.confidence import grounded, question_confidence
+from agent_research.config import PipelineConfig, RoleProviders
 from agent_research.ensemble import Ensemble, EnsembleResult
 from agent_specialists import DebateAgent, SupervisorAgent
 from agent_tools import SearchClient, ToolExecutor
-from agent_tools.search_recording import SEARCH_RECORDING_SINK, RecordedSearch, RecordingSearchClient, ReplaySearchClient
+from agent_tools.search_recording import SEARCH_RECORDING_SINK, RecordingSearchClient, ReplaySearchClient
 
 
 log = logging.getLogger(__name__)
@@ -53,6 +56,24 @@ async def _specialist(artifact_cls: type[DebateArtifact] | type[SupervisorArtifa
     except Exception as exc:
         log.warning("%s on %s failed with an unexpected %s: %s", artifact_cls.__name__, question.id, type(exc).__name__, exc)
         return artifact_cls(question_id=question.id, status="failed", error=as_reconcile_error(exc).to_info())
+
+
+class TraceRecorder:
+    """Collects the provider calls and searches of one pipeline run (into the contexts' sinks,
+    :data:`agent_providers.recording.RECORDING_SINK` and :data:`agent_tools.search_recording.SEARCH_RECORDING_SINK`)
+    for :meth:`ForecastPipeline.trace`. Use as ``with TraceRecorder() as recorder: ...``; ``t0`` is the
+    ``time.perf_counter()`` of entering (the trace's wall time starts there)."""
+
+    def __enter__(self) -> "TraceRecorder":
+        self.t0 = time.perf_counter()
+        self.calls: list[RecordedCall] = []
+        self.searches: list[RecordedSearch] = []
+        self._tokens = (RECORDING_SINK.set(self.calls), SEARCH_RECORDING_SINK.set(self.searches))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        RECORDING_SINK.reset(self._tokens[0])
+        SEARCH_RECORDING_SINK.reset(self._tokens[1])
 
 
 class ForecastPipeline:
@@ -105,6 +126,41 @@ class ForecastPipeline:
         self._map_providers(_recording)
         self._map_search(lambda c: c if isinstance(c, RecordingSearchClient) else RecordingSearchClient(c))
 
+    @classmethod
+    def from_config(cls, providers: RoleProviders | Sequence[Provider] | Provider, executor: ToolExecutor | None = None,
+                    config: PipelineConfig | None = None) -> "ForecastPipeline":
+        """The pipeline ``config`` describes, on ``providers`` and ``executor``.
+
+        Parameters
+        ----------
+        providers : RoleProviders, sequence of Provider or Provider
+            Members cycle over the member providers; bull and bear use the first and the supervisor the
+            last unless :class:`RoleProviders` names them.
+        executor : ToolExecutor, optional
+            Search with the cutoff-date guard, shared by the members and the supervisor; no research when None.
+        config : PipelineConfig, optional
+            Default :class:`PipelineConfig`.
+
+        Returns
+        -------
+        ForecastPipeline
+            Also the specification the framework versions orchestrate (``agent_research.frameworks``).
+        """
+        c = config or PipelineConfig()
+        roles = RoleProviders.of(providers)
+        ensemble = Ensemble.from_providers(
+            list(roles.members), n_members=c.n_members, executor=executor, personas=c.personas, temperatures=c.temperatures,
+            seed=c.seed, member=c.member, max_tokens=c.max_tokens, concurrency=c.member_concurrency,
+            min_success_fraction=c.min_success_fraction, member_timeout_s=c.member_timeout_s,
+        )
+        debate = None if c.debate is None else DebateAgent(
+            roles.bull_provider, bull_llm=roles.bull_provider, bear_llm=roles.bear_provider, max_tokens=c.max_tokens, seed=c.seed,
+            **c.debate.model_dump())
+        supervisor = None if c.supervisor is None else SupervisorAgent(
+            roles.supervisor_provider, executor, max_tokens=c.max_tokens, seed=c.seed, **c.supervisor.model_dump())
+        return cls(ensemble, debate, supervisor, aggregation=c.aggregation, combination=c.combination,
+                   reconcile_min_spread=c.reconcile_min_spread)
+
     def _executors(self) -> list[ToolExecutor]:
         found: dict[int, ToolExecutor] = {}
         for m in self.ensemble.members:
@@ -127,51 +183,49 @@ class ForecastPipeline:
             self.supervisor.llm = fn(self.supervisor.llm, "supervisor")
 
     # --- run -------------------------------------------------------------------------------------
-    async def reconcile(
-        self, question: VisibleQuestion, ens: EnsembleResult
-    ) -> tuple[dict[str, float | None], DebateArtifact | None, SupervisorArtifact | None]:
-        """Aggregate one ensemble result with every method and run the specialists on it.
-
-        Returns ``(aggregates by method, debate artifact or None, supervisor artifact or None)``.
-        """
+    def reconcile_inputs(self, ens: EnsembleResult) -> tuple[dict[str, float | None], list[AgentSummary] | None]:
+        """Every method's aggregate of ``ens``, and the member summaries the specialists start from, or None
+        when they do not run (the policy was not met, no aggregate, or the members' spread is below
+        ``reconcile_min_spread``)."""
         aggregates = {name: ens.aggregate(name) for name in AGGREGATORS}
+        if not ens.policy_met or aggregates[self.aggregation] is None or ens.spread() < self.reconcile_min_spread:
+            return aggregates, None
+        return aggregates, [f.summary() for f in ens.ok_forecasts]
+
+    async def reconcile(
+        self, question: VisibleQuestion, ens: EnsembleResult, *, asks: Mapping[str, Ask] | None = None,
+    ) -> tuple[dict[str, float | None], DebateArtifact | None, SupervisorArtifact | None]:
+        """Aggregate one ensemble result with every method and run the specialists on it, concurrently.
+
+        ``asks`` maps the roles "bull", "bear" and "supervisor" to how their calls reach a model (default:
+        each agent's provider). Returns ``(aggregates by method, debate artifact or None, supervisor
+        artifact or None)``.
+        """
+        asks = asks or {}
+        aggregates, summaries = self.reconcile_inputs(ens)
+        if summaries is None:
+            return aggregates, None, None
         agg = aggregates[self.aggregation]
-        if not ens.policy_met or agg is None:
-            return aggregates, None, None
-        summaries = [f.summary() for f in ens.ok_forecasts]
-        if ens.spread() < self.reconcile_min_spread:
-            return aggregates, None, None
         jobs = []
         if self.debate is not None:
-            jobs.append(_specialist(DebateArtifact, question, self.debate.arun(question, summaries, agg)))
+            debate_asks = {side: asks[side] for side in ("bull", "bear") if side in asks}
+            jobs.append(_specialist(DebateArtifact, question, self.debate.arun(question, summaries, agg, asks=debate_asks)))
         if self.supervisor is not None:
-            jobs.append(_specialist(SupervisorArtifact, question, self.supervisor.arun(question, summaries, question.forecast_date)))
+            jobs.append(_specialist(SupervisorArtifact, question,
+                                    self.supervisor.arun(question, summaries, question.forecast_date, ask=asks.get("supervisor"))))
         done = await asyncio.gather(*jobs)
         debate = done.pop(0) if self.debate is not None else None
         supervisor = done.pop(0) if self.supervisor is not None else None
         return aggregates, debate, supervisor
 
-    async def arun(self, question: VisibleQuestion | Question) -> PipelineTrace:
-        """Run the pipeline on ``question`` (async) and return its trace. Never raises for a failed member,
-        debate turn or supervisor step (any exception): they are recorded in the trace (``status`` /
-        ``error`` fields) with the usage spent.
+    def trace(self, question: VisibleQuestion, ens: EnsembleResult, aggregates: dict[str, float | None],
+              debate: DebateArtifact | None, supervisor: SupervisorArtifact | None, recorder: "TraceRecorder") -> PipelineTrace:
+        """The :class:`PipelineTrace` of one run: every step's result, the ledger, the calls and searches
+        ``recorder`` collected, and the final probability by :attr:`combination` (or the ensemble's failure).
 
-        Agents see only the visible part of the question: a :class:`Question` is reduced with
-        :meth:`Question.visible` (no crowd value); pass ``question.visible(show_crowd=True)`` to show it.
-        The trace records that visible question, never the outcome."""
-        question = as_visible(question)
-        t0 = time.perf_counter()
-        sink: list[RecordedCall] = []
-        search_sink: list[RecordedSearch] = []
-        token = RECORDING_SINK.set(sink)
-        search_token = SEARCH_RECORDING_SINK.set(search_sink)
-        try:
-            ens = await self.ensemble.arun(question)
-            aggregates, debate, supervisor = await self.reconcile(question, ens)
-        finally:
-            RECORDING_SINK.reset(token)
-            SEARCH_RECORDING_SINK.reset(search_token)
-        supervisor = grounded(supervisor)  # the supervisor's confidence capped by its evidence (agent_research.confidence)
+        The supervisor's confidence is capped by its evidence first (:func:`agent_research.confidence.grounded`),
+        so the combination rule and the question's weakest-link confidence read the grounded value."""
+        supervisor = grounded(supervisor)
         trace = PipelineTrace(
             question=question,
             forecasts=ens.forecasts,
@@ -184,8 +238,8 @@ class ForecastPipeline:
             confidence=question_confidence(ens.forecasts, supervisor),
             combination_rule={**self.combination.describe(), "reconcile_min_spread": self.reconcile_min_spread},
             ledger=self.ledger(ens, debate, supervisor),
-            recorded_calls=sink,
-            recorded_searches=[r.model_dump(mode="json") for r in search_sink],
+            recorded_calls=recorder.calls,
+            recorded_searches=recorder.searches,
         )
         if not ens.policy_met or trace.aggregate_p_yes is None:
             err = EnsembleFailed(
@@ -195,14 +249,26 @@ class ForecastPipeline:
             trace.status, trace.error, trace.final_source = "failed", err.to_info(), "ensemble failed"
         else:
             trace.final_p_yes, trace.final_source = self.combination.combine(trace.aggregate_p_yes, debate, supervisor)
-        trace.wall_time_s = time.perf_counter() - t0
+        trace.wall_time_s = time.perf_counter() - recorder.t0
         return trace
+
+    async def arun(self, question: VisibleQuestion | Question) -> PipelineTrace:
+        """Run the pipeline on ``question`` (async) and return its trace. Never raises for a failed member,
+        debate turn or supervisor step (any exception): they are recorded in the trace (``status`` /
+        ``error`` fields) with the usage spent.
+
+        Agents see only the visible part of the question: a :class:`Question` is reduced with
+        :meth:`Question.visible` (no crowd value); pass ``question.visible(show_crowd=True)`` to show it.
+        The trace records that visible question, never the outcome."""
+        question = as_visible(question)
+        with TraceRecorder() as recorder:
+            ens = await self.ensemble.arun(question)
+            aggregates, debate, supervisor = await self.reconcile(question, ens)
+        return self.trace(question, ens, aggregates, debate, supervisor, recorder)
 
     def run(self, question: VisibleQuestion | Question) -> PipelineTrace:
         """Synchronous form of :meth:`arun`."""
-        from agent_providers.base import _run_sync
-
-        return _run_sync(self.arun(question))
+        return run_sync(self.arun(question))
 
     def ledger(self, ens: EnsembleResult, debate: DebateArtifact | None, supervisor: SupervisorArtifact | None) -> UsageLedger:
         """Usage keyed by (method, role, model): 'ensemble'/'forecaster', 'debate'/'bull'|'bear', 'supervisor'/'supervisor'."""
@@ -213,7 +279,7 @@ class ForecastPipeline:
             for side, usage in debate.usage_by_role.items():
                 ledger.record("debate", side, self.debate.llms[side].spec, usage)  # type: ignore[index]
         if supervisor is not None and self.supervisor is not None:
-            ledger.record("supervisor", "supervisor", self.supervisor.llm.spec, supervisor.token_usage)
+            ledger.record("supervisor", "supervisor", self.supervisor.llm.spec, supervisor.usage)
         return ledger
 
     # --- replay ------------------------------------------------------------------------------------
@@ -240,8 +306,7 @@ class ForecastPipeline:
         clone.supervisor = copy.copy(self.supervisor)
         if clone.supervisor is not None and clone.supervisor.executor is not None:
             clone.supervisor.executor = executors[id(clone.supervisor.executor)]
-        searches = [RecordedSearch.model_validate(r) for r in trace.recorded_searches]
-        clone._map_search(lambda c: RecordingSearchClient(ReplaySearchClient(searches)))
+        clone._map_search(lambda c: RecordingSearchClient(ReplaySearchClient(trace.recorded_searches)))
 
         def to_replay(p: Provider, role: str) -> Provider:
             inner = p.inner if isinstance(p, RecordingProvider) else p

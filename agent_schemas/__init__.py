@@ -26,8 +26,9 @@ from agent_schemas.errors import (
     as_reconcile_error,
 )
 from agent_schemas.forecasts import AgentSummary, Confidence, EvidenceItem, Forecast
+from agent_schemas.probabilities import check_probabilities
 from agent_schemas.messages import ChatMessage, Completion
-from agent_schemas.questions import Question, VisibleQuestion, as_visible
+from agent_schemas.questions import Question, QuestionFacts, VisibleQuestion, as_visible
 from agent_schemas.reconciliation import (
     CoverageNote,
     DebateArtifact,
@@ -40,7 +41,7 @@ from agent_schemas.reconciliation import (
     RecordedCall,
     SupervisorArtifact,
 )
-from agent_schemas.search import SearchOutcome, SearchResult
+from agent_schemas.search import RecordedSearch, SearchOutcome, SearchResult
 from agent_schemas.usage import TokenUsage, UsageEntry, UsageLedger
 
 __all__ = [
@@ -48,8 +49,9 @@ __all__ = [
     "DataValidationError", "DebateArtifact", "DebateRound", "DebateTurn", "Disagreement", "EmptyResponse",
     "EnsembleFailed", "ErrorInfo", "EvidenceItem", "Forecast", "ForecastParseError", "GroundedConfidence", "MissingDependency",
     "PipelineTrace", "ProviderConnectionError", "ProviderError", "ProviderOverloaded", "ProviderTimeout",
-    "Question", "QuestionConfidence", "RateLimited", "RecordedCall", "ReconcileError", "ResponseRefused", "ResponseTruncated", "ScriptExhausted",
+    "Question", "QuestionConfidence", "QuestionFacts", "RateLimited", "RecordedCall", "RecordedSearch", "ReconcileError", "ResponseRefused",
+    "ResponseTruncated", "ScriptExhausted",
     "SearchAccessError", "SearchOutcome", "SearchResult", "SupervisorArtifact", "TokenUsage", "UnexpectedError",
     "UnexpectedProviderError", "UnknownProvider", "UnreadableResponse", "UsageEntry", "UsageLedger", "VisibleQuestion",
-    "as_reconcile_error", "as_visible",
+    "as_reconcile_error", "as_visible", "check_probabilities",
 ]

@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 import datetime as dt
+import warnings
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import AliasChoices, BaseModel, Field
 
 from agent_schemas.errors import ErrorInfo
 from agent_schemas.forecasts import Confidence, EvidenceItem, Forecast
 from agent_schemas.messages import ChatMessage, Completion
 from agent_schemas.questions import VisibleQuestion
-from agent_schemas.search import SearchOutcome
+from agent_schemas.search import RecordedSearch, SearchOutcome
 from agent_schemas.usage import TokenUsage, UsageLedger
+
+#: Artifacts say ``usage`` like :class:`Forecast`; traces written before 0.2 said ``token_usage`` and still validate.
+_USAGE = AliasChoices("usage", "token_usage")
+
+
+def _token_usage(self) -> TokenUsage:
+    warnings.warn(f"{type(self).__name__}.token_usage is deprecated; use .usage", DeprecationWarning, stacklevel=2)
+    return self.usage
 
 
 class DebateTurn(BaseModel):
@@ -53,11 +62,13 @@ class DebateArtifact(BaseModel):
     early_termination: bool = Field(False, description="True when the debate stopped before max_rounds (consensus).")
     consensus_threshold: float = Field(0.05, description="|bull - bear| below which the debate stops.")
     n_failed_turns: int = Field(0, ge=0, description="Turns whose answer could not be obtained or parsed (count).")
-    token_usage: TokenUsage = Field(default_factory=TokenUsage, description="Usage summed over all turns.")
+    usage: TokenUsage = Field(default_factory=TokenUsage, validation_alias=_USAGE, description="Usage summed over all turns.")
     usage_by_role: dict[str, TokenUsage] = Field(default_factory=dict, description="Usage per role ('bull', 'bear').")
     status: Literal["ok", "failed"] = "ok"
     error: ErrorInfo | None = None
     wall_time_s: float = Field(0.0, ge=0, description="Wall time of the debate in seconds.")
+
+    token_usage = property(_token_usage, doc="Deprecated name of :attr:`usage` (traces before 0.2 wrote ``token_usage``).")
 
 
 class Disagreement(BaseModel):
@@ -113,10 +124,12 @@ class SupervisorArtifact(BaseModel):
     rationale: str = ""
     key_evidence: list[EvidenceItem] = Field(default_factory=list)
     coverage: list[CoverageNote] = Field(default_factory=list, description="What is well supported and what is a gap.")
-    token_usage: TokenUsage = Field(default_factory=TokenUsage)
+    usage: TokenUsage = Field(default_factory=TokenUsage, validation_alias=_USAGE, description="Usage of both calls, failed ones included.")
     status: Literal["ok", "failed"] = "ok"
     error: ErrorInfo | None = None
     wall_time_s: float = Field(0.0, ge=0, description="Wall time of the supervisor run in seconds.")
+
+    token_usage = property(_token_usage, doc="Deprecated name of :attr:`usage` (traces before 0.2 wrote ``token_usage``).")
 
 
 class RecordedCall(BaseModel):
@@ -155,8 +168,8 @@ class PipelineTrace(BaseModel):
     final_source: str = Field("", description="Which step decided the final probability.")
     ledger: UsageLedger = Field(default_factory=UsageLedger)
     recorded_calls: list[RecordedCall] = Field(default_factory=list)
-    recorded_searches: list[dict[str, Any]] = Field(
-        default_factory=list, description="Raw search outcomes (agent_tools.search_recording.RecordedSearch dumps) for replay."
+    recorded_searches: list[RecordedSearch] = Field(
+        default_factory=list, description="Raw search outcomes (before the cutoff guard), recorded for replay."
     )
     status: Literal["ok", "failed"] = "ok"
     error: ErrorInfo | None = None

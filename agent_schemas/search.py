@@ -1,4 +1,4 @@
-"""Search results and the search outcome envelope (never a bare list)."""
+"""Search results, the search outcome envelope (never a bare list) and a recorded search."""
 
 from __future__ import annotations
 
@@ -56,3 +56,13 @@ class SearchOutcome(BaseModel):
     def ok(self) -> bool:
         """True when the backend answered (results may still be empty)."""
         return self.status == "ok"
+
+
+class RecordedSearch(BaseModel):
+    """One raw backend answer, keyed by the request, recorded for offline replay
+    (:class:`agent_tools.search_recording.RecordingSearchClient`, :attr:`PipelineTrace.recorded_searches`)."""
+
+    query: str = Field(description="Query as sent to the backend.")
+    max_results: int = Field(description="Results asked for (count).")
+    cutoff_date: str | None = Field(None, description="Cutoff passed to the backend (ISO date) or None.")
+    outcome: SearchOutcome = Field(description="The backend's raw outcome (before the cutoff guard).")

@@ -3,7 +3,7 @@
 They use providers and tools, never ``agent_research`` (the pipeline there uses them).
 """
 
-from agent_specialists.debate import DebateAgent
-from agent_specialists.supervisor import SupervisorAgent
+from agent_specialists.debate import DebateAgent, Side
+from agent_specialists.supervisor import SupervisorAgent, SupervisorProgress
 
-__all__ = ["DebateAgent", "SupervisorAgent"]
+__all__ = ["DebateAgent", "Side", "SupervisorAgent", "SupervisorProgress"]

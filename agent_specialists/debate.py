@@ -11,11 +11,10 @@ Language Models through Multiagent Debate" (arXiv:2305.14325).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from agent_providers import Provider
-from agent_providers.base import spent_usage
+from agent_providers import Ask, Provider, provider_ask, run_sync, spent_usage
 from agent_schemas import (
     AgentSummary,
     ChatMessage,
@@ -160,41 +159,93 @@ class DebateAgent:
             early_termination=consensus and len(rounds) < self.max_rounds,
             consensus_threshold=self.consensus_threshold,
             n_failed_turns=sum((rd.bull.status == "failed") + (rd.bear.status == "failed") for rd in rounds),
-            token_usage=usage_by_role["bull"] + usage_by_role["bear"],
+            usage=usage_by_role["bull"] + usage_by_role["bear"],
             usage_by_role=usage_by_role,
             status="ok" if both else "failed",
             error=error,
             wall_time_s=time.perf_counter() - t0,
         )
 
-    async def _turn(self, side: Side, messages: Callable[[], list[ChatMessage]]) -> DebateTurn:
+    # --- one turn, one round ---------------------------------------------------------------------
+    @staticmethod
+    def last_turns(rounds: Sequence[DebateRound], bull: DebateTurn | None = None) -> dict[Side, DebateTurn | None]:
+        """Each side's last successful turn in ``rounds`` (and ``bull``, the current round's bull turn, if
+        given): what the next speaker answers and what it said last. None for a side with no ok turn yet."""
+        last: dict[Side, DebateTurn | None] = {"bull": None, "bear": None}
+        for turn in [t for rd in rounds for t in (rd.bull, rd.bear)] + ([bull] if bull is not None else []):
+            if turn.status == "ok":
+                last[turn.side] = turn
+        return last
+
+    def turn_request(
+        self,
+        side: Side,
+        question: VisibleQuestion,
+        agent_summaries: Sequence[AgentSummary],
+        aggregate_p_yes: float | None,
+        rounds: Sequence[DebateRound],
+        bull: DebateTurn | None = None,
+    ) -> tuple[list[ChatMessage], dict[str, Any]]:
+        """Messages and call options of ``side``'s turn in round ``len(rounds) + 1`` (for the bear, ``bull`` is
+        the bull turn of the same round): :meth:`build_messages` with each side's last successful turn."""
+        last = self.last_turns(rounds, bull)
+        opponent: Side = "bear" if side == "bull" else "bull"
+        messages = self.build_messages(side, question, agent_summaries, aggregate_p_yes, last[opponent], last[side], len(rounds) + 1)
+        return messages, self.call_params()
+
+    async def aturn(
+        self,
+        side: Side,
+        question: VisibleQuestion,
+        agent_summaries: Sequence[AgentSummary],
+        aggregate_p_yes: float | None,
+        rounds: Sequence[DebateRound],
+        bull: DebateTurn | None = None,
+        *,
+        ask: Ask | None = None,
+    ) -> DebateTurn:
+        """Play ``side``'s turn of the next round (:meth:`turn_request`, one call, :meth:`turn_from_answer`).
+
+        Never raises for a failure of the turn (provider, cache, prompt or parser): it is a failed turn
+        with its typed error and spent tokens. ``ask`` routes the call (default: the side's provider).
+        """
         try:
-            c = await self.llms[side].acomplete(messages(), **self.call_params())
+            messages, options = self.turn_request(side, question, agent_summaries, aggregate_p_yes, rounds, bull)
+            text, usage = await (ask or provider_ask(self.llms[side]))(messages, options)
         except Exception as exc:  # provider, cache or prompt: a failed turn, not a failed debate
             return self.turn_from_answer(side, None, TokenUsage(), exc)
-        return self.turn_from_answer(side, c.text, c.usage)
+        return self.turn_from_answer(side, text, usage)
 
+    def close_round(self, rounds: Sequence[DebateRound], bull: DebateTurn, bear: DebateTurn) -> DebateRound:
+        """The :class:`DebateRound` that follows ``rounds``, with its consensus flag (:meth:`is_consensus`)."""
+        return DebateRound(round_number=len(rounds) + 1, bull=bull, bear=bear, consensus=self.is_consensus(bull, bear))
+
+    def is_over(self, rounds: Sequence[DebateRound]) -> bool:
+        """True after a round that reached consensus, or after ``max_rounds`` rounds."""
+        return bool(rounds) and (rounds[-1].consensus or len(rounds) >= self.max_rounds)
+
+    # --- run ---------------------------------------------------------------------------------------
     async def arun(
-        self, question: VisibleQuestion | Question, agent_summaries: Sequence[AgentSummary], aggregate_p_yes: float | None
+        self,
+        question: VisibleQuestion | Question,
+        agent_summaries: Sequence[AgentSummary],
+        aggregate_p_yes: float | None,
+        *,
+        asks: Mapping[str, Ask] | None = None,
     ) -> DebateArtifact:
         """Run the debate (async); parameters and result as in :meth:`run`. Never raises for a failed turn
         (provider, parser, cache or any other exception): it is recorded with its typed error and spent
-        tokens, and the debate goes on. A :class:`Question` is reduced to its visible part first."""
+        tokens, and the debate goes on. A :class:`Question` is reduced to its visible part first.
+        ``asks`` maps "bull" / "bear" to how that side's calls reach a model (default: the side's provider).
+        """
         question = as_visible(question)
+        asks = asks or {}
         t0 = time.perf_counter()
         rounds: list[DebateRound] = []
-        last: dict[Side, DebateTurn | None] = {"bull": None, "bear": None}
-        for r in range(1, self.max_rounds + 1):
-            bull = await self._turn("bull", lambda: self.build_messages("bull", question, agent_summaries, aggregate_p_yes, last["bear"], last["bull"], r))
-            if bull.status == "ok":
-                last["bull"] = bull
-            bear = await self._turn("bear", lambda: self.build_messages("bear", question, agent_summaries, aggregate_p_yes, last["bull"], last["bear"], r))
-            if bear.status == "ok":
-                last["bear"] = bear
-            consensus = self.is_consensus(bull, bear)
-            rounds.append(DebateRound(round_number=r, bull=bull, bear=bear, consensus=consensus))
-            if consensus:
-                break
+        while not self.is_over(rounds):
+            bull = await self.aturn("bull", question, agent_summaries, aggregate_p_yes, rounds, ask=asks.get("bull"))
+            bear = await self.aturn("bear", question, agent_summaries, aggregate_p_yes, rounds, bull, ask=asks.get("bear"))
+            rounds.append(self.close_round(rounds, bull, bear))
         return self.artifact(question, aggregate_p_yes, rounds, t0)
 
     def run(
@@ -216,6 +267,4 @@ class DebateAgent:
             ``p_yes`` is the midpoint of the final bull and bear probabilities, None (status
             "failed") when a side never produced a parseable answer.
         """
-        from agent_providers.base import _run_sync
-
-        return _run_sync(self.arun(question, agent_summaries, aggregate_p_yes))
+        return run_sync(self.arun(question, agent_summaries, aggregate_p_yes))

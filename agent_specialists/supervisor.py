@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
-from agent_providers import Provider
-from agent_providers.base import spent_usage
+from agent_providers import Ask, Provider, UsageMeter, provider_ask, run_sync, spent_usage
 from agent_schemas import (
     AgentSummary,
     ChatMessage,
@@ -21,9 +23,9 @@ from agent_schemas import (
     Disagreement,
     ForecastParseError,
     Question,
+    ReconcileError,
     SearchOutcome,
     SupervisorArtifact,
-    TokenUsage,
     VisibleQuestion,
     as_reconcile_error,
     as_visible,
@@ -34,6 +36,24 @@ from agent_tools.case_facts import stable_prefix
 from agent_tools.provenance import attach_provenance
 
 
+@dataclass
+class SupervisorProgress(UsageMeter):
+    """What one supervisor run has spent (:class:`agent_providers.UsageMeter`) and found so far, filled step
+    by step; after a failed step ``error`` is set and the later steps do nothing."""
+
+    t0: float = field(default_factory=time.perf_counter)
+    disagreements: list[Disagreement] = field(default_factory=list)
+    queries: list[str] = field(default_factory=list)
+    outcomes: list[SearchOutcome] = field(default_factory=list)
+    coverage: list[CoverageNote] = field(default_factory=list)
+    error: ReconcileError | None = None
+
+    def fail(self, exc: BaseException) -> None:
+        """Record a step's failure, typed by :func:`agent_schemas.as_reconcile_error` (a failed call's spent
+        usage was charged by :meth:`call` already)."""
+        self.error = as_reconcile_error(exc)
+
+
 class SupervisorAgent:
     """Reconciles disagreeing forecasters with targeted, cutoff-respecting searches.
 
@@ -41,13 +61,18 @@ class SupervisorAgent:
     ----------
     llm : Provider
         The supervisor's model.
-    search : ToolExecutor or SearchClient, optional
-        Search backend; a bare client is wrapped in a :class:`ToolExecutor` (leakage guard, undated
-        results dropped). Without one, every disagreement is a coverage gap ("no search configured").
+    executor : ToolExecutor or SearchClient, optional
+        Search with the cutoff-date leakage guard, as for :class:`agent_research.ForecasterAgent`; a bare
+        client is wrapped in a :class:`ToolExecutor` (undated results dropped). Without one, every
+        disagreement is a coverage gap ("no search configured").
     max_queries : int
         Maximum clarifying searches (one per named disagreement).
-    max_search_results : int
+    max_results : int
         Results per search.
+    temperature, max_tokens, seed
+        Passed to the provider (max_tokens in tokens).
+    search, max_search_results
+        Deprecated names of ``executor`` and ``max_results`` (they warn; removed in the next release).
     """
 
     role = "supervisor"
@@ -55,33 +80,59 @@ class SupervisorAgent:
     def __init__(
         self,
         llm: Provider,
-        search: ToolExecutor | SearchClient | None = None,
+        executor: ToolExecutor | SearchClient | None = None,
         max_queries: int = 3,
-        max_search_results: int = 5,
+        max_results: int = 5,
         *,
         temperature: float | None = None,
         max_tokens: int | None = 400,
         seed: int | None = None,
+        search: ToolExecutor | SearchClient | None = None,
+        max_search_results: int | None = None,
     ) -> None:
+        if search is not None:
+            warnings.warn("SupervisorAgent(search=...) is deprecated; use executor=...", DeprecationWarning, stacklevel=2)
+            executor = executor if executor is not None else search
+        if max_search_results is not None:
+            warnings.warn("SupervisorAgent(max_search_results=...) is deprecated; use max_results=...", DeprecationWarning, stacklevel=2)
+            max_results = max_search_results
         if max_queries < 0:
             raise ValueError(f"max_queries must be >= 0, got {max_queries}")
-        if max_search_results < 1:
-            raise ValueError(f"max_search_results must be >= 1, got {max_search_results}")
+        if max_results < 1:
+            raise ValueError(f"max_results must be >= 1, got {max_results}")
         self.llm = llm
-        if search is not None and not isinstance(search, ToolExecutor):
-            search = ToolExecutor(search)
-        self.executor: ToolExecutor | None = search
+        if executor is not None and not isinstance(executor, ToolExecutor):
+            executor = ToolExecutor(executor)
+        self.executor: ToolExecutor | None = executor
         self.max_queries = max_queries
-        self.max_search_results = max_search_results
+        self.max_results = max_results
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.seed = seed
 
-    def _prefix(self, question: VisibleQuestion, summaries: Sequence[AgentSummary]) -> list[ChatMessage]:
+    # --- requests and answers ------------------------------------------------------------------------
+    def prefix(self, question: VisibleQuestion, summaries: Sequence[AgentSummary]) -> list[ChatMessage]:
         """Stable prefix of both supervisor calls (the same as the debate's): system, case facts, member summaries."""
         return stable_prefix(question, prompts.render_agent_summaries(summaries))
 
-    def _parse_disagreements(self, text: str) -> list[Disagreement]:
+    def call_params(self, json_schema: dict[str, Any]) -> dict[str, Any]:
+        """Provider call options of a supervisor call answering with ``json_schema``."""
+        return dict(json_schema=json_schema, temperature=self.temperature, max_tokens=self.max_tokens, seed=self.seed)
+
+    def disagreement_request(self, question: VisibleQuestion, summaries: Sequence[AgentSummary]) -> tuple[list[ChatMessage], dict[str, Any]]:
+        """Messages and call options of the first call: name up to ``max_queries`` disagreements."""
+        msgs = self.prefix(question, summaries) + [ChatMessage(
+            role="user", content=prompts.SUPERVISOR_DISAGREEMENT_TASK.format(max_queries=self.max_queries))]
+        return msgs, self.call_params(prompts.disagreement_schema(self.max_queries))
+
+    def read_disagreements(self, text: str) -> list[Disagreement]:
+        """The disagreements named in the first answer (at most ``max_queries``; items without a topic skipped).
+
+        Raises
+        ------
+        ForecastParseError
+            When the answer is not JSON or has no ``disagreements`` list.
+        """
         data = parse_json(text, required_keys=("disagreements",))
         items = data.get("disagreements")
         if not isinstance(items, list):
@@ -99,7 +150,9 @@ class SupervisorAgent:
                 ))
         return out
 
-    async def _search(self, disagreements: list[Disagreement], cutoff_date: dt.date) -> tuple[list[str], list[SearchOutcome], list[CoverageNote]]:
+    async def asearch(self, disagreements: list[Disagreement], cutoff_date: dt.date) -> tuple[list[str], list[SearchOutcome], list[CoverageNote]]:
+        """Run one clarifying search per disagreement under ``cutoff_date``: ``(queries run, their outcomes,
+        one coverage note per disagreement)``. A repeated query is searched once and its outcome reused."""
         queries, outcomes, coverage = [], [], []
         for d in disagreements:
             if self.executor is None:
@@ -111,15 +164,102 @@ class SupervisorAgent:
             if d.query in queries:  # the same query twice: reuse its outcome, search once
                 coverage.append(_coverage(d.topic, outcomes[queries.index(d.query)]))
                 continue
-            outcome = await self.executor.aexecute_search(d.query, max_results=self.max_search_results, cutoff_date=cutoff_date)
+            outcome = await self.executor.aexecute_search(d.query, max_results=self.max_results, cutoff_date=cutoff_date)
             queries.append(d.query)
             outcomes.append(outcome)
             coverage.append(_coverage(d.topic, outcome))
         return queries, outcomes, coverage
 
-    async def arun(self, question: VisibleQuestion | Question, agent_summaries: Sequence[AgentSummary], cutoff_date: dt.date | None = None) -> SupervisorArtifact:
-        """Run the supervisor (async). Never raises for a failed step (provider, parser, cache, search or any
-        other exception): the artifact is "failed" with the typed error and the usage spent.
+    def decision_request(self, question: VisibleQuestion, summaries: Sequence[AgentSummary],
+                         progress: SupervisorProgress) -> tuple[list[ChatMessage], dict[str, Any]]:
+        """Messages and call options of the decision call: the disagreements with their coverage and the
+        clarifying evidence found so far (``progress``)."""
+        results = [r for o in progress.outcomes if o.ok for r in o.results]
+        msgs = self.prefix(question, summaries) + [ChatMessage(role="user", content="\n\n".join([
+            prompts.render_disagreements(progress.disagreements, progress.coverage),
+            "## CLARIFYING EVIDENCE\n" + (render_evidence(results) if results else "None obtained (see coverage gaps)."),
+            prompts.SUPERVISOR_DECISION_TASK,
+        ]))]
+        return msgs, self.call_params(prompts.DECISION_SCHEMA)
+
+    def artifact(self, question: VisibleQuestion, progress: SupervisorProgress, text: str | None) -> SupervisorArtifact:
+        """The :class:`SupervisorArtifact` of a run from its ``progress`` and the decision answer ``text``
+        (parsed here: p_yes, a confidence of high, medium or low, rationale and evidence). A failed step, or
+        an answer that does not parse, gives a failed artifact with the typed error and the usage spent."""
+        if progress.error is None:
+            try:
+                parsed = parse_forecast(text or "")
+                confidence = str(parsed.data.get("confidence", "")).strip().lower()
+                if confidence not in ("high", "medium", "low"):
+                    raise ForecastParseError(f"confidence must be high, medium or low, got {parsed.data.get('confidence')!r}",
+                                             raw_text=text, field="confidence", value=parsed.data.get("confidence"))
+            except Exception as exc:
+                progress.charge(spent_usage(exc))
+                progress.fail(exc)
+        common = dict(question_id=question.id, disagreements=progress.disagreements, queries=progress.queries,
+                      search_outcomes=progress.outcomes, coverage=progress.coverage, usage=progress.usage)
+        if progress.error is not None:
+            return SupervisorArtifact(**common, status="failed", error=progress.error.to_info(),
+                                      wall_time_s=time.perf_counter() - progress.t0)
+        results = [r for o in progress.outcomes if o.ok for r in o.results]
+        return SupervisorArtifact(**common, p_yes=parsed.p_yes, confidence=confidence, rationale=parsed.rationale,
+                                  key_evidence=attach_provenance(parsed.key_evidence, results),
+                                  wall_time_s=time.perf_counter() - progress.t0)
+
+    # --- the three steps (each records its failure in ``progress`` and never raises) ---------------
+    async def aname_disagreements(self, question: VisibleQuestion, summaries: Sequence[AgentSummary],
+                                  progress: SupervisorProgress, *, ask: Ask | None = None) -> None:
+        """Step 1: ask for the disagreements (none when ``max_queries`` is 0). ``ask`` routes the call
+        (default: the supervisor's provider)."""
+        if progress.error is not None or self.max_queries == 0:
+            return
+        try:
+            text = await progress.call(ask or provider_ask(self.llm), *self.disagreement_request(question, summaries))
+            progress.disagreements = self.read_disagreements(text)
+        except Exception as exc:  # provider, parser or cache: a failed supervisor, not a failed question
+            progress.fail(exc)
+
+    async def aclarify(self, progress: SupervisorProgress, cutoff_date: dt.date) -> None:
+        """Step 2: the clarifying searches of the named disagreements (:meth:`asearch`)."""
+        if progress.error is not None or self.max_queries == 0:
+            return
+        try:
+            progress.queries, progress.outcomes, progress.coverage = await self.asearch(progress.disagreements, cutoff_date)
+        except Exception as exc:  # a search tool that raised
+            progress.fail(exc)
+
+    async def adecide(self, question: VisibleQuestion, summaries: Sequence[AgentSummary],
+                      progress: SupervisorProgress, *, ask: Ask | None = None) -> str | None:
+        """Step 3: ask for the reconciled probability; returns the answer text (None after a failure)."""
+        if progress.error is not None:
+            return None
+        try:
+            return await progress.call(ask or provider_ask(self.llm), *self.decision_request(question, summaries, progress))
+        except Exception as exc:
+            progress.fail(exc)
+            return None
+
+    def cutoff(self, question: VisibleQuestion, cutoff_date: dt.date | None) -> dt.date:
+        """The clarifying searches' cutoff: ``cutoff_date`` or the question's forecast date.
+
+        Raises
+        ------
+        ValueError
+            For a cutoff after the forecast date (it would leak).
+        """
+        cutoff = cutoff_date or question.forecast_date
+        if cutoff > question.forecast_date:
+            raise ValueError(
+                f"cutoff_date {cutoff} is after the question's forecast_date {question.forecast_date}: that would leak"
+            )
+        return cutoff
+
+    # --- run ---------------------------------------------------------------------------------------
+    async def arun(self, question: VisibleQuestion | Question, agent_summaries: Sequence[AgentSummary],
+                   cutoff_date: dt.date | None = None, *, ask: Ask | None = None) -> SupervisorArtifact:
+        """Run the supervisor (async): :meth:`aname_disagreements`, :meth:`aclarify`, :meth:`adecide`,
+        :meth:`artifact`. Never raises for a failed step (provider, parser, cache, search or any other
+        exception): the artifact is "failed" with the typed error and the usage spent.
 
         Parameters
         ----------
@@ -129,69 +269,20 @@ class SupervisorAgent:
         cutoff_date : date, optional
             Information cutoff for the clarifying searches; defaults to ``question.forecast_date``.
             A later date than the question's forecast date raises ValueError (it would leak).
+        ask : callable, optional
+            How the two calls reach a model (:data:`agent_providers.Ask`); default the supervisor's provider.
         """
         question = as_visible(question)
-        cutoff = cutoff_date or question.forecast_date
-        if cutoff > question.forecast_date:
-            raise ValueError(
-                f"cutoff_date {cutoff} is after the question's forecast_date {question.forecast_date}: that would leak"
-            )
-        t0 = time.perf_counter()
-        usage = TokenUsage()
-        disagreements: list[Disagreement] = []
-        queries: list[str] = []
-        outcomes: list[SearchOutcome] = []
-        coverage: list[CoverageNote] = []
-        try:
-            if self.max_queries > 0:
-                msgs = self._prefix(question, agent_summaries) + [ChatMessage(
-                    role="user", content=prompts.SUPERVISOR_DISAGREEMENT_TASK.format(max_queries=self.max_queries))]
-                c = await self.llm.acomplete(msgs, json_schema=prompts.disagreement_schema(self.max_queries),
-                                             temperature=self.temperature, max_tokens=self.max_tokens, seed=self.seed)
-                usage = usage + c.usage  # counted before parsing: a parse failure still spent the tokens
-                disagreements = self._parse_disagreements(c.text)
-                queries, outcomes, coverage = await self._search(disagreements, cutoff)
-            results = [r for o in outcomes if o.ok for r in o.results]
-            msgs = self._prefix(question, agent_summaries) + [
-                ChatMessage(role="user", content="\n\n".join([
-                    prompts.render_disagreements(disagreements, coverage),
-                    "## CLARIFYING EVIDENCE\n" + (render_evidence(results) if results else "None obtained (see coverage gaps)."),
-                    prompts.SUPERVISOR_DECISION_TASK,
-                ])),
-            ]
-            c = await self.llm.acomplete(msgs, json_schema=prompts.DECISION_SCHEMA, temperature=self.temperature,
-                                         max_tokens=self.max_tokens, seed=self.seed)
-            usage = usage + c.usage
-            parsed = parse_forecast(c.text)
-            confidence = str(parsed.data.get("confidence", "")).strip().lower()
-            if confidence not in ("high", "medium", "low"):
-                raise ForecastParseError(f"confidence must be high, medium or low, got {parsed.data.get('confidence')!r}",
-                                         raw_text=c.text, field="confidence", value=parsed.data.get("confidence"))
-        except Exception as exc:  # provider, parser, cache or search tool: a failed supervisor, not a failed question
-            usage = usage + spent_usage(exc)
-            return SupervisorArtifact(question_id=question.id, disagreements=disagreements, queries=queries,
-                                      search_outcomes=outcomes, coverage=coverage, token_usage=usage,
-                                      status="failed", error=as_reconcile_error(exc).to_info(),
-                                      wall_time_s=time.perf_counter() - t0)
-        return SupervisorArtifact(
-            question_id=question.id,
-            disagreements=disagreements,
-            queries=queries,
-            search_outcomes=outcomes,
-            p_yes=parsed.p_yes,
-            confidence=confidence,  # type: ignore[arg-type]
-            rationale=parsed.rationale,
-            key_evidence=attach_provenance(parsed.key_evidence, results),
-            coverage=coverage,
-            token_usage=usage,
-            wall_time_s=time.perf_counter() - t0,
-        )
+        cutoff = self.cutoff(question, cutoff_date)
+        progress = SupervisorProgress()
+        await self.aname_disagreements(question, agent_summaries, progress, ask=ask)
+        await self.aclarify(progress, cutoff)
+        text = await self.adecide(question, agent_summaries, progress, ask=ask)
+        return self.artifact(question, progress, text)
 
     def run(self, question: VisibleQuestion | Question, agent_summaries: Sequence[AgentSummary], cutoff_date: dt.date | None = None) -> SupervisorArtifact:
         """Synchronous form of :meth:`arun`."""
-        from agent_providers.base import _run_sync
-
-        return _run_sync(self.arun(question, agent_summaries, cutoff_date))
+        return run_sync(self.arun(question, agent_summaries, cutoff_date))
 
 
 def _coverage(topic: str, outcome: SearchOutcome) -> CoverageNote:

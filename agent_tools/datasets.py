@@ -1,6 +1,8 @@
 """Paths to and raw reads of the bundled ForecastBench data (CC BY-SA 4.0, see ``data/forecastbench/DATA_CARD.md``).
 
-Only raw reads live here; :mod:`benchmarks` builds :class:`agent_schemas.Question` objects from them.
+The one reader of the bundled files: ``fb_questions.parquet`` (the question table, also the source of the
+local search corpus) and ``fb_human_forecasts.parquet`` (the human panels). Only raw reads live here;
+:mod:`benchmarks.questions` builds :class:`agent_schemas.Question` objects from them.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ if TYPE_CHECKING:  # pandas is imported when data is read, not when the package 
     import pandas as pd
 
 QUESTIONS_FILE = "fb_questions.parquet"
+HUMAN_FORECASTS_FILE = "fb_human_forecasts.parquet"
 
 
 def forecastbench_dir() -> Path:
@@ -40,9 +43,37 @@ def load_forecastbench_questions(path: str | Path | None = None, *, columns: lis
     FileNotFoundError
         If the file does not exist.
     """
+    return _read(path, QUESTIONS_FILE, "question", columns)
+
+
+def load_forecastbench_human_forecasts(path: str | Path | None = None, *, columns: list[str] | None = None) -> "pd.DataFrame":
+    """Read the ForecastBench human forecasts as is (one row per forecast: one superforecaster's, or a per-item median).
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        A parquet file with the same columns; default: the bundled ``fb_human_forecasts.parquet``.
+    columns : list of str, optional
+        Read only these columns; default: all.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns documented in ``DATA_CARD.md`` (``qid``, ``forecaster_type`` such as
+        ``"human_superforecaster_median"``, ``p_yes`` in [0, 1], ``n_forecasters``, ...).
+
+    Raises
+    ------
+    FileNotFoundError
+        If the file does not exist.
+    """
+    return _read(path, HUMAN_FORECASTS_FILE, "human forecast", columns)
+
+
+def _read(path: str | Path | None, default_name: str, kind: str, columns: list[str] | None) -> "pd.DataFrame":
     import pandas as pd  # noqa: PLC0415
 
-    p = Path(path) if path is not None else forecastbench_dir() / QUESTIONS_FILE
+    p = Path(path) if path is not None else forecastbench_dir() / default_name
     if not p.is_file():
-        raise FileNotFoundError(f"ForecastBench question file not found: {p}")
+        raise FileNotFoundError(f"ForecastBench {kind} file not found: {p}")
     return pd.read_parquet(p, columns=columns)

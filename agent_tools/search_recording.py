@@ -12,20 +12,10 @@ import contextvars
 import threading
 from collections import defaultdict, deque
 
-from pydantic import BaseModel, Field
-
-from agent_schemas import SearchOutcome
+from agent_schemas import RecordedSearch, SearchOutcome
 from agent_tools.search_base import DateLike, SearchClient, to_date
 
-
-class RecordedSearch(BaseModel):
-    """One raw backend answer, keyed by the request."""
-
-    query: str = Field(description="Query as sent to the backend.")
-    max_results: int = Field(description="Results asked for (count).")
-    cutoff_date: str | None = Field(None, description="Cutoff passed to the backend (ISO date) or None.")
-    outcome: SearchOutcome = Field(description="The backend's raw outcome (before the cutoff guard).")
-
+__all__ = ["SEARCH_RECORDING_SINK", "RecordedSearch", "RecordingSearchClient", "ReplaySearchClient"]
 
 SEARCH_RECORDING_SINK: contextvars.ContextVar[list[RecordedSearch] | None] = contextvars.ContextVar(
     "search_recording_sink", default=None

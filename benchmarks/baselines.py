@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from agent_schemas import DataValidationError, Question
-from benchmarks.questions import _fb_frame, _superforecaster_counts, superforecaster_medians
+from benchmarks.questions import forecastbench_table, superforecaster_counts, superforecaster_medians
 
 __all__ = ["BASELINES", "base_rate_reference", "compute_baselines"]
 
@@ -63,11 +63,11 @@ def base_rate_reference(reference_questions: Sequence[Question] | None = None) -
         by resolution date.
     """
     if reference_questions is None:
-        fb = _fb_frame()
+        fb = forecastbench_table()
         ref = pd.DataFrame({
             "source": fb["source"].to_numpy(dtype=object),
             "event": fb["source_question_id"].to_numpy(dtype=object),
-            "resolution_date": fb["_rdate"].to_numpy(),
+            "resolution_date": fb["resolution_ts"].to_numpy(),
             "outcome": fb["outcome"].to_numpy(dtype=np.int64),
         })
     else:
@@ -149,7 +149,7 @@ def compute_baselines(
         per_method["crowd"] = (p, avail, detail, np.zeros(n, dtype=np.int64))
 
     if "superforecaster_median" in methods:
-        med, counts = superforecaster_medians(), _superforecaster_counts()
+        med, counts = superforecaster_medians(), superforecaster_counts()
         p = np.array([med.get(i, np.nan) for i in ids], dtype=float)
         avail = ~np.isnan(p)
         k = np.array([counts.get(i, 0) if a else 0 for i, a in zip(ids, avail)], dtype=np.int64)

@@ -84,6 +84,9 @@ OPTION_OF_FIELD = {
     "max_tokens": "--max-tokens", "debate_rounds": "--debate-rounds", "supervisor_queries": "--supervisor-queries",
     "concurrency": "--concurrency", "methods": "--methods", "sources": "--sources", "run_id": "--run-id",
     "cutoff_margin_days": "--cutoff-margin-days", "seed": "--seed",
+    # the same options once moved into the pipeline's configuration (benchmarks.config.PIPELINE_OPTIONS)
+    "pipeline.n_members": "--members", "pipeline.max_tokens": "--max-tokens",
+    "pipeline.debate.max_rounds": "--debate-rounds", "pipeline.supervisor.max_queries": "--supervisor-queries",
 }
 
 
@@ -191,7 +194,7 @@ def run(
     sources: Optional[str] = typer.Option(None, help="ForecastBench sources, comma-separated (e.g. polymarket,manifold)."),
     question_type: QuestionType = typer.Option(QuestionType.market, help="ForecastBench question type."),
     n: Optional[int] = typer.Option(6, "--n", help="Seeded sample size (0 = all matching questions)."),
-    questions_file: Optional[Path] = typer.Option(None, "--questions", help="Your own question file (CSV/JSONL/Parquet); see benchmarks/questions.py for columns."),
+    questions_file: Optional[Path] = typer.Option(None, "--questions", help="Your own question file (CSV/JSONL/Parquet); see benchmarks/questions/files.py for columns."),
     date_from: Optional[str] = typer.Option(None, help="Keep questions with forecast date on/after YYYY-MM-DD."),
     date_to: Optional[str] = typer.Option(None, help="Keep questions with forecast date on/before YYYY-MM-DD."),
     include_before_cutoff: bool = typer.Option(False, "--include-before-cutoff", help="Also use questions due before the model's training cutoff (contaminated). Without it, a model whose cutoff is unknown needs --date-from."),
@@ -480,11 +483,11 @@ def frameworks(
     """Compare the pipeline in plain Python, LangGraph and the OpenAI Agents SDK (calls, tokens, overhead, p_yes, Brier, LOC)."""
     _setup_logging(debug)
     with cli_errors(debug):
-        from agent_research.frameworks import FrameworkConfig
+        from agent_research import PipelineConfig
         from benchmarks.frameworks import arun_benchmark, format_table
 
         table, runs = asyncio.run(arun_benchmark(provider=provider, n=n, seed=seed, latency_s=latency_ms / 1000,
-                                                 config=FrameworkConfig(n_members=n_members, seed=seed), search=search))
+                                                 config=PipelineConfig(n_members=n_members, seed=seed), search=search))
         typer.echo(format_table(table))
         traces = [t for r in runs.values() for t in r.traces]
         if traces and all(t.status != "ok" for t in traces):

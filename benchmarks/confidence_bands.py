@@ -89,7 +89,7 @@ def confidence_band_table(scored: pd.DataFrame, records: Mapping[str, Sequence[M
             continue
         table = scoring.segment_table(part, col, method_col="label", baseline=None, n_resamples=n_resamples, seed=seed)
         stats = part.groupby([col, "label"]).agg(mean_p_yes=("p_yes", "mean"), yes_rate=("outcome", "mean")).reset_index()
-        table = table.merge(stats, on=[col, "label"], how="left").rename(columns={col: "band", "log_score": "log_loss"})
+        table = table.merge(stats, on=[col, "label"], how="left").rename(columns={col: "band"})
         table.insert(0, "confidence", title)
         table["_band"] = table["band"].map(_BAND_ORDER)
         parts.append(table.sort_values(["label", "_band"], kind="mergesort"))

@@ -1,17 +1,27 @@
-"""The configuration of one benchmark run (stored in ``manifest.json``)."""
+"""The configuration of one benchmark run (stored in ``manifest.json``): the question selection, the
+run's execution, and the pipeline every question runs (an :class:`agent_research.PipelineConfig`)."""
 
 from __future__ import annotations
 
 import datetime as dt
-from typing import Literal
+import warnings
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
+from agent_research import DebateSettings, MemberSettings, PipelineConfig, SupervisorSettings
+from benchmarks.baselines import BASELINES
 from benchmarks.methods import DEFAULT_METHODS, validate_methods
 
-BASELINE_NAMES = ("crowd", "superforecaster_median", "base_rate", "always_0.5")
 #: Longest run id accepted (characters): a folder name on every common file system.
 MAX_RUN_ID_CHARS = 200
+
+
+def __getattr__(name: str) -> Any:
+    if name == "BASELINE_NAMES":  # was a copy of benchmarks.baselines.BASELINES; goes in the next release
+        warnings.warn("benchmarks.config.BASELINE_NAMES is deprecated; use benchmarks.baselines.BASELINES", DeprecationWarning, stacklevel=2)
+        return BASELINES
+    raise AttributeError(f"module 'benchmarks.config' has no attribute {name!r}")
 
 
 def validate_run_id(run_id: str) -> str:
@@ -31,15 +41,61 @@ def validate_run_id(run_id: str) -> str:
     return run_id
 
 
+#: The pipeline of a run unless the config gives another: answers sized for small models (512 tokens,
+#: one evidence item, two search results per member query), every member at once, 2 debate rounds,
+#: 2 clarifying searches of 5 results.
+RUN_PIPELINE = PipelineConfig(
+    concurrency=None,
+    max_tokens=512,
+    member=MemberSettings(n_queries=1, max_results=2, max_evidence=1),
+    debate=DebateSettings(max_rounds=2),
+    supervisor=SupervisorSettings(max_queries=2, max_results=5),
+)
+
+#: The command line's pipeline options (flat ``RunConfig`` keywords, also what manifests written before
+#: the pipeline was embedded hold) and where each goes in :class:`agent_research.PipelineConfig`.
+PIPELINE_OPTIONS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "n_members": (("n_members",),),
+    "temperature": (("temperatures",),),
+    "max_tokens": (("max_tokens",),),
+    "n_queries": (("member", "n_queries"),),
+    "max_evidence": (("member", "max_evidence"),),
+    "max_results": (("member", "max_results"),),
+    "debate_rounds": (("debate", "max_rounds"),),
+    "consensus_threshold": (("debate", "consensus_threshold"),),
+    "supervisor_queries": (("supervisor", "max_queries"),),
+    "reconcile_min_spread": (("reconcile_min_spread",),),
+    "member_timeout_s": (("member_timeout_s",),),
+    "min_success_fraction": (("min_success_fraction",),),
+}
+
+
+def pipeline_with_options(pipeline: PipelineConfig | dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+    """``pipeline`` (as a dict) with the flat :data:`PIPELINE_OPTIONS` in ``options`` set where they belong
+    (``temperature=t`` sets ``temperatures=[t]``)."""
+    out = pipeline.model_dump() if isinstance(pipeline, PipelineConfig) else dict(pipeline)
+    for key, value in options.items():
+        for path in PIPELINE_OPTIONS[key]:
+            if len(path) == 1:
+                out[path[0]] = [value] if key == "temperature" else value
+            elif out.get(path[0]) is not None:  # a stage that is left out stays out
+                out[path[0]] = {**dict(out[path[0]]), path[1]: value}
+    return out
+
+
 class RunConfig(BaseModel):
-    """Everything that defines a run; two runs with equal configs and caches give equal results."""
+    """Everything that defines a run; two runs with equal configs and caches give equal results.
+
+    The pipeline's settings live in ``pipeline``. For the command line and older manifests the flat
+    options of :data:`PIPELINE_OPTIONS` are accepted too (``RunConfig(n_members=5, debate_rounds=3)``) and
+    moved into ``pipeline``; ``seed`` seeds the pipeline as well unless ``pipeline`` is given.
+    """
 
     run_id: str | None = Field(None, description="Folder name under output_dir; default a timestamp.")
     output_dir: str = Field("runs", description="Parent folder of run folders.")
     providers: list[str] = Field(default_factory=list, description="Provider specs cycled over members; empty = auto_provider().")
-    n_members: int = Field(3, ge=1, le=32, description="Ensemble size (count).")
     methods: list[str] = Field(default_factory=lambda: list(DEFAULT_METHODS), description="Reconciliation methods to score.")
-    baselines: list[str] = Field(default_factory=lambda: list(BASELINE_NAMES), description="Baselines to score.")
+    baselines: list[str] = Field(default_factory=lambda: list(BASELINES), description="Baselines to score.")
     # question selection
     questions_file: str | None = Field(None, description="User question file (CSV/JSONL/Parquet); default: bundled ForecastBench.")
     sources: list[str] | None = Field(None, description="ForecastBench sources to keep, e.g. ['polymarket'].")
@@ -64,28 +120,39 @@ class RunConfig(BaseModel):
     )
     one_per_source_question: bool = Field(True, description="One row per source question (no repeated markets).")
     sample_n: int | None = Field(6, ge=1, description="Seeded sample size; None = all matching questions.")
-    seed: int = Field(0, description="Seed of the question sample, member sampling and fault injection.")
+    seed: int = Field(0, description="Seed of the question sample, the retry jitter and fault injection; also the pipeline's seed (models) unless pipeline is given.")
     # agents
     show_crowd: bool = Field(False, description="Show the crowd / market probability at freeze in the case facts (off: the models forecast without it).")
-    temperature: float | None = Field(0.7, description="Member sampling temperature.")
-    max_tokens: int = Field(512, ge=16, description="Max generated tokens per call (tokens).")
     search: Literal["local", "ddg", "none"] = Field("local", description="Research backend: bundled dated corpus, DuckDuckGo, or none.")
-    n_queries: int = Field(1, ge=0, description="Research queries per member (count).")
-    max_evidence: int = Field(1, ge=0, le=5, description="Key-evidence items per forecast (each costs about 60 generated tokens).")
-    max_results: int = Field(2, ge=1, description="Search results per query that reach the prompt (count).")
     snippet_chars: int = Field(200, ge=20, description="Snippet length in prompts (characters).")
-    debate_rounds: int = Field(2, ge=1, description="Maximum debate rounds.")
-    consensus_threshold: float = Field(0.05, gt=0, lt=1, description="Debate stops when |bull - bear| is below this.")
-    supervisor_queries: int = Field(2, ge=0, description="Clarifying searches of the supervisor (count).")
-    reconcile_min_spread: float = Field(0.0, ge=0, le=1, description="Run debate/supervisor only when member spread >= this.")
+    pipeline: PipelineConfig = Field(default_factory=lambda: RUN_PIPELINE, description="The pipeline every question runs (members, debate, supervisor, combination).")
     # execution
     concurrency: int | None = Field(None, ge=1, description="Questions in flight at once; default 1 for embedded models (one model, calls serialised; sequential questions reuse llama.cpp's prompt prefix) and 8 otherwise.")
-    member_timeout_s: float = Field(300.0, gt=0, description="Per-member deadline in seconds.")
-    min_success_fraction: float = Field(0.5, gt=0, le=1, description="Members that must succeed.")
     max_attempts: int = Field(4, ge=1, description="Provider attempts per call (retry layer).")
     cache: bool = Field(True, description="Persistent response cache (resume and re-runs cost no tokens).")
     cache_dir: str | None = Field(None, description="Response cache folder; default <run folder>/cache. Share one between runs to re-run for free.")
     n_threads: int | None = Field(None, description="Threads of the embedded llama.cpp model.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _pipeline_options(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or not (set(data) & set(PIPELINE_OPTIONS) or ("seed" in data and "pipeline" not in data)):
+            return data
+        data = dict(data)
+        options = {k: data.pop(k) for k in list(data) if k in PIPELINE_OPTIONS}
+        pipeline = data.get("pipeline", RUN_PIPELINE)
+        seeded = {"seed": data["seed"]} if "seed" in data and "pipeline" not in data else {}
+        data["pipeline"] = {**pipeline_with_options(pipeline, options), **seeded}
+        return data
+
+    def pipeline_for_methods(self) -> PipelineConfig:
+        """The pipeline the run builds: :attr:`pipeline` without the debate or the supervisor when no
+        method needs it (``debate`` / ``supervisor`` / ``pipeline``)."""
+        needs = set(self.methods)
+        return self.pipeline.model_copy(update={
+            "debate": self.pipeline.debate if needs & {"debate", "pipeline"} else None,
+            "supervisor": self.pipeline.supervisor if needs & {"supervisor", "pipeline"} else None,
+        })
 
     @field_validator("run_id")
     @classmethod
@@ -100,7 +167,7 @@ class RunConfig(BaseModel):
     @field_validator("baselines")
     @classmethod
     def _baselines(cls, v: list[str]) -> list[str]:
-        unknown = [b for b in v if b not in BASELINE_NAMES]
+        unknown = [b for b in v if b not in BASELINES]
         if unknown:
-            raise ValueError(f"unknown baselines {unknown}; valid: {', '.join(BASELINE_NAMES)}")
+            raise ValueError(f"unknown baselines {unknown}; valid: {', '.join(BASELINES)}")
         return v

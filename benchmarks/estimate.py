@@ -120,18 +120,19 @@ def calls_per_question(config: RunConfig, n_providers: int) -> dict[tuple[int, s
     """Provider calls one question makes at most, by (provider index, role), from the config.
 
     Members cycle over the providers (member ``i`` on provider ``i % n_providers``); the debate runs on
-    the first provider (``debate_rounds`` bull and bear calls) and the supervisor on the last (2 calls;
+    the first provider (``max_rounds`` bull and bear calls) and the supervisor on the last (2 calls;
     1 without clarifying searches), each only when a configured method needs it
-    (:meth:`benchmarks.runner.BenchmarkRunner.build_pipeline`).
+    (:meth:`benchmarks.config.RunConfig.pipeline_for_methods`).
     """
+    pipe = config.pipeline_for_methods()
     calls: dict[tuple[int, str], int] = defaultdict(int)
-    for i in range(config.n_members):
+    for i in range(pipe.n_members):
         calls[(i % n_providers, "forecaster")] += 1
-    if {"debate", "pipeline"} & set(config.methods):
-        calls[(0, "bull")] += config.debate_rounds
-        calls[(0, "bear")] += config.debate_rounds
-    if {"supervisor", "pipeline"} & set(config.methods):
-        calls[(n_providers - 1, "supervisor")] += 2 if config.supervisor_queries > 0 else 1
+    if pipe.debate is not None:
+        calls[(0, "bull")] += pipe.debate.max_rounds
+        calls[(0, "bear")] += pipe.debate.max_rounds
+    if pipe.supervisor is not None:
+        calls[(n_providers - 1, "supervisor")] += 2 if pipe.supervisor.max_queries > 0 else 1
     return dict(calls)
 
 
@@ -192,6 +193,7 @@ def estimate_run(config: RunConfig, *, environ: dict[str, str] | None = None, sa
         except ReconcileError as exc:
             warnings.append(f"{redact_spec(spec)}: {exc} (the run would stop here)")
     cfg = config.model_copy(update={"providers": specs, "cache": False})
+    max_tokens = cfg.pipeline.max_tokens or 0
     search = None
     if cfg.search == "ddg":
         from agent_tools import LocalCorpusSearch
@@ -222,13 +224,13 @@ def estimate_run(config: RunConfig, *, environ: dict[str, str] | None = None, sa
         spec = specs[index]
         seen = per_call.get((spec, role)) or [(0, 0)]
         mean_in = sum(i for i, _ in seen) / len(seen)
-        mean_out = min(sum(o for _, o in seen) / len(seen), cfg.max_tokens)
+        mean_out = min(sum(o for _, o in seen) / len(seen), max_tokens)
         one = cost_usd(spec, TokenUsage(input_tokens=round(mean_in), output_tokens=round(mean_out), calls=1))
-        one_max = cost_usd(spec, TokenUsage(input_tokens=round(mean_in), output_tokens=cfg.max_tokens, calls=1))
+        one_max = cost_usd(spec, TokenUsage(input_tokens=round(mean_in), output_tokens=max_tokens, calls=1))
         total_calls = calls * n_q
         rows.append({"provider": redact_spec(spec), "role": role, "calls": total_calls,
                      "input_tokens": round(mean_in * total_calls), "output_tokens": round(mean_out * total_calls),
-                     "output_tokens_max": cfg.max_tokens * total_calls,
+                     "output_tokens_max": max_tokens * total_calls,
                      "usd": None if one is None else one * total_calls,
                      "usd_max": None if one_max is None else one_max * total_calls})
     return RunEstimate(questions=list(questions), providers=[redact_spec(s) for s in specs], choice_reason=reason,

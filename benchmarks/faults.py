@@ -12,13 +12,13 @@ import random
 import threading
 from collections import Counter
 
-from agent_providers.base import Provider
+from agent_providers.base import Provider, WrappingProvider
 from agent_schemas import Completion, ProviderOverloaded, ProviderTimeout, RateLimited
 
 FAULT_KINDS = ("rate_limit", "overload", "timeout", "malformed_json", "truncation")
 
 
-class FaultInjectingProvider(Provider):
+class FaultInjectingProvider(WrappingProvider):
     """Wrap ``inner`` and inject faults at seeded rates.
 
     Parameters
@@ -46,18 +46,13 @@ class FaultInjectingProvider(Provider):
             raise ValueError(f"fault rates must be >= 0, got {rates}")
         if sum(rates.values()) > 1 + 1e-12:
             raise ValueError(f"fault rates sum to {sum(rates.values()):.3f} > 1")
-        super().__init__(inner.model)
-        self.inner = inner
+        super().__init__(inner)
         self.rates = dict(rates)
         self.retry_after_s = retry_after_s
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         self.injected: Counter[str] = Counter()
         self.passed = 0
-
-    @property
-    def spec(self) -> str:
-        return self.inner.spec
 
     def _draw(self) -> str | None:
         with self._lock:
@@ -97,14 +92,14 @@ class FaultInjectingProvider(Provider):
             return c.model_copy(update={"text": c.text[: max(1, len(c.text) // 2)], "stop_reason": "length"})
         return c
 
-    def _complete(self, messages, *, json_schema, temperature, max_tokens, seed) -> Completion:
+    def _complete(self, messages, **options) -> Completion:
         kind = self._draw()
         self._raise_or_none(kind)
-        c = self.inner.complete(messages, json_schema=json_schema, temperature=temperature, max_tokens=max_tokens, seed=seed)
+        c = self.inner.complete(messages, **options)
         return self._corrupt(kind, c)
 
-    async def _acomplete(self, messages, *, json_schema, temperature, max_tokens, seed) -> Completion:
+    async def _acomplete(self, messages, **options) -> Completion:
         kind = self._draw()
         self._raise_or_none(kind)
-        c = await self.inner.acomplete(messages, json_schema=json_schema, temperature=temperature, max_tokens=max_tokens, seed=seed)
+        c = await self.inner.acomplete(messages, **options)
         return self._corrupt(kind, c)

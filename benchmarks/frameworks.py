@@ -33,10 +33,10 @@ brier
 loc_module, loc_total
     Lines of code, counted by :func:`logical_lines`: non-blank lines that are not comments or
     docstrings. ``loc_module`` counts the module(s) that express the orchestration (plain Python:
-    ``pipeline.py``, ``ensemble.py``, ``debate.py``, ``supervisor.py``: the gather, gate, debate
-    loop and supervisor steps the frameworks re-express); ``loc_total`` adds the support a framework
-    implementation needs on top (``frameworks/common.py`` step functions and ``frameworks/bridge.py``
-    adapters). Prompts, parsers and agents' ``build_messages`` are shared and counted nowhere.
+    ``pipeline.py``, ``ensemble.py``, ``debate.py``, ``supervisor.py``, which hold the agents' runs
+    and the public steps every implementation calls); ``loc_total`` adds the support a framework
+    implementation needs on top (the ``frameworks/bridge.py`` adapters). Prompts and parsers are
+    shared and counted nowhere.
 
 With the scripted provider every answer is a deterministic function of the prompt, so any difference
 in final probabilities or ledgers would mean the prompts or the flow differ.
@@ -47,9 +47,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import ast
-import hashlib
 import io
-import json
 import time
 import tokenize
 from dataclasses import dataclass, field
@@ -59,11 +57,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from agent_providers import Provider, ScriptedProvider, get_provider
-from agent_research.frameworks import FRAMEWORKS, FrameworkConfig, RoleProviders, build_pipeline
+from agent_providers import Provider, get_provider
+from agent_research import PipelineConfig, RoleProviders
+from agent_research.frameworks import FRAMEWORKS, build_pipeline
 from agent_research.frameworks.bridge import ProviderClock, TimedProvider, disable_telemetry
 from agent_schemas import PipelineTrace, Question
 from agent_tools import SearchClient, ToolExecutor
+from benchmarks import scripted_world
 from benchmarks.questions import load_forecastbench
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,9 +73,9 @@ LOC_FILES: dict[str, dict[str, list[str]]] = {
     "python": {"module": ["agent_research/pipeline.py", "agent_research/ensemble.py",
                           "agent_specialists/debate.py", "agent_specialists/supervisor.py"], "support": []},
     "langgraph": {"module": ["agent_research/frameworks/langgraph_pipeline.py"],
-                  "support": ["agent_research/frameworks/common.py", "agent_research/frameworks/bridge.py"]},
+                  "support": ["agent_research/frameworks/bridge.py"]},
     "openai-agents": {"module": ["agent_research/frameworks/agents_sdk_pipeline.py"],
-                      "support": ["agent_research/frameworks/common.py", "agent_research/frameworks/bridge.py"]},
+                      "support": ["agent_research/frameworks/bridge.py"]},
 }
 
 ROLES = ("forecaster", "bull", "bear", "supervisor")
@@ -110,31 +110,6 @@ def lines_of_code(framework: str, root: Path = ROOT) -> tuple[int, int]:
     files = LOC_FILES[framework]
     own = sum(logical_lines((root / f).read_text()) for f in files["module"])
     return own, own + sum(logical_lines((root / f).read_text()) for f in files["support"])
-
-
-# --- scripted world ----------------------------------------------------------------------------------
-def _h(*parts: str) -> int:
-    return int(hashlib.sha256("|".join(parts).encode()).hexdigest()[:8], 16)
-
-
-def scripted_answer(messages: list[Any]) -> str:
-    """Deterministic answer of every role, a function of the prompt only (question line, role, persona).
-
-    Forecasters answer 5-94 %, the bull 55-84 %, the bear 15-44 %, the supervisor 10-89 % with a
-    confidence, so the debate runs its rounds and every combination step is exercised.
-    """
-    user = "\n".join(m.content for m in messages[1:])
-    q = next((line for line in user.splitlines() if line.startswith("- Question:")), user[:200])
-    if "You are the BULL" in user or "You are the BEAR" in user:
-        side = "bull" if "You are the BULL" in user else "bear"
-        p = 55 + _h(q, side) % 30 if side == "bull" else 15 + _h(q, side) % 30
-        return json.dumps({"argument": f"{side} case", "key_evidence": [], "p_yes_percent": p})
-    if "You are the SUPERVISOR" in user:
-        if '"disagreements"' in user:
-            return json.dumps({"disagreements": [{"topic": "timing", "description": "early vs late", "agents": ["member-0"], "query": q[12:60]}]})
-        conf = ("high", "medium", "low")[_h(q, "conf") % 3]
-        return json.dumps({"rationale": "weighed", "key_evidence": [], "confidence": conf, "p_yes_percent": 10 + _h(q, "sup") % 80})
-    return json.dumps({"rationale": "scripted", "key_evidence": [], "p_yes_percent": 5 + _h(q, messages[-1].content) % 90})
 
 
 class TimedSearch(SearchClient):
@@ -173,15 +148,15 @@ class FrameworkRun:
 
 
 def make_provider(spec: str, latency_s: float) -> Provider:
-    """``"scripted"`` -> a :class:`ScriptedProvider` answering with :func:`scripted_answer` after
+    """``"scripted"`` -> the scripted world (:func:`benchmarks.scripted_world.provider`) answering after
     ``latency_s`` seconds; anything else -> :func:`agent_providers.get_provider`."""
     if spec == "scripted":
-        return ScriptedProvider(responder=scripted_answer, latency_s=latency_s)
+        return scripted_world.provider(latency_s=latency_s)
     return get_provider(spec)
 
 
 async def run_framework(framework: str, questions: list[Question], provider: Provider, search: SearchClient | None,
-                        config: FrameworkConfig, *, warmup: bool = True) -> FrameworkRun:
+                        config: PipelineConfig, *, warmup: bool = True) -> FrameworkRun:
     """Run one implementation over ``questions`` sequentially, timing provider, search and wall time."""
     pclock, sclock = ProviderClock(), ProviderClock()
     timed = TimedProvider(provider, pclock)
@@ -237,7 +212,7 @@ def sample_questions(n: int, seed: int) -> list[Question]:
 
 
 async def arun_benchmark(*, provider: str = "scripted", n: int = 20, seed: int = 0, latency_s: float = 0.02,
-                         frameworks: tuple[str, ...] = FRAMEWORKS, config: FrameworkConfig | None = None,
+                         frameworks: tuple[str, ...] = FRAMEWORKS, config: PipelineConfig | None = None,
                          search: str = "local", warmup: bool = True) -> tuple[pd.DataFrame, dict[str, FrameworkRun]]:
     """Run the comparison; returns ``(table, runs by framework)``.
 
@@ -266,7 +241,7 @@ async def arun_benchmark(*, provider: str = "scripted", n: int = 20, seed: int =
     questions = sample_questions(n, seed)
     if not questions:
         raise ValueError(f"the sample is empty (n={n})")
-    config = config or FrameworkConfig(seed=seed)
+    config = config or PipelineConfig(seed=seed)
     client = None
     if search == "local":
         from agent_tools import LocalCorpusSearch
@@ -295,7 +270,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--search", default="local", choices=["local", "none"], help="Research backend.")
     a = ap.parse_args(argv)
     table, _ = asyncio.run(arun_benchmark(provider=a.provider, n=a.n, seed=a.seed, latency_s=a.latency_ms / 1000,
-                                          config=FrameworkConfig(n_members=a.members, seed=a.seed), search=a.search))
+                                          config=PipelineConfig(n_members=a.members, seed=a.seed), search=a.search))
     print(format_table(table))
 
 

@@ -14,7 +14,7 @@ reconciliation and their extra tokens are attributable:
 
 Every method's probability is clipped to the same bounds as the pipeline's final probability
 (``CombinationRule.clip_low`` / ``clip_high``, default [0.01, 0.99]), so that methods differ only in
-reconciliation and one confident miss does not decide a log-score comparison. The unclipped values
+reconciliation and one confident miss does not decide a log-loss comparison. The unclipped values
 stay in the trace. Baselines are not clipped.
 """
 
@@ -63,9 +63,9 @@ def method_rows(trace: PipelineTrace, methods: list[str]) -> dict[str, dict[str,
         elif m == "pipeline":
             extra = TokenUsage()
             if trace.debate is not None:
-                extra = extra + trace.debate.token_usage
+                extra = extra + trace.debate.usage
             if trace.supervisor is not None:
-                extra = extra + trace.supervisor.token_usage
+                extra = extra + trace.supervisor.usage
             failed = [a for a, art in (("debate", trace.debate), ("supervisor", trace.supervisor))
                       if art is not None and art.status != "ok"]
             note = trace.final_source + (f" ({' and '.join(failed)} failed: left out)" if failed else "")
@@ -82,7 +82,7 @@ def _clip(p: float | None, lo: float, hi: float) -> float | None:
 def _specialist(trace: PipelineTrace, artifact, name: str, lo: float, hi: float) -> dict[str, Any]:
     if artifact is None:
         return _row(_clip(trace.aggregates.get("mean"), lo, hi), "ok", f"{name} not triggered: members agreed; equals mean")
-    usage = artifact.token_usage
+    usage = artifact.usage
     if artifact.status != "ok" or artifact.p_yes is None:
         msg = artifact.error.message if artifact.error else "no probability"
         return _row(None, "failed", f"{name} failed: {msg}", usage)

@@ -370,7 +370,7 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
     segments = {col: scoring.segment_table(scored, col, method_col="label") for col in ("source", "question_type", "horizon_bucket")}
 
     csv_path = out_dir / "leaderboard.csv"
-    main_cols = [c for c in ("rank", "label", "n", "n_answered", "brier", "brier_ci_low", "brier_ci_high", "log_score", "ece",
+    main_cols = [c for c in ("rank", "label", "n", "n_answered", "brier", "brier_ci_low", "brier_ci_high", "log_loss", "ece",
                              "delta_brier_vs_baseline", "delta_brier_ci_low", "delta_brier_ci_high",
                              "tokens_per_question", "failed") if c in table.columns]
     ranked, unranked = table[table["ranked"]], table[~table["ranked"]]

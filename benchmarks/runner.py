@@ -40,14 +40,13 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from agent_providers import CachingProvider, Provider, ResponseCache, RetryingProvider, RetryPolicy, auto_provider, get_provider, redact_spec
+from agent_providers import CachingProvider, Provider, ResponseCache, RetryingProvider, RetryPolicy, auto_provider, get_provider, redact_spec, run_sync
 from agent_providers.pricing import PRICE_SOURCE
-from agent_research import Ensemble, ForecastPipeline
+from agent_research import ForecastPipeline
 from filelock import FileLock, Timeout
 from pydantic import BaseModel, Field
 
 from agent_schemas import DataValidationError, ErrorInfo, PipelineTrace, Question, ReconcileError, as_reconcile_error
-from agent_specialists import DebateAgent, SupervisorAgent
 from agent_tools import ToolExecutor
 from benchmarks.baselines import compute_baselines
 from benchmarks.clusters import ClusterAssignment, sibling_clusters
@@ -418,30 +417,11 @@ class BenchmarkRunner:
         return ToolExecutor(LocalCorpusSearch.default(), **kw)
 
     def build_pipeline(self) -> ForecastPipeline:
-        """The pipeline every question runs: ``n_members`` forecasters cycling over the providers, a
-        :class:`DebateAgent` on the first provider and a :class:`SupervisorAgent` on the last (each only
-        when a method needs it), sized by the config (tokens, results, evidence items, rounds, queries)."""
-        cfg = self.config
+        """The pipeline every question runs: :meth:`ForecastPipeline.from_config` of the config's pipeline
+        (:meth:`RunConfig.pipeline_for_methods`: debate and supervisor only when a method needs them) on the
+        run's providers (members cycle over them; debate on the first, supervisor on the last) and search."""
         providers = self.providers or self.build_providers()
-        executor = self.build_executor()
-        ensemble = Ensemble.from_providers(
-            providers, n_members=cfg.n_members, executor=executor, temperatures=[cfg.temperature], seed=cfg.seed,
-            member_timeout_s=cfg.member_timeout_s, min_success_fraction=cfg.min_success_fraction,
-            concurrency=cfg.n_members,
-        )
-        for m in ensemble.members:
-            m.max_tokens = cfg.max_tokens
-            m.n_queries = cfg.n_queries
-            m.max_results = cfg.max_results
-            m.max_evidence = cfg.max_evidence
-        debate = supervisor = None
-        if "debate" in cfg.methods or "pipeline" in cfg.methods:
-            debate = DebateAgent(providers[0], max_rounds=cfg.debate_rounds, consensus_threshold=cfg.consensus_threshold,
-                                 max_tokens=cfg.max_tokens, seed=cfg.seed)
-        if "supervisor" in cfg.methods or "pipeline" in cfg.methods:
-            supervisor = SupervisorAgent(providers[-1], search=executor, max_queries=cfg.supervisor_queries,
-                                         max_tokens=cfg.max_tokens, seed=cfg.seed)
-        return ForecastPipeline(ensemble, debate, supervisor, reconcile_min_spread=cfg.reconcile_min_spread)
+        return ForecastPipeline.from_config(providers, self.build_executor(), self.config.pipeline_for_methods())
 
     def concurrency(self) -> int:
         """Questions in flight: the config's value, else 1 when every provider is embedded, else 8."""
@@ -615,9 +595,7 @@ class BenchmarkRunner:
 
     def run(self) -> RunSummary:
         """Run the benchmark synchronously (also from a notebook's running event loop); see :meth:`arun`."""
-        from agent_providers.base import _run_sync
-
-        return _run_sync(self.arun())
+        return run_sync(self.arun())
 
     async def arun(self, *, resume: bool = False, retry_failed: bool = False) -> RunSummary:
         """Run every pending question; finished ones (in ``results.jsonl``) are skipped.

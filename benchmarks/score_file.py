@@ -41,7 +41,7 @@ from benchmarks.leaderboard import rank_methods
 __all__ = ["ScoreResult", "score_file", "score_forecasts_file"]
 
 #: Columns printed and written as the score leaderboard, in order (those present).
-SCORE_COLUMNS = ("rank", "method", "kind", "n", "n_answered", "brier", "brier_ci_low", "brier_ci_high", "log_score", "ece",
+SCORE_COLUMNS = ("rank", "method", "kind", "n", "n_answered", "brier", "brier_ci_low", "brier_ci_high", "log_loss", "ece",
                  "delta_brier_vs_baseline", "delta_brier_ci_low", "delta_brier_ci_high")
 
 
@@ -66,7 +66,7 @@ class ScoreResult:
         from benchmarks.report import ranking_note
 
         cols = [c for c in SCORE_COLUMNS if c in self.table.columns]
-        head = (f"Lower Brier and log score are better; deltas are against {self.reference} (negative: better than it). "
+        head = (f"Lower Brier and log loss are better; deltas are against {self.reference} (negative: better than it). "
                 + ranking_note(self.table[self.table["ranked"]], MIN_COVERAGE) + " Unranked rows have rank <NA>.")
         return head + "\n\n" + self.table[cols].to_markdown(index=False, floatfmt=".4f")
 

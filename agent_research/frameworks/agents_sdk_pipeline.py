@@ -3,9 +3,11 @@
 Each role is an SDK ``Agent`` (one per ensemble member with its persona, a BULL, a BEAR and a SUPERVISOR)
 whose model is our provider through :func:`agent_research.frameworks.bridge.agents_sdk_model`; every
 model call is one ``Runner.run``. The crew is orchestrated in code, the SDK's documented pattern for
-deterministic multi-agent flows: members run concurrently, the bull and bear agents alternate until
-consensus, the supervisor agent runs its two steps around the search tool, and debate and supervisor
-run concurrently. Tracing export is disabled (``RunConfig(tracing_disabled=True)``).
+deterministic multi-agent flows: members run concurrently, then the bull and bear agents alternate until
+consensus while the supervisor agent runs its two steps around the search tool. The agents' own runs
+(:meth:`ForecasterAgent.aforecast`, :meth:`DebateAgent.arun`, :meth:`SupervisorAgent.arun`) take the
+SDK runner as the way their calls reach a model (``ask``). Tracing export is disabled
+(``RunConfig(tracing_disabled=True)``).
 
 This stands in for CrewAI, which cannot share an environment with this toolkit: crewai 1.15 pins
 ``openai<3`` and ``pydantic<2.13`` (see README, "Framework comparison").
@@ -17,11 +19,10 @@ import asyncio
 import time
 from typing import Any
 
-from agent_providers import Provider
-from agent_schemas import DebateRound, DebateTurn, PipelineTrace, Question, TokenUsage, VisibleQuestion, as_visible
-from agent_research.frameworks import common as c
+from agent_providers import Ask, Provider, run_sync
+from agent_schemas import PipelineTrace, Question, TokenUsage, VisibleQuestion, as_visible
 from agent_research.frameworks.bridge import agents_sdk_model, agents_sdk_usage, disable_telemetry, to_agents_input
-from agent_research.pipeline import ForecastPipeline
+from agent_research.pipeline import ForecastPipeline, TraceRecorder
 
 
 class AgentsSDKPipeline:
@@ -52,84 +53,44 @@ class AgentsSDKPipeline:
             self._models[id(provider)] = agents_sdk_model(provider)
         return self._Agent(name=name, model=self._models[id(provider)])
 
-    async def _ask(self, agent: Any, messages, params: dict[str, Any]) -> tuple[str, TokenUsage]:
+    def ask(self, agent: Any) -> Ask:
+        """How a call reaches ``agent``'s model: one ``Runner.run`` with the prompt as instructions and input."""
         from agents import Runner
 
-        system, items = to_agents_input(messages)
-        settings = self._ModelSettings(temperature=params["temperature"], max_tokens=params["max_tokens"],
-                                       extra_args={"json_schema": params["json_schema"], "seed": params["seed"]})
-        result = await Runner.run(agent.clone(instructions=system, model_settings=settings), input=items, run_config=self.run_config)
-        return str(result.final_output), agents_sdk_usage(result)
+        async def ask(messages, options: dict[str, Any]) -> tuple[str, TokenUsage]:
+            system, items = to_agents_input(messages)
+            settings = self._ModelSettings(temperature=options["temperature"], max_tokens=options["max_tokens"],
+                                           extra_args={"json_schema": options["json_schema"], "seed": options["seed"]})
+            result = await Runner.run(agent.clone(instructions=system, model_settings=settings), input=items, run_config=self.run_config)
+            return str(result.final_output), agents_sdk_usage(result)
 
-    # --- ensemble ----------------------------------------------------------------------------------
-    async def _member(self, i: int, q: Question, sem: asyncio.Semaphore):
-        m, agent = self.spec.ensemble.members[i], self.members[i]
-        async with sem:
-            return await m.aforecast(q, timeout_s=self.spec.ensemble.member_timeout_s,
-                                     ask=lambda msgs, params: self._ask(agent, msgs, params))
+        return ask
 
-    # --- debate ------------------------------------------------------------------------------------
-    async def _turn(self, side: str, q, summaries, agg, last: dict[str, DebateTurn | None], r: int) -> DebateTurn:
-        d = self.spec.debate
-        other = "bear" if side == "bull" else "bull"
-        try:
-            msgs = d.build_messages(side, q, summaries, agg, last[other], last[side], r)  # type: ignore[union-attr, arg-type]
-            text, usage = await self._ask(self.debaters[side], msgs, d.call_params())  # type: ignore[arg-type]
-        except Exception as exc:  # a failed turn, not a failed question
-            return d.turn_from_answer(side, None, TokenUsage(), exc)
-        turn = d.turn_from_answer(side, text, usage)
-        if turn.status == "ok":
-            last[side] = turn
-        return turn
-
-    async def _debate(self, q, summaries, agg):
-        d, t0, rounds = self.spec.debate, time.perf_counter(), []
-        last: dict[str, DebateTurn | None] = {"bull": None, "bear": None}
-        for r in range(1, d.max_rounds + 1):  # type: ignore[union-attr]
-            bull = await self._turn("bull", q, summaries, agg, last, r)
-            bear = await self._turn("bear", q, summaries, agg, last, r)
-            rounds.append(DebateRound(round_number=r, bull=bull, bear=bear, consensus=d.is_consensus(bull, bear)))  # type: ignore[arg-type]
-            if rounds[-1].consensus:
-                break
-        return d.artifact(q, agg, rounds, t0)  # type: ignore[arg-type]
-
-    # --- supervisor --------------------------------------------------------------------------------
-    async def _supervise(self, q, summaries):
-        sup, st, text = self.spec.supervisor, c.SupervisorState(), None
-        try:
-            if sup.max_queries > 0:  # type: ignore[union-attr]
-                answer, usage = await self._ask(self.supervisor, *c.disagreement_request(sup, q, summaries))  # type: ignore[arg-type]
-                st.usage = st.usage + usage  # counted before parsing: a parse failure still spent the tokens
-                st.disagreements = sup._parse_disagreements(answer)  # type: ignore[union-attr]
-                st.queries, st.outcomes, st.coverage = await sup._search(st.disagreements, q.forecast_date)  # type: ignore[union-attr]
-            text, usage = await self._ask(self.supervisor, *c.decision_request(sup, q, summaries, st.disagreements, st.coverage, st.outcomes))  # type: ignore[arg-type]
-            st.usage = st.usage + usage
-        except Exception as exc:  # a failed supervisor, not a failed question
-            st.fail(exc)
-        return c.supervisor_artifact(q, st, text)
+    def role_asks(self) -> dict[str, Ask]:
+        """The SDK runner of the bull, bear and supervisor agents, by role."""
+        asks = {side: self.ask(agent) for side, agent in self.debaters.items()}
+        if self.supervisor is not None:
+            asks["supervisor"] = self.ask(self.supervisor)
+        return asks
 
     # --- run ---------------------------------------------------------------------------------------
     async def arun(self, question: VisibleQuestion | Question) -> PipelineTrace:
         """Run the crew on ``question`` (its visible part) and return its trace (never raises for provider,
         parse or search failures)."""
         question = as_visible(question)
-        with c.TraceRecorder() as rec:
-            t0, sem = time.perf_counter(), asyncio.Semaphore(self.spec.ensemble.concurrency)
-            forecasts = await asyncio.gather(*(self._member(i, question, sem) for i in range(len(self.members))))
-            ens = c.ensemble_result(self.spec.ensemble, question, list(forecasts), time.perf_counter() - t0)
-            aggregates, summaries = c.reconcile_inputs(self.spec, ens)
-            debate = supervisor = None
-            if summaries is not None:
-                agg = aggregates[self.spec.aggregation]
-                jobs = ([self._debate(question, summaries, agg)] if self.spec.debate else []) + (
-                    [self._supervise(question, summaries)] if self.spec.supervisor else [])
-                done = list(await asyncio.gather(*jobs))
-                debate = done.pop(0) if self.spec.debate else None
-                supervisor = done.pop(0) if self.spec.supervisor else None
-            return rec.trace(self.spec, question, ens, aggregates, debate, supervisor)
+        ensemble = self.spec.ensemble
+        with TraceRecorder() as recorder:
+            t0, sem = time.perf_counter(), asyncio.Semaphore(ensemble.concurrency)
+
+            async def member(i: int):
+                async with sem:
+                    return await ensemble.aforecast_member(ensemble.members[i], question, ask=self.ask(self.members[i]))
+
+            forecasts = await asyncio.gather(*(member(i) for i in range(len(self.members))))
+            ens = ensemble.result(question, list(forecasts), time.perf_counter() - t0)
+            aggregates, debate, supervisor = await self.spec.reconcile(question, ens, asks=self.role_asks())
+        return self.spec.trace(question, ens, aggregates, debate, supervisor, recorder)
 
     def run(self, question: VisibleQuestion | Question) -> PipelineTrace:
         """Synchronous form of :meth:`arun`."""
-        from agent_providers.base import _run_sync
-
-        return _run_sync(self.arun(question))
+        return run_sync(self.arun(question))

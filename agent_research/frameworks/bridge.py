@@ -22,7 +22,7 @@ import threading
 import time
 from typing import Any
 
-from agent_providers import Provider
+from agent_providers import Provider, WrappingProvider
 from agent_schemas import ChatMessage, Completion, TokenUsage
 
 #: Environment variables that switch off framework telemetry and tracing exports (set by
@@ -91,34 +91,28 @@ class ProviderClock:
         return total
 
 
-class TimedProvider(Provider):
+class TimedProvider(WrappingProvider):
     """Wrap ``inner`` and record the interval of every call in ``clock`` (failed calls included).
 
-    ``spec``, ``model`` and ``supports_json_schema`` are the inner provider's, so ledgers and traces do
-    not change.
+    Its identity is the inner provider's (:class:`agent_providers.WrappingProvider`), so ledgers and
+    traces do not change.
     """
 
     def __init__(self, inner: Provider, clock: ProviderClock) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.clock = clock
-        self.model = inner.model
-        self.supports_json_schema = inner.supports_json_schema  # type: ignore[misc]
 
-    @property
-    def spec(self) -> str:
-        return self.inner.spec
-
-    async def _acomplete(self, messages, *, json_schema, temperature, max_tokens, seed) -> Completion:
+    async def _acomplete(self, messages, **options) -> Completion:
         t0 = time.perf_counter()
         try:
-            return await self.inner.acomplete(messages, json_schema=json_schema, temperature=temperature, max_tokens=max_tokens, seed=seed)
+            return await self.inner.acomplete(messages, **options)
         finally:
             self.clock.add(t0, time.perf_counter())
 
-    def _complete(self, messages, *, json_schema, temperature, max_tokens, seed) -> Completion:
+    def _complete(self, messages, **options) -> Completion:
         t0 = time.perf_counter()
         try:
-            return self.inner.complete(messages, json_schema=json_schema, temperature=temperature, max_tokens=max_tokens, seed=seed)
+            return self.inner.complete(messages, **options)
         finally:
             self.clock.add(t0, time.perf_counter())
 

@@ -11,7 +11,8 @@
 Members fan out with ``Send`` and run in one superstep (``max_concurrency`` = the ensemble's concurrency);
 the debate is a loop of two nodes with a conditional edge; debate and supervisor branches run in
 parallel supersteps and join at ``combine``. Every node is async (LangGraph runs sync nodes in a thread pool). Models are LangChain chat models bridged to our providers
-(:func:`agent_research.frameworks.bridge.langchain_model`); prompts come from the plain-Python agents.
+(:func:`agent_research.frameworks.bridge.langchain_model`); every node is one public step of an agent (prompts,
+calls, answer reading and artifacts are the plain-Python agents' own).
 """
 
 from __future__ import annotations
@@ -22,12 +23,12 @@ from typing import Annotated, Any, TypedDict
 
 from langchain_core.runnables import RunnableConfig
 
-from agent_providers import Provider
+from agent_providers import Ask, Provider, run_sync
 from agent_schemas import AgentSummary, DebateArtifact, DebateRound, DebateTurn, PipelineTrace, Question, SupervisorArtifact, TokenUsage, VisibleQuestion, as_visible
 from agent_research.ensemble import EnsembleResult
-from agent_research.frameworks import common as c
 from agent_research.frameworks.bridge import disable_telemetry, langchain_model, langchain_usage, to_langchain_messages
-from agent_research.pipeline import ForecastPipeline
+from agent_research.pipeline import ForecastPipeline, TraceRecorder
+from agent_specialists import Side, SupervisorProgress
 
 
 def _merge(a: dict, b: dict) -> dict:
@@ -45,7 +46,7 @@ class PipelineState(TypedDict, total=False):
     bull_turn: DebateTurn
     rounds: Annotated[list[DebateRound], operator.add]
     debate: DebateArtifact | None
-    sup: c.SupervisorState
+    sup: SupervisorProgress
     supervisor: SupervisorArtifact | None
     trace: PipelineTrace
 
@@ -57,7 +58,8 @@ class LangGraphPipeline:
     ----------
     spec : ForecastPipeline
         Agents, prompts, parameters and combination rule (see
-        :func:`agent_research.frameworks.common.build_plain_pipeline`); only its orchestration is replaced.
+        :meth:`ForecastPipeline.from_config`); only its orchestration is replaced: every node is one step
+        of an agent (its public request, call and answer methods).
 
     ``run(question)`` / ``arun(question)`` return a :class:`agent_schemas.PipelineTrace` equal to the plain
     pipeline's for the same responses (timings aside).
@@ -105,9 +107,14 @@ class LangGraphPipeline:
             self._models[id(provider)] = langchain_model(provider)
         return self._models[id(provider)]
 
-    async def _ask(self, provider: Provider, messages, params: dict[str, Any]) -> tuple[str, TokenUsage]:
-        reply = await self._model(provider).ainvoke(to_langchain_messages(messages), **params)
-        return reply.content, langchain_usage(reply)
+    def ask(self, provider: Provider) -> Ask:
+        """How an agent's call reaches ``provider``: through its LangChain chat model (:mod:`.bridge`)."""
+
+        async def ask(messages, options: dict[str, Any]) -> tuple[str, TokenUsage]:
+            reply = await self._model(provider).ainvoke(to_langchain_messages(messages), **options)
+            return reply.content, langchain_usage(reply)
+
+        return ask
 
     # --- ensemble ----------------------------------------------------------------------------------
     def fan_out(self, state: PipelineState) -> list[Any]:
@@ -117,14 +124,12 @@ class LangGraphPipeline:
 
     async def member(self, inp: dict[str, Any]) -> dict[str, Any]:
         m = self.spec.ensemble.members[inp["index"]]
-        f = await m.aforecast(inp["question"], timeout_s=self.spec.ensemble.member_timeout_s,
-                              ask=lambda msgs, params: self._ask(m.llm, msgs, params))
-        return {"forecasts": {inp["index"]: f}}
+        return {"forecasts": {inp["index"]: await self.spec.ensemble.aforecast_member(m, inp["question"], ask=self.ask(m.llm))}}
 
     async def aggregate(self, state: PipelineState) -> dict[str, Any]:
         fs = [state["forecasts"][i] for i in range(len(self.spec.ensemble.members))]
-        ens = c.ensemble_result(self.spec.ensemble, state["question"], fs, time.perf_counter() - state["t0"])
-        aggregates, summaries = c.reconcile_inputs(self.spec, ens)
+        ens = self.spec.ensemble.result(state["question"], fs, time.perf_counter() - state["t0"])
+        aggregates, summaries = self.spec.reconcile_inputs(ens)
         return {"ens": ens, "aggregates": aggregates, "summaries": summaries, "debate_t0": time.perf_counter()}
 
     def after_aggregate(self, state: PipelineState) -> list[str] | str:
@@ -132,84 +137,59 @@ class LangGraphPipeline:
         return starts if state["summaries"] is not None and starts else "combine"
 
     # --- debate ------------------------------------------------------------------------------------
-    async def _debate_turn(self, state: PipelineState, side: str, rounds: list[DebateRound], bull: DebateTurn | None) -> DebateTurn:
+    async def _turn(self, state: PipelineState, side: Side, bull: DebateTurn | None = None) -> DebateTurn:
         d = self.spec.debate
-        last: dict[str, DebateTurn | None] = {"bull": None, "bear": None}
-        for t in [t for rd in rounds for t in (rd.bull, rd.bear)] + ([bull] if bull is not None else []):
-            if t.status == "ok":
-                last[t.side] = t
-        other = "bear" if side == "bull" else "bull"
-        try:
-            msgs = d.build_messages(side, state["question"], state["summaries"], state["aggregates"][self.spec.aggregation],  # type: ignore[union-attr, arg-type]
-                                    last[other], last[side], len(rounds) + 1)
-            text, usage = await self._ask(d.llms[side], msgs, d.call_params())  # type: ignore[union-attr, index]
-        except Exception as exc:  # a failed turn, not a failed question
-            return d.turn_from_answer(side, None, TokenUsage(), exc)
-        return d.turn_from_answer(side, text, usage)
+        assert d is not None and state["summaries"] is not None  # the graph has debate nodes only with a debate
+        return await d.aturn(side, state["question"], state["summaries"], state["aggregates"][self.spec.aggregation],
+                             state.get("rounds", []), bull, ask=self.ask(d.llms[side]))
 
     async def bull(self, state: PipelineState) -> dict[str, Any]:
-        return {"bull_turn": await self._debate_turn(state, "bull", state.get("rounds", []), None)}
+        return {"bull_turn": await self._turn(state, "bull")}
 
     async def bear(self, state: PipelineState) -> dict[str, Any]:
-        rounds, bull = state.get("rounds", []), state["bull_turn"]
-        bear = await self._debate_turn(state, "bear", rounds, bull)
-        rd = DebateRound(round_number=len(rounds) + 1, bull=bull, bear=bear, consensus=self.spec.debate.is_consensus(bull, bear))  # type: ignore[arg-type]
-        return {"rounds": [rd]}
+        d, bull = self.spec.debate, state["bull_turn"]
+        assert d is not None
+        return {"rounds": [d.close_round(state.get("rounds", []), bull, await self._turn(state, "bear", bull))]}
 
     def after_bear(self, state: PipelineState) -> str:
-        rd = state["rounds"][-1]
-        return "debate_end" if rd.consensus or rd.round_number >= self.spec.debate.max_rounds else "bull"  # type: ignore[union-attr]
+        assert self.spec.debate is not None
+        return "debate_end" if self.spec.debate.is_over(state["rounds"]) else "bull"
 
     async def debate_end(self, state: PipelineState) -> dict[str, Any]:
+        assert self.spec.debate is not None
         agg = state["aggregates"][self.spec.aggregation]
-        return {"debate": self.spec.debate.artifact(state["question"], agg, state["rounds"], state["debate_t0"])}  # type: ignore[arg-type]
+        return {"debate": self.spec.debate.artifact(state["question"], agg, state["rounds"], state["debate_t0"])}
 
     # --- supervisor --------------------------------------------------------------------------------
     async def supervisor_disagreements(self, state: PipelineState) -> dict[str, Any]:
-        sup, st = self.spec.supervisor, c.SupervisorState()
-        if sup.max_queries > 0:  # type: ignore[union-attr]
-            try:
-                msgs, params = c.disagreement_request(sup, state["question"], state["summaries"])  # type: ignore[arg-type]
-                text, usage = await self._ask(sup.llm, msgs, params)  # type: ignore[union-attr]
-                st.usage = st.usage + usage  # counted before parsing: a parse failure still spent the tokens
-                st.disagreements = sup._parse_disagreements(text)  # type: ignore[union-attr]
-            except Exception as exc:  # a failed supervisor, not a failed question
-                st.fail(exc)
-        return {"sup": st}
+        sup, progress = self.spec.supervisor, SupervisorProgress()
+        assert sup is not None and state["summaries"] is not None
+        await sup.aname_disagreements(state["question"], state["summaries"], progress, ask=self.ask(sup.llm))
+        return {"sup": progress}
 
     async def supervisor_search(self, state: PipelineState) -> dict[str, Any]:
-        sup, st = self.spec.supervisor, state["sup"]
-        if st.error is None and sup.max_queries > 0:  # type: ignore[union-attr]
-            try:
-                st.queries, st.outcomes, st.coverage = await sup._search(st.disagreements, state["question"].forecast_date)  # type: ignore[union-attr]
-            except Exception as exc:
-                st.fail(exc)
-        return {"sup": st}
+        assert self.spec.supervisor is not None
+        await self.spec.supervisor.aclarify(state["sup"], state["question"].forecast_date)
+        return {"sup": state["sup"]}
 
     async def supervisor_decision(self, state: PipelineState) -> dict[str, Any]:
-        sup, st, q = self.spec.supervisor, state["sup"], state["question"]
-        text = None
-        if st.error is None:
-            try:
-                msgs, params = c.decision_request(sup, q, state["summaries"], st.disagreements, st.coverage, st.outcomes)  # type: ignore[arg-type]
-                text, usage = await self._ask(sup.llm, msgs, params)  # type: ignore[union-attr]
-                st.usage = st.usage + usage
-            except Exception as exc:
-                st.fail(exc)
-        return {"supervisor": c.supervisor_artifact(q, st, text)}
+        sup, progress, q = self.spec.supervisor, state["sup"], state["question"]
+        assert sup is not None and state["summaries"] is not None
+        text = await sup.adecide(q, state["summaries"], progress, ask=self.ask(sup.llm))
+        return {"supervisor": sup.artifact(q, progress, text)}
 
     # --- join --------------------------------------------------------------------------------------
     async def combine(self, state: PipelineState, config: RunnableConfig) -> dict[str, Any]:
-        recorder: c.TraceRecorder = config["configurable"]["recorder"]
-        return {"trace": recorder.trace(self.spec, state["question"], state["ens"], state["aggregates"],
-                                        state.get("debate"), state.get("supervisor"))}
+        recorder: TraceRecorder = config["configurable"]["recorder"]
+        return {"trace": self.spec.trace(state["question"], state["ens"], state["aggregates"], state.get("debate"),
+                                         state.get("supervisor"), recorder)}
 
     # --- run ---------------------------------------------------------------------------------------
     async def arun(self, question: VisibleQuestion | Question) -> PipelineTrace:
         """Run the graph on ``question`` (its visible part) and return its trace (never raises for provider,
         parse or search failures)."""
         question = as_visible(question)
-        with c.TraceRecorder() as rec:
+        with TraceRecorder() as rec:
             rounds = self.spec.debate.max_rounds if self.spec.debate else 0
             out = await self.graph.ainvoke(
                 {"question": question, "t0": time.perf_counter(), "forecasts": {}, "rounds": [], "debate": None, "supervisor": None},
@@ -220,6 +200,4 @@ class LangGraphPipeline:
 
     def run(self, question: VisibleQuestion | Question) -> PipelineTrace:
         """Synchronous form of :meth:`arun`."""
-        from agent_providers.base import _run_sync
-
-        return _run_sync(self.arun(question))
+        return run_sync(self.arun(question))

@@ -24,7 +24,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script from a checkout
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from agent_providers.base import _finish, normalise_messages  # noqa: E402
+from agent_providers.base import finish_completion, normalise_messages  # noqa: E402
 from agent_providers.local_llama import LocalLlamaProvider, grammar_for_schema  # noqa: E402
 
 PROMPTS = [
@@ -100,7 +100,7 @@ def run(rounds: int, max_tokens: int, threads: int | None, use_schema: bool) -> 
     t0 = time.perf_counter()
     for _ in range(n_rep):
         msgs = normalise_messages([{"role": "user", "content": PROMPTS[2]}])
-        _finish(provider._to_completion(raw_resp), 0.0, provider)
+        finish_completion(provider.to_completion(raw_resp), 0.0, provider)
     adapter_us = (time.perf_counter() - t0) / n_rep * 1e6
     del msgs
     return {

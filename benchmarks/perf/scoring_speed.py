@@ -3,7 +3,7 @@
 Two measurements, both in one process on the same arrays:
 
 1. **Full metric set vs sklearn.** ``n`` synthetic forecasts for each of ``methods`` methods (default
-   1,000,000 x 8). Ours: :func:`benchmarks.scoring.score_summary` per method (Brier, log score, ECE,
+   1,000,000 x 8). Ours: :func:`benchmarks.scoring.score_summary` per method (Brier, log loss, ECE,
    reliability table, Murphy decomposition with the two within-bin terms). sklearn: only
    ``brier_score_loss`` and ``calibration_curve(strategy="uniform")`` per method. The two sides run
    interleaved, alternating which goes first each round; the median round time is reported with the

@@ -153,9 +153,8 @@ def search_rows(trace: PipelineTrace) -> list[SearchRow]:
     seen: set[tuple[str, str, bool]] = set()  # members running one query get one row naming them all
     seen_supervisor: set[str] = set()
     for rec in trace.recorded_searches:
-        query = str(rec.get("query", ""))
-        outcome = rec.get("outcome") or {}
-        cutoff = rec.get("cutoff_date") or trace.question.forecast_date.isoformat()
+        query, outcome = rec.query, rec.outcome
+        cutoff = rec.cutoff_date or trace.question.forecast_date.isoformat()
         by_supervisor = sup is not None and query in sup.queries and query not in members_by_query
         if (query, cutoff, by_supervisor) in seen:
             continue
@@ -163,9 +162,8 @@ def search_rows(trace: PipelineTrace) -> list[SearchRow]:
         kept_outcome = guarded.get(query) if by_supervisor else None
         kept_keys = {_result_key(r.url, r.title) for r in kept_outcome.results} if kept_outcome else set()
         results = []
-        for r in outcome.get("results") or []:
-            published = dt.date.fromisoformat(r["published"]) if r.get("published") else None
-            url, title = r.get("url") or "", r.get("title") or ""
+        for r in outcome.results:
+            published, url, title = r.published, r.url, r.title
             if by_supervisor:
                 reached = _result_key(url, title) in kept_keys
             else:
@@ -178,13 +176,13 @@ def search_rows(trace: PipelineTrace) -> list[SearchRow]:
                 reason = "published after the cutoff"
             else:
                 reason = "over the result limit"
-            results.append(ResultRow(title, url, published, r.get("source") or "", r.get("snippet") or "", reached, reason))
+            results.append(ResultRow(title, url, published, r.source, r.snippet, reached, reason))
         who = "supervisor" if by_supervisor else ", ".join(members_by_query.get(query, [])) or "research"
         if by_supervisor:
             seen_supervisor.add(query)
         rows.append(SearchRow(
-            who=who, query=query, status=str(outcome.get("status", "?")),
-            failure=" ".join(str(v) for v in (outcome.get("failure_type"), outcome.get("error_message")) if v),
+            who=who, query=query, status=outcome.status,
+            failure=" ".join(str(v) for v in (outcome.failure_type, outcome.error_message) if v),
             cutoff=cutoff, results=results,
             dropped_after_cutoff=kept_outcome.dropped_after_cutoff if kept_outcome else None,
             dropped_undated=kept_outcome.dropped_undated if kept_outcome else None,
@@ -236,7 +234,7 @@ def final_path(trace: PipelineTrace) -> list[PathStep]:
         steps.append(PathStep(f"supervisor {step[len('supervisor'):]}".strip(), s.p_yes, note, bool(step)))
     clip = next((x for x in used if x.startswith("clip")), "")
     if clip:
-        steps.append(PathStep(clip, None, "clipped so one confident miss cannot dominate a log score", True))
+        steps.append(PathStep(clip, None, "clipped so one confident miss cannot dominate a log loss", True))
     steps.append(PathStep("final", trace.final_p_yes, trace.final_source or trace.status, True))
     return steps
 

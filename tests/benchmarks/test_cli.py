@@ -8,7 +8,7 @@ from benchmarks.cli import app
 from benchmarks.config import RunConfig
 from benchmarks.questions import load_forecastbench
 from benchmarks.runner import BenchmarkRunner
-from tests.benchmarks import scripted_world
+from benchmarks import scripted_world
 
 runner = CliRunner()
 

@@ -21,7 +21,7 @@ from benchmarks.cli import app
 from benchmarks.config import RunConfig
 from benchmarks.questions import load_forecastbench, load_forecastbench_json, load_questions_file
 from benchmarks.runner import BenchmarkRunner
-from tests.benchmarks import scripted_world
+from benchmarks import scripted_world
 
 ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()

@@ -284,7 +284,7 @@ def test_dry_run_counts_the_prompts_the_pipeline_builds(monkeypatch):
     assert rows.loc[("openai/gpt-4.1-mini", "forecaster"), "input_tokens"] == tokens
     one = rows.loc[("openai/gpt-4.1-mini", "forecaster")]
     assert one["usd"] == pytest.approx(cost_usd("openai/gpt-4.1-mini", TokenUsage(input_tokens=tokens, output_tokens=one["output_tokens"], calls=1)))
-    assert one["usd_max"] == pytest.approx(cost_usd("openai/gpt-4.1-mini", TokenUsage(input_tokens=tokens, output_tokens=cfg.max_tokens, calls=1)))
+    assert one["usd_max"] == pytest.approx(cost_usd("openai/gpt-4.1-mini", TokenUsage(input_tokens=tokens, output_tokens=cfg.pipeline.max_tokens, calls=1)))
 
 
 # --- a command line that rejects bad input in one line and writes nothing --------------------------------

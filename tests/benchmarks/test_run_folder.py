@@ -19,7 +19,7 @@ from benchmarks.config import RunConfig
 from benchmarks.questions import load_forecastbench
 from benchmarks.report import write_report
 from benchmarks.runner import LOCK_FILE, REPLACED_FILE, BenchmarkRunner, ResultsWriteError, RunFolderBusy, read_results
-from tests.benchmarks import scripted_world
+from benchmarks import scripted_world
 
 ROOT = Path(__file__).resolve().parents[2]
 

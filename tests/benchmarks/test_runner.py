@@ -14,7 +14,7 @@ from benchmarks.faults import FaultInjectingProvider
 from benchmarks.questions import load_forecastbench
 from benchmarks.report import write_report
 from benchmarks.runner import BenchmarkRunner, read_results
-from tests.benchmarks import scripted_world
+from benchmarks import scripted_world
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -52,7 +52,7 @@ def test_run_writes_one_record_per_question_with_every_method_and_baseline(tmp_p
     manifest = json.loads((runner.run_dir / "manifest.json").read_text())
     assert set(manifest["question_status"].values()) == {"done"}
     assert manifest["seed"] == 0 and manifest["providers"][0]["spec"] == "scripted"
-    assert manifest["config"]["n_members"] == 3
+    assert manifest["config"]["pipeline"]["n_members"] == 3 and manifest["config"]["pipeline"]["max_tokens"] == 512
 
 
 def test_report_scores_match_direct_computation(tmp_path):
@@ -108,7 +108,7 @@ sys.path.insert(0, {root!r})
 from benchmarks.config import RunConfig
 from benchmarks.runner import BenchmarkRunner
 from benchmarks.questions import load_forecastbench
-from tests.benchmarks import scripted_world
+from benchmarks import scripted_world
 qs = load_forecastbench(question_type="market", one_per_source_question=True, sample_n=12, seed=3)
 cfg = RunConfig(output_dir={out!r}, run_id="k", search="none", providers=["scripted"], concurrency=2)
 r = BenchmarkRunner(cfg, provider_factory=lambda s: scripted_world.provider(latency_s=0.05), questions=qs, progress=False)

@@ -7,10 +7,12 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.calibration import calibration_curve
-from sklearn.metrics import brier_score_loss, log_loss
+from sklearn.metrics import brier_score_loss
+from sklearn.metrics import log_loss as sklearn_log_loss
 
 from agent_schemas.errors import DataValidationError
 from benchmarks import scoring
+from benchmarks.scoring import bootstrap
 from benchmarks.scoring import (
     HORIZON_BUCKETS,
     brier_score,
@@ -18,7 +20,7 @@ from benchmarks.scoring import (
     clustered_bootstrap_ci,
     expected_calibration_error,
     horizon_bucket,
-    log_score,
+    log_loss,
     murphy_decomposition,
     paired_difference_ci,
     reliability_diagram,
@@ -47,23 +49,23 @@ def test_brier_matches_sklearn(forecasts):
     np.testing.assert_allclose(brier_score([0.9, 0.2, 0.5], [True, True, False]), [0.01, 0.64, 0.25])
 
 
-def test_log_score_matches_sklearn_including_certain_forecasts(forecasts):
+def test_log_loss_matches_sklearn_including_certain_forecasts(forecasts):
     p, o = forecasts
     p = p.copy()
     p[:10] = [0.0, 1.0, 0.0, 1.0, 1e-17, 1 - 1e-17, 0.5, 0.0, 1.0, 1e-300]
     o = o.copy()
     o[:10] = [1, 0, 0, 1, 1, 0, 1, 0, 1, 1]
-    per_q = log_score(p, o)
+    per_q = log_loss(p, o)
     assert np.isfinite(per_q).all()
-    assert per_q.mean() == pytest.approx(log_loss(o, p), rel=1e-12)
+    assert per_q.mean() == pytest.approx(sklearn_log_loss(o, p), rel=1e-12)
     # a certain wrong forecast costs -ln(eps) nats; a certain right one ~0; 0.5 costs ln 2
     assert per_q[0] == pytest.approx(-math.log(np.finfo(float).eps))
     assert per_q[2] == pytest.approx(0.0, abs=1e-15)
     assert per_q[6] == pytest.approx(math.log(2))
 
 
-def test_log_score_custom_eps():
-    assert log_score([0.0], [1], eps=1e-4)[0] == pytest.approx(-math.log(1e-4))
+def test_log_loss_custom_eps():
+    assert log_loss([0.0], [1], eps=1e-4)[0] == pytest.approx(-math.log(1e-4))
 
 
 # --- calibration -------------------------------------------------------------------------------------
@@ -167,7 +169,7 @@ def test_score_summary_equals_the_separate_functions(forecasts):
     s = score_summary(p, o, n_bins=10)
     assert s.n == p.size
     assert s.brier == pytest.approx(brier_score(p, o).mean(), abs=1e-15)
-    assert s.log_score == pytest.approx(log_score(p, o).mean(), abs=1e-14)
+    assert s.log_loss == pytest.approx(log_loss(p, o).mean(), abs=1e-14)
     assert s.ece == expected_calibration_error(p, o)
     pd.testing.assert_frame_equal(s.reliability_table, reliability_diagram(p, o))
     assert s.murphy == murphy_decomposition(p, o)
@@ -192,7 +194,7 @@ def test_score_summary_equals_the_separate_functions(forecasts):
     ],
 )
 def test_validation_names_index_and_value(p, o, message):
-    for fn in (brier_score, log_score, expected_calibration_error, reliability_diagram, murphy_decomposition, score_summary):
+    for fn in (brier_score, log_loss, expected_calibration_error, reliability_diagram, murphy_decomposition, score_summary):
         with pytest.raises(DataValidationError, match=message) as err:
             fn(p, o)
         assert isinstance(err.value, ValueError)
@@ -228,7 +230,7 @@ def test_bootstrap_matches_a_naive_loop():
     codes, uniques = pd.factorize(clusters)
     members = [scores[codes == c] for c in range(len(uniques))]
     stats = []
-    for _, rows, gen in scoring._resample_blocks(len(uniques), 300, seed=9):
+    for _, rows, gen in bootstrap._resample_blocks(len(uniques), 300, seed=9):
         for row in gen.integers(0, len(uniques), size=(rows, len(uniques))):
             stats.append(np.concatenate([members[c] for c in row]).mean())
     assert len(stats) == 300
@@ -241,10 +243,10 @@ def test_bootstrap_is_independent_of_threading(monkeypatch):
     rng = np.random.default_rng(12)
     scores = rng.random(3000)
     clusters = np.arange(3000) // 3  # 1000 clusters -> several blocks of draws
-    monkeypatch.setattr(scoring, "_DRAWS_PER_BLOCK", 2**14)
-    monkeypatch.setattr(scoring, "_PARALLEL_MIN_DRAWS", 1)
+    monkeypatch.setattr(bootstrap, "_DRAWS_PER_BLOCK", 2**14)
+    monkeypatch.setattr(bootstrap, "_PARALLEL_MIN_DRAWS", 1)
     threaded = clustered_bootstrap_ci(scores, clusters, n_resamples=200, seed=4)
-    monkeypatch.setattr(scoring, "_MAX_THREADS", 1)
+    monkeypatch.setattr(bootstrap, "_MAX_THREADS", 1)
     assert clustered_bootstrap_ci(scores, clusters, n_resamples=200, seed=4) == threaded
     # and the interval is the textbook one: about mean +- 1.96 standard errors of the cluster means
     se = scores.reshape(1000, 3).mean(axis=1).std(ddof=1) / np.sqrt(1000)
@@ -347,7 +349,7 @@ def test_score_table_hand_values():
     assert t.loc["mean", "brier_ci_low"] <= t.loc["mean", "brier"] <= t.loc["mean", "brier_ci_high"]
     p = np.array([0.8, 0.3, 0.6, 0.9])
     o = np.array([1, 0, 1, 1])
-    assert t.loc["mean", "log_score"] == pytest.approx(log_loss(o, p))
+    assert t.loc["mean", "log_loss"] == pytest.approx(sklearn_log_loss(o, p))
     m = murphy_decomposition(p, o)
     assert t.loc["mean", "reliability"] == pytest.approx(m.reliability)
     assert t.loc["mean", "within_bin"] == pytest.approx(m.within_bin)
@@ -417,6 +419,29 @@ def test_segment_table():
 
 
 def test_doctests_pass():
-    result = doctest.testmod(scoring, optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.attempted >= 10
-    assert result.failed == 0
+    import importlib
+
+    attempted = 0
+    for name in ("rules", "calibration", "summary", "bootstrap", "tables"):
+        result = doctest.testmod(importlib.import_module(f"benchmarks.scoring.{name}"), optionflags=doctest.NORMALIZE_WHITESPACE)
+        assert result.failed == 0, name
+        attempted += result.attempted
+    assert attempted >= 10
+
+
+def test_log_score_is_a_deprecated_alias_of_log_loss():
+    p, o = [0.5, 0.8, 0.0], [1, 0, 0]
+    with pytest.warns(DeprecationWarning, match="use log_loss"):
+        assert scoring.log_score(p, o).tolist() == log_loss(p, o).tolist()
+    s = score_summary(p, o)
+    with pytest.warns(DeprecationWarning, match="use log_loss"):
+        assert s.log_score == s.log_loss == pytest.approx((math.log(2) + math.log(5)) / 3)
+    with pytest.warns(DeprecationWarning, match="LOG_LOSS_EPS"):
+        assert scoring.LOG_SCORE_EPS == scoring.LOG_LOSS_EPS
+
+
+def test_public_api_is_the_contract():
+    assert set(scoring.__all__) == {name for name in dir(scoring) if not name.startswith("_")} - {
+        "bootstrap", "calibration", "rules", "summary", "tables", "validation"}
+    assert "log_loss" in score_table(pd.DataFrame({"method": ["m"], "question_id": [1], "p_yes": [0.5], "outcome": [1]}),
+                                     cluster_col=None, baseline=None, n_resamples=10).columns

@@ -20,7 +20,7 @@ from benchmarks.config import RunConfig
 from benchmarks.leakage import audit_prompts, leakage_audit
 from benchmarks.questions import DATA_SNAPSHOT_DATE, load_forecastbench, load_questions_file
 from benchmarks.runner import BenchmarkRunner, read_results
-from tests.benchmarks.scripted_world import respond
+from benchmarks.scripted_world import respond
 
 
 def _prompts(trace) -> list[str]:

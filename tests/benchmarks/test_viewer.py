@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from agent_schemas import ChatMessage, PipelineTrace, RecordedCall, SearchOutcome, SearchResult
+from agent_schemas import ChatMessage, PipelineTrace, RecordedCall, RecordedSearch, SearchOutcome, SearchResult
 from benchmarks.cli import app
 from benchmarks.report import write_report
 from benchmarks.runner import QuestionRecord
@@ -78,12 +78,15 @@ def test_search_results_are_marked_by_what_reached_a_prompt(viewer_run):
     t = trace.model_copy(update={
         "recorded_calls": [_call("forecaster", member_prompt)],
         "forecasts": [f.model_copy(update={"queries": ["member query"]}) for f in trace.forecasts],
-        "recorded_searches": [
-            *[{"query": "member query", "max_results": 4, "cutoff_date": cutoff.isoformat(), "outcome": {"status": "ok", "results": raw}}] * 3,
-            {"query": sup_query, "max_results": 4, "cutoff_date": cutoff.isoformat(), "outcome": {"status": "ok", "results": raw}},
+        "recorded_searches": [RecordedSearch.model_validate(r) for r in [
+            *[{"query": "member query", "max_results": 4, "cutoff_date": cutoff.isoformat(),
+               "outcome": {"status": "ok", "attempted_query": "member query", "results": raw}}] * 3,
+            {"query": sup_query, "max_results": 4, "cutoff_date": cutoff.isoformat(),
+             "outcome": {"status": "ok", "attempted_query": sup_query, "results": raw}},
             {"query": "failed query", "max_results": 4, "cutoff_date": cutoff.isoformat(),
-             "outcome": {"status": "failed", "failure_type": "rate_limited", "error_message": "429", "results": []}},
-        ],
+             "outcome": {"status": "failed", "attempted_query": "failed query", "failure_type": "rate_limited",
+                         "error_message": "429", "results": []}},
+        ]],
         "supervisor": trace.supervisor.model_copy(update={"queries": [sup_query], "search_outcomes": [guarded]}),
     })
     rows = search_rows(t)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agent_research import prompts
-from agent_research.frameworks import FrameworkConfig
+from agent_research import PipelineConfig
 from tests.frameworks.test_parity import comparable, hand_responder, run_all
 from tests.helpers import make_question
 
@@ -24,7 +24,7 @@ def raising_responder(messages):
 
 
 def test_plain_exceptions_fail_one_member_and_one_turn_in_every_implementation():
-    runs = run_all(raising_responder, make_question(), FrameworkConfig(max_rounds=2))
+    runs = run_all(raising_responder, make_question(), PipelineConfig(debate={"max_rounds": 2}))
     base = runs["python"][0]
     failed = [f for f in base.forecasts if f.status == "failed"]
     assert len(failed) == 1 and failed[0].error.type == "UnexpectedError"

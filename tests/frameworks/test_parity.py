@@ -11,10 +11,11 @@ import pytest
 
 from agent_providers import ScriptedProvider
 from agent_research import prompts
-from agent_research.frameworks import FRAMEWORKS, FrameworkConfig, RoleProviders, build_pipeline
+from agent_research import PipelineConfig
+from agent_research.frameworks import FRAMEWORKS, RoleProviders, build_pipeline
 from agent_schemas import Completion, SearchResult, TokenUsage
 from agent_tools import ToolExecutor
-from tests.benchmarks.scripted_world import respond
+from benchmarks.scripted_world import respond
 from tests.helpers import FixedSearch, answer, make_question
 
 pytest.importorskip("langgraph")
@@ -39,7 +40,7 @@ def comparable(trace):
     return d
 
 
-def run_all(responder, question, config=FrameworkConfig(), search=None):
+def run_all(responder, question, config=PipelineConfig(), search=None):
     out = {}
     for fw in FRAMEWORKS:
         p = ScriptedProvider(responder=responder)
@@ -89,7 +90,7 @@ def test_hand_computed_final_probability_and_calls_per_role():
     # mean(0.2, 0.4, 0.6) = 0.4; debate 2 rounds without consensus -> (0.7 + 0.3) / 2 = 0.5;
     # blend 0.5 * 0.4 + 0.5 * 0.5 = 0.45; supervisor medium (w = 0.5) at 0.9 -> 0.675
     hit = SearchResult(title="ECB", url="https://ecb.example/a", snippet="inflation 2.1%", published=dt.date(2025, 11, 1), source="fixed")
-    runs = run_all(hand_responder, make_question(), FrameworkConfig(max_rounds=2), FixedSearch([hit]))
+    runs = run_all(hand_responder, make_question(), PipelineConfig(debate={"max_rounds": 2}), FixedSearch([hit]))
     for fw, (trace, _) in runs.items():
         assert trace.final_p_yes == pytest.approx(0.675), fw
         assert trace.aggregate_p_yes == pytest.approx(0.4)
@@ -111,7 +112,7 @@ def failing_responder(messages):
 
 
 def test_failures_are_recorded_identically():
-    runs = run_all(failing_responder, make_question(), FrameworkConfig(max_rounds=2))
+    runs = run_all(failing_responder, make_question(), PipelineConfig(debate={"max_rounds": 2}))
     base = runs["python"][0]
     # members 20 and 40 succeed -> 0.3; debate: bull fails in round 1, then 70 vs 30 -> 0.5 -> 0.4 final
     assert base.n_ok == 2 and base.forecasts[2].error.type == "ForecastParseError"
@@ -123,7 +124,7 @@ def test_failures_are_recorded_identically():
 
 
 def test_skip_and_ensemble_failure_paths_agree():
-    skip = run_all(hand_responder, make_question(), FrameworkConfig(reconcile_min_spread=0.9))
+    skip = run_all(hand_responder, make_question(), PipelineConfig(reconcile_min_spread=0.9))
     for fw, (trace, p) in skip.items():
         assert trace.debate is None and trace.supervisor is None and len(p.requests) == 3, fw
         assert trace.final_p_yes == pytest.approx(0.4)
@@ -136,7 +137,7 @@ def test_skip_and_ensemble_failure_paths_agree():
 def test_framework_trace_replays_with_plain_pipeline():
     q = QUESTIONS[0]
     for fw in ("langgraph", "openai-agents"):
-        pipe = build_pipeline(fw, RoleProviders.single(ScriptedProvider(responder=respond)), ToolExecutor(FixedSearch()), FrameworkConfig())
+        pipe = build_pipeline(fw, RoleProviders.single(ScriptedProvider(responder=respond)), ToolExecutor(FixedSearch()), PipelineConfig())
         trace = pipe.run(q)
         assert pipe.spec.replay(trace).final_p_yes == trace.final_p_yes
 

@@ -119,7 +119,7 @@ class _PicklePayload:
 def _key_for(cp: CachingProvider) -> str:
     from agent_providers.base import normalise_messages
 
-    return cp._key(normalise_messages(MSG), None, None, None, None)
+    return cp.key(normalise_messages(MSG), json_schema=None, temperature=None, max_tokens=None, seed=None)
 
 
 def test_planted_pickle_entry_never_runs_and_is_a_miss(tmp_path, caplog):

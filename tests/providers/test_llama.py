@@ -203,5 +203,5 @@ def test_empty_local_answer_keeps_its_usage(local):
                          "finish_reason": "stop"}],
             "usage": {"prompt_tokens": 12, "completion_tokens": 1, "total_tokens": 13}}
     with pytest.raises(EmptyResponse) as ei:
-        local._to_completion(resp)
+        local.to_completion(resp)
     assert (ei.value.usage.calls, ei.value.usage.input_tokens, ei.value.usage.output_tokens) == (1, 12, 1)

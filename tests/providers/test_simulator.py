@@ -24,7 +24,7 @@ from tests.helpers import FixedSearch, make_question
 
 def pipeline(llm, executor=None, members=3, rounds=2, queries=2):
     return ForecastPipeline(Ensemble.from_providers(llm, n_members=members, executor=executor),
-                            DebateAgent(llm, max_rounds=rounds), SupervisorAgent(llm, search=executor, max_queries=queries))
+                            DebateAgent(llm, max_rounds=rounds), SupervisorAgent(llm, executor=executor, max_queries=queries))
 
 
 @pytest.fixture(scope="module")
@@ -193,8 +193,8 @@ def test_truncated_answer_and_non_forecasting_requests(questions, bundled_world)
     ens.members[0].max_tokens = 5
     f = ens.run(questions[0]).forecasts[0]
     assert f.status == "failed" and f.error.type == "ResponseTruncated" and f.usage.output_tokens > 5
-    text, usage = llm.complete_with_usage([{"role": "user", "content": "Say hi"}])
-    assert "not a language model" in text and usage.cost_usd == 0.0
+    c = llm.complete([{"role": "user", "content": "Say hi"}])
+    assert "not a language model" in c.text and c.usage.cost_usd == 0.0
 
 
 def test_auto_provider_override_picks_the_simulator():

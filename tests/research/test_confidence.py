@@ -27,7 +27,7 @@ def _pipeline(search, stated="high", n_disagreements=2, weights=None):
                             json.dumps({"p_yes_percent": 90, "confidence": stated, "rationale": "r", "key_evidence": []})])
     debate = ScriptedProvider([answer(60, argument="up"), answer(40, argument="down")] * 2)
     rule = CombinationRule(supervisor_weights=weights) if weights else CombinationRule()
-    return ForecastPipeline(ensemble, DebateAgent(debate, max_rounds=1), SupervisorAgent(sup, search=search, max_queries=2),
+    return ForecastPipeline(ensemble, DebateAgent(debate, max_rounds=1), SupervisorAgent(sup, executor=search, max_queries=2),
                             combination=rule)
 
 

@@ -27,7 +27,7 @@ def test_full_pipeline_on_the_embedded_model_returns_a_complete_trace():
     for m in ensemble.members:
         m.max_results, m.max_evidence, m.max_tokens = 2, 1, 512
     pipeline = ForecastPipeline(ensemble, DebateAgent(llm, max_rounds=1, max_tokens=512),
-                                SupervisorAgent(llm, search=executor, max_queries=1, max_tokens=512))
+                                SupervisorAgent(llm, executor=executor, max_queries=1, max_tokens=512))
     trace = pipeline.run(question)
 
     # every step is in the trace: members, aggregates, debate round, supervisor with its search

@@ -119,9 +119,9 @@ def test_debate_turn_raising_a_plain_exception_is_a_failed_turn():
 def test_supervisor_step_raising_a_plain_exception_is_a_failed_supervisor_with_its_usage():
     disagree = json.dumps({"disagreements": [{"topic": "t", "description": "d", "agents": [], "query": "q"}]})
     llm = ScriptedProvider([disagree, ValueError("bad JSON in body")])
-    art = SupervisorAgent(llm, search=FixedSearch()).run(make_question(), SUMMARIES)
+    art = SupervisorAgent(llm, executor=FixedSearch()).run(make_question(), SUMMARIES)
     assert art.status == "failed" and art.p_yes is None and art.error.details["exception_type"] == "ValueError"
-    assert art.token_usage == llm.usage_for(llm.requests[0]["messages"], disagree)  # the first call still counts
+    assert art.usage == llm.usage_for(llm.requests[0]["messages"], disagree)  # the first call still counts
 
 
 def test_pipeline_survives_a_specialist_that_raises_outside_its_boundaries():

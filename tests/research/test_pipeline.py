@@ -8,7 +8,7 @@ import pytest
 from agent_providers import ScriptedProvider
 from agent_research import prompts
 from agent_research import CombinationRule, Ensemble, ForecasterAgent, ForecastPipeline
-from agent_schemas import Completion, PipelineTrace, RateLimited, SearchResult, TokenUsage
+from agent_schemas import Completion, PipelineTrace, RateLimited, RecordedSearch, SearchResult, TokenUsage
 from agent_specialists import DebateAgent, SupervisorAgent
 from agent_tools import ToolExecutor
 from tests.helpers import FixedSearch, answer, make_question
@@ -91,7 +91,7 @@ def build_pipeline(search=None, debate_out=None, supervisor_out=None, member_sea
         json.dumps({"disagreements": [{"topic": "timing", "description": "d", "agents": ["member-0"], "query": "ECB December"}]}),
         json.dumps({"p_yes_percent": 55, "confidence": "medium", "rationale": "r"}),
     ])
-    pipe = ForecastPipeline(ensemble, DebateAgent(debate_llm, max_rounds=3), SupervisorAgent(sup_llm, search=search))
+    pipe = ForecastPipeline(ensemble, DebateAgent(debate_llm, max_rounds=3), SupervisorAgent(sup_llm, executor=search))
     return pipe, members, debate_llm, sup_llm
 
 
@@ -117,7 +117,7 @@ def test_pipeline_combines_steps_exactly_and_ledger_sums_by_role():
     assert trace.ledger.total().calls == len(all_requests) == 3 + 2 + 2
     assert by_role["bull"].calls == 1 and by_role["bear"].calls == 1 and by_role["supervisor"].calls == 2
     assert by_role["forecaster"] == TokenUsage.sum(f.usage for f in trace.forecasts)
-    assert trace.ledger.by_method()["debate"] == trace.debate.token_usage
+    assert trace.ledger.by_method()["debate"] == trace.debate.usage
     assert len(trace.recorded_calls) == 7
     assert {r.role for r in trace.recorded_calls} == {"forecaster", "bull", "bear", "supervisor"}
 
@@ -128,6 +128,9 @@ def test_trace_round_trips_json_and_replays_offline_to_the_same_probability():
     pipe, members, *_ = build_pipeline(search=FixedSearch(failure="timeout"), member_search=member_search)
     trace = pipe.run(make_question())
     assert len(trace.recorded_searches) == 3 + 1  # one per member, one supervisor query
+    member_query = trace.recorded_searches[0]  # typed: the raw outcome before the cutoff guard
+    assert isinstance(member_query, RecordedSearch) and member_query.cutoff_date == "2025-11-09"
+    assert [r.url for r in member_query.outcome.results] == ["https://ex.org/1"] and member_query.query == make_question().text
     restored = PipelineTrace.model_validate_json(trace.model_dump_json())
     n_calls, n_searches = len(members.requests), len(member_search.calls)
     replayed = pipe.replay(restored)
@@ -174,3 +177,17 @@ def test_concurrent_pipeline_runs_do_not_mix_recorded_calls():
 
     ta, tb = asyncio.run(both())
     assert len(ta.recorded_calls) == 3 and len(tb.recorded_calls) == 3
+
+
+def test_artifacts_say_usage_and_old_traces_with_token_usage_still_validate():
+    pipe, *_ = build_pipeline(search=FixedSearch(failure="timeout"))
+    trace = pipe.run(make_question())
+    doc = json.loads(trace.model_dump_json())
+    assert "usage" in doc["debate"] and "token_usage" not in doc["supervisor"]
+    for stage in ("debate", "supervisor"):  # a trace written before the rename
+        doc[stage]["token_usage"] = doc[stage].pop("usage")
+    old = PipelineTrace.model_validate(doc)
+    assert old.debate.usage == trace.debate.usage and old.supervisor.usage == trace.supervisor.usage
+    assert old.supervisor.usage.calls == 2
+    with pytest.warns(DeprecationWarning, match="use .usage"):
+        assert old.debate.token_usage == trace.debate.usage

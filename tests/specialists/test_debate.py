@@ -27,7 +27,7 @@ def test_debate_stops_early_at_consensus_and_reports_midpoint():
     assert llm.remaining == 0
     # usage sums exactly over the four scripted calls
     expected = TokenUsage.sum(llm.usage_for(r["messages"], t) for r, t in zip(llm.requests, [turn(70, "bull r1"), turn(40, "bear r1"), turn(60, "bull r2"), turn(57, "bear r2")]))
-    assert art.token_usage == expected
+    assert art.usage == expected
     assert art.usage_by_role["bull"].calls == 2 and art.usage_by_role["bear"].calls == 2
 
 

@@ -93,7 +93,7 @@ def test_supervisor_prompts_quote_summaries_disagreements_and_evidence_as_data()
     llm = ScriptedProvider([disagree, decision])
     found = [SearchResult(title="t" + CLOSERS["search fence, zero-width joiner"], url="https://ex.org/a",
                           snippet=TASK + TAG_BLOCK, published=make_question().forecast_date, source="fixed")]
-    art = SupervisorAgent(llm, search=FixedSearch(found), max_queries=1).run(make_question(), summaries())
+    art = SupervisorAgent(llm, executor=FixedSearch(found), max_queries=1).run(make_question(), summaries())
     assert art.status == "ok" and art.disagreements[0].topic.startswith("timing")
     first, second = ("\n".join(m.content for m in r["messages"]) for r in llm.requests)
     assert_inert(first, n_payload_lines=len(PAYLOADS))

@@ -24,7 +24,7 @@ def decision(p, confidence="medium", **extra):
 def test_failed_search_is_a_coverage_gap_not_no_evidence():
     search = FixedSearch(failure="rate_limited")
     llm = ScriptedProvider([DISAGREE, decision(35)])
-    art = SupervisorAgent(llm, search=search, max_queries=3).run(make_question(), SUMMARIES)
+    art = SupervisorAgent(llm, executor=search, max_queries=3).run(make_question(), SUMMARIES)
     assert art.status == "ok" and art.p_yes == 0.35 and art.confidence == "medium"
     assert [d.topic for d in art.disagreements] == ["inflation path", "growth"]
     assert art.queries == ["euro area inflation November 2025", "euro area GDP Q3 2025"]
@@ -46,7 +46,7 @@ def test_dated_evidence_before_cutoff_supports_and_after_cutoff_is_dropped():
     ]
     cited = {"claim": "inflation 2.1%", "source_url": "https://ex.org/a", "published": "2024-01-01"}
     llm = ScriptedProvider([DISAGREE, decision(30, "high", key_evidence=[cited])])
-    art = SupervisorAgent(llm, search=FixedSearch(results), max_queries=1).run(make_question(), SUMMARIES)
+    art = SupervisorAgent(llm, executor=FixedSearch(results), max_queries=1).run(make_question(), SUMMARIES)
     assert len(art.disagreements) == 1  # max_queries caps the named disagreements
     o = art.search_outcomes[0]
     assert [r.url for r in o.results] == ["https://ex.org/a"]
@@ -59,18 +59,18 @@ def test_dated_evidence_before_cutoff_supports_and_after_cutoff_is_dropped():
 
 def test_no_search_client_records_gaps():
     llm = ScriptedProvider([DISAGREE, decision(50, "low")])
-    art = SupervisorAgent(llm, search=None).run(make_question(), SUMMARIES)
+    art = SupervisorAgent(llm, executor=None).run(make_question(), SUMMARIES)
     assert art.search_outcomes == [] and all(c.status == "gap" for c in art.coverage)
     assert art.coverage[0].reason == "no search client configured"
 
 
 def test_invalid_confidence_fails_with_parse_error():
     llm = ScriptedProvider([DISAGREE, decision(50, "certain")])
-    art = SupervisorAgent(llm, search=FixedSearch([])).run(make_question(), SUMMARIES)
+    art = SupervisorAgent(llm, executor=FixedSearch([])).run(make_question(), SUMMARIES)
     assert art.status == "failed" and art.p_yes is None
     assert art.error.type == "ForecastParseError" and art.error.details["field"] == "confidence"
     assert len(art.search_outcomes) == 2  # what was done before the failure is kept
-    assert art.token_usage.calls == 2
+    assert art.usage.calls == 2
 
 
 def test_cutoff_after_forecast_date_is_refused():
@@ -80,14 +80,28 @@ def test_cutoff_after_forecast_date_is_refused():
 
 def test_unparseable_disagreements_fail_but_keep_the_spent_tokens():
     llm = ScriptedProvider(["I see no disagreement worth naming."])
-    art = SupervisorAgent(llm, search=FixedSearch([])).run(make_question(), SUMMARIES)
+    art = SupervisorAgent(llm, executor=FixedSearch([])).run(make_question(), SUMMARIES)
     assert art.status == "failed" and art.error.type == "ForecastParseError"
-    assert art.token_usage.calls == 1
-    assert art.token_usage == llm.usage_for(llm.requests[0]["messages"], "I see no disagreement worth naming.")
+    assert art.usage.calls == 1
+    assert art.usage == llm.usage_for(llm.requests[0]["messages"], "I see no disagreement worth naming.")
 
 
 def test_raw_newline_inside_a_json_string_is_read():
     text = '{"disagreements": [{"topic": "t", "description": "d", "agents": [], "query": "ECB\n\nrate"}]}'
     llm = ScriptedProvider([text, decision(40)])
-    art = SupervisorAgent(llm, search=FixedSearch([])).run(make_question(), SUMMARIES)
+    art = SupervisorAgent(llm, executor=FixedSearch([])).run(make_question(), SUMMARIES)
     assert art.status == "ok" and art.queries == ["ECB rate"]
+
+
+def test_executor_and_max_results_like_the_forecaster_old_names_warn():
+    hit = SearchResult(title="t", url="https://ex.org/a", snippet="s", published=dt.date(2025, 11, 1), source="fixed")
+    new = SupervisorAgent(ScriptedProvider([DISAGREE, decision(35)]), executor=FixedSearch([hit] * 4), max_queries=1, max_results=2)
+    assert new.executor is not None and new.max_results == 2
+    with pytest.warns(DeprecationWarning, match="use executor="):
+        old = SupervisorAgent(ScriptedProvider([DISAGREE, decision(35)]), search=FixedSearch([hit] * 4), max_queries=1)
+    with pytest.warns(DeprecationWarning, match="use max_results="):
+        old.__init__(old.llm, executor=old.executor, max_queries=1, max_search_results=2)
+    assert old.max_results == 2
+    a, b = new.run(make_question(), SUMMARIES), old.run(make_question(), SUMMARIES)
+    assert (a.p_yes, a.queries, a.usage) == (b.p_yes, b.queries, b.usage) == (0.35, ["euro area inflation November 2025"], a.usage)
+    assert len(a.search_outcomes[0].results) == len(b.search_outcomes[0].results) == 2

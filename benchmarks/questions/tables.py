@@ -1,0 +1,254 @@
+"""Reading a user's file cell by cell: a :class:`Table` of rows that knows where each row starts, and
+the cell readers whose errors name the file, the row (``data row N (line M)``), the column and the value.
+Question files (:mod:`benchmarks.questions.files`), ForecastBench JSON and score files
+(:func:`benchmarks.report.score_forecasts_file`) are read through it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import datetime as dt
+import json
+import math
+from collections.abc import Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from agent_schemas import DataValidationError
+from agent_schemas.dates import utc_date
+
+__all__ = ["CSV_CELL_LIMIT", "Table", "cell_error", "id_text", "is_blank", "parse_date_cell", "parse_outcome", "plain_value", "read_table"]
+
+
+@dataclass
+class Table:
+    """The rows of a user file as dicts, and where each row starts in the file.
+
+    Attributes
+    ----------
+    path : Path
+    header : list of str or None
+        The CSV / Parquet columns; None for JSONL and JSON (each row has its own keys).
+    rows : list of dict
+        One dict per data row; CSV cells are text, JSON values as written.
+    lines : list of int or None
+        1-based line of the file where each row starts; None for Parquet and JSON rows.
+    """
+
+    path: Path
+    header: list[str] | None
+    rows: list[dict[str, Any]]
+    lines: list[int | None]
+
+    def where(self, row: int) -> str:
+        """``data row N (line M)`` for 0-based ``row`` (``data row N`` when the format has no lines)."""
+        line = self.lines[row] if 0 <= row < len(self.lines) else None
+        return f"data row {row + 1}" + (f" (line {line})" if line else "")
+
+    def value(self, row: int, column: str) -> Any:
+        """The cell of 0-based ``row`` in ``column``, or None when it is missing or blank (empty text, NaN, null)."""
+        v = self.rows[row].get(column)
+        return None if is_blank(v) else v
+
+    def error(self, row: int | None, column: str | None, value: Any, problem: str) -> DataValidationError:
+        """A :class:`DataValidationError` naming this file, the row (:meth:`where`), the column and the value."""
+        with self.numbering():
+            return cell_error(self.path, row, column, value, problem)
+
+    @contextlib.contextmanager
+    def numbering(self) -> Iterator["Table"]:
+        """Within the block, errors about this file name rows as :meth:`where` does."""
+        token = _NUMBERING.set(self)
+        try:
+            yield self
+        finally:
+            _NUMBERING.reset(token)
+
+
+_NUMBERING: ContextVar[Table | None] = ContextVar("_NUMBERING", default=None)
+
+
+def _show(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def cell_error(path: Path, row: int | None, column: str | None, value: Any, problem: str) -> DataValidationError:
+    """The :class:`DataValidationError` of a bad cell: ``"<path>: <where>, column '<column>': <problem>
+    (value <value>)"``. Inside :meth:`Table.numbering` of the same file the row reads ``data row N (line M)``,
+    elsewhere ``row <0-based row>`` (JSON entries); ``row=None`` names no row (a file-level problem)."""
+    table = _NUMBERING.get()
+    if row is None:
+        where = ""
+    elif table is not None and table.path == path:
+        where = table.where(row) + ", "
+    else:
+        where = f"row {row}, "
+    col = f"column {column!r}: " if column is not None else ""
+    return DataValidationError(f"{path}: {where}{col}{problem} (value {_show(value)})", field=column, row=row, value=value, source=str(path))
+
+
+def is_blank(value: Any) -> bool:
+    """True for a cell that means "absent": None, NaN, NA or text of only white space."""
+    if value is None:
+        return True
+    if isinstance(value, float) and math.isnan(value):
+        return True
+    if isinstance(value, str) and not value.strip():
+        return True
+    try:
+        return bool(pd.isna(value)) if np.ndim(value) == 0 else False
+    except (TypeError, ValueError):
+        return False
+
+
+def plain_value(value: Any) -> Any:
+    """Plain Python value (numpy scalars -> Python; pandas Timestamp -> ISO string)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, pd.Timestamp):
+        return value.isoformat()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    return value
+
+
+def parse_date_cell(path: Path, row: int | None, column: str, value: Any) -> dt.date:
+    """A date cell as a UTC calendar date (:func:`agent_schemas.dates.utc_date`)."""
+    try:
+        return utc_date(value, field=column)
+    except ValueError:
+        raise cell_error(path, row, column, value, "not an ISO date (expected YYYY-MM-DD, or a date-time read in UTC)") from None
+
+
+def parse_outcome(path: Path, row: int | None, value: Any) -> int:
+    """Outcome cell as 1 (Yes) or 0 (No): ``1``/``0`` (also ``1.0``), ``yes``/``no``, ``true``/``false`` (any case).
+
+    Raises
+    ------
+    DataValidationError
+        For any other value (names the file, row, column and value).
+    """
+    v = value
+    if isinstance(v, str):
+        s = v.strip().lower()
+        if s in ("true", "yes"):
+            return 1
+        if s in ("false", "no"):
+            return 0
+        try:
+            v = float(s)
+        except ValueError:
+            raise cell_error(path, row, "outcome", value, "outcome must be 0 or 1 (or yes/no, true/false)") from None
+    if isinstance(v, (bool, np.bool_)):
+        return int(v)
+    if isinstance(v, (int, float, np.integer, np.floating)) and float(v) in (0.0, 1.0):
+        return int(v)
+    raise cell_error(path, row, "outcome", value, "outcome must be 0 or 1 (or yes/no, true/false)")
+
+
+#: CSV cells up to this many characters are read (Python's csv module stops at 131,072 by default).
+CSV_CELL_LIMIT = 2**31 - 1
+
+
+def id_text(value: Any) -> str:
+    """A question id as text: ids are compared as strings everywhere. ``"007"`` stays ``"007"``; an id
+    that a JSON or Parquet file stores as the number ``7`` or ``7.0`` becomes ``"7"``."""
+    value = plain_value(value)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value).strip()
+
+
+def read_table(path: str | Path) -> Table:
+    """Read a user file (``.csv``, ``.jsonl``, ``.json`` list of objects, ``.parquet``) as a :class:`Table`.
+
+    UTF-8 with or without a byte-order mark; CSV cells are text of any length (up to
+    :data:`CSV_CELL_LIMIT`). Rows are not validated here beyond their shape.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the file does not exist.
+    DataValidationError
+        Naming the file and the line for a malformed row (invalid JSON, a row with more cells than the
+        header, a NUL byte), a file that is not UTF-8, or an unsupported extension.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"file not found: {path}")
+    try:
+        return _read_table(path)
+    except UnicodeDecodeError as exc:
+        raise DataValidationError(f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
+                                  "save it as UTF-8", source=str(path)) from None
+
+
+def _bad_line(path: Path, row: int, line: int, value: Any, problem: str) -> DataValidationError:
+    """A malformed row found while reading (before the :class:`Table` exists to number it)."""
+    return DataValidationError(f"{path}: data row {row + 1} (line {line}): {problem} (value {_show(value)})",
+                               row=row, value=value, source=str(path))
+
+
+def _read_table(path: Path) -> Table:
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        old_limit = csv.field_size_limit()
+        csv.field_size_limit(CSV_CELL_LIMIT)
+        try:
+            with path.open(newline="", encoding="utf-8-sig") as fh:
+                reader = csv.DictReader(fh)
+                try:
+                    header = [h.strip() for h in (reader.fieldnames or [])]
+                    rows, lines = [], []
+                    for rec in reader:
+                        # line_num is the record's last line; a quoted cell may span several
+                        line = reader.line_num - sum(v.count("\n") for v in rec.values() if isinstance(v, str))
+                        if None in rec:
+                            raise _bad_line(path, len(rows), line, rec[None], f"more cells than the {len(header)} header columns")
+                        rows.append({k.strip(): v for k, v in rec.items()})
+                        lines.append(line)
+                except csv.Error as exc:
+                    raise cell_error(path, None, None, None, f"line {reader.line_num + 1} is not a valid CSV row ({exc})") from None
+            return Table(path, header, rows, lines)
+        finally:
+            csv.field_size_limit(old_limit)
+    if suffix == ".jsonl":
+        rows, lines = [], []
+        with path.open(encoding="utf-8-sig") as fh:
+            for number, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise _bad_line(path, len(rows), number, line.strip(), f"invalid JSON ({exc.msg})") from None
+                if not isinstance(rec, dict):
+                    raise _bad_line(path, len(rows), number, rec, "each JSONL line must be a JSON object")
+                rows.append(rec)
+                lines.append(number)
+        return Table(path, None, rows, lines)
+    if suffix == ".json":
+        try:
+            data = json.loads(path.read_text(encoding="utf-8-sig"))
+        except json.JSONDecodeError as exc:
+            raise DataValidationError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})", source=str(path)) from None
+        if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+            raise cell_error(path, None, None, type(data).__name__, "a JSON file must hold a list of objects, one per row")
+        return Table(path, None, data, [None] * len(data))
+    if suffix in (".parquet", ".pq"):
+        df = pd.read_parquet(path)
+        header = [str(c) for c in df.columns]
+        data = {c: df[c].tolist() for c in df.columns}
+        rows = [{str(c): plain_value(data[c][i]) for c in df.columns} for i in range(len(df))]
+        return Table(path, header, rows, [None] * len(rows))
+    raise DataValidationError(
+        f"{path}: unsupported file type {suffix!r}; use .csv, .jsonl or .parquet",
+        field="path", value=str(path), source=str(path),
+    )

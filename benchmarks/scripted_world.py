@@ -1,0 +1,52 @@
+"""The scripted world: deterministic answers for every role, a function of the prompt only.
+
+Tests, notebooks, the perf scripts and the framework comparison all run on it. Every role gets
+well-formed JSON (in the order of its answer schema) whose probability is a hash of the question line
+and the role (for members also the persona line), so runs are reproducible whatever the scheduling
+order, and every step of the pipeline is exercised:
+
+* forecasters answer 5-94 %;
+* the bull 55-84 % and the bear 15-44 %: they never reach consensus, so the debate plays all its rounds;
+* the supervisor names one disagreement ("timing", its query taken from the question line), then answers
+  10-89 % with a confidence of high, medium or low.
+
+>>> from agent_schemas import ChatMessage
+>>> respond([ChatMessage(role="system", content="s"), ChatMessage(role="user", content="You are the BULL\\n- Question: Will it?")])
+'{"argument": "bull case", "key_evidence": [], "p_yes_percent": 68}'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+
+from agent_providers import ScriptedProvider
+from agent_schemas import ChatMessage
+
+__all__ = ["provider", "respond"]
+
+
+def _h(*parts: str) -> int:
+    return int(hashlib.sha256("|".join(parts).encode()).hexdigest()[:8], 16)
+
+
+def respond(messages: Sequence[ChatMessage]) -> str:
+    """The answer of whichever role ``messages`` prompt (forecaster, bull, bear or supervisor), as JSON text."""
+    user = "\n".join(m.content for m in messages[1:])
+    q = next((line for line in user.splitlines() if line.startswith("- Question:")), user[:200])
+    if "You are the BULL" in user or "You are the BEAR" in user:
+        side = "bull" if "You are the BULL" in user else "bear"
+        p = 55 + _h(q, side) % 30 if side == "bull" else 15 + _h(q, side) % 30
+        return json.dumps({"argument": f"{side} case", "key_evidence": [], "p_yes_percent": p})
+    if "You are the SUPERVISOR" in user:
+        if '"disagreements"' in user:
+            return json.dumps({"disagreements": [{"topic": "timing", "description": "early vs late", "agents": ["member-0"], "query": q[12:60]}]})
+        conf = ("high", "medium", "low")[_h(q, "conf") % 3]
+        return json.dumps({"rationale": "weighed", "key_evidence": [], "confidence": conf, "p_yes_percent": 10 + _h(q, "sup") % 80})
+    return json.dumps({"rationale": "scripted", "key_evidence": [], "p_yes_percent": 5 + _h(q, messages[-1].content) % 90})
+
+
+def provider(latency_s: float = 0.0) -> ScriptedProvider:
+    """A :class:`ScriptedProvider` answering every call with :func:`respond` after ``latency_s`` seconds."""
+    return ScriptedProvider(responder=respond, latency_s=latency_s)

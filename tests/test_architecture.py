@@ -1,0 +1,138 @@
+"""The code's own rules, checked on the source of every shipped module (the packages and ``benchmarks/perf``).
+
+1. **Imports point one way** (DEVELOPERS.md): ``agent_schemas`` is a leaf; providers and tools know nothing
+   of agents; tools know nothing of providers (a provider may read the bundled data through its one owner,
+   ``agent_tools.datasets``: the simulator does); specialists never import ``agent_research``; only ``benchmarks`` imports
+   ``benchmarks``; shipped code never imports ``tests``. Every import counts, also one inside a function.
+
+2. **No module calls another's private names.** A name with one leading underscore belongs to the module
+   that defines it (a ``def``/``class``, an assignment such as ``self._lock = ...`` or ``_CACHE = ...``, or
+   an import alias such as ``import warnings as _warnings``). A module may not import such a name from
+   another module (``from m import _name``), nor reach it as an attribute (``x._name``) unless it defines
+   that name itself (then ``x`` is one of its own objects, e.g. ``clone._map_providers``). Allowed:
+   ``self._name`` and ``cls._name`` (a class's own or inherited protected member), dunder names
+   (``__init__``), and namedtuple methods (``_asdict``, ``_replace``, ``_fields``, ``_make``), which are
+   public API despite the underscore. Whatever another module needs gets a public name.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("agent_schemas", "agent_providers", "agent_tools", "agent_specialists", "agent_research", "benchmarks")
+#: The project packages each package may import (itself included).
+MAY_IMPORT: dict[str, set[str]] = {
+    "agent_schemas": {"agent_schemas"},
+    "agent_providers": {"agent_schemas", "agent_tools", "agent_providers"},
+    "agent_tools": {"agent_schemas", "agent_tools"},
+    "agent_specialists": {"agent_schemas", "agent_providers", "agent_tools", "agent_specialists"},
+    "agent_research": {"agent_schemas", "agent_providers", "agent_tools", "agent_specialists", "agent_research"},
+    "benchmarks": set(PACKAGES),
+}
+PUBLIC_UNDERSCORE = {"_asdict", "_replace", "_fields", "_make"}
+
+
+def shipped_modules() -> list[Path]:
+    return sorted(p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py"))
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(tree: ast.AST, this: str) -> list[tuple[int, str]]:
+    """``(line, module)`` of every import; relative imports resolved against ``this``."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(this.split(".")[: -node.level] + ([base] if base else []))
+            out.append((node.lineno, base))
+    return sorted(out)
+
+
+def is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__") and name not in PUBLIC_UNDERSCORE
+
+
+def own_private_names(tree: ast.AST) -> set[str]:
+    """The private names a module defines (see the module docstring)."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            names.add(node.attr)
+        elif isinstance(node, ast.alias):
+            names.add(node.asname or node.name.split(".")[0])
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+    return {n for n in names if is_private(n)}
+
+
+def private_name_uses(tree: ast.AST) -> list[tuple[int, str]]:
+    """``(line, what)`` of every use of another module's private name in ``tree``."""
+    own = own_private_names(tree)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            found += [(node.lineno, f"from {node.module} import {a.name}") for a in node.names if is_private(a.name)]
+        elif isinstance(node, ast.Attribute) and is_private(node.attr) and node.attr not in own:
+            owner = node.value.id if isinstance(node.value, ast.Name) else None
+            if owner not in ("self", "cls"):
+                found.append((node.lineno, f"{ast.unparse(node.value)}.{node.attr}"))
+    return found
+
+
+MODULES = shipped_modules()
+
+
+def test_the_checks_see_every_package():
+    names = {module_name(p) for p in MODULES}
+    assert {"agent_schemas", "agent_research.pipeline", "benchmarks.scoring.tables", "benchmarks.questions.bundled"} <= names
+    assert any(p.parts[-2] == "perf" for p in MODULES)
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_imports_point_one_way(path):
+    this = module_name(path)
+    allowed = MAY_IMPORT[this.split(".")[0]]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    bad = [f"line {line}: {mod}" for line, mod in imported_modules(tree, this)
+           if mod.split(".")[0] == "tests" or (mod.split(".")[0] in PACKAGES and mod.split(".")[0] not in allowed)]
+    assert bad == [], f"{this} imports against the direction: {bad}"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_module_uses_another_modules_private_names(path):
+    uses = private_name_uses(ast.parse(path.read_text(encoding="utf-8")))
+    assert uses == [], f"{module_name(path)} uses private names of other modules: {uses}"
+
+
+def test_the_private_name_rule_catches_both_forms_and_allows_own_names():
+    src = (
+        "from agent_providers.base import _finish\n"
+        "import agent_research.forecaster as f\n"
+        "class A:\n"
+        "    def __init__(self):\n"
+        "        self._lock = 1\n"
+        "    def copy(self, other):\n"
+        "        return other._lock, self._peer, cls._x, f._dedupe([]), other.__class__, t._asdict()\n"
+    )
+    uses = private_name_uses(ast.parse(src))
+    assert [what for _, what in uses] == ["from agent_providers.base import _finish", "f._dedupe"]
+
+
+def test_the_import_rule_catches_a_reversed_import():
+    tree = ast.parse("def f():\n    from agent_research import ForecastPipeline\nfrom . import prompts\n")
+    assert imported_modules(tree, "agent_specialists.debate") == [(2, "agent_research"), (3, "agent_specialists")]
