@@ -99,6 +99,29 @@ def test_hand_computed_final_probability_and_calls_per_role():
         assert {r: u.calls for r, u in trace.ledger.by_role().items()} == {"forecaster": 3, "bull": 2, "bear": 2, "supervisor": 2}
 
 
+def confident_responder(messages):
+    """hand_responder whose supervisor states "high" confidence."""
+    text = hand_responder(messages)
+    return text.replace('"confidence": "medium"', '"confidence": "high"')
+
+
+@pytest.mark.parametrize("failure", ["timeout", "access_denied"])
+def test_every_orchestration_grounds_the_supervisor_before_the_combination(failure):
+    # the supervisor says "high" at 0.9 but every clarifying search failed: at most low (weight 0), so the
+    # final is the blend 0.5 * 0.4 + 0.5 * 0.5 = 0.45, not the supervisor's 0.9 (what "high" would give)
+    runs = run_all(confident_responder, make_question(), PipelineConfig(debate={"max_rounds": 2}), FixedSearch(failure=failure))
+    for fw, (trace, _) in runs.items():
+        sup = trace.supervisor
+        assert sup.confidence == "high" and sup.search_outcomes and not any(o.ok for o in sup.search_outcomes), fw
+        assert (sup.grounding.reported, sup.grounding.effective) == ("high", "low"), fw
+        assert trace.final_p_yes == pytest.approx(0.45), fw
+        assert trace.confidence.overall == "low" and "low_confidence" in trace.confidence.flags, fw
+    hit = SearchResult(title="ECB", url="https://ecb.example/a", snippet="inflation 2.1%", published=dt.date(2025, 11, 1), source="fixed")
+    backed = run_all(confident_responder, make_question(), PipelineConfig(debate={"max_rounds": 2}), FixedSearch([hit]))
+    for fw, (trace, _) in backed.items():  # the check can fail: with its evidence found, "high" stands and replaces
+        assert trace.supervisor.grounding.effective == "high" and trace.final_p_yes == pytest.approx(0.9), fw
+
+
 def failing_responder(messages):
     user = "\n".join(m.content for m in messages[1:])
     if "You are the BULL" in user and "Round 1 of" in user:  # truncated: its 400 tokens still count
