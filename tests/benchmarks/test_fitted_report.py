@@ -3,6 +3,7 @@ fitted-methods, confidence-band and learned-mean tables, and --fit-from from the
 
 import datetime as dt
 import json
+from html import escape
 
 import numpy as np
 import pandas as pd
@@ -91,7 +92,12 @@ def test_the_report_ranks_the_fitted_methods_and_shows_their_tables(first_run):
     bands = md[md.index("## Brier and calibration by confidence band"):]
     assert "overall (weakest link)" in bands and "supervisor, grounded in its evidence" in bands
     html = (tmp / "runs" / "early" / "report.html").read_text()
-    assert "fitted on " in html and "Fitted methods (walk-forward" in html and "overall confidence" in html
+    assert "Fitted methods (walk-forward" in html and "overall confidence" in html
+    # each question's trace view shows every fitted method's parameters and n (its note, HTML-escaped)
+    last = max(fitted.values(), key=lambda r: r["forecast_date"])
+    for m in FITTED_METHODS:
+        note = last["methods"][m]["note"]
+        assert note.startswith(f"fitted on {last['methods'][m]['n_fit']} questions") and escape(note) in html, m
     figure = html[html.index('id="fig-confidence"'):]
     assert figure.index("<svg") < figure.index("</figure>") and "not drawn" not in figure[:figure.index("</figure>")]
 
