@@ -174,3 +174,18 @@ def test_notebook_runs_offline_without_error(name, kernel_spec_manager, tmp_path
     if name in OUTPUT_CHECKS:
         OUTPUT_CHECKS[name](text)
     assert list(cwd.iterdir()) == [], f"{name} wrote into its working directory: {list(cwd.iterdir())}"
+
+
+def test_the_nb11_check_needs_the_leak_and_a_clean_guard():
+    leak = ("LEAK: crowd Brier 0.1335 -> 0.1163 with the flag on 627 later questions "
+            "(paired difference -0.0172, 95% CI -0.0266 .. -0.0075)\n")
+    guard = ("GUARD: resolution_date visible to agents: False; early flag derivable: False; "
+             "audit findings in 192 prompts of 24 questions: 0\n")
+    check_nb11_leak_and_guard(leak + guard)
+    for bad in (leak.replace("0.1163", "0.1330") + guard,             # no real gain
+                leak.replace("-0.0075)", "0.0010)") + guard,          # interval reaches 0
+                leak + guard.replace("questions: 0", "questions: 2"),  # the audit found hindsight
+                leak + guard.replace("derivable: False", "derivable: True"),
+                guard, leak):
+        with pytest.raises(AssertionError):
+            check_nb11_leak_and_guard(bad)
