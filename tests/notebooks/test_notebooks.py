@@ -189,3 +189,29 @@ def test_the_nb11_check_needs_the_leak_and_a_clean_guard():
                 guard, leak):
         with pytest.raises(AssertionError):
             check_nb11_leak_and_guard(bad)
+
+
+#: Recorded runs the notebooks read (notebooks/data): small enough for the repository.
+RECORDED_RUNS_MAX_BYTES = 400_000
+
+
+def test_recorded_runs_are_small_scorable_and_say_where_they_came_from():
+    import json
+
+    data = NOTEBOOK_DIR / "data"
+    files = [p for p in data.rglob("*") if p.is_file()]
+    total = sum(p.stat().st_size for p in files)
+    assert total <= RECORDED_RUNS_MAX_BYTES, f"notebooks/data holds {total} bytes"
+    runs = sorted(p.parent for p in data.glob("*/manifest.json"))
+    assert runs, "no recorded run under notebooks/data"
+    readme = (data / "README.md").read_text()
+    for run in runs:
+        manifest = json.loads((run / "manifest.json").read_text())
+        assert manifest["run_id"] == run.name and run.name in readme
+        assert len(manifest["git"]["commit"]) == 40 and manifest["git"]["dirty"] is False
+        assert manifest["git"]["commit"][:7] in readme, f"README does not name {run.name}'s commit"
+        records = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+        assert [r["question_id"] for r in records] == manifest["question_ids"]
+        assert all(r["status"] == "ok" and r["outcome"] in (0, 1) and r["ledger"] for r in records)
+        # trimmed as the README says: no prompts or raw answers kept
+        assert all(r["trace"]["recorded_calls"] == [] == r["trace"]["recorded_searches"] for r in records)
