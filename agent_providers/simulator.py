@@ -438,6 +438,46 @@ class SimulatorProvider(Provider):
         key = question_key(question.text, question.forecast_date)
         return self.anchor(self._records(key))
 
+    def member_panel(self, questions: Sequence[Question], n_members: int) -> list[list[float]]:
+        """Members' p_yes for ``questions`` as the simulation draws them, without prompts (for teaching and tests).
+
+        Member ``i`` is the agent ``panel-i``: the harness's member model exactly (anchor, ``scale``,
+        ``bias``, ``noise``, and the question's error ``c`` that every agent shares, weighted by ``rho``)
+        with its own draw ``z``. A member of a harness run is named by its prompt and seed instead
+        (:func:`member_key`), so its draws differ from these but follow the same distribution; with
+        ``rho=1`` (no own error) they are equal. Values are what a member answers: integer percents in
+        [1, 99], divided by 100.
+
+        Parameters
+        ----------
+        questions : sequence of Question, length n_questions
+            Questions the world holds (the bundled ones, or those given to :meth:`bind_questions`).
+        n_members : int
+            Members per question (>= 1).
+
+        Returns
+        -------
+        list of list of float, shape (n_questions, n_members)
+            p_yes in [0.01, 0.99]; ``numpy.asarray`` of it is the ``(n_questions, n_members)`` panel that
+            :mod:`agent_research.aggregation` takes.
+
+        Raises
+        ------
+        ValueError
+            If ``n_members < 1``.
+        BadRequest
+            When the world does not hold a question.
+        """
+        if n_members < 1:
+            raise ValueError(f"n_members must be >= 1, got {n_members}")
+        rows = []
+        for q in questions:
+            key = question_key(q.text, q.forecast_date)
+            anchor = self.anchor(self._records(key))
+            rows.append([_percent(_sigmoid(self.agent_logodds(anchor, key, f"panel-{i}", self.params.noise)[0])) / 100
+                         for i in range(n_members)])
+        return rows
+
     def _records(self, key: tuple[str, str]) -> list[WorldRecord]:
         records = self.world.lookup(*key)
         if not records:

@@ -211,3 +211,32 @@ def test_simulator_parameters_stay_one_spec_in_a_provider_list():
         "sim/scale=0.6,rho=0.5", "local/smollm2", "sim", "scripted"]
     assert split_specs("openai-compatible/m@http://h:1/v1,sim/noise=0.8") == ["openai-compatible/m@http://h:1/v1", "sim/noise=0.8"]
     assert provider_reason("sim/scale=0.6,rho=0.5", environ={}) == (["sim/scale=0.6,rho=0.5"], "--provider")
+
+
+def test_member_panel_draws_the_member_model(questions, bundled_world):
+    """member_panel: member i says the documented draw for agent 'panel-i'; with rho=1 (no own error) it
+    equals the members of a harness run; with noise=0 every member is the anchor; errors correlate by rho."""
+    q = questions[2]
+    params = SimParams(noise=0.7, rho=0.4, bias=0.2, scale=1.3, seed=5)
+    llm = SimulatorProvider(params, world=bundled_world)
+    anchor = llm.latent_p(q)
+    key = (q.text.strip(), q.forecast_date.isoformat())
+    logit = math.log(anchor / (1 - anchor))
+    by_hand = [1.3 * logit + 0.2 + 0.7 * (math.sqrt(0.4) * _normal(5, "common", *key)
+                                          + math.sqrt(0.6) * _normal(5, "agent", f"panel-{i}", *key)) for i in range(4)]
+    assert llm.member_panel([q], 4) == [[min(max(round(100 / (1 + math.exp(-x))), 1), 99) / 100 for x in by_hand]]
+    assert llm.member_panel(questions, 4)[2] == llm.member_panel([q], 4)[0]  # a question's draws do not depend on the others
+
+    correlated = SimulatorProvider(SimParams(noise=1.0, rho=1.0), world=bundled_world)
+    assert correlated.member_panel([q], 3) == [[f.p_yes for f in pipeline(correlated).run(q).forecasts]]
+    exact = SimulatorProvider(SimParams(noise=0), world=bundled_world)
+    assert exact.member_panel(questions, 2) == [[min(max(round(100 * exact.latent_p(x)), 1), 99) / 100] * 2 for x in questions]
+
+    many = load_forecastbench(question_type="market", sample_n=600, seed=1)
+    half = SimulatorProvider(SimParams(anchor="base", noise=1.0, rho=0.5), world=bundled_world)
+    x = np.log(np.asarray(half.member_panel(many, 2)))
+    x = x - np.log(1 - np.exp(x))
+    centred = x - np.array([[math.log(half.latent_p(m) / (1 - half.latent_p(m)))] for m in many])
+    assert np.corrcoef(centred[:, 0], centred[:, 1])[0, 1] == pytest.approx(0.5, abs=0.1)
+    with pytest.raises(ValueError, match="n_members must be >= 1"):
+        llm.member_panel([q], 0)
