@@ -13,7 +13,7 @@ backends we do not need). Tokens are acquired in chunks of at most the bucket si
 waits for the refill instead of failing.
 
 **Pacing, not bursts.** A provider may enforce "60 per minute" over shorter intervals (1 per second), so
-each bucket holds one second's worth (:data:`BURST_S`, and at least one request or one chunk of tokens),
+each bucket holds one second's worth (:data:`BURST_FRACTION` of a minute, and at least one request),
 and the limiter paces at ``(1 - headroom)`` of the limit: with the default 5 % headroom the requests of
 any sliding minute stay under the limit even when send times and the server's clock differ by tens of
 milliseconds.
@@ -39,9 +39,11 @@ higher tier sets its own (``--rate-limit anthropic=rpm:4000,itpm:2000000,otpm:40
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import functools
 import json
 import math
-import time
+import threading
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -50,12 +52,20 @@ from agent_providers.base import Provider, WrappingProvider, run_sync
 
 __all__ = ["DEFAULT_LIMITS", "RateLimitedProvider", "RateLimits", "default_limits", "parse_rate_limits"]
 
-#: Seconds of rate one bucket holds (the largest burst after an idle spell), see the module doc.
-BURST_S = 1.0
+#: Fraction of a minute's rate one bucket holds (the largest burst after an idle spell): one second of
+#: a real minute, see the module doc.
+BURST_FRACTION = 1 / 60
+#: Smallest request bucket: two requests, so a wake-up a few milliseconds late is caught up and the pace
+#: holds (a bucket of one loses every late wake-up); the 5 % headroom of a limit of 40 or more per minute
+#: covers the extra request in any window.
+REQUEST_BURST_MIN = 2.0
 #: Pause after a 429 that gives no usable retry-after (seconds).
 DEFAULT_PAUSE_S = 1.0
 #: Output tokens assumed for a call that sets no ``max_tokens`` (the adapters' default limit).
 DEFAULT_OUTPUT_TOKENS = 1024
+#: Requests in flight at once when the limits set no ``max_concurrent`` (also the size of the wrapper's
+#: thread pool, see :class:`RateLimitedProvider`).
+DEFAULT_MAX_CONCURRENT = 64
 
 #: Short names accepted by :func:`parse_rate_limits` and the fields they set.
 _KEYS = {
@@ -179,7 +189,7 @@ class LimiterStats:
     paused_s: float = 0.0
     """Seconds the provider was paused by 429s (wall time, overlapping pauses counted once)."""
     send_times: list[float] = field(default_factory=list, repr=False)
-    """``time.monotonic()`` of every request let through (kept for tests and the perf script)."""
+    """Event-loop time (``loop.time()``, seconds) of every request let through (kept for tests and the perf script)."""
 
 
 class RateLimitedProvider(WrappingProvider):
@@ -193,6 +203,12 @@ class RateLimitedProvider(WrappingProvider):
         The provider's limits.
     keep_send_times : bool
         Record the start time of every request in ``stats.send_times`` (tests, perf script).
+
+    The SDK adapters are synchronous; asyncio's default thread pool (``min(32, CPUs + 4)`` threads, 6 on
+    2 cores) would cap the calls in flight far below a provider's limits and queue admitted calls, which
+    then leave in bursts. So the wrapper sends each admitted call at once on its own thread pool of
+    ``max_concurrent`` threads (:data:`DEFAULT_MAX_CONCURRENT` when unset); an adapter that answers
+    natively in asyncio is awaited directly.
     """
 
     def __init__(self, inner: Provider, limits: RateLimits, *, keep_send_times: bool = False) -> None:
@@ -202,7 +218,15 @@ class RateLimitedProvider(WrappingProvider):
         self.limits = limits
         self.stats = LimiterStats()
         self._keep_send_times = keep_send_times
-        self._semaphore = asyncio.Semaphore(limits.max_concurrent) if limits.max_concurrent else None
+        self._threads = limits.max_concurrent or DEFAULT_MAX_CONCURRENT
+        self._semaphore = asyncio.Semaphore(self._threads)
+        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
+        adapter = inner
+        while isinstance(adapter, WrappingProvider):
+            adapter = adapter.inner
+        #: The adapter answers natively in asyncio (the scripted provider): no thread needed.
+        self._native_async = type(adapter)._acomplete is not Provider._acomplete
         self._paused_until = 0.0
         scale = 1.0 - limits.headroom
 
@@ -210,10 +234,10 @@ class RateLimitedProvider(WrappingProvider):
             if per_minute is None:
                 return None
             per_s = per_minute * scale / limits.minute_s
-            size = max(per_s * BURST_S, floor)
+            size = max(per_minute * scale * BURST_FRACTION, floor)
             return AsyncLimiter(size, size / per_s)
 
-        self._requests = bucket(limits.requests_per_minute, floor=1.0)
+        self._requests = bucket(limits.requests_per_minute, floor=REQUEST_BURST_MIN)
         self._tokens = {name: bucket(getattr(limits, name), floor=1.0)
                         for name in ("tokens_per_minute", "input_tokens_per_minute", "output_tokens_per_minute")}
 
@@ -221,15 +245,17 @@ class RateLimitedProvider(WrappingProvider):
         return f"RateLimitedProvider({self.inner!r}, {self.limits.describe()})"
 
     def pause(self, seconds: float) -> None:
-        """Hold every call to this provider for ``seconds`` from now (a 429's retry-after)."""
-        now = time.monotonic()
+        """Hold every call to this provider for ``seconds`` from now (a 429's retry-after); call it from
+        the event loop the calls run on (its clock, ``loop.time()``, is the limiter's)."""
+        now = asyncio.get_running_loop().time()
         until = now + max(seconds, 0.0)
         if until > self._paused_until:
             self.stats.paused_s += until - max(self._paused_until, now)
             self._paused_until = until
 
     async def _wait_pause(self) -> None:
-        while (left := self._paused_until - time.monotonic()) > 0:
+        loop = asyncio.get_running_loop()
+        while (left := self._paused_until - loop.time()) > 0:
             await asyncio.sleep(left)
 
     async def _acquire(self, limiter: Any, amount: float) -> None:
@@ -239,7 +265,8 @@ class RateLimitedProvider(WrappingProvider):
             amount -= take
 
     async def _admit(self, messages: list[ChatMessage], options: dict[str, Any]) -> None:
-        t0 = time.monotonic()
+        loop = asyncio.get_running_loop()
+        t0 = loop.time()
         await self._wait_pause()
         n_in = estimate_input_tokens(messages, options.get("json_schema"))
         n_out = options.get("max_tokens") or DEFAULT_OUTPUT_TOKENS
@@ -249,22 +276,29 @@ class RateLimitedProvider(WrappingProvider):
             if self._tokens[name] is not None:
                 await self._acquire(self._tokens[name], amount)
         await self._wait_pause()  # a 429 may have arrived while this call waited
-        now = time.monotonic()
+        now = loop.time()
         self.stats.waited_s += now - t0
         self.stats.requests += 1
         if self._keep_send_times:
             self.stats.send_times.append(now)
 
+    def _executor(self) -> concurrent.futures.ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = concurrent.futures.ThreadPoolExecutor(self._threads, thread_name_prefix=f"{self.name}-calls")
+            return self._pool
+
     async def _acomplete(self, messages: list[ChatMessage], **options: Any) -> Completion:
-        if self._semaphore is None:
-            return await self._send(messages, options)
         async with self._semaphore:
             return await self._send(messages, options)
 
     async def _send(self, messages: list[ChatMessage], options: dict[str, Any]) -> Completion:
         await self._admit(messages, options)
         try:
-            return await self.inner.acomplete(messages, **options)
+            if self._native_async:
+                return await self.inner.acomplete(messages, **options)
+            loop = asyncio.get_running_loop()
+            return await loop.run_in_executor(self._executor(), functools.partial(self.inner.complete, messages, **options))
         except RateLimited as exc:
             hint = exc.retry_after_s
             self.stats.rate_limited += 1
@@ -275,3 +309,11 @@ class RateLimitedProvider(WrappingProvider):
         """Synchronous calls go through the same limiter (one event loop per call: for scripts that call
         one at a time; the harness calls asynchronously)."""
         return run_sync(self._acomplete(messages, **options))
+
+    def close(self) -> None:
+        """Stop the thread pool and close the inner provider."""
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False)
+        super().close()
