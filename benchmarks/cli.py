@@ -295,13 +295,19 @@ def leaderboard(
     n_resamples: int = typer.Option(1000, help="Clustered bootstrap resamples."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
 ) -> None:
-    """Write CSV, Markdown and one self-contained HTML page comparing runs."""
+    """Write CSV, Markdown and one self-contained HTML page comparing runs; the shards of one run
+    (``run --shard i/n``) are merged into one run, each question counted once."""
     _setup_logging(debug)
     from benchmarks.report import run_folders, write_report
+    from benchmarks.shards import ShardGroup, group_shards
 
     with cli_errors(debug):
-        runs = run_folders(runs)
-        out = _folder(output or runs[0], "--output")
+        runs = group_shards(run_folders(runs))
+        first = runs[0]
+        out = _folder(output or (first.folders[0].parent / first.run_id if isinstance(first, ShardGroup) else first), "--output")
+        for g in (r for r in runs if isinstance(r, ShardGroup)):
+            missing = f"; missing shard(s) {', '.join(map(str, g.missing))}" if g.missing else ""
+            _say(f"run {g.run_id}: {len(g.folders)} of {g.count} shards merged{missing}")
         rep = write_report(runs, out, baseline=baseline, n_resamples=n_resamples)
         typer.echo(rep.markdown)
         _say(f"wrote {rep.csv_path}, {rep.markdown_path}, {rep.html_path}")

@@ -163,11 +163,14 @@ class RunEstimate:
         return out
 
 
-def estimate_run(config: RunConfig, *, environ: dict[str, str] | None = None, sample: int = SAMPLE_QUESTIONS) -> RunEstimate:
+def estimate_run(config: RunConfig, *, environ: dict[str, str] | None = None, sample: int = SAMPLE_QUESTIONS,
+                 questions: list[Question] | None = None, provider_factory: Any = None) -> RunEstimate:
     """Estimate calls, tokens and USD of the run ``config`` describes, calling no provider (module docstring).
 
     Providers are built as the run would build them (so a missing SDK or key is reported) but never
-    called; the prompts come from :class:`FullAnswerStandIn` stand-ins.
+    called; the prompts come from :class:`FullAnswerStandIn` stand-ins. ``questions`` replaces the
+    config's selection (the cost cap of a running run estimates its own questions); a
+    ``provider_factory`` (the runner's, in tests) replaces building the real providers for that check.
 
     Raises
     ------
@@ -185,7 +188,7 @@ def estimate_run(config: RunConfig, *, environ: dict[str, str] | None = None, sa
         choice = choose_auto_spec(env)
         specs, reason = [choice.spec], f"auto: {choice.reason}"
     warnings = []
-    for spec in specs:  # build each provider as the run would, and never call it
+    for spec in (specs if provider_factory is None else []):  # build each provider as the run would, and never call it
         try:
             get_provider(spec, retry=False).close()
         except UnknownProvider:
@@ -200,7 +203,8 @@ def estimate_run(config: RunConfig, *, environ: dict[str, str] | None = None, sa
 
         search = LocalCorpusSearch.default()
         warnings.append("--search ddg: prompts sized with the bundled corpus standing in for DuckDuckGo (a dry run makes no network calls)")
-    runner = BenchmarkRunner(cfg, provider_factory=FullAnswerStandIn, search_client=search, progress=False)
+    runner = BenchmarkRunner(cfg, provider_factory=FullAnswerStandIn, search_client=search, progress=False, questions=questions,
+                             rate_limit=False)
     questions = runner.select_questions()
     if not questions:
         from agent_schemas import DataValidationError

@@ -23,6 +23,7 @@ from benchmarks.leaderboard import MIN_COVERAGE, rank_methods
 from benchmarks.leakage import AUDIT_KEYS
 from benchmarks.model_cutoffs import training_cutoff
 from benchmarks.runner import MANIFEST_FILE, RESULTS_FILE, read_results, write_text_atomic
+from benchmarks.shards import ShardGroup
 from benchmarks.viewer import ReportData, render_page
 from benchmarks.viewer.launch import PAGE_FILE
 from benchmarks.score_file import score_forecasts_file  # noqa: F401  (re-exported: it lives in score_file)
@@ -40,8 +41,9 @@ DATA_ATTRIBUTION = (
 # --- loading -------------------------------------------------------------------------------------
 
 
-def load_run(run_dir: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Return ``(manifest, result records)`` of a run folder, one record per question.
+def load_run(run_dir: "str | Path | ShardGroup") -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Return ``(manifest, result records)`` of a run folder, one record per question (the shards of one
+    run given as a :class:`benchmarks.shards.ShardGroup` are read as one run: :meth:`ShardGroup.load`).
 
     A folder written by one runner holds one record per question (the run folder's lock allows one
     writer; ``--retry-failed`` sets the failed records aside before re-running them). Should a folder
@@ -53,6 +55,8 @@ def load_run(run_dir: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]
     FileNotFoundError
         If the folder has no ``manifest.json``.
     """
+    if isinstance(run_dir, ShardGroup):
+        return run_dir.load()
     run_dir = Path(run_dir)
     mpath = run_dir / MANIFEST_FILE
     if not mpath.exists():
@@ -310,7 +314,7 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
         When ``out_dir`` cannot be created or a file cannot be written (``filename`` names it); files
         already there are left as they were.
     """
-    run_dirs = [Path(d) for d in run_dirs]
+    run_dirs = [d if isinstance(d, ShardGroup) else Path(d) for d in run_dirs]
     out_dir = Path(out_dir)
     df, manifests = long_frame(run_dirs)
     if df.empty:
