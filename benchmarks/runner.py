@@ -743,6 +743,7 @@ class BenchmarkRunner:
         questions = self.select_questions()
         if not questions:
             raise DataValidationError("no questions match the run's filters", field="questions", value=0)
+        self.clusters = sibling_clusters(questions)  # over the whole selection: a shard's records get the run's clusters
         if self.config.shard:
             questions = self.select_shard(questions)
         self.bind_questions(questions)
@@ -752,7 +753,6 @@ class BenchmarkRunner:
                 raise DataValidationError(
                     f"{self.run_dir}: the resumed run selects other questions than the manifest records "
                     "(different providers, filters or question file?)", field="question_ids", value=len(questions))
-        self.clusters = sibling_clusters(questions)
         pipeline = self.build_pipeline()
         baselines = baseline_table(questions, self.config.baselines)
         # --- one writer from here on --------------------------------------------------------------
