@@ -118,6 +118,9 @@ def long_frame(run_dirs: list[str | Path]) -> tuple[pd.DataFrame, dict[str, dict
     df = pd.DataFrame(rows)
     if df.empty:
         return df, manifests
+    # by question, not by finishing order: the bootstrap's draws, and so every interval, do not depend on
+    # which question finished first (concurrency, Ray workers, shards)
+    df = df.sort_values(["question_id"], kind="stable").reset_index(drop=True)
     multi = df["run_id"].nunique() > 1
     df["label"] = (df["run_id"] + ":" + df["method"]) if multi else df["method"]
     df["p_yes"] = pd.to_numeric(df["p_yes"], errors="coerce")

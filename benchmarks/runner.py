@@ -795,14 +795,22 @@ class BenchmarkRunner:
 
     async def run_question(self, pipeline: ForecastPipeline, q: Question, baselines: dict[str, dict[str, Any]]) -> QuestionRecord:
         """Run one question; anything its pipeline raises becomes a failed record with the typed error."""
+        return self.question_record(q, await self.run_trace(pipeline, q), baselines)
+
+    async def run_trace(self, pipeline: ForecastPipeline, q: Question) -> PipelineTrace:
+        """The pipeline's trace of one question (what the agents may see of it: :meth:`Question.visible`);
+        anything the pipeline raises gives a failed trace with the typed error (:meth:`failed_trace`)."""
         visible = q.visible(show_crowd=self.config.show_crowd)
         try:
-            return self.question_record(q, await pipeline.arun(visible), baselines)
+            return await pipeline.arun(visible)
         except Exception as exc:
-            log.warning("question %s failed with an unexpected %s: %s (the run goes on)", q.id, type(exc).__name__, exc)
-            trace = PipelineTrace(question=visible, status="failed", error=as_reconcile_error(exc).to_info(),
-                                  final_source="question failed")
-            return self.question_record(q, trace, baselines)
+            return self.failed_trace(q, exc)
+
+    def failed_trace(self, q: Question, exc: BaseException) -> PipelineTrace:
+        """The trace of a question whose run raised ``exc`` (status "failed", the typed error); logged, the run goes on."""
+        log.warning("question %s failed with an unexpected %s: %s (the run goes on)", q.id, type(exc).__name__, exc)
+        return PipelineTrace(question=q.visible(show_crowd=self.config.show_crowd), status="failed",
+                             error=as_reconcile_error(exc).to_info(), final_source="question failed")
 
     async def _run_pending(self, questions: list[Question], done_records: list[dict[str, Any]], pipeline: ForecastPipeline,
                            baselines: dict[str, dict[str, Any]], t0: float, n_retried: int) -> RunSummary:
