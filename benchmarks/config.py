@@ -136,6 +136,7 @@ class RunConfig(BaseModel):
     rate_limits: dict[str, str] = Field(default_factory=dict, description="Rate limits by provider spec or prefix, e.g. {'anthropic': 'rpm:4000,itpm:2000000,otpm:400000'} (agent_providers.ratelimit.parse_rate_limits), set over the provider's defaults.")
     max_cost_usd: float | None = Field(None, gt=0, description="Cost cap in USD over the whole run (every session): no new question starts once spent plus the in-flight estimate would exceed it. A resume may raise it.")
     batch: bool = Field(False, description="Send each pipeline stage of all questions as one provider batch (Anthropic Message Batches, OpenAI Batch API; 50% of list price, up to 24 hours).")
+    batch_poll_s: float = Field(30.0, gt=0, description="Seconds between status requests of a running batch (batch mode).")
     executor: Literal["local", "ray"] = Field("local", description="Where questions run: this process (asyncio) or Ray tasks (pip install 'forecast-reconcile[ray]').")
     ray_address: str | None = Field(None, description="Address of an existing Ray cluster (executor 'ray'); default: start a local one.")
     shard: str | None = Field(None, description="'i/n': run only shard i (0-based) of n of the selected questions (a stable hash of the question id); 'leaderboard' merges the shards of one run.")

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import datetime as dt
 import email.parser
+import email.policy
 import itertools
 import json
 import math
@@ -189,6 +190,8 @@ class FakeProviderAPI:
                 return self._send(h, 200, self.files[parts[2]], "application/octet-stream")
         except KeyError as exc:
             return self._send(h, 404, {"error": {"type": "not_found_error", "message": f"no such object {exc}"}})
+        except Exception as exc:  # a request the fake cannot read: say so, as a server would
+            return self._send(h, 400, {"error": {"type": "invalid_request_error", "message": f"{type(exc).__name__}: {exc}"}})
         self._send(h, 404, {"error": {"type": "not_found_error", "message": f"{method} {path} is not served"}})
 
     def _send(self, h: BaseHTTPRequestHandler, status: int, body: Any, content_type: str = "application/json",
@@ -269,7 +272,8 @@ class FakeProviderAPI:
                 "results_url": f"{self.url}/v1/messages/batches/{b.id}/results" if ended else None}
 
     def _upload(self, content_type: str, raw: bytes) -> dict[str, Any]:
-        msg = email.parser.BytesParser().parsebytes(b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + raw)
+        msg = email.parser.BytesParser(policy=email.policy.default).parsebytes(
+            b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + raw)
         data, filename, purpose = b"", "upload.jsonl", ""
         for part in msg.iter_parts():
             name = part.get_param("name", header="content-disposition")

@@ -48,6 +48,7 @@ from pydantic import BaseModel, Field
 
 from agent_schemas import DataValidationError, ErrorInfo, PipelineTrace, Question, ReconcileError, as_reconcile_error
 from agent_tools import ToolExecutor
+from agent_providers.batch import BatchCollector, BatchingProvider
 from agent_providers.pricing import cost_usd
 from agent_providers.ratelimit import RateLimitedProvider, RateLimits, default_limits, parse_rate_limits
 from agent_schemas import TokenUsage
@@ -68,6 +69,8 @@ RESULTS_FILE = "results.jsonl"
 MANIFEST_FILE = "manifest.json"
 LOCK_FILE = ".lock"
 REPLACED_FILE = "results.replaced.jsonl"
+#: Batch mode's journal of submitted batches (:mod:`agent_providers.batch.collector`).
+BATCHES_FILE = "batches.jsonl"
 #: The manifest is rewritten at most this often while questions finish (seconds), and at the end.
 #: ``results.jsonl`` is the durable record; on resume the manifest's statuses are rebuilt from it.
 MANIFEST_INTERVAL_S = 1.0
@@ -373,6 +376,8 @@ class BenchmarkRunner:
         #: The manifest's ``shard`` entry of a sharded run (:mod:`benchmarks.shards`), else None.
         self.shard_info: dict[str, Any] | None = None
         self.limiters: dict[str, RateLimitedProvider] = {}
+        #: Batch mode's collector of calls (:mod:`agent_providers.batch`), journal ``batches.jsonl``; None otherwise.
+        self.batch_collector: BatchCollector | None = None
         self.providers: list[Provider] = []
         self.clusters = ClusterAssignment()
         self._retrying: list[RetryingProvider] = []
@@ -388,7 +393,9 @@ class BenchmarkRunner:
         return get_provider(spec, retry=False, **kwargs) if spec else auto_provider(retry=False)
 
     def build_providers(self) -> list[Provider]:
-        """One wrapped provider per configured spec: cache -> spend meter -> retry -> rate limits -> provider.
+        """One wrapped provider per configured spec: cache -> spend meter -> retry -> rate limits -> provider
+        (batch mode: cache -> spend meter -> retry -> :class:`agent_providers.batch.BatchingProvider` -> provider;
+        a provider without a batch API raises :class:`agent_providers.batch.BatchUnsupported`).
 
         The rate limits (:mod:`agent_providers.ratelimit`) are the provider's defaults with
         ``config.rate_limits`` set over them (:meth:`rate_limits_for`); none for scripted and simulated
@@ -406,11 +413,15 @@ class BenchmarkRunner:
         cache_dir = Path(self.config.cache_dir) if self.config.cache_dir else self.run_dir / "cache"
         cache = _CacheOpenedOnFirstUse(cache_dir) if self.config.cache else None
         async_sleep = _as_async(self.retry_sleep) if self.retry_sleep is not None else None
+        if self.config.batch and self.batch_collector is None:
+            self.batch_collector = BatchCollector(self.run_dir / BATCHES_FILE, poll_interval_s=self.config.batch_poll_s)
         for spec in specs:
             p = self._base_provider(spec)
             self._adapters.append(p)
-            limits = self.rate_limits_for(p.spec) if self.rate_limit else None
-            if limits is not None:  # one limiter per provider spec, shared by every role using it
+            limits = self.rate_limits_for(p.spec) if self.rate_limit and not self.config.batch else None
+            if self.batch_collector is not None:  # batch APIs have their own queues: no rate limiter
+                p = BatchingProvider(p, self.batch_collector)
+            elif limits is not None:  # one limiter per provider spec, shared by every role using it
                 limited = self.limiters.get(p.spec) or RateLimitedProvider(p, limits)
                 self.limiters[p.spec] = limited
                 p = limited

@@ -35,7 +35,7 @@ __all__ = ["ShardGroup", "config_digest", "group_shards", "parse_shard", "select
 
 #: Config settings that may differ between the shards of one run.
 SHARD_FREE_FIELDS = ("run_id", "output_dir", "shard", "concurrency", "executor", "ray_address", "rate_limits",
-                     "max_cost_usd", "n_threads", "cache_dir", "cache", "max_attempts")
+                     "max_cost_usd", "n_threads", "cache_dir", "cache", "max_attempts", "batch_poll_s")
 _SUFFIX = re.compile(r"-shard(\d+)of(\d+)$")
 
 
