@@ -19,9 +19,13 @@ any sliding minute stay under the limit even when send times and the server's cl
 milliseconds.
 
 **Token estimates.** Limits are checked before the answer exists: input tokens are estimated as
-``ceil(characters / 4)`` of the messages (and the answer schema, which adapters send or describe), output
-tokens as the call's ``max_tokens`` (Anthropic estimates OTPM from ``max_tokens`` at the start of a request,
-OpenAI counts ``max_tokens`` towards TPM; :data:`DEFAULT_OUTPUT_TOKENS` when the call gives none).
+``ceil(characters / 4)`` of the messages (and the answer schema, which adapters send or describe). For
+``tokens_per_minute`` (OpenAI's TPM, which counts ``max_tokens`` when the request arrives) output tokens are
+the call's ``max_tokens`` (:data:`DEFAULT_OUTPUT_TOKENS` when the call gives none). For
+``output_tokens_per_minute`` (Anthropic's OTPM, estimated from ``max_tokens`` at the start of a request and
+corrected to the tokens generated at its end) they are ``max_tokens`` until :data:`OUTPUT_MEAN_AFTER`
+answers have come back, then 1.2 x the mean output of the answers so far (at most ``max_tokens``), so the
+pace follows what the provider finally counts.
 
 **A 429 slows the whole provider.** A :class:`RateLimited` error from the provider pauses every call to
 it until its ``retry-after`` has passed (:data:`DEFAULT_PAUSE_S` without one): calls waiting for the
@@ -63,6 +67,8 @@ REQUEST_BURST_MIN = 2.0
 DEFAULT_PAUSE_S = 1.0
 #: Output tokens assumed for a call that sets no ``max_tokens`` (the adapters' default limit).
 DEFAULT_OUTPUT_TOKENS = 1024
+#: Answers seen before output tokens are estimated from their mean instead of ``max_tokens`` (OTPM only).
+OUTPUT_MEAN_AFTER = 20
 #: Requests in flight at once when the limits set no ``max_concurrent`` (also the size of the wrapper's
 #: thread pool, see :class:`RateLimitedProvider`).
 DEFAULT_MAX_CONCURRENT = 64
@@ -132,19 +138,19 @@ class RateLimits:
 
 
 #: Defaults by provider prefix: the first published usage tier (Anthropic: 50 requests, 30,000 input and
-#: 8,000 output tokens per minute; OpenAI gpt-4.1-mini: 500 requests and 200,000 tokens per minute), a
-#: concurrency cap for servers of unknown capacity, and one call at a time for the embedded model. Check
-#: your own limits in the provider's console and pass them with ``--rate-limit``.
+#: 8,000 output tokens per minute; OpenAI gpt-4.1-mini: 500 requests and 200,000 tokens per minute) and a
+#: concurrency cap for servers of unknown capacity. The embedded model serialises its own calls and the
+#: scripted and simulated providers have no limits. Check your own limits in the provider's console and
+#: pass them with ``--rate-limit``.
 DEFAULT_LIMITS: dict[str, RateLimits] = {
     "anthropic": RateLimits(max_concurrent=16, requests_per_minute=50, input_tokens_per_minute=30_000, output_tokens_per_minute=8_000),
     "openai": RateLimits(max_concurrent=32, requests_per_minute=500, tokens_per_minute=200_000),
     "openai-compatible": RateLimits(max_concurrent=8),
-    "local": RateLimits(max_concurrent=1),
 }
 
 
 def default_limits(spec: str) -> RateLimits | None:
-    """The default limits of the provider ``spec`` names (by prefix), or None (no limit: ``scripted``, ``sim``)."""
+    """The default limits of the provider ``spec`` names (by prefix), or None (no limit: ``local``, ``scripted``, ``sim``)."""
     return DEFAULT_LIMITS.get(spec.split("/", 1)[0])
 
 
@@ -228,6 +234,7 @@ class RateLimitedProvider(WrappingProvider):
         #: The adapter answers natively in asyncio (the scripted provider): no thread needed.
         self._native_async = type(adapter)._acomplete is not Provider._acomplete
         self._paused_until = 0.0
+        self._output_seen = [0, 0]  # output tokens of the answers so far, and their count
         scale = 1.0 - limits.headroom
 
         def bucket(per_minute: float | None, *, floor: float) -> Any:
@@ -270,9 +277,12 @@ class RateLimitedProvider(WrappingProvider):
         await self._wait_pause()
         n_in = estimate_input_tokens(messages, options.get("json_schema"))
         n_out = options.get("max_tokens") or DEFAULT_OUTPUT_TOKENS
+        total, count = self._output_seen
+        n_out_seen = min(n_out, math.ceil(1.2 * total / count)) if count >= OUTPUT_MEAN_AFTER else n_out
         if self._requests is not None:
             await self._acquire(self._requests, 1)
-        for name, amount in (("tokens_per_minute", n_in + n_out), ("input_tokens_per_minute", n_in), ("output_tokens_per_minute", n_out)):
+        for name, amount in (("tokens_per_minute", n_in + n_out), ("input_tokens_per_minute", n_in),
+                             ("output_tokens_per_minute", n_out_seen)):
             if self._tokens[name] is not None:
                 await self._acquire(self._tokens[name], amount)
         await self._wait_pause()  # a 429 may have arrived while this call waited
@@ -296,14 +306,19 @@ class RateLimitedProvider(WrappingProvider):
         await self._admit(messages, options)
         try:
             if self._native_async:
-                return await self.inner.acomplete(messages, **options)
-            loop = asyncio.get_running_loop()
-            return await loop.run_in_executor(self._executor(), functools.partial(self.inner.complete, messages, **options))
+                completion = await self.inner.acomplete(messages, **options)
+            else:
+                loop = asyncio.get_running_loop()
+                completion = await loop.run_in_executor(self._executor(), functools.partial(self.inner.complete, messages, **options))
         except RateLimited as exc:
             hint = exc.retry_after_s
             self.stats.rate_limited += 1
             self.pause(hint if isinstance(hint, (int, float)) and math.isfinite(hint) and hint >= 0 else DEFAULT_PAUSE_S)
             raise
+        if completion.usage.output_tokens is not None:
+            self._output_seen[0] += completion.usage.output_tokens
+            self._output_seen[1] += 1
+        return completion
 
     def _complete(self, messages: list[ChatMessage], **options: Any) -> Completion:
         """Synchronous calls go through the same limiter (one event loop per call: for scripts that call

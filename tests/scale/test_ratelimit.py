@@ -138,7 +138,7 @@ def test_limits_parse_and_defaults_per_provider():
     assert (lim.requests_per_minute, lim.input_tokens_per_minute, lim.output_tokens_per_minute, lim.max_concurrent) == (4000, 2e6, 4e5, 64)
     assert parse_rate_limits("rpm:none", base=lim).requests_per_minute is None
     assert default_limits("openai/gpt-4.1-mini").tokens_per_minute == 200_000
-    assert default_limits("sim") is None and default_limits("local/smollm2").max_concurrent == 1
+    assert default_limits("sim") is None and default_limits("local/smollm2") is None
     with pytest.raises(ValueError, match="'qps:3'"):
         parse_rate_limits("qps:3")
     with pytest.raises(ValueError, match="requests_per_minute must be a number > 0"):
@@ -158,3 +158,21 @@ def test_a_large_prompt_waits_for_its_tokens_instead_of_failing():
 
     waited = asyncio.run(main())
     assert 1.0 <= waited < 3.0  # (1140 - 570 burst) / 570 per s = 1.0 s
+
+
+def test_output_tokens_per_minute_follow_the_answers_after_the_first_twenty():
+    """Anthropic corrects its OTPM estimate (max_tokens) to the tokens generated; the limiter does the same from
+    the mean of the answers once it has 20: 20 calls at 500 tokens, then 20 at ceil(1.2 x 1) = 2."""
+    from tests.scale.virtual_clock import run_virtual
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        limited = RateLimitedProvider(ScriptedProvider(responder=lambda m: "ok"),
+                                      RateLimits(output_tokens_per_minute=600, minute_s=1.0))
+        for i in range(40):
+            await limited.acomplete([ChatMessage(role="user", content=str(i))], max_tokens=500)
+        return loop.time()
+
+    elapsed = run_virtual(main())
+    # 570 tokens/s at 95 %, a bucket of 9.5 tokens: 20 x 500 tokens take 17.5 s, the next 20 x 2 tokens 0.07 s
+    assert elapsed == pytest.approx((20 * 500 + 20 * 2 - 9.5) / 570, rel=0.02)
