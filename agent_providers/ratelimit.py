@@ -194,6 +194,8 @@ class LimiterStats:
     """Seconds calls spent waiting for the limiter, summed over calls."""
     paused_s: float = 0.0
     """Seconds the provider was paused by 429s (wall time, overlapping pauses counted once)."""
+    tokens_estimated: int = 0
+    """Tokens the limiter counted for the requests let through (estimated input + ``max_tokens``)."""
     send_times: list[float] = field(default_factory=list, repr=False)
     """Event-loop time (``loop.time()``, seconds) of every request let through (kept for tests and the perf script)."""
 
@@ -289,6 +291,7 @@ class RateLimitedProvider(WrappingProvider):
         now = loop.time()
         self.stats.waited_s += now - t0
         self.stats.requests += 1
+        self.stats.tokens_estimated += n_in + n_out
         if self._keep_send_times:
             self.stats.send_times.append(now)
 
