@@ -46,22 +46,21 @@ from agent_research import ForecastPipeline
 from filelock import FileLock, Timeout
 from pydantic import BaseModel, Field
 
-from agent_schemas import DataValidationError, ErrorInfo, PipelineTrace, Question, ReconcileError, as_reconcile_error
-from agent_tools import ToolExecutor
 from agent_providers.batch import BatchCollector, BatchingProvider
 from agent_providers.pricing import cost_usd
 from agent_providers.ratelimit import RateLimitedProvider, RateLimits, default_limits, parse_rate_limits
-from agent_schemas import TokenUsage
+from agent_schemas import DataValidationError, ErrorInfo, PipelineTrace, Question, ReconcileError, TokenUsage, as_reconcile_error
+from agent_tools import ToolExecutor
 from benchmarks.baselines import compute_baselines
-from benchmarks.cost_cap import CostCap, MeteredProvider, SpendMeter, record_cost
-from benchmarks.shards import config_digest, parse_shard, selection_digest, shard_of, shard_run_id
 from benchmarks.clusters import ClusterAssignment, sibling_clusters
+from benchmarks.cost_cap import CostCap, MeteredProvider, SpendMeter, record_cost
 from benchmarks.config import RunConfig, validate_run_id
 from benchmarks.leakage import leakage_audit
 from benchmarks.methods import method_rows
 from benchmarks.model_cutoffs import training_cutoff
 from benchmarks.provenance import git_commit, package_versions
 from benchmarks.questions import DATA_SNAPSHOT_DATE, load_forecastbench, load_questions_file
+from benchmarks.shards import config_digest, parse_shard, selection_digest, shard_of, shard_run_id
 
 log = logging.getLogger(__name__)
 
@@ -74,9 +73,6 @@ BATCHES_FILE = "batches.jsonl"
 #: The manifest is rewritten at most this often while questions finish (seconds), and at the end.
 #: ``results.jsonl`` is the durable record; on resume the manifest's statuses are rebuilt from it.
 MANIFEST_INTERVAL_S = 1.0
-#: Batch prices as a fraction of list prices (Anthropic Message Batches and the OpenAI Batch API: 50%),
-#: for estimates only; costs of batch results come from genai-prices' batch prices.
-BATCH_PRICE_FACTOR = 0.5
 
 
 @functools.lru_cache(maxsize=1)
@@ -482,7 +478,7 @@ class BenchmarkRunner:
         paid_before = float(spend["paid_usd_total"]) if spend and spend.get("paid_usd_total") is not None else sum(finished)
         est = estimate_run(self.config.model_copy(update={"max_cost_usd": None}), questions=questions,
                            provider_factory=self.provider_factory)
-        prior = (est.totals()["usd"] or 0.0) / max(len(est.questions), 1) * (BATCH_PRICE_FACTOR if self.config.batch else 1.0)
+        prior = (est.totals()["usd_batch" if self.config.batch else "usd"] or 0.0) / max(len(est.questions), 1)
         return CostCap(max_usd=float(self.config.max_cost_usd or 0.0), paid_before_usd=paid_before,
                        prior_per_question_usd=prior, finished_costs=finished)
 
@@ -832,6 +828,7 @@ class BenchmarkRunner:
         pending = [q for q in questions if session.status[q.id] == "pending"]
         if self.config.max_cost_usd is not None:
             session.cap = self.cost_cap(questions, done_records)
+            session.paid_before_usd = session.cap.paid_before_usd  # a run from before the spend was recorded: its records' cost
         try:
             await executor_for(self.config).run(self, session, pending, pipeline)
         finally:

@@ -88,8 +88,19 @@ def forecast_question(spec: WorkerSpec, question_json: str) -> tuple[str, float,
     q = Question.model_validate_json(question_json)
     runner.bind_questions([q])
     paid0 = runner.spend.paid_usd
-    trace = asyncio.run(runner.run_trace(pipeline, q))
+    trace = worker_loop().run_until_complete(runner.run_trace(pipeline, q))
     return trace.model_dump_json(), runner.spend.paid_usd - paid0, os.getpid()
+
+
+_LOOP: list[asyncio.AbstractEventLoop] = []
+
+
+def worker_loop() -> asyncio.AbstractEventLoop:
+    """The worker process's one event loop: its providers' limiters (semaphores, buckets) belong to the loop
+    they first waited on, so every question of the worker runs on the same one."""
+    if not _LOOP:
+        _LOOP.append(asyncio.new_event_loop())
+    return _LOOP[0]
 
 
 class RayExecutor:

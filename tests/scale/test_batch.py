@@ -34,11 +34,24 @@ SPECS = ["anthropic/claude-haiku-4-5", "openai/gpt-4.1-mini"]
 NO_LIMITS = {"anthropic": "rpm:none,itpm:none,otpm:none", "openai": "rpm:none,tpm:none"}
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def server():
     s = FakeProviderAPI()
     yield s
     s.close()
+
+
+@pytest.fixture(scope="module")
+def direct(server, tmp_path_factory):
+    """The 20 questions run call by call against the fake (shared by the module's tests): (runner, direct calls made)."""
+    before = direct_calls(server)
+    runner, _ = run(tmp_path_factory.mktemp("direct"), server.url, questions(), "direct")
+    return runner, direct_calls(server) - before
+
+
+def direct_calls(server):
+    """How many direct (non-batch) model calls the fake has answered so far."""
+    return sum(1 for m, p in server.seen if m == "POST" and p in ("/v1/messages", "/v1/chat/completions"))
 
 
 def factory_for(url):
@@ -96,14 +109,13 @@ def test_the_fakes_batch_objects_have_the_sdks_documented_shapes(server):
     assert out["custom_id"] == "c1" and out["response"]["status_code"] == 200 and out["response"]["body"]["object"] == "chat.completion"
 
 
-def test_batch_run_gives_the_call_by_call_leaderboard_at_half_the_cost(server, tmp_path):
+def test_batch_run_gives_the_call_by_call_leaderboard_at_half_the_cost(server, direct, tmp_path):
     qs = questions()
-    direct, _ = run(tmp_path, server.url, qs, "direct")
-    n_direct_calls = sum(1 for m, p in server.seen if m == "POST" and p in ("/v1/messages", "/v1/chat/completions"))
+    direct, n_direct_calls = direct
+    calls_before, batches_before = direct_calls(server), set(server.batches)
     batched, summary = run(tmp_path, server.url, qs, "batched", batch=True)
     assert summary.n_ok == 20
-    direct_calls_after = sum(1 for m, p in server.seen if m == "POST" and p in ("/v1/messages", "/v1/chat/completions"))
-    assert direct_calls_after == n_direct_calls, "batch mode made no direct call"
+    assert direct_calls(server) == calls_before, "batch mode made no direct call"
     pdt.assert_frame_equal(board(direct.run_dir, tmp_path / "a"), board(batched.run_dir, tmp_path / "b"))
     d = {r["question_id"]: r for r in read_results(direct.run_dir / "results.jsonl")}
     b = {r["question_id"]: r for r in read_results(batched.run_dir / "results.jsonl")}
@@ -115,10 +127,10 @@ def test_batch_run_gives_the_call_by_call_leaderboard_at_half_the_cost(server, t
     assert tokens(d) == tokens(b) > 0
     cost_direct, cost_batch = sum(map(record_cost, d.values())), sum(map(record_cost, b.values()))
     assert cost_direct > 0 and cost_batch == pytest.approx(cost_direct / 2, rel=1e-9)
-    n_requests = sum(len(x.requests) for x in server.batches.values())
-    assert n_requests == n_direct_calls, "the same calls, each once"
+    mine = [b for i, b in server.batches.items() if i not in batches_before]
+    assert sum(len(x.requests) for x in mine) == n_direct_calls, "the same calls, each once"
     manifest = json.loads((batched.run_dir / "manifest.json").read_text())
-    assert len(manifest["batches"]) == len(server.batches) <= 8  # members (one per provider), then <= 3 rounds x 2 providers
+    assert len(manifest["batches"]) == len(mine) <= 8  # members (one per provider), then <= 3 rounds x 2 providers
     assert all(x["status"] in ("ended", "completed") for x in manifest["batches"])
     assert manifest["spend"]["paid_usd_total"] == pytest.approx(cost_batch, abs=1e-6)  # rounded to 6 decimals
 
@@ -143,8 +155,9 @@ asyncio.run(r.arun())
 """
 
 
-def test_batch_run_resumes_after_kill_9_without_resubmitting(server, tmp_path):
+def test_batch_run_resumes_after_kill_9_without_resubmitting(server, direct, tmp_path):
     qs = questions()
+    batches_before = set(server.batches)
     server.batch_polls = 10**9  # the first batches stay in progress until the process is killed
     proc = subprocess.Popen([sys.executable, "-c", KILL_SCRIPT.format(root=str(ROOT), out=str(tmp_path), url=server.url)], cwd=ROOT)
     journal = tmp_path / "k" / "batches.jsonl"
@@ -155,17 +168,17 @@ def test_batch_run_resumes_after_kill_9_without_resubmitting(server, tmp_path):
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     submitted = [json.loads(line) for line in journal.read_text().splitlines()]
-    assert len(submitted) == 2 and len(server.batches) == 2, "the members' batches, one per provider, were submitted"
+    mine = {i: b for i, b in server.batches.items() if i not in batches_before}
+    assert len(submitted) == 2 and len(mine) == 2, "the members' batches, one per provider, were submitted"
     manifest = json.loads((tmp_path / "k" / "manifest.json").read_text())
-    assert sorted(x["batch_id"] for x in manifest["batches"]) == sorted(server.batches), "the batch ids are in the manifest"
+    assert sorted(x["batch_id"] for x in manifest["batches"]) == sorted(mine), "the batch ids are in the manifest"
     server.batch_polls = 1
-    for b in server.batches.values():
+    for b in mine.values():
         b.polls_left = 1  # the provider finishes them while nobody watches
     resumed, summary = run(tmp_path, server.url, qs, "k", resume=True, batch=True)
     assert summary.n_ok == 20
-    ids = [cid for b in server.batches.values() for cid in b.requests]
+    ids = [cid for i, b in server.batches.items() if i not in batches_before for cid in b.requests]
     assert len(ids) == len(set(ids)), "no request was submitted twice"
     first = set(submitted[0]["custom_ids"]) | set(submitted[1]["custom_ids"])
     assert len(first) == 20 * 3  # every member of every question went in the first two batches
-    direct, _ = run(tmp_path, server.url, qs, "direct")
-    pdt.assert_frame_equal(board(direct.run_dir, tmp_path / "a"), board(resumed.run_dir, tmp_path / "b"))
+    pdt.assert_frame_equal(board(direct[0].run_dir, tmp_path / "a"), board(resumed.run_dir, tmp_path / "b"))
