@@ -131,12 +131,12 @@ def build_request(
     return system, api_messages
 
 
-def usage_from_anthropic(body: dict[str, Any], model: str, *, provider: str = "anthropic") -> TokenUsage:
+def usage_from_anthropic(body: dict[str, Any], model: str, *, provider: str = "anthropic", batch: bool = False) -> TokenUsage:
     """Normalise the ``usage`` of an Anthropic reply body (a dict) into :class:`TokenUsage` for one billed call.
 
     ``input_tokens = input_tokens + cache_read_input_tokens + cache_creation_input_tokens`` (all tokens);
     absent or null fields stay None (unknown), never 0; malformed ones become None with one logged
-    warning naming them.
+    warning naming them. ``batch=True`` prices it at the Message Batches rate (50% of list).
     """
     counts = TokenCounts(provider)
     usage = counts.obj(body, "usage")
@@ -156,7 +156,7 @@ def usage_from_anthropic(body: dict[str, Any], model: str, *, provider: str = "a
         reasoning_tokens=thinking,
         calls=1,
     )
-    return tu.model_copy(update={"cost_usd": cost_usd(f"anthropic/{model}", tu)})
+    return tu.model_copy(update={"cost_usd": cost_usd(f"anthropic/{model}", tu, batch=batch)})
 
 
 class AnthropicProvider(Provider):
@@ -226,34 +226,49 @@ class AnthropicProvider(Provider):
         )
         self._closed = threading.Event()
 
-    def _complete(self, messages, *, json_schema, temperature, max_tokens, seed) -> Completion:
-        system, api_messages = build_request(
-            messages, json_schema=json_schema, cache_prompt_prefix=self.cache_prompt_prefix
-        )
-        kwargs: dict[str, Any] = {
-            "model": self.model,
-            "max_tokens": max_tokens or DEFAULT_MAX_TOKENS,
-            "messages": api_messages,
-        }
+    supports_batch = True
+
+    @property
+    def client(self) -> Any:
+        """The SDK client (``anthropic.Anthropic``), for the Message Batches backend
+        (:mod:`agent_providers.batch`); it holds the key, never log it."""
+        return self._client
+
+    def request_body(self, messages: list[ChatMessage], *, json_schema: dict[str, Any] | None = None,
+                     temperature: float | None = None, max_tokens: int | None = None, seed: int | None = None) -> dict[str, Any]:
+        """The Messages API request body of a call (``model``, ``max_tokens``, ``messages``, ``system``,
+        ``temperature``): what a direct call sends and what a Message Batches request carries as ``params``.
+        ``seed`` is not supported by the API and is ignored."""
+        system, api_messages = build_request(messages, json_schema=json_schema, cache_prompt_prefix=self.cache_prompt_prefix)
+        body: dict[str, Any] = {"model": self.model, "max_tokens": max_tokens or DEFAULT_MAX_TOKENS, "messages": api_messages}
         if system:
-            kwargs["system"] = system
+            body["system"] = system
         if temperature is not None:
-            kwargs["extra_body"] = {"temperature": temperature}
+            body["temperature"] = temperature
+        return body
+
+    def typed_error(self, exc: Exception) -> Exception:
+        """The typed error (:func:`agent_providers.errors_map.map_sdk_error`) of an exception the SDK raised."""
+        return map_sdk_error(exc, self._sdk, provider=self.spec, model=self.model, timeout_s=self.timeout_s, secrets=self._secrets)
+
+    def _complete(self, messages, *, json_schema, temperature, max_tokens, seed) -> Completion:
+        kwargs = self.request_body(messages, json_schema=json_schema, temperature=temperature, max_tokens=max_tokens)
+        if "temperature" in kwargs:  # this SDK version's create() has no temperature argument
+            kwargs["extra_body"] = {"temperature": kwargs.pop("temperature")}
         try:
             raw = self._client.messages.with_raw_response.create(**kwargs)
             body = raw.http_response.content
         except Exception as exc:
-            raise map_sdk_error(
-                exc, self._sdk, provider=self.spec, model=self.model, timeout_s=self.timeout_s, secrets=self._secrets
-            ) from None
-        return self._to_completion(body)
+            raise self.typed_error(exc) from None
+        return self.to_completion(body)
 
-    def _to_completion(self, raw: bytes | str | dict[str, Any]) -> Completion:
+    def to_completion(self, raw: bytes | str | dict[str, Any], *, batch: bool = False) -> Completion:
         """A :class:`Completion` from a reply body (bytes, text or parsed dict); typed errors otherwise
-        (every one carrying the reply's usage)."""
+        (every one carrying the reply's usage). ``batch=True``: a Message Batches result, priced at the
+        batch rate."""
         msg = raw if isinstance(raw, dict) else json_object(raw, provider=self.spec, model=self.model, secrets=self._secrets)
         model = msg.get("model") if isinstance(msg.get("model"), str) and msg.get("model") else self.model
-        usage = usage_from_anthropic(msg, model, provider=self.spec)
+        usage = usage_from_anthropic(msg, model, provider=self.spec, batch=batch)
         ctx = {"provider": self.spec, "model": model, "usage": usage}
         content = msg.get("content")
         if content is None:

@@ -58,6 +58,9 @@ class Provider:
         Whether an API key is required and which environment variable holds it.
     ``default_model``
         Model used when the spec names none.
+    ``supports_batch``
+        True when the provider has a batch API at batch prices (Anthropic Message Batches, the OpenAI
+        Batch API): :mod:`agent_providers.batch` can send its calls as one batch.
 
     Instances have ``model`` (the model name) and ``spec`` (the registry string that recreates them).
     """
@@ -67,6 +70,7 @@ class Provider:
     needs_key: ClassVar[bool] = False
     key_env_var: ClassVar[str | None] = None
     default_model: ClassVar[str] = ""
+    supports_batch: ClassVar[bool] = False
 
     def __init__(self, model: str | None = None) -> None:
         self.model = model or self.default_model

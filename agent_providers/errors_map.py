@@ -163,14 +163,21 @@ def map_sdk_error(
         )
     status = int(exc.status_code)
     headers = getattr(getattr(exc, "response", None), "headers", None)
-    retry_after = parse_retry_after(headers)
     msg = redact(f"{provider}: HTTP {status}: {_api_message(exc)}", *secrets)
+    return error_for_status(status, msg, retry_after_s=parse_retry_after(headers), timeout_s=timeout_s, **ctx)
+
+
+def error_for_status(status: int, message: str, *, provider: str, model: str, retry_after_s: float | None = None,
+                     timeout_s: float | None = None) -> ReconcileError:
+    """The typed error of an HTTP error ``status`` (the HTTP rows of the module table), for an SDK error or
+    an errored request of a batch. ``message`` must already be redacted."""
+    ctx = {"provider": provider, "model": model}
     if status == 429:
-        return RateLimited(msg, retry_after_s=retry_after, status_code=status, **ctx)
+        return RateLimited(message, retry_after_s=retry_after_s, status_code=status, **ctx)
     if status == 408:
-        return ProviderTimeout(msg, timeout_s=timeout_s, status_code=status, **ctx)
+        return ProviderTimeout(message, timeout_s=timeout_s, status_code=status, **ctx)
     if status >= 500:
-        return ProviderOverloaded(msg, retry_after_s=retry_after, status_code=status, **ctx)
+        return ProviderOverloaded(message, retry_after_s=retry_after_s, status_code=status, **ctx)
     if status in (401, 403):
-        return AuthenticationFailed(msg, status_code=status, **ctx)
-    return BadRequest(msg, status_code=status, **ctx)
+        return AuthenticationFailed(message, status_code=status, **ctx)
+    return BadRequest(message, status_code=status, **ctx)

@@ -53,6 +53,7 @@ from typing import Any, Literal
 
 from agent_schemas import (
     AuthenticationFailed,
+    ChatMessage,
     BadRequest,
     Completion,
     EmptyResponse,
@@ -96,12 +97,14 @@ def _import_sdk():
     return openai
 
 
-def usage_from_openai(body: Mapping[str, Any], model: str, *, priced: bool = True, provider: str = "openai") -> TokenUsage:
+def usage_from_openai(body: Mapping[str, Any], model: str, *, priced: bool = True, provider: str = "openai",
+                      batch: bool = False) -> TokenUsage:
     """Normalise the ``usage`` of an OpenAI reply body (a dict) into :class:`TokenUsage` for one billed call.
 
     ``cached_tokens`` and ``reasoning_tokens`` are subsets and are only recorded as a breakdown. Absent
     or null fields stay None; malformed ones become None with one logged warning naming them.
-    ``priced=False`` leaves ``cost_usd`` None (compatible servers: unknown).
+    ``priced=False`` leaves ``cost_usd`` None (compatible servers: unknown); ``batch=True`` prices at the
+    Batch API rate (50% of list).
     """
     counts = TokenCounts(provider)
     usage = counts.obj(body, "usage")
@@ -117,7 +120,7 @@ def usage_from_openai(body: Mapping[str, Any], model: str, *, priced: bool = Tru
     )
     counts.warn()
     if priced:
-        tu = tu.model_copy(update={"cost_usd": cost_usd(f"openai/{model}", tu)})
+        tu = tu.model_copy(update={"cost_usd": cost_usd(f"openai/{model}", tu, batch=batch)})
     return tu
 
 
@@ -245,27 +248,46 @@ class OpenAIProvider(Provider):
             self.compatible_json_format = "json_object_schema"
             return self._complete_once(messages, json_schema, temperature, max_tokens, seed)
 
-    def _complete_once(self, messages, json_schema, temperature, max_tokens, seed) -> Completion:
-        kwargs: dict[str, Any] = {
+    def request_body(self, messages: list[ChatMessage], *, json_schema: dict[str, Any] | None = None,
+                     temperature: float | None = None, max_tokens: int | None = None, seed: int | None = None) -> dict[str, Any]:
+        """The Chat Completions request body of a call: what a direct call sends and what a Batch API
+        request line carries as ``body``."""
+        body: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": m.role, "content": m.content} for m in messages],
         }
         if json_schema is not None:
-            kwargs["response_format"] = self.response_format(json_schema)
+            body["response_format"] = self.response_format(json_schema)
         if temperature is not None:
-            kwargs["temperature"] = temperature
+            body["temperature"] = temperature
         if max_tokens is not None:
-            kwargs["max_tokens" if self.compatible else "max_completion_tokens"] = max_tokens
+            body["max_tokens" if self.compatible else "max_completion_tokens"] = max_tokens
         if seed is not None:
-            kwargs["seed"] = seed
+            body["seed"] = seed
+        return body
+
+    @property
+    def supports_batch(self) -> bool:  # type: ignore[override]
+        """OpenAI has the Batch API; an OpenAI-compatible server is not assumed to."""
+        return not self.compatible
+
+    @property
+    def client(self) -> Any:
+        """The SDK client (``openai.OpenAI``), for the Batch API backend (:mod:`agent_providers.batch`);
+        it holds the key, never log it."""
+        return self._client
+
+    def _complete_once(self, messages, json_schema, temperature, max_tokens, seed) -> Completion:
+        kwargs = self.request_body(messages, json_schema=json_schema, temperature=temperature, max_tokens=max_tokens, seed=seed)
         try:
             raw = self._client.chat.completions.with_raw_response.create(**kwargs)
             body = raw.http_response.content
         except Exception as exc:
-            raise self._typed_error(exc) from None
-        return self._to_completion(body)
+            raise self.typed_error(exc) from None
+        return self.to_completion(body)
 
-    def _typed_error(self, exc: Exception):
+    def typed_error(self, exc: Exception) -> Exception:
+        """The typed error (:func:`agent_providers.errors_map.map_sdk_error`) of an exception the SDK raised."""
         mapped = map_sdk_error(
             exc, self._sdk, provider=self.spec, model=self.model, timeout_s=self.timeout_s, secrets=self._secrets
         )
@@ -275,12 +297,12 @@ class OpenAIProvider(Provider):
                                         status_code=mapped.details.get("status_code"))
         return mapped
 
-    def _to_completion(self, raw: bytes | str | dict[str, Any]) -> Completion:
+    def to_completion(self, raw: bytes | str | dict[str, Any], *, batch: bool = False) -> Completion:
         """A :class:`Completion` from a reply body (bytes, text or parsed dict); typed errors otherwise
-        (every one carrying the reply's usage)."""
+        (every one carrying the reply's usage). ``batch=True``: a Batch API result, priced at the batch rate."""
         body = raw if isinstance(raw, dict) else json_object(raw, provider=self.spec, model=self.model, secrets=self._secrets)
         model = body.get("model") if isinstance(body.get("model"), str) and body.get("model") else self.model
-        usage = usage_from_openai(body, model, priced=not self.compatible, provider=self.spec)
+        usage = usage_from_openai(body, model, priced=not self.compatible, provider=self.spec, batch=batch)
         ctx = {"provider": self.spec, "model": model, "usage": usage}
         choices = body.get("choices")
         if choices == []:

@@ -84,6 +84,8 @@ OPTION_OF_FIELD = {
     "max_tokens": "--max-tokens", "debate_rounds": "--debate-rounds", "supervisor_queries": "--supervisor-queries",
     "concurrency": "--concurrency", "methods": "--methods", "sources": "--sources", "run_id": "--run-id",
     "cutoff_margin_days": "--cutoff-margin-days", "seed": "--seed",
+    "max_cost_usd": "--max-cost", "shard": "--shard", "executor": "--executor", "rate_limits": "--rate-limit",
+    "ray_address": "--ray-address", "batch": "--batch",
     # the same options once moved into the pipeline's configuration (benchmarks.config.PIPELINE_OPTIONS)
     "pipeline.n_members": "--members", "pipeline.max_tokens": "--max-tokens",
     "pipeline.debate.max_rounds": "--debate-rounds", "pipeline.supervisor.max_queries": "--supervisor-queries",
@@ -149,6 +151,17 @@ def _setup_logging(debug: bool) -> None:
 
 def _csv(value: Optional[str]) -> Optional[list[str]]:
     return [v.strip() for v in value.split(",") if v.strip()] if value else None
+
+
+def _rate_limits(values: list[str]) -> dict[str, str]:
+    """``--rate-limit`` values (``<spec or prefix>=<limits>``) as ``RunConfig.rate_limits``."""
+    out = {}
+    for v in values:
+        key, sep, limits = v.partition("=")
+        if not sep or not key.strip() or not limits.strip():
+            raise ValueError(f"--rate-limit {v!r}: expected <provider spec or prefix>=<limits>, e.g. anthropic=rpm:4000,itpm:2000000")
+        out[key.strip()] = limits.strip()
+    return out
 
 
 def _date(value: Optional[str], option: str) -> Optional[dt.date]:
@@ -218,6 +231,12 @@ def run(
     report: bool = typer.Option(True, "--report/--no-report", help="Print a compact leaderboard and write leaderboard.csv/.md and report.html when done."),
     fit_from: Optional[str] = typer.Option(None, "--fit-from", help="Earlier run folders (or folders of runs), comma-separated, whose resolved questions the fitted methods also learn from (only those resolved before each question's forecast date)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar on stderr."),
+    rate_limit: Optional[list[str]] = typer.Option(None, "--rate-limit", help="Rate limits of a provider, '<spec or prefix>=<limits>', e.g. 'anthropic=rpm:4000,itpm:2000000,otpm:400000' or 'openai=rpm:5000,tpm:4000000,concurrent:64' (keys rpm, tpm, itpm, otpm, concurrent; set over the provider's first-tier defaults). Repeat per provider. Also on --resume."),
+    max_cost: Optional[float] = typer.Option(None, "--max-cost", help="Cost cap in USD over the whole run: no new question starts once paid plus the in-flight estimate would exceed it; the manifest says why the run stopped. On --resume it may be raised."),
+    batch: bool = typer.Option(False, "--batch", help="Send each pipeline stage of all questions as one provider batch (Anthropic Message Batches, OpenAI Batch API): 50% of list price, results within 24 hours; a resumed run picks up its submitted batches."),
+    executor: str = typer.Option("local", "--executor", help="Where questions run: 'local' (this process) or 'ray' (Ray tasks; pip install 'forecast-reconcile[ray]'). Also on --resume."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", envvar="RAY_ADDRESS", help="With --executor ray: address of an existing Ray cluster (default: a local one)."),
+    shard: Optional[str] = typer.Option(None, "--shard", help="Run shard i of n (i/n, from 0) of the selected questions, e.g. on n machines; 'leaderboard' merges the shards' folders into one run."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
 ) -> None:
     """Run every method and baseline on a seeded sample of real resolved questions.
@@ -247,7 +266,14 @@ def run(
             import json
 
             config = RunConfig.model_validate(json.loads(manifest.read_text(encoding="utf-8"))["config"])
-            config = config.model_copy(update={"output_dir": str(rdir.resolve().parent), "run_id": validate_run_id(rdir.resolve().name)})
+            execution: dict[str, Any] = {"executor": executor if executor != "local" else config.executor,
+                                         "ray_address": ray_address or config.ray_address}
+            if max_cost is not None:
+                execution["max_cost_usd"] = max_cost
+            if rate_limit:
+                execution["rate_limits"] = {**config.rate_limits, **_rate_limits(rate_limit)}
+            config = RunConfig.model_validate({**config.model_dump(), **execution, "output_dir": str(rdir.resolve().parent),
+                                               "run_id": validate_run_id(rdir.resolve().name)})
         else:
             kwargs = dict(
                 providers=split_specs(provider or ""), n_members=n_members, sources=_csv(sources),
@@ -258,7 +284,8 @@ def run(
                 close_by_snapshot=not include_unclosed, show_crowd=show_crowd, search=search.value, debate_rounds=debate_rounds,
                 supervisor_queries=supervisor_queries, max_tokens=max_tokens, concurrency=concurrency, seed=seed,
                 output_dir=str(output_dir), run_id=run_id, n_threads=n_threads, cache=cache,
-                cache_dir=str(cache_dir) if cache_dir else None,
+                cache_dir=str(cache_dir) if cache_dir else None, rate_limits=_rate_limits(rate_limit or []),
+                max_cost_usd=max_cost, batch=batch, executor=executor, ray_address=ray_address, shard=shard,
             )
             if methods:
                 kwargs["methods"] = _csv(methods)
@@ -279,6 +306,8 @@ def run(
         retried = f", {summary.n_retried} failed set aside and retried" if summary.n_retried else ""
         _say(f"{summary.n_questions} questions ({summary.n_done_before} already done{retried}): "
              f"{summary.n_ok} ok, {summary.n_failed} failed in {summary.wall_time_s:.1f} s; provider calls {summary.provider_stats}")
+        if summary.stopped:
+            _say(f"stopped: {summary.stopped['note']} (--resume {runner.run_dir.name} --max-cost <USD>)")
         if summary.all_failed:
             _say(f"error: every question failed ({summary.n_failed_total} of {summary.n_questions}); most common reason "
                  f"({summary.n_top_failure} questions): {' '.join((summary.top_failure or 'unknown').split())}")
@@ -303,13 +332,19 @@ def leaderboard(
     fit_from: Optional[str] = typer.Option(None, "--fit-from", help="Earlier run folders (or folders of runs), comma-separated, whose resolved questions the fitted methods also learn from (only those resolved before each question's forecast date)."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
 ) -> None:
-    """Write CSV, Markdown and one self-contained HTML page comparing runs (with the walk-forward fitted methods)."""
+    """Write CSV, Markdown and one self-contained HTML page comparing runs (with the walk-forward fitted
+    methods); the shards of one run (``run --shard i/n``) are merged into one run, each question counted once."""
     _setup_logging(debug)
     from benchmarks.report import run_folders, write_report
+    from benchmarks.shards import ShardGroup, group_shards
 
     with cli_errors(debug):
-        runs = run_folders(runs)
-        out = _folder(output or runs[0], "--output")
+        runs = group_shards(run_folders(runs))
+        first = runs[0]
+        out = _folder(output or (first.folders[0].parent / first.run_id if isinstance(first, ShardGroup) else first), "--output")
+        for g in (r for r in runs if isinstance(r, ShardGroup)):
+            missing = f"; missing shard(s) {', '.join(map(str, g.missing))}" if g.missing else ""
+            _say(f"run {g.run_id}: {len(g.folders)} of {g.count} shards merged{missing}")
         rep = write_report(runs, out, baseline=baseline, n_resamples=n_resamples, fit_from=_csv(fit_from) or [])
         typer.echo(rep.markdown)
         _say(f"wrote {rep.csv_path}, {rep.markdown_path}, {rep.html_path}")

@@ -132,6 +132,14 @@ class RunConfig(BaseModel):
     cache: bool = Field(True, description="Persistent response cache (resume and re-runs cost no tokens).")
     cache_dir: str | None = Field(None, description="Response cache folder; default <run folder>/cache. Share one between runs to re-run for free.")
     n_threads: int | None = Field(None, description="Threads of the embedded llama.cpp model.")
+    # execution at scale (benchmarks/executors, agent_providers.ratelimit, agent_providers.batch)
+    rate_limits: dict[str, str] = Field(default_factory=dict, description="Rate limits by provider spec or prefix, e.g. {'anthropic': 'rpm:4000,itpm:2000000,otpm:400000'} (agent_providers.ratelimit.parse_rate_limits), set over the provider's defaults.")
+    max_cost_usd: float | None = Field(None, gt=0, description="Cost cap in USD over the whole run (every session): no new question starts once spent plus the in-flight estimate would exceed it. A resume may raise it.")
+    batch: bool = Field(False, description="Send each pipeline stage of all questions as one provider batch (Anthropic Message Batches, OpenAI Batch API; 50% of list price, up to 24 hours).")
+    batch_poll_s: float = Field(30.0, gt=0, description="Seconds between status requests of a running batch (batch mode).")
+    executor: Literal["local", "ray"] = Field("local", description="Where questions run: this process (asyncio) or Ray tasks (pip install 'forecast-reconcile[ray]').")
+    ray_address: str | None = Field(None, description="Address of an existing Ray cluster (executor 'ray'); default: start a local one.")
+    shard: str | None = Field(None, description="'i/n': run only shard i (0-based) of n of the selected questions (a stable hash of the question id); 'leaderboard' merges the shards of one run.")
 
     @model_validator(mode="before")
     @classmethod
@@ -158,6 +166,34 @@ class RunConfig(BaseModel):
     @classmethod
     def _run_id(cls, v: str | None) -> str | None:
         return None if v is None else validate_run_id(v)
+
+    @field_validator("shard")
+    @classmethod
+    def _shard(cls, v: str | None) -> str | None:
+        if v is None:
+            return None
+        from benchmarks.shards import parse_shard
+
+        parse_shard(v)
+        return v.strip()
+
+    @field_validator("rate_limits")
+    @classmethod
+    def _rate_limits(cls, v: dict[str, str]) -> dict[str, str]:
+        from agent_providers.ratelimit import parse_rate_limits
+
+        for key, text in v.items():
+            try:
+                parse_rate_limits(text)
+            except ValueError as exc:
+                raise ValueError(f"--rate-limit {key}={text}: {exc}") from None
+        return v
+
+    @model_validator(mode="after")
+    def _batch_executor(self) -> "RunConfig":
+        if self.batch and self.executor == "ray":
+            raise ValueError("--batch sends every question's calls from one process as provider batches; it does not run on --executor ray")
+        return self
 
     @field_validator("methods")
     @classmethod

@@ -147,7 +147,8 @@ class RunEstimate:
     """Why these providers (``--provider``, or what ``auto_provider`` would pick and why)."""
     table: pd.DataFrame = field(default_factory=pd.DataFrame)
     """One row per (provider, role): calls, input_tokens, output_tokens (full answers), output_tokens_max,
-    usd (full answers), usd_max (at max_tokens); USD None when the price is unknown."""
+    usd (full answers), usd_max (at max_tokens), usd_batch (full answers at batch prices, ``--batch``); USD
+    None when the price is unknown."""
     n_sampled: int = 0
     """Questions whose prompts were built."""
     warnings: list[str] = field(default_factory=list)
@@ -158,16 +159,19 @@ class RunEstimate:
         """Sums over the table (USD None when any row's price is unknown)."""
         t = self.table
         out: dict[str, Any] = {c: int(t[c].sum()) for c in ("calls", "input_tokens", "output_tokens", "output_tokens_max")}
-        for c in ("usd", "usd_max"):
+        for c in ("usd", "usd_max", "usd_batch"):
             out[c] = None if t[c].isna().any() else float(t[c].sum())
         return out
 
 
-def estimate_run(config: RunConfig, *, environ: dict[str, str] | None = None, sample: int = SAMPLE_QUESTIONS) -> RunEstimate:
+def estimate_run(config: RunConfig, *, environ: dict[str, str] | None = None, sample: int = SAMPLE_QUESTIONS,
+                 questions: list[Question] | None = None, provider_factory: Any = None) -> RunEstimate:
     """Estimate calls, tokens and USD of the run ``config`` describes, calling no provider (module docstring).
 
     Providers are built as the run would build them (so a missing SDK or key is reported) but never
-    called; the prompts come from :class:`FullAnswerStandIn` stand-ins.
+    called; the prompts come from :class:`FullAnswerStandIn` stand-ins. ``questions`` replaces the
+    config's selection (the cost cap of a running run estimates its own questions); a
+    ``provider_factory`` (the runner's, in tests) replaces building the real providers for that check.
 
     Raises
     ------
@@ -185,7 +189,7 @@ def estimate_run(config: RunConfig, *, environ: dict[str, str] | None = None, sa
         choice = choose_auto_spec(env)
         specs, reason = [choice.spec], f"auto: {choice.reason}"
     warnings = []
-    for spec in specs:  # build each provider as the run would, and never call it
+    for spec in (specs if provider_factory is None else []):  # build each provider as the run would, and never call it
         try:
             get_provider(spec, retry=False).close()
         except UnknownProvider:
@@ -200,7 +204,8 @@ def estimate_run(config: RunConfig, *, environ: dict[str, str] | None = None, sa
 
         search = LocalCorpusSearch.default()
         warnings.append("--search ddg: prompts sized with the bundled corpus standing in for DuckDuckGo (a dry run makes no network calls)")
-    runner = BenchmarkRunner(cfg, provider_factory=FullAnswerStandIn, search_client=search, progress=False)
+    runner = BenchmarkRunner(cfg, provider_factory=FullAnswerStandIn, search_client=search, progress=False, questions=questions,
+                             rate_limit=False)
     questions = runner.select_questions()
     if not questions:
         from agent_schemas import DataValidationError
@@ -227,12 +232,14 @@ def estimate_run(config: RunConfig, *, environ: dict[str, str] | None = None, sa
         mean_out = min(sum(o for _, o in seen) / len(seen), max_tokens)
         one = cost_usd(spec, TokenUsage(input_tokens=round(mean_in), output_tokens=round(mean_out), calls=1))
         one_max = cost_usd(spec, TokenUsage(input_tokens=round(mean_in), output_tokens=max_tokens, calls=1))
+        one_batch = cost_usd(spec, TokenUsage(input_tokens=round(mean_in), output_tokens=round(mean_out), calls=1), batch=True)
         total_calls = calls * n_q
         rows.append({"provider": redact_spec(spec), "role": role, "calls": total_calls,
                      "input_tokens": round(mean_in * total_calls), "output_tokens": round(mean_out * total_calls),
                      "output_tokens_max": max_tokens * total_calls,
                      "usd": None if one is None else one * total_calls,
-                     "usd_max": None if one_max is None else one_max * total_calls})
+                     "usd_max": None if one_max is None else one_max * total_calls,
+                     "usd_batch": None if one_batch is None else one_batch * total_calls})
     return RunEstimate(questions=list(questions), providers=[redact_spec(s) for s in specs], choice_reason=reason,
                        table=pd.DataFrame(rows), n_sampled=len(sampled), warnings=warnings, selection=selection)
 
@@ -255,6 +262,7 @@ def format_estimate(est: RunEstimate, *, max_questions: int = 20) -> str:
     if len(est.questions) > max_questions:
         lines.append(f"  ... and {len(est.questions) - max_questions} more")
     show = est.table.copy()
+    show = show.drop(columns=["usd_batch"])
     for c in ("usd", "usd_max"):
         show[c] = show[c].map(_usd)
     show = show.rename(columns={"output_tokens": "output_tokens (full answers)", "output_tokens_max": "output_tokens (max_tokens)",
@@ -262,7 +270,8 @@ def format_estimate(est: RunEstimate, *, max_questions: int = 20) -> str:
     t = est.totals()
     lines += ["", show.to_markdown(index=False, intfmt=","), "",
               f"total: {t['calls']:,} calls, {t['input_tokens']:,} input tokens, {t['output_tokens']:,} output tokens "
-              f"(at most {t['output_tokens_max']:,}); estimated cost {_usd(t['usd'])} (at most {_usd(t['usd_max'])})",
+              f"(at most {t['output_tokens_max']:,}); estimated cost {_usd(t['usd'])} (at most {_usd(t['usd_max'])}); "
+              f"with --batch (batch prices) {_usd(t['usd_batch'])}",
               f"method: prompts built by the run's own pipeline for {est.n_sampled} sampled questions; tokens ~ characters / 4; "
               "full-length answers; no prompt-cache discount; see benchmarks/estimate.py"]
     lines += [f"warning: {w}" for w in est.warnings]

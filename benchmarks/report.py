@@ -26,6 +26,7 @@ from benchmarks.leaderboard import MIN_COVERAGE, rank_methods
 from benchmarks.leakage import AUDIT_KEYS
 from benchmarks.model_cutoffs import training_cutoff
 from benchmarks.runner import MANIFEST_FILE, RESULTS_FILE, read_results, write_text_atomic
+from benchmarks.shards import ShardGroup
 from benchmarks.viewer import ReportData, render_page
 from benchmarks.viewer.launch import PAGE_FILE
 from benchmarks.score_file import score_forecasts_file  # noqa: F401  (re-exported: it lives in score_file)
@@ -43,8 +44,9 @@ DATA_ATTRIBUTION = (
 # --- loading -------------------------------------------------------------------------------------
 
 
-def load_run(run_dir: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Return ``(manifest, result records)`` of a run folder, one record per question.
+def load_run(run_dir: "str | Path | ShardGroup") -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Return ``(manifest, result records)`` of a run folder, one record per question (the shards of one
+    run given as a :class:`benchmarks.shards.ShardGroup` are read as one run: :meth:`ShardGroup.load`).
 
     A folder written by one runner holds one record per question (the run folder's lock allows one
     writer; ``--retry-failed`` sets the failed records aside before re-running them). Should a folder
@@ -56,6 +58,8 @@ def load_run(run_dir: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]
     FileNotFoundError
         If the folder has no ``manifest.json``.
     """
+    if isinstance(run_dir, ShardGroup):
+        return run_dir.load()
     run_dir = Path(run_dir)
     mpath = run_dir / MANIFEST_FILE
     if not mpath.exists():
@@ -128,6 +132,9 @@ def long_frame(run_dirs: list[str | Path], added: AddedMethods | None = None) ->
     df = pd.DataFrame(rows)
     if df.empty:
         return df, manifests
+    # by question, not by finishing order: the bootstrap's draws, and so every interval, do not depend on
+    # which question finished first (concurrency, Ray workers, shards)
+    df = df.sort_values(["question_id"], kind="stable").reset_index(drop=True)
     multi = df["run_id"].nunique() > 1
     df["label"] = (df["run_id"] + ":" + df["method"]) if multi else df["method"]
     df["p_yes"] = pd.to_numeric(df["p_yes"], errors="coerce")
@@ -332,7 +339,7 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
         When ``out_dir`` cannot be created or a file cannot be written (``filename`` names it); files
         already there are left as they were.
     """
-    run_dirs = [Path(d) for d in run_dirs]
+    run_dirs = [d if isinstance(d, ShardGroup) else Path(d) for d in run_dirs]
     out_dir = Path(out_dir)
     records = {m["run_id"]: recs for m, recs in map(load_run, run_dirs)}
     earlier = [recs for _, recs in map(load_run, run_folders(list(fit_from)))] if fit_from else []

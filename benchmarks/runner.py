@@ -46,16 +46,21 @@ from agent_research import ForecastPipeline
 from filelock import FileLock, Timeout
 from pydantic import BaseModel, Field
 
-from agent_schemas import DataValidationError, ErrorInfo, PipelineTrace, Question, ReconcileError, as_reconcile_error
+from agent_providers.batch import BatchCollector, BatchingProvider
+from agent_providers.pricing import cost_usd
+from agent_providers.ratelimit import RateLimitedProvider, RateLimits, default_limits, parse_rate_limits
+from agent_schemas import DataValidationError, ErrorInfo, PipelineTrace, Question, ReconcileError, TokenUsage, as_reconcile_error
 from agent_tools import ToolExecutor
 from benchmarks.baselines import compute_baselines
 from benchmarks.clusters import ClusterAssignment, sibling_clusters
+from benchmarks.cost_cap import CostCap, MeteredProvider, SpendMeter, record_cost
 from benchmarks.config import RunConfig, validate_run_id
 from benchmarks.leakage import leakage_audit
 from benchmarks.methods import method_rows
 from benchmarks.model_cutoffs import training_cutoff
 from benchmarks.provenance import git_commit, package_versions
 from benchmarks.questions import DATA_SNAPSHOT_DATE, load_forecastbench, load_questions_file
+from benchmarks.shards import config_digest, parse_shard, selection_digest, shard_of, shard_run_id
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +68,8 @@ RESULTS_FILE = "results.jsonl"
 MANIFEST_FILE = "manifest.json"
 LOCK_FILE = ".lock"
 REPLACED_FILE = "results.replaced.jsonl"
+#: Batch mode's journal of submitted batches (:mod:`agent_providers.batch.collector`).
+BATCHES_FILE = "batches.jsonl"
 #: The manifest is rewritten at most this often while questions finish (seconds), and at the end.
 #: ``results.jsonl`` is the durable record; on resume the manifest's statuses are rebuilt from it.
 MANIFEST_INTERVAL_S = 1.0
@@ -289,6 +296,8 @@ class RunSummary:
     n_top_failure: int = 0
     #: Failed records set aside for a retry (``retry_failed``).
     n_retried: int = 0
+    #: Why the run stopped before every question ran (the manifest's ``stopped``: the cost cap), or None.
+    stopped: dict[str, Any] | None = None
 
     @property
     def all_failed(self) -> bool:
@@ -321,6 +330,13 @@ class BenchmarkRunner:
         The command that started the run, recorded in the manifest; pass it redacted
         (:func:`benchmarks.provenance.redacted_command_line`). The manifest also records the git commit,
         package versions and wall time (:mod:`benchmarks.provenance`).
+    rate_limit : bool
+        Wrap providers in their rate limits (:meth:`rate_limits_for`); False for stand-ins that call no one
+        (the dry run).
+
+    How questions run is the config's executor (:mod:`benchmarks.executors`: this process, provider
+    batches with ``batch``, or Ray tasks); a ``max_cost_usd`` caps the spend (:mod:`benchmarks.cost_cap`);
+    a ``shard`` runs one shard of the selection (:mod:`benchmarks.shards`).
     """
 
     def __init__(
@@ -334,6 +350,7 @@ class BenchmarkRunner:
         retry_sleep: Callable[[float], Any] | None = None,
         on_start: Callable[[Path], Any] | None = None,
         command_line: list[str] | None = None,
+        rate_limit: bool = True,
     ) -> None:
         self.config = config
         self.provider_factory = provider_factory
@@ -343,9 +360,20 @@ class BenchmarkRunner:
         self.retry_sleep = retry_sleep
         self.on_start = on_start
         self.command_line = command_line
+        self.rate_limit = rate_limit
         run_id = validate_run_id(config.run_id) if config.run_id else dt.datetime.now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
         self.config = config.model_copy(update={"run_id": run_id})
+        if config.shard:
+            run_id = shard_run_id(run_id, config.shard)
+            self.config = self.config.model_copy(update={"run_id": run_id})
         self.run_dir = Path(config.output_dir) / run_id
+        #: What this run's providers paid (USD), this session (:mod:`benchmarks.cost_cap`).
+        self.spend = SpendMeter()
+        #: The manifest's ``shard`` entry of a sharded run (:mod:`benchmarks.shards`), else None.
+        self.shard_info: dict[str, Any] | None = None
+        self.limiters: dict[str, RateLimitedProvider] = {}
+        #: Batch mode's collector of calls (:mod:`agent_providers.batch`), journal ``batches.jsonl``; None otherwise.
+        self.batch_collector: BatchCollector | None = None
         self.providers: list[Provider] = []
         self.clusters = ClusterAssignment()
         self._retrying: list[RetryingProvider] = []
@@ -361,7 +389,13 @@ class BenchmarkRunner:
         return get_provider(spec, retry=False, **kwargs) if spec else auto_provider(retry=False)
 
     def build_providers(self) -> list[Provider]:
-        """One wrapped provider per configured spec (cache -> retry -> provider).
+        """One wrapped provider per configured spec: cache -> spend meter -> retry -> rate limits -> provider
+        (batch mode: cache -> spend meter -> retry -> :class:`agent_providers.batch.BatchingProvider` -> provider;
+        a provider without a batch API raises :class:`agent_providers.batch.BatchUnsupported`).
+
+        The rate limits (:mod:`agent_providers.ratelimit`) are the provider's defaults with
+        ``config.rate_limits`` set over them (:meth:`rate_limits_for`); none for scripted and simulated
+        providers. The spend meter counts what each paid call cost (:mod:`benchmarks.cost_cap`).
 
         Credentials: the specs are built as given, then ``config.providers`` keeps only their redacted
         form (:func:`agent_providers.redact_spec`), so the manifest, logs and results never hold a URL's
@@ -375,15 +409,24 @@ class BenchmarkRunner:
         cache_dir = Path(self.config.cache_dir) if self.config.cache_dir else self.run_dir / "cache"
         cache = _CacheOpenedOnFirstUse(cache_dir) if self.config.cache else None
         async_sleep = _as_async(self.retry_sleep) if self.retry_sleep is not None else None
+        if self.config.batch and self.batch_collector is None:
+            self.batch_collector = BatchCollector(self.run_dir / BATCHES_FILE, poll_interval_s=self.config.batch_poll_s)
         for spec in specs:
             p = self._base_provider(spec)
             self._adapters.append(p)
+            limits = self.rate_limits_for(p.spec) if self.rate_limit and not self.config.batch else None
+            if self.batch_collector is not None:  # batch APIs have their own queues: no rate limiter
+                p = BatchingProvider(p, self.batch_collector)
+            elif limits is not None:  # one limiter per provider spec, shared by every role using it
+                limited = self.limiters.get(p.spec) or RateLimitedProvider(p, limits)
+                self.limiters[p.spec] = limited
+                p = limited
             r = RetryingProvider(p, RetryPolicy(max_attempts=self.config.max_attempts, seed=self.config.seed),
                                  sleep=self.retry_sleep, async_sleep=async_sleep)
             self._retrying.append(r)
-            wrapped: Provider = r
+            wrapped: Provider = MeteredProvider(r, self.spend)
             if cache is not None:
-                c = CachingProvider(r, cache)
+                c = CachingProvider(wrapped, cache)
                 self._caches.append(c)
                 wrapped = c
             out.append(wrapped)
@@ -391,6 +434,53 @@ class BenchmarkRunner:
         if self.config.providers:
             self.config = self.config.model_copy(update={"providers": [redact_spec(s) for s in self.config.providers]})
         return out
+
+    def rate_limits_for(self, spec: str) -> RateLimits | None:
+        """The rate limits of provider ``spec``: its defaults (:func:`agent_providers.ratelimit.default_limits`)
+        with ``config.rate_limits[spec]`` or ``config.rate_limits[<prefix>]`` set over them; None when
+        neither gives one."""
+        prefix = spec.split("/", 1)[0]
+        text = self.config.rate_limits.get(redact_spec(spec)) or self.config.rate_limits.get(prefix)
+        base = default_limits(spec)
+        if text is None:
+            return base
+        return parse_rate_limits(text, base=base)
+
+    def execution_info(self) -> dict[str, Any]:
+        """How the run executes, for the manifest: executor, batch mode and each provider's rate limits."""
+        return {"executor": self.config.executor, "batch": self.config.batch,
+                "rate_limits": {redact_spec(spec): {**lim.limits.to_dict(), "requests_sent": lim.stats.requests,
+                                                    "rate_limited": lim.stats.rate_limited,
+                                                    "paused_s": round(lim.stats.paused_s, 3)}
+                                for spec, lim in self.limiters.items()}}
+
+    def cost_cap(self, questions: list[Question], done_records: list[dict[str, Any]]) -> CostCap:
+        """The :class:`benchmarks.cost_cap.CostCap` of a run with ``max_cost_usd``: what earlier sessions paid
+        (the manifest's ``spend``, else the cost of the records), the finished questions' costs and the
+        dry-run estimate per question (at batch prices for a batch run).
+
+        Raises
+        ------
+        DataValidationError
+            When a provider's price is unknown (``openai-compatible``, an unpriced model): the cap could
+            not be kept.
+        """
+        from benchmarks.estimate import estimate_run
+
+        unpriced = [s for s in self.model_specs() if cost_usd(s, TokenUsage(input_tokens=1, output_tokens=1, calls=1)) is None]
+        if unpriced:
+            raise DataValidationError(
+                f"--max-cost needs known prices, and {', '.join(redact_spec(s) for s in unpriced)} has none "
+                "(genai-prices): drop --max-cost or use a priced model", field="max_cost_usd", value=self.config.max_cost_usd)
+        manifest_path = self.run_dir / MANIFEST_FILE
+        spend = json.loads(manifest_path.read_text(encoding="utf-8")).get("spend") if manifest_path.exists() else None
+        finished = [record_cost(r) for r in done_records]
+        paid_before = float(spend["paid_usd_total"]) if spend and spend.get("paid_usd_total") is not None else sum(finished)
+        est = estimate_run(self.config.model_copy(update={"max_cost_usd": None}), questions=questions,
+                           provider_factory=self.provider_factory)
+        prior = (est.totals()["usd_batch" if self.config.batch else "usd"] or 0.0) / max(len(est.questions), 1)
+        return CostCap(max_usd=float(self.config.max_cost_usd or 0.0), paid_before_usd=paid_before,
+                       prior_per_question_usd=prior, finished_costs=finished)
 
     def bind_questions(self, questions: list[Question]) -> None:
         """Hand the harness's records of ``questions`` (outcomes included) to the providers that simulate
@@ -479,6 +569,24 @@ class BenchmarkRunner:
                         note=(f"questions due after {after} (latest training cutoff of the models"
                               + (f" + {cfg.cutoff_margin_days} days margin)" if cfg.cutoff_margin_days else ")")))
         return info
+
+    def select_shard(self, questions: list[Question]) -> list[Question]:
+        """The questions of this run's shard (:mod:`benchmarks.shards`); sets :attr:`shard_info` for the manifest.
+
+        Raises
+        ------
+        DataValidationError
+            When the shard holds no question (more shards than questions).
+        """
+        i, n = parse_shard(self.config.shard or "0/1")
+        mine = [q for q in questions if shard_of(q.id, n) == i]
+        self.shard_info = {"index": i, "count": n, "n_questions_all": len(questions),
+                           "selection_digest": selection_digest([q.id for q in questions]),
+                           "config_digest": config_digest(self.config.model_dump(mode="json"))}
+        if not mine:
+            raise DataValidationError(f"shard {i}/{n} holds none of the {len(questions)} selected questions",
+                                      field="shard", value=self.config.shard)
+        return mine
 
     def selection(self) -> dict[str, Any]:
         """Every filter the question selection applies (recorded in the manifest as ``question_selection``):
@@ -642,6 +750,9 @@ class BenchmarkRunner:
         questions = self.select_questions()
         if not questions:
             raise DataValidationError("no questions match the run's filters", field="questions", value=0)
+        self.clusters = sibling_clusters(questions)  # over the whole selection: a shard's records get the run's clusters
+        if self.config.shard:
+            questions = self.select_shard(questions)
         self.bind_questions(questions)
         if resume and manifest_path.exists():
             recorded = json.loads(manifest_path.read_text(encoding="utf-8")).get("question_ids")
@@ -649,7 +760,6 @@ class BenchmarkRunner:
                 raise DataValidationError(
                     f"{self.run_dir}: the resumed run selects other questions than the manifest records "
                     "(different providers, filters or question file?)", field="question_ids", value=len(questions))
-        self.clusters = sibling_clusters(questions)
         pipeline = self.build_pipeline()
         baselines = baseline_table(questions, self.config.baselines)
         # --- one writer from here on --------------------------------------------------------------
@@ -690,100 +800,224 @@ class BenchmarkRunner:
                                 "wait for that run to finish or stop it, then resume", path=str(path)) from None
         return lock
 
-    async def _question(self, pipeline: ForecastPipeline, q: Question, baselines: dict[str, dict[str, Any]]) -> QuestionRecord:
+    async def run_question(self, pipeline: ForecastPipeline, q: Question, baselines: dict[str, dict[str, Any]]) -> QuestionRecord:
         """Run one question; anything its pipeline raises becomes a failed record with the typed error."""
+        return self.question_record(q, await self.run_trace(pipeline, q), baselines)
+
+    async def run_trace(self, pipeline: ForecastPipeline, q: Question) -> PipelineTrace:
+        """The pipeline's trace of one question (what the agents may see of it: :meth:`Question.visible`);
+        anything the pipeline raises gives a failed trace with the typed error (:meth:`failed_trace`)."""
         visible = q.visible(show_crowd=self.config.show_crowd)
         try:
-            return self.question_record(q, await pipeline.arun(visible), baselines)
+            return await pipeline.arun(visible)
         except Exception as exc:
-            log.warning("question %s failed with an unexpected %s: %s (the run goes on)", q.id, type(exc).__name__, exc)
-            trace = PipelineTrace(question=visible, status="failed", error=as_reconcile_error(exc).to_info(),
-                                  final_source="question failed")
-            return self.question_record(q, trace, baselines)
+            return self.failed_trace(q, exc)
+
+    def failed_trace(self, q: Question, exc: BaseException) -> PipelineTrace:
+        """The trace of a question whose run raised ``exc`` (status "failed", the typed error); logged, the run goes on."""
+        log.warning("question %s failed with an unexpected %s: %s (the run goes on)", q.id, type(exc).__name__, exc)
+        return PipelineTrace(question=q.visible(show_crowd=self.config.show_crowd), status="failed",
+                             error=as_reconcile_error(exc).to_info(), final_source="question failed")
 
     async def _run_pending(self, questions: list[Question], done_records: list[dict[str, Any]], pipeline: ForecastPipeline,
                            baselines: dict[str, dict[str, Any]], t0: float, n_retried: int) -> RunSummary:
-        results_path = self.run_dir / RESULTS_FILE
-        manifest_path = self.run_dir / MANIFEST_FILE
-        done = {r["question_id"] for r in done_records}
-        status = {q.id: ("done" if q.id in done else "pending") for q in questions}
-        reasons: dict[str, str] = {}
+        from benchmarks.executors import executor_for
+
+        session = RunSession(self, questions, done_records, baselines, t0)
+        session.write_manifest()
+        pending = [q for q in questions if session.status[q.id] == "pending"]
+        if self.config.max_cost_usd is not None:
+            session.cap = self.cost_cap(questions, done_records)
+            session.paid_before_usd = session.cap.paid_before_usd  # a run from before the spend was recorded: its records' cost
+        try:
+            await executor_for(self.config).run(self, session, pending, pipeline)
+        finally:
+            session.close()
+        return session.summary(n_retried)
+
+
+class RunSession:
+    """One session of a run: the questions' statuses, the durable writing of their records (``results.jsonl``
+    appended and fsynced, the manifest rewritten at most once per :data:`MANIFEST_INTERVAL_S`), the cost
+    cap and why the run stopped. Every executor (:mod:`benchmarks.executors`) reports to it; it alone writes.
+
+    Parameters
+    ----------
+    runner : BenchmarkRunner
+    questions : list of Question
+        Every question of the run (shard).
+    done_records : list of dict
+        Records already in ``results.jsonl``.
+    baselines : dict
+        :func:`baseline_table` of the questions.
+    t0 : float
+        ``time.perf_counter()`` of the session's start.
+    """
+
+    def __init__(self, runner: BenchmarkRunner, questions: list[Question], done_records: list[dict[str, Any]],
+                 baselines: dict[str, dict[str, Any]], t0: float) -> None:
+        self.runner = runner
+        self.questions = questions
+        self.baselines = baselines
+        self.t0 = t0
+        self.results_path = runner.run_dir / RESULTS_FILE
+        self.manifest_path = runner.run_dir / MANIFEST_FILE
+        self.n_done_before = len({r["question_id"] for r in done_records})
+        self.status = {q.id: "pending" for q in questions}
+        self.reasons: dict[str, str] = {}
         for r in reversed(done_records):  # the first record of a question wins (see benchmarks.report.load_run)
-            status[r["question_id"]] = "done" if r["status"] == "ok" else "failed"
+            self.status[r["question_id"]] = "done" if r["status"] == "ok" else "failed"
             if r["status"] != "ok":
                 trace = r.get("trace") or {}
-                reasons[r["question_id"]] = failure_reason(
+                self.reasons[r["question_id"]] = failure_reason(
                     [ErrorInfo.model_validate(f["error"]) for f in trace.get("forecasts", []) if f.get("error")],
                     ErrorInfo.model_validate(trace["error"]) if trace.get("error") else None)
-        started = dt.datetime.now(dt.timezone.utc).isoformat()
-        earlier_s = 0.0  # wall time of earlier sessions of a resumed run
-        if manifest_path.exists():
-            previous = json.loads(manifest_path.read_text(encoding="utf-8"))
-            started = previous.get("created_at", started)
-            earlier_s = float(previous.get("wall_time_s_total") or 0.0)
+        self.started = dt.datetime.now(dt.timezone.utc).isoformat()
+        self.earlier_s = 0.0  # wall time of earlier sessions of a resumed run
+        self.paid_before_usd = 0.0
+        self.previous: dict[str, Any] = {}
+        if self.manifest_path.exists():
+            self.previous = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+            self.started = self.previous.get("created_at", self.started)
+            self.earlier_s = float(self.previous.get("wall_time_s_total") or 0.0)
+            self.paid_before_usd = float((self.previous.get("spend") or {}).get("paid_usd_total") or 0.0)
+        self.n_ok = self.n_failed = 0
+        #: USD paid this session by providers outside this process (Ray workers report it with each record).
+        self.remote_paid_usd = 0.0
+        self.cap: CostCap | None = None
+        #: Why the run stopped before every question ran (the manifest's ``stopped``), or None.
+        self.stopped: dict[str, Any] | None = None
+        #: Extra manifest entries an executor keeps up to date (e.g. ``batches``).
+        self.extra: dict[str, Any] = {}
+        self._last_manifest = time.monotonic()
+        self._write_lock = asyncio.Lock()
+        self._write_failed: list[OSError] = []
+        self._bar = _progress(len(questions), sum(v in ("done", "failed") for v in self.status.values()),
+                              enabled=runner.progress)
 
-        def timing() -> dict[str, float]:
-            now = time.perf_counter() - t0
-            return {"wall_time_s": round(now, 3), "wall_time_s_total": round(earlier_s + now, 3)}
+    # --- accounting --------------------------------------------------------------------------------
+    @property
+    def paid_now_usd(self) -> float:
+        """USD paid this session: the run's providers here (:class:`benchmarks.cost_cap.SpendMeter`) and remote workers."""
+        return self.runner.spend.paid_usd + self.remote_paid_usd
 
-        write_json_atomic(manifest_path, self._manifest(questions, status, started, timing()))
-        pending = [q for q in questions if q.id not in done]
-        sem = asyncio.Semaphore(self.concurrency())
-        n_ok = n_failed = 0
-        last_manifest = time.monotonic()
-        write_lock = asyncio.Lock()
-        write_failed: list[OSError] = []
-        bar = _progress(len(questions), len(done), enabled=self.progress)
+    @property
+    def n_in_flight(self) -> int:
+        return sum(v == "in_flight" for v in self.status.values())
 
-        async def one(q: Question) -> None:
-            nonlocal n_ok, n_failed, last_manifest
-            async with sem:
-                status[q.id] = "in_flight"
-                record = await self._question(pipeline, q, baselines)
-            async with write_lock:  # appends stay whole lines; fsync runs off the event loop
-                if write_failed:  # after a failed write no other record is written: the run is stopping
-                    return
-                try:
-                    await asyncio.to_thread(append_jsonl, results_path, record)
-                except OSError as exc:
-                    write_failed.append(exc)
-                    saved = sum(v in ("done", "failed") for v in status.values())
-                    raise ResultsWriteError(
-                        f"could not append the record of question {q.id} to {results_path} ({exc.strerror}); "
-                        f"the {saved} records written before are intact: fix the cause and resume the run",
-                        path=str(results_path)) from exc
-            ok = record.status == "ok"
-            status[q.id] = "done" if ok else "failed"
-            n_ok += ok
-            n_failed += not ok
-            if not ok:
-                reasons[q.id] = failure_reason([f.error for f in record.trace.forecasts if f.error], record.trace.error)
-            if time.monotonic() - last_manifest >= MANIFEST_INTERVAL_S:
-                write_json_atomic(manifest_path, self._manifest(questions, status, started, {"provider_stats": self.provider_stats(), **timing()}))
-                last_manifest = time.monotonic()
-            bar.advance()
+    def may_start(self, in_flight: int | None = None) -> bool:
+        """True when the cost cap (if any) lets one more question start (:meth:`CostCap.may_start`)."""
+        if self.cap is None:
+            return True
+        self.cap.paid_now_usd = self.paid_now_usd
+        return self.cap.may_start(self.n_in_flight if in_flight is None else in_flight)
 
-        tasks = [asyncio.ensure_future(one(q)) for q in pending]
-        try:
-            await asyncio.gather(*tasks)
-        except BaseException:  # a record could not be written, or the run was cancelled: stop the rest
-            for t in tasks:
-                t.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            raise
-        finally:
-            bar.close()
+    def cap_exhausted(self) -> bool:
+        """True once the money paid reached the cost cap (in-flight questions are then cancelled)."""
+        if self.cap is None:
+            return False
+        self.cap.paid_now_usd = self.paid_now_usd
+        return self.cap.exhausted()
+
+    def stop_for_cost(self, n_cancelled: int = 0) -> None:
+        """Record that the cost cap stopped the run (the manifest's ``stopped``), once."""
+        if self.cap is None:
+            return
+        self.cap.paid_now_usd = self.paid_now_usd
+        n_not_started = sum(v == "pending" for v in self.status.values())
+        if self.stopped is None:
+            self.stopped = self.cap.stop_record(n_not_started=n_not_started, n_cancelled=n_cancelled)
+            log.warning("%s: %s", self.runner.run_dir, self.stopped["note"])
+        else:
+            self.stopped.update(n_not_started=n_not_started, n_cancelled=self.stopped["n_cancelled"] + n_cancelled,
+                                paid_usd=round(self.cap.paid_usd, 6))
+
+    # --- questions ---------------------------------------------------------------------------------
+    def start(self, q: Question) -> None:
+        """Mark ``q`` in flight."""
+        self.status[q.id] = "in_flight"
+
+    def unstart(self, q: Question) -> None:
+        """Put an in-flight question back to pending (it was cancelled; a resume runs it)."""
+        if self.status.get(q.id) == "in_flight":
+            self.status[q.id] = "pending"
+
+    async def finish(self, q: Question, record: QuestionRecord, *, paid_usd: float | None = None) -> None:
+        """Append ``record`` to ``results.jsonl`` (fsynced off the event loop) and update the statuses and,
+        at most once per :data:`MANIFEST_INTERVAL_S`, the manifest. ``paid_usd``: what a remote worker
+        paid for it.
+
+        Raises
+        ------
+        ResultsWriteError
+            When the record cannot be written; no other record is written after it (the run is stopping).
+        """
+        async with self._write_lock:  # appends stay whole lines; fsync runs off the event loop
+            if self._write_failed:
+                return
             try:
-                write_json_atomic(manifest_path, self._manifest(questions, status, started, {"provider_stats": self.provider_stats(), **timing()}))
-            except OSError as exc:  # results.jsonl is the durable record; the manifest is rebuilt on resume
-                log.warning("could not update %s: %s", manifest_path, exc.strerror)
-        failed_now = [reasons[q.id] for q in questions if status[q.id] == "failed" and q.id in reasons]
+                await asyncio.to_thread(append_jsonl, self.results_path, record)
+            except OSError as exc:
+                self._write_failed.append(exc)
+                saved = sum(v in ("done", "failed") for v in self.status.values())
+                raise ResultsWriteError(
+                    f"could not append the record of question {q.id} to {self.results_path} ({exc.strerror}); "
+                    f"the {saved} records written before are intact: fix the cause and resume the run",
+                    path=str(self.results_path)) from exc
+        if paid_usd:
+            self.remote_paid_usd += paid_usd
+        ok = record.status == "ok"
+        self.status[q.id] = "done" if ok else "failed"
+        self.n_ok += ok
+        self.n_failed += not ok
+        if self.cap is not None:
+            from benchmarks.cost_cap import record_cost
+
+            self.cap.finished_costs.append(record_cost(record.model_dump(include={"ledger"})))
+        if not ok:
+            self.reasons[q.id] = failure_reason([f.error for f in record.trace.forecasts if f.error], record.trace.error)
+        if time.monotonic() - self._last_manifest >= MANIFEST_INTERVAL_S:
+            self.write_manifest()
+        self._bar.advance()
+
+    # --- manifest and summary ----------------------------------------------------------------------
+    def timing(self) -> dict[str, float]:
+        now = time.perf_counter() - self.t0
+        return {"wall_time_s": round(now, 3), "wall_time_s_total": round(self.earlier_s + now, 3)}
+
+    def write_manifest(self) -> None:
+        """Rewrite the manifest atomically with the current statuses, spend, stop reason and executor extras."""
+        r = self.runner
+        extra = {"provider_stats": r.provider_stats(), **self.timing(),
+                 "spend": {"paid_usd_total": round(self.paid_before_usd + self.paid_now_usd, 6),
+                           "paid_usd_session": round(self.paid_now_usd, 6),
+                           "max_cost_usd": r.config.max_cost_usd},
+                 "stopped": self.stopped, "execution": r.execution_info(), **self.extra}
+        if r.shard_info is not None:
+            extra["shard"] = r.shard_info
+        write_json_atomic(self.manifest_path, r._manifest(self.questions, self.status, self.started, extra))
+        self._last_manifest = time.monotonic()
+
+    def close(self) -> None:
+        """Stop the progress bar and write the final manifest (a failure to write it is logged: ``results.jsonl``
+        is the durable record and the manifest is rebuilt from it on resume)."""
+        self._bar.close()
+        try:
+            self.write_manifest()
+        except OSError as exc:
+            log.warning("could not update %s: %s", self.manifest_path, exc.strerror)
+
+    def summary(self, n_retried: int) -> RunSummary:
+        questions, status = self.questions, self.status
+        failed_now = [self.reasons[q.id] for q in questions if status[q.id] == "failed" and q.id in self.reasons]
         top = Counter(r.split(":", 1)[0] for r in failed_now).most_common(1)
         top_reason = next((r for r in failed_now if r.split(":", 1)[0] == top[0][0]), None) if top else None
-        return RunSummary(self.run_dir, len(questions), len(done), n_ok, n_failed, time.perf_counter() - t0, self.provider_stats(),
+        return RunSummary(self.runner.run_dir, len(questions), self.n_done_before, self.n_ok, self.n_failed,
+                          time.perf_counter() - self.t0, self.runner.provider_stats(),
                           n_ok_total=sum(v == "done" for v in status.values()),
                           n_failed_total=sum(v == "failed" for v in status.values()),
-                          top_failure=top_reason, n_top_failure=top[0][1] if top else 0, n_retried=n_retried)
+                          top_failure=top_reason, n_top_failure=top[0][1] if top else 0, n_retried=n_retried,
+                          stopped=self.stopped)
 
 
 def _untrained(spec: str) -> bool:

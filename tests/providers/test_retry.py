@@ -283,4 +283,7 @@ def test_runner_stacks_exactly_one_retry_layer(tmp_path, monkeypatch, fake_key):
     while p is not None:
         chain.append(type(p).__name__)
         p = getattr(p, "inner", None)
-    assert chain == ["CachingProvider", "RetryingProvider", "OpenAIProvider"]
+    # cache -> spend meter -> retry -> rate limit -> adapter (benchmarks.cost_cap): a cache hit is never paid,
+    # the meter sees retried attempts' usage, and every attempt waits for the provider's limiter (issue 14)
+    assert chain == ["CachingProvider", "MeteredProvider", "RetryingProvider", "RateLimitedProvider", "OpenAIProvider"]
+    assert chain.count("RetryingProvider") == 1
