@@ -15,22 +15,30 @@ package, found with :mod:`importlib.resources`. Any other GGUF file works: ``loc
   silently falls back to "any JSON" when the schema cannot be converted; here that is a
   :class:`BadRequest`.
 * **Usage.** Token counts come from the response's ``usage`` (``prompt_tokens``, ``completion_tokens``);
-  cost is 0.0 USD. An empty answer raises :class:`EmptyResponse` carrying that usage.
+  cost is 0.0 USD. ``cache_read_tokens`` is the part of the prompt llama.cpp did not evaluate again
+  because the context already held it (the longest common token prefix with what the context last
+  evaluated, as ``Llama.generate`` reuses it): the same meaning as a remote provider's cached prompt
+  tokens. An empty answer raises :class:`EmptyResponse` carrying that usage.
+* **Profiles.** :func:`observe_calls` collects one :class:`LocalCall` per call (tokens evaluated, seconds
+  computing and waiting), for ``benchmarks/perf/main_job_profile.py``.
 * **Errors.** ``ValueError`` from llama.cpp (e.g. a prompt longer than ``n_ctx``) is :class:`BadRequest`;
   any other exception is :class:`UnexpectedProviderError`, so nothing untyped leaves the adapter.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import os
 import threading
+import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_schemas import BadRequest, Completion, EmptyResponse, MissingDependency, TokenUsage, UnexpectedProviderError
+from agent_schemas import BadRequest, ChatMessage, Completion, EmptyResponse, MissingDependency, TokenUsage, UnexpectedProviderError
 from agent_providers.base import Provider
 from agent_providers.reply import TokenCounts, member
 
@@ -112,11 +120,12 @@ def default_threads() -> int:
 
 @dataclass
 class LoadedModel:
-    """A loaded ``llama_cpp.Llama`` and the lock that serialises calls on it."""
+    """A loaded ``llama_cpp.Llama``, the lock that serialises calls on it, and its load time in seconds."""
 
     llama: Any
     lock: threading.Lock
     path: Path
+    load_s: float = 0.0
 
 
 _MODELS: dict[tuple[str, int, int], LoadedModel] = {}
@@ -134,10 +143,11 @@ def load_model(path: Path, *, n_ctx: int, n_threads: int, seed: int = 0, verbose
         loaded = _MODELS.get(key)
         if loaded is None:
             llama_cpp = import_llama_cpp()
+            t0 = time.perf_counter()
             llama = llama_cpp.Llama(
                 model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, seed=seed, verbose=verbose
             )
-            loaded = LoadedModel(llama=llama, lock=threading.Lock(), path=path)
+            loaded = LoadedModel(llama=llama, lock=threading.Lock(), path=path, load_s=time.perf_counter() - t0)
             _MODELS[key] = loaded
         return loaded
 
@@ -145,6 +155,73 @@ def load_model(path: Path, *, n_ctx: int, n_threads: int, seed: int = 0, verbose
 def loaded_model_count() -> int:
     """Number of distinct models loaded in this process."""
     return len(_MODELS)
+
+
+def reused_prefix(evaluated: Sequence[int], prompt: Sequence[int]) -> int:
+    """Prompt tokens llama.cpp keeps from its context instead of evaluating them again (count).
+
+    ``evaluated`` are the tokens the context holds before the call (``Llama.input_ids[:n_tokens]``),
+    ``prompt`` the new prompt's tokens. As in ``llama_cpp.Llama.generate``: the longest common prefix,
+    less one token when it covers the whole prompt (the last prompt token is evaluated again to get
+    fresh logits).
+
+    >>> reused_prefix([1, 2, 3, 9], [1, 2, 3, 4, 5]), reused_prefix([1, 2, 3], [1, 2, 3]), reused_prefix([], [1])
+    (3, 2, 0)
+    """
+    n = 0
+    for a, b in zip(evaluated, prompt):
+        if a != b:
+            break
+        n += 1
+    return min(n, max(len(prompt) - 1, 0))
+
+
+@dataclass(frozen=True)
+class LocalCall:
+    """One call on the embedded model, as :func:`observe_calls` collects it.
+
+    ``prompt_tokens`` is the whole prompt, ``cached_tokens`` the part reused from the context (not
+    evaluated again), ``output_tokens`` the tokens generated (all counts in tokens; 0 when the call
+    failed before generating). ``seconds`` is the time on the model (evaluating and generating) and
+    ``wait_s`` the time spent waiting for it while other calls ran (seconds). ``error`` names the
+    exception type of a failed call.
+    """
+
+    messages: tuple[ChatMessage, ...]
+    prompt_tokens: int
+    cached_tokens: int
+    output_tokens: int
+    seconds: float
+    wait_s: float
+    error: str | None = None
+
+
+_OBSERVERS: list[list[LocalCall]] = []
+_OBSERVERS_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def observe_calls() -> Iterator[list[LocalCall]]:
+    """Collect a :class:`LocalCall` for every embedded-model call made in this process while the block runs.
+
+    >>> with observe_calls() as calls:  # doctest: +SKIP
+    ...     provider.complete([{"role": "user", "content": "hi"}])
+    >>> calls[0].prompt_tokens  # doctest: +SKIP
+    """
+    calls: list[LocalCall] = []
+    with _OBSERVERS_LOCK:
+        _OBSERVERS.append(calls)
+    try:
+        yield calls
+    finally:
+        with _OBSERVERS_LOCK:
+            _OBSERVERS.remove(calls)
+
+
+def _notify(call: LocalCall) -> None:
+    with _OBSERVERS_LOCK:
+        for calls in _OBSERVERS:
+            calls.append(call)
 
 
 def grammar_safe_schema(schema: dict[str, Any]) -> dict[str, Any]:
@@ -264,26 +341,51 @@ class LocalLlamaProvider(Provider):
             kwargs["temperature"] = temperature
         if json_schema is not None:
             kwargs["grammar"] = grammar_for_schema(json_schema)
+        t_wait = time.perf_counter()
         with self._loaded.lock:
+            llama = self._loaded.llama
+            evaluated = llama.input_ids[: llama.n_tokens].tolist()
+            t0 = time.perf_counter()
             try:
-                resp = self._loaded.llama.create_chat_completion(**kwargs)
-            except ValueError as exc:  # e.g. prompt longer than n_ctx
-                raise BadRequest(f"{self.spec}: {exc}", provider=self.spec, model=self.model) from exc
+                resp = llama.create_chat_completion(**kwargs)
             except Exception as exc:
+                self._observe(llama, messages, None, evaluated, t_wait, t0, type(exc).__name__)
+                if isinstance(exc, ValueError):  # e.g. prompt longer than n_ctx
+                    raise BadRequest(f"{self.spec}: {exc}", provider=self.spec, model=self.model) from exc
                 raise UnexpectedProviderError(
                     f"{self.spec}: llama.cpp failed ({type(exc).__name__}: {exc})", provider=self.spec, model=self.model,
                     cause=type(exc).__name__,
                 ) from exc
-        return self.to_completion(resp)
+            cached = self._observe(llama, messages, resp, evaluated, t_wait, t0)
+        return self.to_completion(resp, cached_tokens=cached)
 
-    def to_completion(self, resp: dict[str, Any]) -> Completion:
+    @staticmethod
+    def _observe(llama: Any, messages: Sequence[ChatMessage], resp: dict[str, Any] | None, evaluated: list[int],
+                 t_wait: float, t0: float, error: str | None = None) -> int | None:
+        """Prompt tokens the call reused from the context (None when unknown), and a :class:`LocalCall`
+        for the observers, if any. Runs under the model's lock, right after the call."""
+        seconds = time.perf_counter() - t0
+        usage = resp.get("usage") if isinstance(resp, dict) else None
+        usage = usage if isinstance(usage, dict) else {}
+        n_prompt, n_out = usage.get("prompt_tokens"), usage.get("completion_tokens")
+        cached = reused_prefix(evaluated, llama.input_ids[:n_prompt].tolist()) if isinstance(n_prompt, int) else None
+        if _OBSERVERS:
+            _notify(LocalCall(messages=tuple(messages), prompt_tokens=n_prompt if isinstance(n_prompt, int) else 0,
+                              cached_tokens=cached or 0, output_tokens=n_out if isinstance(n_out, int) else 0,
+                              seconds=seconds, wait_s=t0 - t_wait, error=error))
+        return cached
+
+    def to_completion(self, resp: dict[str, Any], *, cached_tokens: int | None = None) -> Completion:
         """The :class:`Completion` of one llama.cpp ``create_chat_completion`` response (usage normalised,
-        an empty answer raised as :class:`EmptyResponse` with its usage)."""
+        an empty answer raised as :class:`EmptyResponse` with its usage). ``cached_tokens`` is the
+        number of prompt tokens reused from the context (:func:`reused_prefix`), reported as
+        ``cache_read_tokens``; None when unknown."""
         counts = TokenCounts(self.spec)
         usage = counts.obj(resp, "usage")
         tu = TokenUsage(
             input_tokens=counts.count(usage, "prompt_tokens", "usage.prompt_tokens"),
             output_tokens=counts.count(usage, "completion_tokens", "usage.completion_tokens"),
+            cache_read_tokens=cached_tokens,
             calls=1,
             cost_usd=0.0,
         )
