@@ -157,6 +157,12 @@ def loaded_model_count() -> int:
     return len(_MODELS)
 
 
+def loaded_models() -> list[LoadedModel]:
+    """The models loaded in this process, in load order (each with its load time, ``load_s``)."""
+    with _MODELS_LOCK:
+        return list(_MODELS.values())
+
+
 def reused_prefix(evaluated: Sequence[int], prompt: Sequence[int]) -> int:
     """Prompt tokens llama.cpp keeps from its context instead of evaluating them again (count).
 
