@@ -127,11 +127,18 @@ class RunConfig(BaseModel):
     snippet_chars: int = Field(200, ge=20, description="Snippet length in prompts (characters).")
     pipeline: PipelineConfig = Field(default_factory=lambda: RUN_PIPELINE, description="The pipeline every question runs (members, debate, supervisor, combination).")
     # execution
-    concurrency: int | None = Field(None, ge=1, description="Questions in flight at once; default 1 for embedded models (one model, calls serialised; sequential questions reuse llama.cpp's prompt prefix) and 8 otherwise.")
+    concurrency: int | None = Field(None, ge=1, description="Questions in flight at once; default for embedded models: one per model context (n_slots, one per core), so each question's calls reuse its context's prompt prefix; 8 otherwise.")
     max_attempts: int = Field(4, ge=1, description="Provider attempts per call (retry layer).")
     cache: bool = Field(True, description="Persistent response cache (resume and re-runs cost no tokens).")
     cache_dir: str | None = Field(None, description="Response cache folder; default <run folder>/cache. Share one between runs to re-run for free.")
-    n_threads: int | None = Field(None, description="Threads of the embedded llama.cpp model.")
+    n_threads: int | None = Field(None, ge=1, description="Threads of each context of the embedded llama.cpp model; default cores - 1.")
+    n_slots: int | None = Field(None, ge=1, description="Contexts of the embedded model computing at once; default one per core at n_threads threads each.")
+    n_threads_batch: int | None = Field(None, ge=1, description="Threads of the embedded model's prompt processing; default n_threads.")
+
+    def local_model_options(self) -> dict[str, int]:
+        """The embedded model's options this config sets (``LocalLlamaProvider`` keywords)."""
+        return {k: v for k, v in (("n_threads", self.n_threads), ("n_slots", self.n_slots),
+                                  ("n_threads_batch", self.n_threads_batch)) if v}
 
     @model_validator(mode="before")
     @classmethod

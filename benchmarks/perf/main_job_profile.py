@@ -176,7 +176,7 @@ def table(job: Job) -> str:
     for c in p["calls"]:
         groups[(c["stage"], c["role"])].append(c)
     order = {"ensemble": 0, "debate": 1, "supervisor": 2}
-    lines = [f"{'stage':<11}{'role':<14}{'calls':>6}{'prompt':>9}{'reused':>9}{'processed':>10}{'max prompt':>11}"
+    lines = [f"{'stage':<11}{'role':<22}{'calls':>6}{'prompt':>9}{'reused':>9}{'processed':>10}{'max prompt':>11}"
              f"{'generated':>10}{'seconds':>9}{'share':>7}"]
     used = 0.0
     totals = defaultdict(float)
@@ -190,17 +190,17 @@ def table(job: Job) -> str:
             totals[k] += v
         failed = sum(c["error"] is not None for c in cs)
         label = role + (f" ({failed} failed)" if failed else "")
-        lines.append(f"{stage:<11}{label:<14}{len(cs):>6}{prompt:>9,}{reused:>9,}{prompt - reused:>10,}"
+        lines.append(f"{stage:<11}{label:<22}{len(cs):>6}{prompt:>9,}{reused:>9,}{prompt - reused:>10,}"
                      f"{max(c['prompt'] for c in cs):>11,}{gen:>10,}{sec:>9.1f}{sec / capacity:>7.0%}")
-    lines.append(f"{'model total':<25}{int(totals['calls']):>6}{int(totals['prompt']):>9,}{int(totals['reused']):>9,}"
+    lines.append(f"{'model total':<33}{int(totals['calls']):>6}{int(totals['prompt']):>9,}{int(totals['reused']):>9,}"
                  f"{int(totals['prompt'] - totals['reused']):>10,}{'':>11}{int(totals['generated']):>10,}"
                  f"{totals['seconds']:>9.1f}{totals['seconds'] / capacity:>7.0%}")
     others = [("model load", p["model_load_s"]), ("corpus build", p["corpus_s"]),
               (f"search x{p['n_searches']}", p["search_s"]), ("report", p["report_s"])]
     for name, sec in others:
-        lines.append(f"{name:<25}{'':>64}{sec:>9.1f}{sec / capacity:>7.0%}")
+        lines.append(f"{name:<33}{'':>64}{sec:>9.1f}{sec / capacity:>7.0%}")
     rest = capacity - used - sum(sec for _, sec in others)
-    lines.append(f"{'start, harness, idle':<25}{'':>64}{rest:>9.1f}{rest / capacity:>7.0%}")
+    lines.append(f"{'start, harness, idle':<33}{'':>64}{rest:>9.1f}{rest / capacity:>7.0%}")
     return "\n".join(lines)
 
 

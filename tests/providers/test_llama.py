@@ -68,7 +68,7 @@ def test_model_is_loaded_once_and_shared(local):
     assert loaded_model_count() == before
 
 
-def test_same_seed_same_answer_and_concurrent_calls_are_serialised(local):
+def test_same_seed_same_answer_also_when_concurrent_calls_run_on_two_contexts(local):
     schema = {"type": "object", "properties": {"p_yes_percent": {"type": "integer", "enum": list(range(101))}},
               "required": ["p_yes_percent"]}
 
@@ -80,8 +80,6 @@ def test_same_seed_same_answer_and_concurrent_calls_are_serialised(local):
     a, b = asyncio.run(two())
     assert a.text == b.text
     assert (a.usage.input_tokens, a.usage.output_tokens) == (b.usage.input_tokens, b.usage.output_tokens)
-    # the call that ran second found the whole prompt in the context: all but the last token reused
-    assert max(a.usage.cache_read_tokens, b.usage.cache_read_tokens) == a.usage.input_tokens - 1
     assert 0 <= json.loads(a.text)["p_yes_percent"] <= 100
 
 

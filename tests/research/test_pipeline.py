@@ -100,9 +100,13 @@ def test_pipeline_combines_steps_exactly_and_ledger_sums_by_role():
     trace = pipe.run(make_question())
     assert trace.status == "ok" and trace.n_ok == 3
     assert trace.aggregates["mean"] == pytest.approx(0.5)
-    # members share the cached prefix (system + case facts + evidence) exactly; only the persona differs
+    # members share the cached prefix (system + case facts + evidence) exactly, then role and task:
+    # only the persona, which comes last, differs
     prefixes = {tuple(r["messages"][:2]) for r in members.requests}
     assert len(prefixes) == 1 and len({r["messages"][2].content for r in members.requests}) == 3
+    heads_and_personas = [r["messages"][2].content.rpartition(prompts.PERSONA_HEADER) for r in members.requests]
+    assert len({head for head, _, _ in heads_and_personas}) == 1
+    assert [persona for _, _, persona in heads_and_personas] == [prompts.PERSONAS[k] for k in ("base_rate", "news", "skeptic")]
     assert trace.aggregates["min"] == pytest.approx(0.2)
     assert trace.aggregates["median"] == pytest.approx(0.5)
     assert trace.debate.p_yes == pytest.approx(0.59) and trace.debate.early_termination
