@@ -36,6 +36,7 @@ from agent_schemas.reconciliation import (
     DebateTurn,
     Disagreement,
     PipelineTrace,
+    ReconcileGate,
     RecordedCall,
     SupervisorArtifact,
 )
@@ -47,7 +48,7 @@ __all__ = [
     "DataValidationError", "DebateArtifact", "DebateRound", "DebateTurn", "Disagreement", "EmptyResponse",
     "EnsembleFailed", "ErrorInfo", "EvidenceItem", "Forecast", "ForecastParseError", "MissingDependency",
     "PipelineTrace", "ProviderConnectionError", "ProviderError", "ProviderOverloaded", "ProviderTimeout",
-    "Question", "RateLimited", "RecordedCall", "RecordedSearch", "ReconcileError", "ResponseRefused", "ResponseTruncated", "ScriptExhausted",
+    "Question", "RateLimited", "ReconcileGate", "RecordedCall", "RecordedSearch", "ReconcileError", "ResponseRefused", "ResponseTruncated", "ScriptExhausted",
     "SearchAccessError", "SearchOutcome", "SearchResult", "SupervisorArtifact", "TokenUsage", "UnexpectedError",
     "UnexpectedProviderError", "UnknownProvider", "UnreadableResponse", "UsageEntry", "UsageLedger", "VisibleQuestion",
     "as_reconcile_error", "as_visible", "check_probabilities",

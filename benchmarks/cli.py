@@ -83,10 +83,11 @@ OPTION_OF_FIELD = {
     "n_members": "--members", "sample_n": "--n", "search": "--search", "question_type": "--question-type",
     "max_tokens": "--max-tokens", "debate_rounds": "--debate-rounds", "supervisor_queries": "--supervisor-queries",
     "concurrency": "--concurrency", "methods": "--methods", "sources": "--sources", "run_id": "--run-id",
-    "cutoff_margin_days": "--cutoff-margin-days", "seed": "--seed",
+    "cutoff_margin_days": "--cutoff-margin-days", "seed": "--seed", "reconcile_min_spread": "--reconcile-min-spread",
     # the same options once moved into the pipeline's configuration (benchmarks.config.PIPELINE_OPTIONS)
     "pipeline.n_members": "--members", "pipeline.max_tokens": "--max-tokens",
     "pipeline.debate.max_rounds": "--debate-rounds", "pipeline.supervisor.max_queries": "--supervisor-queries",
+    "pipeline.reconcile_min_spread": "--reconcile-min-spread",
 }
 
 
@@ -204,6 +205,7 @@ def run(
     search: Search = typer.Option(Search.local, help="Research backend: the bundled dated corpus, DuckDuckGo, or none."),
     debate_rounds: int = typer.Option(2, help="Maximum debate rounds."),
     supervisor_queries: int = typer.Option(2, help="Clarifying searches of the supervisor."),
+    reconcile_min_spread: Optional[float] = typer.Option(None, min=0.0, max=1.0, help="Run debate and supervisor only on questions whose members disagree by at least this much (max - min p_yes); 0 reconciles every question. Default: benchmarks.config.RUN_PIPELINE's (see the README)."),
     max_tokens: int = typer.Option(512, help="Max generated tokens per call."),
     concurrency: Optional[int] = typer.Option(None, help="Questions in flight at once (default: one per context of the embedded model, see --slots; 8 otherwise)."),
     seed: int = typer.Option(0, help="Seed of the sample and the models."),
@@ -257,6 +259,8 @@ def run(
             )
             if methods:
                 kwargs["methods"] = _csv(methods)
+            if reconcile_min_spread is not None:
+                kwargs["reconcile_min_spread"] = reconcile_min_spread
             config = RunConfig(**kwargs)
         if dry_run:
             if resume:

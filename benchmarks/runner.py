@@ -590,7 +590,7 @@ class BenchmarkRunner:
             horizon_days=q.horizon_days,
             forecast_date=q.forecast_date.isoformat(),
             resolution_date=q.resolution_date.isoformat() if q.resolution_date else None,
-            methods=method_rows(trace, self.config.methods),
+            methods=method_rows(trace, self.config.methods, min_spread=self.config.pipeline.reconcile_min_spread),
             baselines=baselines.get(q.id, {}),
             ledger=trace.ledger.to_records(),
             audit=leakage_audit(trace, q),
