@@ -131,11 +131,18 @@ class ModelSlot:
     last_used: float = 0.0
 
 
-#: A call waits for a busy slot whose last prompt shares at least this many more characters with the new
-#: prompt than any free slot's does (about 60 tokens, a quarter of a second of prompt processing on
-#: SmolLM2): the calls of one question then share one context and its prompt prefix instead of
-#: re-evaluating the case facts and evidence on another (see :meth:`LoadedModel.slot`).
+#: Among free slots, those whose last prompt shares within this many characters of the longest shared
+#: prefix are as good (about 60 tokens, a quarter of a second of prompt processing on SmolLM2); the least
+#: recently used of them is taken (see :meth:`LoadedModel.slot`).
 AFFINITY_CHARS = 256
+#: A call waits for a busy slot only when that slot's last prompt shares at least this fraction of the new
+#: prompt (and :data:`AFFINITY_CHARS`) more than every free slot's: a member whose question's evidence is
+#: in the busy context (members of one question share about 97% of their prompt) waits for it and reuses
+#: it, while a call sharing only the opening every prompt has (the system prompt and headers, 367 of
+#: 2,900 characters in the main job) or a question's case facts (a specialist after its members, 40%)
+#: takes the free slot at once and computes beside it. A smaller bar made every question wait for the
+#: first slot and left the others idle (issue 15's profile: half the model capacity unused).
+WAIT_FRACTION = 0.5
 
 
 class LoadedModel:
@@ -169,7 +176,7 @@ class LoadedModel:
         The slot chosen is a free one whose last prompt shares the longest prefix with ``prompt`` (its KV
         cache then holds the most of it); among free slots within :data:`AFFINITY_CHARS` of the longest,
         the least recently used (its context is the least likely to be needed again). When a busy slot
-        shares at least :data:`AFFINITY_CHARS` more characters than every free one, the call waits for it. As llama.cpp's server
+        shares at least :data:`WAIT_FRACTION` of the prompt more than every free one, the call waits for it. As llama.cpp's server
         picks slots by prompt similarity, but it also waits: with two questions in flight, each question's
         calls stay on one context and reuse its prefix.
         """
@@ -190,7 +197,9 @@ class LoadedModel:
     def _take(self, prompt: str) -> ModelSlot | None:
         shared = {s.index: common_prefix_chars(s.prompt, prompt) for s in self.slots}
         free = [s for s in self.slots if not s.lock.locked()]
-        if not free or max(shared.values()) - max(shared[s.index] for s in free) >= AFFINITY_CHARS:
+        if not free:
+            return None
+        if max(shared.values()) - max(shared[s.index] for s in free) >= max(AFFINITY_CHARS, WAIT_FRACTION * len(prompt)):
             return None  # a busy slot holds much more of this prompt: wait for it
         best = max(shared[s.index] for s in free)
         for s in sorted((s for s in free if shared[s.index] > best - AFFINITY_CHARS), key=lambda s: s.last_used):

@@ -41,12 +41,20 @@ def validate_run_id(run_id: str) -> str:
     return run_id
 
 
+#: The smallest member spread (max - min ``p_yes``, probability units) a run reconciles by default: debate
+#: and supervisor run only on questions whose members disagree by at least 10 points; where they agree the
+#: reconciliation methods equal the mean at no extra cost and are scored as ``debate_gated``,
+#: ``supervisor_gated`` and ``pipeline_gated`` (``benchmarks.methods``). ``--reconcile-min-spread 0``
+#: reconciles every question (the labels ``debate``, ``supervisor``, ``pipeline``).
+RECONCILE_MIN_SPREAD = 0.10
+
 #: The pipeline of a run unless the config gives another: answers sized for small models (512 tokens,
 #: one evidence item, two search results per member query), every member at once, 2 debate rounds,
-#: 2 clarifying searches of 5 results.
+#: 2 clarifying searches of 5 results, reconciliation where the members disagree (:data:`RECONCILE_MIN_SPREAD`).
 RUN_PIPELINE = PipelineConfig(
     concurrency=None,
     max_tokens=512,
+    reconcile_min_spread=RECONCILE_MIN_SPREAD,
     member=MemberSettings(n_queries=1, max_results=2, max_evidence=1),
     debate=DebateSettings(max_rounds=2),
     supervisor=SupervisorSettings(max_queries=2, max_results=5),
@@ -119,7 +127,7 @@ class RunConfig(BaseModel):
         ),
     )
     one_per_source_question: bool = Field(True, description="One row per source question (no repeated markets).")
-    sample_n: int | None = Field(6, ge=1, description="Seeded sample size; None = all matching questions.")
+    sample_n: int | None = Field(12, ge=1, description="Seeded sample size; None = all matching questions.")
     seed: int = Field(0, description="Seed of the question sample, the retry jitter and fault injection; also the pipeline's seed (models) unless pipeline is given.")
     # agents
     show_crowd: bool = Field(False, description="Show the crowd / market probability at freeze in the case facts (off: the models forecast without it).")

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from agent_providers.local_llama import AFFINITY_CHARS, LoadedModel, ModelSlot, common_prefix_chars, default_slots
+from agent_providers.local_llama import AFFINITY_CHARS, WAIT_FRACTION, LoadedModel, ModelSlot, common_prefix_chars, default_slots
 
 SYSTEM = "system\nYou forecast binary questions.\nuser\n"
 QUESTION_A = SYSTEM + "## CASE FACTS\n- Question: Will the A index close above 100?\n" + "evidence about A. " * 30
@@ -130,3 +130,66 @@ def test_the_slot_is_released_when_the_call_raises(n):
         with m.slot("boom"):
             raise RuntimeError("llama.cpp failed")
     assert not any(s.lock.locked() for s in m.slots)
+
+
+# The main job's opening (issue 15's profile): every prompt starts with these 367 characters.
+LONG_SYSTEM = "system\n" + "You are a member of a team that forecasts binary questions. " * 6 + "\nuser\n## CASE FACTS\n"
+MEMBER_C = LONG_SYSTEM + "- Question: Will C happen?\n" + "evidence about C. " * 130 + "\n## YOUR STYLE\nbase rates"
+MEMBER_D = LONG_SYSTEM + "- Question: Will D happen?\n" + "evidence about D. " * 130 + "\n## YOUR STYLE\nbase rates"
+
+
+def hold(m: LoadedModel, prompt: str):
+    """Take a slot for ``prompt`` in a thread and keep it until the returned event is set."""
+    taken, release = threading.Event(), threading.Event()
+    got = {}
+
+    def run():
+        with m.slot(prompt) as s:
+            got["index"] = s.index
+            taken.set()
+            release.wait(5)
+
+    t = threading.Thread(target=run)
+    t.start()
+    taken.wait(5)
+    return got, release, t
+
+
+def test_a_new_question_takes_the_empty_slot_although_the_busy_one_shares_the_common_opening():
+    m = model()
+    got, release, t = hold(m, MEMBER_C)
+    shared = common_prefix_chars(MEMBER_C, MEMBER_D)
+    assert AFFINITY_CHARS < shared < WAIT_FRACTION * len(MEMBER_D)  # more than the old bar of 256: it used to wait
+    other = {}
+
+    def question_d():
+        with m.slot(MEMBER_D) as s:
+            other["index"] = s.index
+
+    d = threading.Thread(target=question_d)
+    d.start()
+    d.join(2)  # at once, beside the other question (the old rule waited here for slot 0)
+    assert other == {"index": 1} and got["index"] == 0
+    release.set()
+    t.join(5)
+    d.join(5)
+
+
+def test_a_member_waits_for_the_slot_holding_its_questions_evidence():
+    m = model()
+    got, release, t = hold(m, MEMBER_C)
+    order = []
+
+    def member_2():
+        with m.slot(MEMBER_C.replace("base rates", "news")) as s:
+            order.append(("member 2", s.index))
+
+    w = threading.Thread(target=member_2)
+    w.start()
+    time.sleep(0.2)
+    assert order == []  # slot 1 is free, but slot 0 holds 97% of the prompt
+    order.append(("released", got["index"]))
+    release.set()
+    t.join(5)
+    w.join(5)
+    assert order == [("released", 0), ("member 2", 0)]
