@@ -13,7 +13,9 @@ pipeline stage and role through the prompts recorded in the run's traces. Printe
   imports, question selection, harness, idle slots);
 * questions, wall time, questions per minute, failed questions and calls, leakage findings, methods scored.
 
-Then questions per minute of each setting and the ratio to "today" (target >= 2.5). The machine is shared
+Then questions per minute of each setting and the ratio to "today" (target >= 2.5), and the embedded
+provider's overhead over raw llama.cpp (``provider_overhead.py --schema``, target >= 0.95; ``--overhead-rounds 0``
+skips it). The machine is shared
 and noisy: compare settings run in one invocation (``--repeat`` alternates them), never absolute times of
 different invocations. The load average is printed before and after.
 
@@ -222,6 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=1, help="rounds over the settings (alternating)")
     ap.add_argument("--keep", type=Path, default=None, help="keep the run folders here (default: a temporary folder)")
     ap.add_argument("--verbose", action="store_true", help="show each job's stderr")
+    ap.add_argument("--overhead-rounds", type=int, default=2, help="rounds of provider_overhead.py --schema at the end (0: skip)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--child-out", type=Path, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--child-result", type=Path, default=None, help=argparse.SUPPRESS)
@@ -257,6 +260,11 @@ def main(argv: list[str] | None = None) -> int:
             if name != "today":
                 ratio = (sum(v) / len(v)) / base
                 print(f"ratio {name} / today: {ratio:.2f} (target >= {TARGET_RATIO})")
+    if args.overhead_rounds > 0:
+        print("\nprovider overhead vs raw llama.cpp (benchmarks/perf/provider_overhead.py --schema):", flush=True)
+        script = Path(__file__).resolve().parent / "provider_overhead.py"
+        subprocess.run([sys.executable, str(script), "--rounds", str(args.overhead_rounds), "--schema"], check=False,
+                       env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
     return 0
 
 
