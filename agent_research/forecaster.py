@@ -72,7 +72,7 @@ class ForecasterAgent:
     Notes
     -----
     The prompt opens with the pinned case-facts block (:func:`agent_tools.case_facts.render_case_facts`),
-    then the evidence under an explicit header, then the task. Any failure inside a member (provider,
+    then the evidence under an explicit header, then the role and task, and the persona last. Any failure inside a member (provider,
     parser, cache, search tool, or an exception no adapter maps) gives ``Forecast(status="failed")`` with
     the typed error and the usage spent so far; it never becomes a default probability.
     """
@@ -156,10 +156,11 @@ class ForecasterAgent:
     # --- prompt --------------------------------------------------------------------------------
     def build_messages(self, question: VisibleQuestion | Question, outcomes: list[SearchOutcome]) -> list[ChatMessage]:
         """The forecaster prompt: :func:`agent_tools.case_facts.stable_prefix` with the evidence as
-        context, then the role, the member's persona and the task.
+        context, then the role, the task and, last, the member's persona.
 
-        Members of one ensemble share the prefix exactly (same system prompt, case facts and evidence),
-        so providers with prompt caching process it once per question.
+        Members of one ensemble share everything but the persona exactly (same system prompt, case facts,
+        evidence, role and task), so providers with prompt caching process it once per question and each
+        further member only its persona (measured: ``benchmarks/perf/main_job_profile.py``).
         """
         results = _dedupe([r for o in outcomes if o.ok for r in o.results])
         if self.executor is None or not outcomes:
@@ -172,8 +173,8 @@ class ForecasterAgent:
         else:
             evidence = prompts.EVIDENCE_HEADER + "\nThe searches returned no results dated on or before the forecast date."
         persona = prompts.persona_line(self.persona)
-        tail = "\n\n".join([prompts.FORECASTER_ROLE + (f" {persona}" if persona else ""), prompts.forecaster_task(self.max_evidence)])
-        return stable_prefix(question, evidence) + [ChatMessage(role="user", content=tail)]
+        tail = [prompts.FORECASTER_ROLE, prompts.forecaster_task(self.max_evidence)] + ([prompts.PERSONA_HEADER + persona] if persona else [])
+        return stable_prefix(question, evidence) + [ChatMessage(role="user", content="\n\n".join(tail))]
 
     def call_params(self) -> dict[str, Any]:
         """Provider call options of the forecast call (answer schema, temperature, max_tokens, seed)."""

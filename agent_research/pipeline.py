@@ -21,6 +21,7 @@ from agent_schemas import (
     EnsembleFailed,
     PipelineTrace,
     Question,
+    ReconcileGate,
     RecordedCall,
     RecordedSearch,
     SupervisorArtifact,
@@ -94,8 +95,9 @@ class ForecastPipeline:
         How aggregate, debate and supervisor combine (documented on the class).
     reconcile_min_spread : float
         Debate and supervisor run only when ``max(p) - min(p)`` over successful members is at least
-        this (probability units). 0 runs them always. Skipped specialists cost no tokens and leave
-        the final probability at the (clipped) aggregate.
+        this (probability units; :meth:`gate`, recorded as ``PipelineTrace.reconcile_gate``). 0 runs them
+        always. Skipped specialists cost no tokens and leave the final probability at the (clipped)
+        aggregate.
 
     Notes
     -----
@@ -183,12 +185,32 @@ class ForecastPipeline:
             self.supervisor.llm = fn(self.supervisor.llm, "supervisor")
 
     # --- run -------------------------------------------------------------------------------------
+    def gate(self, ens: EnsembleResult) -> ReconcileGate:
+        """Whether the specialists run on ``ens``: only when the ensemble succeeded and its members disagree,
+        their spread (max - min ``p_yes`` of the successful members) at least ``reconcile_min_spread``.
+        With fewer than two successful members there is no spread and they run."""
+        ok = ens.ok_forecasts
+        spread = ens.spread() if len(ok) >= 2 else None
+        t = self.reconcile_min_spread
+
+        def gate(reconciled: bool, reason: str) -> ReconcileGate:
+            return ReconcileGate(min_spread=t, spread=spread, reconciled=reconciled, reason=reason)
+
+        if not ens.policy_met or ens.aggregate(self.aggregation) is None:
+            return gate(False, "not reconciled: the ensemble failed")
+        if self.debate is None and self.supervisor is None:
+            return gate(False, "not reconciled: no debate or supervisor configured")
+        if spread is None:
+            return gate(True, "reconciled: fewer than 2 successful members, no spread to measure")
+        if spread + 1e-9 < t:  # 1e-9: 0.3 - 0.2 is a spread of 0.1, not 0.0999...
+            return gate(False, f"not reconciled: the members agree (spread {spread:.2f} < {t:.2f})")
+        return gate(True, f"reconciled: the members disagree (spread {spread:.2f} >= {t:.2f})" if t > 0 else "reconciled: every question is (no spread threshold)")
+
     def reconcile_inputs(self, ens: EnsembleResult) -> tuple[dict[str, float | None], list[AgentSummary] | None]:
         """Every method's aggregate of ``ens``, and the member summaries the specialists start from, or None
-        when they do not run (the policy was not met, no aggregate, or the members' spread is below
-        ``reconcile_min_spread``)."""
+        when they do not run (:meth:`gate`: the ensemble failed, or its members agree)."""
         aggregates = {name: ens.aggregate(name) for name in AGGREGATORS}
-        if not ens.policy_met or aggregates[self.aggregation] is None or ens.spread() < self.reconcile_min_spread:
+        if not self.gate(ens).reconciled:
             return aggregates, None
         return aggregates, [f.summary() for f in ens.ok_forecasts]
 
@@ -237,6 +259,7 @@ class ForecastPipeline:
             supervisor=supervisor,
             confidence=question_confidence(ens.forecasts, supervisor),
             combination_rule={**self.combination.describe(), "reconcile_min_spread": self.reconcile_min_spread},
+            reconcile_gate=self.gate(ens),
             ledger=self.ledger(ens, debate, supervisor),
             recorded_calls=recorder.calls,
             recorded_searches=recorder.searches,

@@ -37,6 +37,10 @@ PERSONAS: dict[str, str] = {
 }
 
 
+#: Header of the persona, the last part of a member's prompt (what members do not share comes last).
+PERSONA_HEADER = "## YOUR STYLE\n"
+
+
 def persona_line(persona: str | None) -> str:
     """The persona sentence for ``persona`` (a key of :data:`PERSONAS` or free text); '' for None."""
     if not persona:

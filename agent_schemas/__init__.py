@@ -38,6 +38,7 @@ from agent_schemas.reconciliation import (
     GroundedConfidence,
     PipelineTrace,
     QuestionConfidence,
+    ReconcileGate,
     RecordedCall,
     SupervisorArtifact,
 )
@@ -49,7 +50,7 @@ __all__ = [
     "DataValidationError", "DebateArtifact", "DebateRound", "DebateTurn", "Disagreement", "EmptyResponse",
     "EnsembleFailed", "ErrorInfo", "EvidenceItem", "Forecast", "ForecastParseError", "GroundedConfidence", "MissingDependency",
     "PipelineTrace", "ProviderConnectionError", "ProviderError", "ProviderOverloaded", "ProviderTimeout",
-    "Question", "QuestionConfidence", "QuestionFacts", "RateLimited", "RecordedCall", "RecordedSearch", "ReconcileError", "ResponseRefused",
+    "Question", "QuestionConfidence", "QuestionFacts", "RateLimited", "ReconcileGate", "RecordedCall", "RecordedSearch", "ReconcileError", "ResponseRefused",
     "ResponseTruncated", "ScriptExhausted",
     "SearchAccessError", "SearchOutcome", "SearchResult", "SupervisorArtifact", "TokenUsage", "UnexpectedError",
     "UnexpectedProviderError", "UnknownProvider", "UnreadableResponse", "UsageEntry", "UsageLedger", "VisibleQuestion",

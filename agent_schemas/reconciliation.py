@@ -146,6 +146,20 @@ class RecordedCall(BaseModel):
     error: ErrorInfo | None = Field(None, description="Typed error raised by the call, if any.")
 
 
+class ReconcileGate(BaseModel):
+    """Whether one question's reconciliation stages (debate and supervisor) ran, and why.
+
+    They run only when the members disagree: when the spread of the successful members' ``p_yes``
+    (max - min, probability units) is at least ``min_spread``. ``min_spread`` 0 reconciles every question
+    whose ensemble succeeded; fewer than two successful members give no spread and are reconciled.
+    """
+
+    min_spread: float = Field(ge=0, le=1, description="The threshold: the smallest member spread that is reconciled (probability units).")
+    spread: float | None = Field(None, ge=0, le=1, description="max - min of the successful members' p_yes; None with fewer than 2.")
+    reconciled: bool = Field(description="True when the configured specialists ran.")
+    reason: str = Field(description="Why they ran or not, in words.")
+
+
 class PipelineTrace(BaseModel):
     """JSON-serialisable trace of one :class:`agent_research.ForecastPipeline` run.
 
@@ -164,6 +178,7 @@ class PipelineTrace(BaseModel):
     supervisor: SupervisorArtifact | None = None
     confidence: QuestionConfidence | None = Field(None, description="Overall confidence (weakest link) and QA flags (agent_research.confidence).")
     combination_rule: dict[str, Any] = Field(default_factory=dict, description="The rule and its parameters.")
+    reconcile_gate: ReconcileGate | None = Field(None, description="Whether debate and supervisor ran for this question (the members' spread against the threshold); None in older traces.")
     final_p_yes: float | None = Field(None, ge=0, le=1)
     final_source: str = Field("", description="Which step decided the final probability.")
     ledger: UsageLedger = Field(default_factory=UsageLedger)

@@ -83,12 +83,13 @@ OPTION_OF_FIELD = {
     "n_members": "--members", "sample_n": "--n", "search": "--search", "question_type": "--question-type",
     "max_tokens": "--max-tokens", "debate_rounds": "--debate-rounds", "supervisor_queries": "--supervisor-queries",
     "concurrency": "--concurrency", "methods": "--methods", "sources": "--sources", "run_id": "--run-id",
-    "cutoff_margin_days": "--cutoff-margin-days", "seed": "--seed",
+    "cutoff_margin_days": "--cutoff-margin-days", "seed": "--seed", "reconcile_min_spread": "--reconcile-min-spread",
     "max_cost_usd": "--max-cost", "shard": "--shard", "executor": "--executor", "rate_limits": "--rate-limit",
     "ray_address": "--ray-address", "batch": "--batch",
     # the same options once moved into the pipeline's configuration (benchmarks.config.PIPELINE_OPTIONS)
     "pipeline.n_members": "--members", "pipeline.max_tokens": "--max-tokens",
     "pipeline.debate.max_rounds": "--debate-rounds", "pipeline.supervisor.max_queries": "--supervisor-queries",
+    "pipeline.reconcile_min_spread": "--reconcile-min-spread",
 }
 
 
@@ -206,7 +207,7 @@ def run(
     methods: Optional[str] = typer.Option(None, help="Comma-separated methods (default: mean, median, min, geomean_odds, extremized, debate, supervisor, pipeline)."),
     sources: Optional[str] = typer.Option(None, help="ForecastBench sources, comma-separated (e.g. polymarket,manifold)."),
     question_type: QuestionType = typer.Option(QuestionType.market, help="ForecastBench question type."),
-    n: Optional[int] = typer.Option(6, "--n", help="Seeded sample size (0 = all matching questions)."),
+    n: Optional[int] = typer.Option(12, "--n", help="Seeded sample size (0 = all matching questions)."),
     questions_file: Optional[Path] = typer.Option(None, "--questions", help="Your own question file (CSV/JSONL/Parquet); see benchmarks/questions/files.py for columns."),
     date_from: Optional[str] = typer.Option(None, help="Keep questions with forecast date on/after YYYY-MM-DD."),
     date_to: Optional[str] = typer.Option(None, help="Keep questions with forecast date on/before YYYY-MM-DD."),
@@ -217,15 +218,18 @@ def run(
     search: Search = typer.Option(Search.local, help="Research backend: the bundled dated corpus, DuckDuckGo, or none."),
     debate_rounds: int = typer.Option(2, help="Maximum debate rounds."),
     supervisor_queries: int = typer.Option(2, help="Clarifying searches of the supervisor."),
+    reconcile_min_spread: Optional[float] = typer.Option(None, min=0.0, max=1.0, help="Run debate and supervisor only on questions whose members disagree by at least this much (max - min p_yes); 0 reconciles every question. Default: benchmarks.config.RUN_PIPELINE's (see the README)."),
     max_tokens: int = typer.Option(512, help="Max generated tokens per call."),
-    concurrency: Optional[int] = typer.Option(None, help="Questions in flight at once (default: 1 for the embedded model, 8 otherwise)."),
+    concurrency: Optional[int] = typer.Option(None, help="Questions in flight at once (default: one per context of the embedded model, see --slots; 8 otherwise)."),
     seed: int = typer.Option(0, help="Seed of the sample and the models."),
     output_dir: Path = typer.Option(Path("runs"), "--output", "-o", help="Parent folder of run folders."),
     run_id: Optional[str] = typer.Option(None, help="Run folder name (default: timestamp)."),
     resume: Optional[str] = typer.Option(None, "--resume", help="Continue the run with this id (or folder) without redoing finished questions."),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="With --resume: run the questions whose record failed again (their failed records move to results.replaced.jsonl; the folder keeps one record per question)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the questions, calls, estimated tokens and USD per provider, and stop: no provider is called, nothing is written (method: benchmarks/estimate.py)."),
-    n_threads: Optional[int] = typer.Option(None, envvar="FORECAST_RECONCILE_THREADS", help="Threads of the embedded model."),
+    n_threads: Optional[int] = typer.Option(None, "--threads", "--n-threads", envvar="FORECAST_RECONCILE_THREADS", min=1, help="Threads of each context of the embedded model (default: cores - 1)."),
+    n_slots: Optional[int] = typer.Option(None, "--slots", envvar="FORECAST_RECONCILE_SLOTS", min=1, help="Contexts of the embedded model computing at once, one question each (default: one per core at --threads threads each)."),
+    n_threads_batch: Optional[int] = typer.Option(None, "--threads-batch", envvar="FORECAST_RECONCILE_THREADS_BATCH", min=1, help="Threads of the embedded model's prompt processing (default: --threads)."),
     cache: bool = typer.Option(True, "--cache/--no-cache", help="Persistent response cache: a resumed or repeated run pays no call twice."),
     cache_dir: Optional[Path] = typer.Option(None, envvar="FORECAST_RECONCILE_CACHE", help="Response cache folder shared between runs (default: inside the run folder)."),
     report: bool = typer.Option(True, "--report/--no-report", help="Print a compact leaderboard and write leaderboard.csv/.md and report.html when done."),
@@ -283,12 +287,14 @@ def run(
                 after_model_cutoff=not include_before_cutoff, cutoff_margin_days=cutoff_margin_days,
                 close_by_snapshot=not include_unclosed, show_crowd=show_crowd, search=search.value, debate_rounds=debate_rounds,
                 supervisor_queries=supervisor_queries, max_tokens=max_tokens, concurrency=concurrency, seed=seed,
-                output_dir=str(output_dir), run_id=run_id, n_threads=n_threads, cache=cache,
+                output_dir=str(output_dir), run_id=run_id, n_threads=n_threads, n_slots=n_slots, n_threads_batch=n_threads_batch, cache=cache,
                 cache_dir=str(cache_dir) if cache_dir else None, rate_limits=_rate_limits(rate_limit or []),
                 max_cost_usd=max_cost, batch=batch, executor=executor, ray_address=ray_address, shard=shard,
             )
             if methods:
                 kwargs["methods"] = _csv(methods)
+            if reconcile_min_spread is not None:
+                kwargs["reconcile_min_spread"] = reconcile_min_spread
             config = RunConfig(**kwargs)
         if dry_run:
             if resume:

@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from benchmarks import scoring
+from benchmarks.methods import method_of
 
 __all__ = ["BANDS", "CONFIDENCE_KINDS", "confidence_band_table", "confidence_columns"]
 
@@ -84,7 +85,7 @@ def confidence_band_table(scored: pd.DataFrame, records: Mapping[str, Sequence[M
     df = scored.merge(conf, on=["run_id", "question_id"], how="left")
     parts = []
     for col, (title, methods) in CONFIDENCE_KINDS.items():
-        part = df[df["method"].isin(methods)].dropna(subset=[col])
+        part = df[df["method"].map(method_of).isin(methods)].dropna(subset=[col])  # gated labels too
         if part.empty:
             continue
         table = scoring.segment_table(part, col, method_col="label", baseline=None, n_resamples=n_resamples, seed=seed)

@@ -41,12 +41,22 @@ def validate_run_id(run_id: str) -> str:
     return run_id
 
 
+#: The smallest member spread (max - min ``p_yes``, probability units) a run reconciles by default: 0, every
+#: question. With ``--reconcile-min-spread 0.1`` debate and supervisor run only on questions whose members
+#: disagree by at least 10 points; where they agree the reconciliation methods equal the mean at no extra
+#: cost and are scored as ``debate_gated``, ``supervisor_gated`` and ``pipeline_gated``
+#: (``benchmarks.methods``). Off by default: on the embedded model's main job (SmolLM2's members often
+#: answer 0 and 100 on one question) a 0.1 gate still reconciled 9 of 12 questions and saved only 10% of
+#: the calls (7.0 -> 6.33 per question), not worth changing the default leaderboard's labels.
+RECONCILE_MIN_SPREAD = 0.0
+
 #: The pipeline of a run unless the config gives another: answers sized for small models (512 tokens,
 #: one evidence item, two search results per member query), every member at once, 2 debate rounds,
-#: 2 clarifying searches of 5 results.
+#: 2 clarifying searches of 5 results, every question reconciled (:data:`RECONCILE_MIN_SPREAD`).
 RUN_PIPELINE = PipelineConfig(
     concurrency=None,
     max_tokens=512,
+    reconcile_min_spread=RECONCILE_MIN_SPREAD,
     member=MemberSettings(n_queries=1, max_results=2, max_evidence=1),
     debate=DebateSettings(max_rounds=2),
     supervisor=SupervisorSettings(max_queries=2, max_results=5),
@@ -119,7 +129,7 @@ class RunConfig(BaseModel):
         ),
     )
     one_per_source_question: bool = Field(True, description="One row per source question (no repeated markets).")
-    sample_n: int | None = Field(6, ge=1, description="Seeded sample size; None = all matching questions.")
+    sample_n: int | None = Field(12, ge=1, description="Seeded sample size; None = all matching questions.")
     seed: int = Field(0, description="Seed of the question sample, the retry jitter and fault injection; also the pipeline's seed (models) unless pipeline is given.")
     # agents
     show_crowd: bool = Field(False, description="Show the crowd / market probability at freeze in the case facts (off: the models forecast without it).")
@@ -127,11 +137,14 @@ class RunConfig(BaseModel):
     snippet_chars: int = Field(200, ge=20, description="Snippet length in prompts (characters).")
     pipeline: PipelineConfig = Field(default_factory=lambda: RUN_PIPELINE, description="The pipeline every question runs (members, debate, supervisor, combination).")
     # execution
-    concurrency: int | None = Field(None, ge=1, description="Questions in flight at once; default 1 for embedded models (one model, calls serialised; sequential questions reuse llama.cpp's prompt prefix) and 8 otherwise.")
+    concurrency: int | None = Field(None, ge=1, description="Questions in flight at once; default for embedded models: one per model context (n_slots, one per core), so each question's calls reuse its context's prompt prefix; 8 otherwise.")
     max_attempts: int = Field(4, ge=1, description="Provider attempts per call (retry layer).")
     cache: bool = Field(True, description="Persistent response cache (resume and re-runs cost no tokens).")
     cache_dir: str | None = Field(None, description="Response cache folder; default <run folder>/cache. Share one between runs to re-run for free.")
-    n_threads: int | None = Field(None, description="Threads of the embedded llama.cpp model.")
+    n_threads: int | None = Field(None, ge=1, description="Threads of each context of the embedded llama.cpp model; default cores - 1.")
+    n_slots: int | None = Field(None, ge=1, description="Contexts of the embedded model computing at once; default one per core at n_threads threads each.")
+    n_threads_batch: int | None = Field(None, ge=1, description="Threads of the embedded model's prompt processing; default n_threads.")
+
     # execution at scale (benchmarks/executors, agent_providers.ratelimit, agent_providers.batch)
     rate_limits: dict[str, str] = Field(default_factory=dict, description="Rate limits by provider spec or prefix, e.g. {'anthropic': 'rpm:4000,itpm:2000000,otpm:400000'} (agent_providers.ratelimit.parse_rate_limits), set over the provider's defaults.")
     max_cost_usd: float | None = Field(None, gt=0, description="Cost cap in USD over the whole run (every session): no new question starts once spent plus the in-flight estimate would exceed it. A resume may raise it.")
@@ -140,6 +153,11 @@ class RunConfig(BaseModel):
     executor: Literal["local", "ray"] = Field("local", description="Where questions run: this process (asyncio) or Ray tasks (pip install 'forecast-reconcile[ray]').")
     ray_address: str | None = Field(None, description="Address of an existing Ray cluster (executor 'ray'); default: start a local one.")
     shard: str | None = Field(None, description="'i/n': run only shard i (0-based) of n of the selected questions (a stable hash of the question id); 'leaderboard' merges the shards of one run.")
+
+    def local_model_options(self) -> dict[str, int]:
+        """The embedded model's options this config sets (``LocalLlamaProvider`` keywords)."""
+        return {k: v for k, v in (("n_threads", self.n_threads), ("n_slots", self.n_slots),
+                                  ("n_threads_batch", self.n_threads_batch)) if v}
 
     @model_validator(mode="before")
     @classmethod

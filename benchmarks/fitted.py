@@ -59,6 +59,7 @@ from agent_research.aggregation import (
 )
 from agent_research.learned import fit_pool_weights, weighted_pool
 from agent_schemas import TokenUsage
+from benchmarks.methods import method_of
 
 __all__ = ["BLEND_INPUTS", "FITTED_METHODS", "LEARNED_MEAN", "MIN_FIT_PER_CLASS", "MIN_FIT_QUESTIONS", "UNFITTED_RULE",
            "FitInputs", "fit_inputs", "fit_runs", "fitted_summary", "walk_forward"]
@@ -83,7 +84,8 @@ class FitInputs:
     """What the fitted methods read from one question's record.
 
     ``members`` maps ``agent_id@model`` to the p_yes of each successful member; ``methods`` the scored
-    (clipped) p_yes of mean, debate, supervisor and pipeline (None when absent or failed); ``clip`` the
+    (clipped) p_yes of mean, debate, supervisor and pipeline (None when absent or failed; a gated run's
+    ``debate_gated`` etc. under their method's name, :func:`benchmarks.methods.method_of`); ``clip`` the
     combination rule's bounds; ``extra_usage`` the tokens of debate plus supervisor (a TokenUsage dump).
     ``outcome`` and ``resolution_date`` are the harness's; None when unresolved. ``ok`` is False for a
     question whose ensemble failed.
@@ -119,12 +121,13 @@ def fit_inputs(records: Iterable[Mapping[str, Any]], run_id: str = "") -> list[F
         methods = r.get("methods") or {}
         members = {f"{f.get('agent_id')}@{f.get('model')}": float(f["p_yes"]) for f in trace.get("forecasts", [])
                    if f.get("status") == "ok" and f.get("p_yes") is not None}
-        scored = {m: (float(v["p_yes"]) if v.get("status") == "ok" and v.get("p_yes") is not None else None)
+        # keyed by method: a gated run's ``debate_gated`` is its debate (benchmarks.methods.method_of)
+        scored = {method_of(m): (float(v["p_yes"]) if v.get("status") == "ok" and v.get("p_yes") is not None else None)
                   for m, v in methods.items()}
         extra = TokenUsage()
-        for name in ("debate", "supervisor"):
-            if name in methods:
-                extra = extra + TokenUsage(**methods[name].get("extra_usage", {}))
+        for label, row in methods.items():
+            if method_of(label) in ("debate", "supervisor"):
+                extra = extra + TokenUsage(**row.get("extra_usage", {}))
         out.append(FitInputs(
             question_id=str(r["question_id"]), forecast_date=_date(r["forecast_date"]),  # type: ignore[arg-type]
             resolution_date=_date(r.get("resolution_date")), outcome=r.get("outcome"),

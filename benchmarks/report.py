@@ -25,6 +25,7 @@ from benchmarks.fitted import LEARNED_MEAN, MIN_FIT_PER_CLASS, MIN_FIT_QUESTIONS
 from benchmarks.leaderboard import MIN_COVERAGE, rank_methods
 from benchmarks.leakage import AUDIT_KEYS
 from benchmarks.model_cutoffs import training_cutoff
+from benchmarks.methods import method_of
 from benchmarks.runner import MANIFEST_FILE, RESULTS_FILE, read_results, write_text_atomic
 from benchmarks.shards import ShardGroup
 from benchmarks.viewer import ReportData, render_page
@@ -190,7 +191,7 @@ def cost_tables(run_dirs: list[str | Path], added: AddedMethods | None = None) -
                 acc = per_method.setdefault(name, {"usage": TokenUsage(), "extra": TokenUsage(), "wall": 0.0, "n": 0})
                 acc["usage"] = acc["usage"] + ens + extra
                 acc["extra"] = acc["extra"] + extra
-                acc["wall"] += ens_wall + walls.get(name, 0.0)
+                acc["wall"] += ens_wall + walls.get(method_of(name), 0.0)
                 acc["n"] += 1
         for name, acc in per_method.items():
             n = max(acc["n"], 1)

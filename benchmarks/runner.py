@@ -40,7 +40,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from agent_providers import CachingProvider, Provider, ResponseCache, RetryingProvider, RetryPolicy, auto_provider, get_provider, redact_spec, run_sync
+from agent_providers import CachingProvider, Provider, ResponseCache, RetryingProvider, RetryPolicy, auto_provider, choose_auto_spec, get_provider, redact_spec, run_sync
 from agent_providers.pricing import PRICE_SOURCE
 from agent_research import ForecastPipeline
 from filelock import FileLock, Timeout
@@ -385,8 +385,9 @@ class BenchmarkRunner:
         """The bare adapter for ``spec`` (``retry=False``: :meth:`build_providers` adds the one retry layer)."""
         if self.provider_factory is not None:
             return self.provider_factory(spec or "scripted")
-        kwargs = {"n_threads": self.config.n_threads} if self.config.n_threads and (spec or "").startswith("local") else {}
-        return get_provider(spec, retry=False, **kwargs) if spec else auto_provider(retry=False)
+        local = (spec or choose_auto_spec().spec).startswith("local")  # the embedded model's options, also when picked automatically
+        kwargs = self.config.local_model_options() if local else {}
+        return get_provider(spec, retry=False, **kwargs) if spec else auto_provider(retry=False, **kwargs)
 
     def build_providers(self) -> list[Provider]:
         """One wrapped provider per configured spec: cache -> spend meter -> retry -> rate limits -> provider
@@ -514,10 +515,14 @@ class BenchmarkRunner:
         return ForecastPipeline.from_config(providers, self.build_executor(), self.config.pipeline_for_methods())
 
     def concurrency(self) -> int:
-        """Questions in flight: the config's value, else 1 when every provider is embedded, else 8."""
+        """Questions in flight: the config's value, else, when every provider is embedded, as many as their
+        models compute at once (``parallel_calls``: one question per model context, so each question's
+        calls reuse its context's prompt prefix), else 8."""
         if self.config.concurrency:
             return self.config.concurrency
-        return 1 if all(s.startswith("local") for s in self.model_specs()) else 8
+        if all(s.startswith("local") for s in self.model_specs()):
+            return max(getattr(a, "parallel_calls", 1) for a in self._adapters)
+        return 8
 
     def model_specs(self) -> list[str]:
         """Specs of the run's providers (built on first use)."""
@@ -693,7 +698,7 @@ class BenchmarkRunner:
             horizon_days=q.horizon_days,
             forecast_date=q.forecast_date.isoformat(),
             resolution_date=q.resolution_date.isoformat() if q.resolution_date else None,
-            methods=method_rows(trace, self.config.methods),
+            methods=method_rows(trace, self.config.methods, min_spread=self.config.pipeline.reconcile_min_spread),
             baselines=baselines.get(q.id, {}),
             ledger=trace.ledger.to_records(),
             audit=leakage_audit(trace, q),

@@ -240,7 +240,8 @@ def _figures(data: ReportData, board: pd.DataFrame, questions: list[QuestionView
         values = [q.member_spread for q in questions if q.record is not None]
         if not values:
             return None
-        thresholds = {float((m.get("config") or {}).get("reconcile_min_spread") or 0) for m in data.manifests.values()}
+        thresholds = {float(((m.get("config") or {}).get("pipeline") or m.get("config") or {}).get("reconcile_min_spread") or 0)
+                      for m in data.manifests.values()}  # nested in the pipeline's config; flat in older manifests
         return plots.plot_member_spread([np.nan if v is None else v for v in values],
                                         threshold=thresholds.pop() if len(thresholds) == 1 else None)
 

@@ -34,7 +34,7 @@ def test_a_flat_manifest_config_loads_to_the_same_run():
            "max_evidence": 1, "max_results": 2, "snippet_chars": 200, "debate_rounds": 2, "consensus_threshold": 0.05,
            "supervisor_queries": 2, "reconcile_min_spread": 0.0, "member_timeout_s": 300.0, "min_success_fraction": 0.5, "seed": 0}
     cfg = RunConfig.model_validate(old)
-    assert cfg.pipeline == RUN_PIPELINE.model_copy(update={"temperatures": [0.7]})
+    assert cfg.pipeline == RUN_PIPELINE.model_copy(update={"temperatures": [0.7], "reconcile_min_spread": 0.0})
     assert RunConfig.model_validate(cfg.model_dump(mode="json")) == cfg  # the nested manifest round-trips
 
 

@@ -23,7 +23,8 @@ from benchmarks.baselines import compute_baselines
 from benchmarks.cli import app
 from benchmarks.config import RunConfig
 from benchmarks.estimate import FullAnswerStandIn, calls_per_question, count_tokens, estimate_run
-from benchmarks.methods import DEFAULT_METHODS
+from benchmarks.config import RECONCILE_MIN_SPREAD
+from benchmarks.methods import DEFAULT_METHODS, method_label
 from benchmarks.one_forecast import ForecastFile
 from benchmarks.provenance import redacted_command_line
 from benchmarks.question_browser import bundled_questions, resolve_question, short_id
@@ -57,7 +58,7 @@ def test_simulator_run_of_50_questions_from_the_cli_scores_every_method(tmp_path
     assert res.exit_code == 0, res.output
     assert "SIMULATED" in res.stdout and "50 ok, 0 failed" in res.stderr
     table = pd.read_csv(out / "s50" / "leaderboard.csv").set_index("label")
-    for method in (*DEFAULT_METHODS, "crowd", "base_rate", "always_0.5"):
+    for method in (*(method_label(m, RECONCILE_MIN_SPREAD) for m in DEFAULT_METHODS), "crowd", "base_rate", "always_0.5"):
         assert table.loc[method, "n_answered"] == 50 or method in ("crowd", "base_rate"), method
         assert 0 <= table.loc[method, "brier"] <= 1 and table.loc[method, "ranked"], method
     assert table.loc["always_0.5", "brier"] == pytest.approx(0.25)
@@ -71,7 +72,7 @@ def test_simulator_run_of_50_questions_from_the_cli_scores_every_method(tmp_path
     assert len(records) == 50 and all(r["status"] == "ok" for r in records)
     # the pipeline row is the trace's final probability; the mean row its clipped mean aggregate
     r = records[0]
-    assert r["methods"]["pipeline"]["p_yes"] == r["trace"]["final_p_yes"]
+    assert r["methods"]["pipeline_gated"]["p_yes"] == r["trace"]["final_p_yes"]  # the default run reconciles where members disagree
     assert r["methods"]["mean"]["p_yes"] == pytest.approx(min(max(r["trace"]["aggregates"]["mean"], 0.01), 0.99))
     html = (out / "s50" / "report.html").read_text()
     assert "SIMULATED" in html
@@ -256,7 +257,7 @@ def test_dry_run_makes_zero_provider_calls_and_writes_nothing(tmp_path, monkeypa
     assert calls == [] and not (tmp_path / "runs").exists()
     out = res.stdout
     assert "providers: anthropic/claude-sonnet-4-6 (auto: ANTHROPIC_API_KEY is set)" in out and "sk-ant-FAKE" not in out
-    assert "questions: 6" in out and "total: 54 calls" in out and re.search(r"estimated cost \$0\.\d{4} \(at most \$\d", out)
+    assert "questions: 12" in out and "total: 108 calls" in out and re.search(r"estimated cost \$0\.\d{4} \(at most \$\d", out)
     res = runner.invoke(app, ["run", "--dry-run", "-p", "sim", "--n", "3", "-o", str(tmp_path / "runs")])
     assert res.exit_code == 0 and calls == [] and "total: 27 calls" in res.stdout and "$0.00" in res.stdout
 
@@ -345,7 +346,7 @@ def test_leaderboard_accepts_a_folder_of_run_folders(tmp_path):
     res = runner.invoke(app, ["leaderboard", str(tmp_path / "runs"), "-o", str(tmp_path / "cmp"), "--n-resamples", "20"])
     assert res.exit_code == 0, res.output
     labels = set(pd.read_csv(tmp_path / "cmp" / "leaderboard.csv")["label"])
-    assert {"a:mean", "b:mean", "a:pipeline", "b:crowd"} <= labels
+    assert {"a:mean", "b:mean", "a:pipeline_gated", "b:crowd"} <= labels
     one_line_error(runner.invoke(app, ["leaderboard", str(tmp_path / "cmp")]), "is not a run folder", "holds no run folder")
 
 

@@ -40,7 +40,8 @@ def test_run_writes_one_record_per_question_with_every_method_and_baseline(tmp_p
     assert [r["question_id"] for r in sorted(records, key=lambda r: r["question_id"])] == sorted(q.id for q in qs)
     assert summary.n_ok == 6 and summary.n_failed == 0
     r = records[0]
-    assert set(r["methods"]) == {"mean", "median", "min", "geomean_odds", "extremized", "debate", "supervisor", "pipeline"}
+    # the default run reconciles where the members disagree: its reconciliation methods carry the gate's label
+    assert set(r["methods"]) == {"mean", "median", "min", "geomean_odds", "extremized", "debate_gated", "supervisor_gated", "pipeline_gated"}
     assert set(r["baselines"]) == {"crowd", "superforecaster_median", "base_rate", "always_0.5"}
     assert r["baselines"]["always_0.5"]["p_yes"] == 0.5
     q = next(q for q in qs if q.id == r["question_id"])
@@ -48,11 +49,40 @@ def test_run_writes_one_record_per_question_with_every_method_and_baseline(tmp_p
     members = [f["p_yes"] for f in r["trace"]["forecasts"]]
     assert r["methods"]["mean"]["p_yes"] == pytest.approx(sum(members) / 3)
     assert r["methods"]["min"]["p_yes"] == pytest.approx(min(members))
-    assert r["methods"]["pipeline"]["p_yes"] == pytest.approx(r["trace"]["final_p_yes"])
+    assert r["methods"]["pipeline_gated"]["p_yes"] == pytest.approx(r["trace"]["final_p_yes"])
     manifest = json.loads((runner.run_dir / "manifest.json").read_text())
     assert set(manifest["question_status"].values()) == {"done"}
     assert manifest["seed"] == 0 and manifest["providers"][0]["spec"] == "scripted"
     assert manifest["config"]["pipeline"]["n_members"] == 3 and manifest["config"]["pipeline"]["max_tokens"] == 512
+
+
+def test_a_spread_gate_scores_the_reconciliation_methods_under_their_own_labels(tmp_path):
+    from benchmarks.report import cost_tables
+
+    qs = questions(8)
+    runner, summary = run(tmp_path, qs, reconcile_min_spread=0.45)
+    records = read_results(runner.run_dir / "results.jsonl")
+    assert summary.n_ok == 8
+    for r in records:
+        assert set(r["methods"]) == {"mean", "median", "min", "geomean_odds", "extremized",
+                                     "debate_gated", "supervisor_gated", "pipeline_gated"}
+        gate = r["trace"]["reconcile_gate"]
+        members = [f["p_yes"] for f in r["trace"]["forecasts"]]
+        assert gate["min_spread"] == 0.45 and gate["spread"] == pytest.approx(max(members) - min(members))
+        assert gate["reconciled"] is (gate["spread"] >= 0.45) is (r["trace"]["debate"] is not None)
+        pipeline = r["methods"]["pipeline_gated"]
+        assert pipeline["p_yes"] == pytest.approx(r["trace"]["final_p_yes"])
+        if not gate["reconciled"]:  # the members agreed: each reconciliation row is the clipped mean, at no cost
+            assert r["methods"]["debate_gated"]["p_yes"] == r["methods"]["mean"]["p_yes"] == pipeline["p_yes"]
+            assert r["methods"]["debate_gated"]["note"].startswith("debate not run: the members agree (spread ")
+            assert r["methods"]["debate_gated"]["extra_usage"]["calls"] == 0 and gate["reason"] in pipeline["note"]
+    reconciled = [r["trace"]["reconcile_gate"]["reconciled"] for r in records]
+    assert any(reconciled) and not all(reconciled)  # the scripted world's members agree on some questions only
+    methods, _ = cost_tables([runner.run_dir])
+    walls = methods.set_index("label")["wall_time_s"]
+    assert walls["pipeline_gated"] > walls["mean"]  # the specialists' wall time is attributed to the gated labels
+    board = write_report([runner.run_dir], tmp_path / "report").leaderboard
+    assert {"debate_gated", "supervisor_gated", "pipeline_gated"} <= set(board["label"])
 
 
 def test_report_scores_match_direct_computation(tmp_path):

@@ -68,7 +68,7 @@ def test_model_is_loaded_once_and_shared(local):
     assert loaded_model_count() == before
 
 
-def test_same_seed_same_answer_and_concurrent_calls_are_serialised(local):
+def test_same_seed_same_answer_also_when_concurrent_calls_run_on_two_contexts(local):
     schema = {"type": "object", "properties": {"p_yes_percent": {"type": "integer", "enum": list(range(101))}},
               "required": ["p_yes_percent"]}
 
@@ -79,8 +79,30 @@ def test_same_seed_same_answer_and_concurrent_calls_are_serialised(local):
 
     a, b = asyncio.run(two())
     assert a.text == b.text
-    assert a.usage == b.usage
+    assert (a.usage.input_tokens, a.usage.output_tokens) == (b.usage.input_tokens, b.usage.output_tokens)
     assert 0 <= json.loads(a.text)["p_yes_percent"] <= 100
+
+
+def test_prompt_prefix_reuse_is_reported_as_cache_reads_and_observed(local):
+    from agent_providers.local_llama import observe_calls
+
+    shared = "Background for every call: " + "the market opened at 40 percent and moved little. " * 8
+    first = [{"role": "system", "content": shared}, {"role": "user", "content": "Say yes."}]
+    second = [{"role": "system", "content": shared}, {"role": "user", "content": "Now say no, briefly."}]
+    other = [{"role": "system", "content": "Unrelated."}, {"role": "user", "content": "Say no."}]
+    yes_no = {"type": "object", "properties": {"yes": {"type": "boolean"}}, "required": ["yes"]}
+    with observe_calls() as calls:
+        a, b, c = (local.complete(m, json_schema=yes_no, max_tokens=20, temperature=0.0) for m in (other, first, second))
+    # the chat template opens every prompt with "<|im_start|>system\n": the first tokens are always shared
+    assert 0 < b.usage.cache_read_tokens < 10
+    # the second prompt repeats the first one's system message: its tokens (over 100) are not evaluated again
+    sys_tokens = len(local.llama.tokenize(shared.encode(), add_bos=False))
+    assert sys_tokens > 100 and c.usage.cache_read_tokens >= sys_tokens
+    assert c.usage.cache_read_tokens < c.usage.input_tokens
+    assert [(x.prompt_tokens, x.cached_tokens, x.output_tokens) for x in calls] == [
+        (u.input_tokens, u.cache_read_tokens, u.output_tokens) for u in (a.usage, b.usage, c.usage)]
+    assert all(x.seconds > 0 and x.wait_s >= 0 and x.error is None for x in calls)
+    assert calls[2].messages[1].content == "Now say no, briefly."
 
 
 def test_pattern_in_schema_does_not_break_the_grammar(local):

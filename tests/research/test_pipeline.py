@@ -100,9 +100,13 @@ def test_pipeline_combines_steps_exactly_and_ledger_sums_by_role():
     trace = pipe.run(make_question())
     assert trace.status == "ok" and trace.n_ok == 3
     assert trace.aggregates["mean"] == pytest.approx(0.5)
-    # members share the cached prefix (system + case facts + evidence) exactly; only the persona differs
+    # members share the cached prefix (system + case facts + evidence) exactly, then role and task:
+    # only the persona, which comes last, differs
     prefixes = {tuple(r["messages"][:2]) for r in members.requests}
     assert len(prefixes) == 1 and len({r["messages"][2].content for r in members.requests}) == 3
+    heads_and_personas = [r["messages"][2].content.rpartition(prompts.PERSONA_HEADER) for r in members.requests]
+    assert len({head for head, _, _ in heads_and_personas}) == 1
+    assert [persona for _, _, persona in heads_and_personas] == [prompts.PERSONAS[k] for k in ("base_rate", "news", "skeptic")]
     assert trace.aggregates["min"] == pytest.approx(0.2)
     assert trace.aggregates["median"] == pytest.approx(0.5)
     assert trace.debate.p_yes == pytest.approx(0.59) and trace.debate.early_termination
@@ -157,6 +161,35 @@ def test_specialists_skipped_when_members_agree():
     trace = pipe.run(make_question())
     assert trace.debate is None and debate_llm.requests == []
     assert trace.final_p_yes == pytest.approx(0.40)
+    gate = trace.reconcile_gate
+    assert (gate.min_spread, gate.spread, gate.reconciled) == (0.1, 0.0, False)
+    assert gate.reason == "not reconciled: the members agree (spread 0.00 < 0.10)"
+    assert PipelineTrace.model_validate_json(trace.model_dump_json()).reconcile_gate == gate
+
+
+@pytest.mark.parametrize("percents, min_spread, reconciled, spread, reason", [
+    ((30, 20, 25), 0.1, True, 0.1, "reconciled: the members disagree (spread 0.10 >= 0.10)"),  # 0.3 - 0.2 is 0.1, at the bar
+    ((30, 21, 25), 0.1, False, 0.09, "not reconciled: the members agree (spread 0.09 < 0.10)"),
+    ((40, 40, 40), 0.0, True, 0.0, "reconciled: every question is (no spread threshold)"),
+    ((40, None, None), 0.5, True, None, "reconciled: fewer than 2 successful members, no spread to measure"),
+])
+def test_the_spread_gate_is_recorded_per_question(percents, min_spread, reconciled, spread, reason):
+    answers = iter(answer(p) if p is not None else "no json" for p in percents)
+    members = ScriptedProvider(responder=lambda m: next(answers))
+    debate_llm = ScriptedProvider([json.dumps({"argument": "up", "p_yes_percent": 45}), json.dumps({"argument": "down", "p_yes_percent": 44})])
+    ensemble = Ensemble.from_providers(members, n_members=3, concurrency=1, min_success_fraction=0.3)
+    trace = ForecastPipeline(ensemble, DebateAgent(debate_llm, max_rounds=1), reconcile_min_spread=min_spread).run(make_question())
+    gate = trace.reconcile_gate
+    assert gate.reconciled is reconciled and gate.reason == reason and gate.min_spread == min_spread
+    assert gate.spread == (None if spread is None else pytest.approx(spread))
+    assert (trace.debate is not None) is reconciled and len(debate_llm.requests) == 2 * reconciled
+
+
+def test_a_failed_ensemble_is_not_reconciled_and_says_so():
+    trace = ForecastPipeline(Ensemble.from_providers(ScriptedProvider(responder=lambda m: "no json"), n_members=2),
+                             DebateAgent(ScriptedProvider())).run(make_question())
+    assert trace.status == "failed" and not trace.reconcile_gate.reconciled
+    assert trace.reconcile_gate.reason == "not reconciled: the ensemble failed" and trace.reconcile_gate.spread is None
 
 
 def test_combination_rule_clips_and_validates():

@@ -1,0 +1,195 @@
+"""How the embedded model's contexts (slots) are shared between calls: prompt affinity, waiting, release.
+
+Pure logic: the slots hold no model (``LoadedModel.slot`` never touches ``llama``), so these run without
+llama-cpp-python.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from agent_providers.local_llama import AFFINITY_CHARS, WAIT_FRACTION, LoadedModel, ModelSlot, common_prefix_chars, default_slots
+
+SYSTEM = "system\nYou forecast binary questions.\nuser\n"
+QUESTION_A = SYSTEM + "## CASE FACTS\n- Question: Will the A index close above 100?\n" + "evidence about A. " * 30
+QUESTION_B = SYSTEM + "## CASE FACTS\n- Question: Will team B win the cup?\n" + "evidence about B. " * 30
+
+
+def model(n: int = 2) -> LoadedModel:
+    return LoadedModel([ModelSlot(llama=None, lock=threading.Lock(), index=i) for i in range(n)], path=None)
+
+
+def test_common_prefix_chars_counts_characters():
+    assert common_prefix_chars("abcdef", "abcxyz") == 3
+    assert common_prefix_chars("abc", "abc") == 3
+    assert common_prefix_chars("abc", "abcd") == 3
+    assert common_prefix_chars("", "abc") == 0
+    assert common_prefix_chars(QUESTION_A, QUESTION_B) == len(SYSTEM) + len("## CASE FACTS\n- Question: Will t")
+
+
+def test_default_slots_fill_the_cores(monkeypatch):
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    assert (default_slots(1), default_slots(2), default_slots(3)) == (2, 1, 1)
+    monkeypatch.setattr("os.cpu_count", lambda: 8)
+    assert (default_slots(1), default_slots(3)) == (8, 2)
+
+
+def test_free_slot_with_the_longest_shared_prefix_is_chosen_then_the_least_recently_used():
+    m = model()
+    with m.slot(QUESTION_A) as first:
+        pass
+    with m.slot(QUESTION_B) as second:  # shares only the opening with slot 0: the unused slot is as good
+        pass
+    assert (first.index, second.index) == (0, 1)
+    with m.slot(QUESTION_A + " member 2") as again:
+        assert again.index == 0 and again.prompt == QUESTION_A + " member 2"
+    with m.slot(SYSTEM + "another question") as fresh:  # ties: the least recently used slot
+        assert fresh.index == 1
+
+
+def test_a_call_waits_for_the_busy_slot_that_holds_its_question_and_an_unrelated_call_does_not():
+    m = model()
+    with m.slot(QUESTION_A):
+        pass
+    got: dict[str, int] = {}
+    release = threading.Event()
+    started = threading.Event()
+
+    def hold_a():
+        with m.slot(QUESTION_A + " member 0") as s:
+            got["holder"] = s.index
+            started.set()
+            release.wait(5)
+
+    def same_question():
+        with m.slot(QUESTION_A + " member 1") as s:
+            got["same"] = s.index
+            got["same_at"] = time.monotonic()
+
+    holder = threading.Thread(target=hold_a)
+    holder.start()
+    started.wait(5)
+    waiter = threading.Thread(target=same_question)
+    waiter.start()
+    time.sleep(0.2)
+    assert "same" not in got  # slot 1 is free, but it shares far less of the prompt: the call waits
+    assert common_prefix_chars(QUESTION_A, QUESTION_B) + AFFINITY_CHARS < len(QUESTION_A)
+    with m.slot(QUESTION_B) as other:  # another question's call takes the free slot at once
+        assert other.index == 1
+    released_at = time.monotonic()
+    release.set()
+    holder.join(5)
+    waiter.join(5)
+    assert got["holder"] == 0 and got["same"] == 0 and got["same_at"] >= released_at
+
+
+def test_every_slot_busy_means_waiting_and_a_released_slot_is_taken():
+    m = model(1)
+    order = []
+    inside = threading.Event()
+
+    def first():
+        with m.slot("x"):
+            inside.set()
+            time.sleep(0.2)
+            order.append("first done")
+
+    t = threading.Thread(target=first)
+    t.start()
+    inside.wait(5)
+    with m.slot("y"):
+        order.append("second in")
+    t.join(5)
+    assert order == ["first done", "second in"]
+
+
+def test_a_direct_user_of_the_first_slots_lock_is_respected():
+    m = model(1)
+    got = []
+
+    def call():
+        with m.slot("z") as s:
+            got.append(s.index)
+
+    with m.lock:  # e.g. benchmarks/perf/provider_overhead.py calls the llama directly
+        t = threading.Thread(target=call)
+        t.start()
+        time.sleep(0.2)
+        assert got == []
+    t.join(5)
+    assert got == [0] and not m.lock.locked()
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_the_slot_is_released_when_the_call_raises(n):
+    m = model(n)
+    with pytest.raises(RuntimeError):
+        with m.slot("boom"):
+            raise RuntimeError("llama.cpp failed")
+    assert not any(s.lock.locked() for s in m.slots)
+
+
+# The main job's opening (issue 15's profile): every prompt starts with these 367 characters.
+LONG_SYSTEM = "system\n" + "You are a member of a team that forecasts binary questions. " * 6 + "\nuser\n## CASE FACTS\n"
+MEMBER_C = LONG_SYSTEM + "- Question: Will C happen?\n" + "evidence about C. " * 130 + "\n## YOUR STYLE\nbase rates"
+MEMBER_D = LONG_SYSTEM + "- Question: Will D happen?\n" + "evidence about D. " * 130 + "\n## YOUR STYLE\nbase rates"
+
+
+def hold(m: LoadedModel, prompt: str):
+    """Take a slot for ``prompt`` in a thread and keep it until the returned event is set."""
+    taken, release = threading.Event(), threading.Event()
+    got = {}
+
+    def run():
+        with m.slot(prompt) as s:
+            got["index"] = s.index
+            taken.set()
+            release.wait(5)
+
+    t = threading.Thread(target=run)
+    t.start()
+    taken.wait(5)
+    return got, release, t
+
+
+def test_a_new_question_takes_the_empty_slot_although_the_busy_one_shares_the_common_opening():
+    m = model()
+    got, release, t = hold(m, MEMBER_C)
+    shared = common_prefix_chars(MEMBER_C, MEMBER_D)
+    assert AFFINITY_CHARS < shared < WAIT_FRACTION * len(MEMBER_D)  # more than the old bar of 256: it used to wait
+    other = {}
+
+    def question_d():
+        with m.slot(MEMBER_D) as s:
+            other["index"] = s.index
+
+    d = threading.Thread(target=question_d)
+    d.start()
+    d.join(2)  # at once, beside the other question (the old rule waited here for slot 0)
+    assert other == {"index": 1} and got["index"] == 0
+    release.set()
+    t.join(5)
+    d.join(5)
+
+
+def test_a_member_waits_for_the_slot_holding_its_questions_evidence():
+    m = model()
+    got, release, t = hold(m, MEMBER_C)
+    order = []
+
+    def member_2():
+        with m.slot(MEMBER_C.replace("base rates", "news")) as s:
+            order.append(("member 2", s.index))
+
+    w = threading.Thread(target=member_2)
+    w.start()
+    time.sleep(0.2)
+    assert order == []  # slot 1 is free, but slot 0 holds 97% of the prompt
+    order.append(("released", got["index"]))
+    release.set()
+    t.join(5)
+    w.join(5)
+    assert order == [("released", 0), ("member 2", 0)]
