@@ -72,7 +72,7 @@ def test_simulator_run_of_50_questions_from_the_cli_scores_every_method(tmp_path
     assert len(records) == 50 and all(r["status"] == "ok" for r in records)
     # the pipeline row is the trace's final probability; the mean row its clipped mean aggregate
     r = records[0]
-    assert r["methods"]["pipeline_gated"]["p_yes"] == r["trace"]["final_p_yes"]  # the default run reconciles where members disagree
+    assert r["methods"]["pipeline"]["p_yes"] == r["trace"]["final_p_yes"]
     assert r["methods"]["mean"]["p_yes"] == pytest.approx(min(max(r["trace"]["aggregates"]["mean"], 0.01), 0.99))
     html = (out / "s50" / "report.html").read_text()
     assert "SIMULATED" in html
@@ -346,7 +346,7 @@ def test_leaderboard_accepts_a_folder_of_run_folders(tmp_path):
     res = runner.invoke(app, ["leaderboard", str(tmp_path / "runs"), "-o", str(tmp_path / "cmp"), "--n-resamples", "20"])
     assert res.exit_code == 0, res.output
     labels = set(pd.read_csv(tmp_path / "cmp" / "leaderboard.csv")["label"])
-    assert {"a:mean", "b:mean", "a:pipeline_gated", "b:crowd"} <= labels
+    assert {"a:mean", "b:mean", "a:pipeline", "b:crowd"} <= labels
     one_line_error(runner.invoke(app, ["leaderboard", str(tmp_path / "cmp")]), "is not a run folder", "holds no run folder")
 
 

@@ -40,8 +40,7 @@ def test_run_writes_one_record_per_question_with_every_method_and_baseline(tmp_p
     assert [r["question_id"] for r in sorted(records, key=lambda r: r["question_id"])] == sorted(q.id for q in qs)
     assert summary.n_ok == 6 and summary.n_failed == 0
     r = records[0]
-    # the default run reconciles where the members disagree: its reconciliation methods carry the gate's label
-    assert set(r["methods"]) == {"mean", "median", "min", "geomean_odds", "extremized", "debate_gated", "supervisor_gated", "pipeline_gated"}
+    assert set(r["methods"]) == {"mean", "median", "min", "geomean_odds", "extremized", "debate", "supervisor", "pipeline"}
     assert set(r["baselines"]) == {"crowd", "superforecaster_median", "base_rate", "always_0.5"}
     assert r["baselines"]["always_0.5"]["p_yes"] == 0.5
     q = next(q for q in qs if q.id == r["question_id"])
@@ -49,7 +48,7 @@ def test_run_writes_one_record_per_question_with_every_method_and_baseline(tmp_p
     members = [f["p_yes"] for f in r["trace"]["forecasts"]]
     assert r["methods"]["mean"]["p_yes"] == pytest.approx(sum(members) / 3)
     assert r["methods"]["min"]["p_yes"] == pytest.approx(min(members))
-    assert r["methods"]["pipeline_gated"]["p_yes"] == pytest.approx(r["trace"]["final_p_yes"])
+    assert r["methods"]["pipeline"]["p_yes"] == pytest.approx(r["trace"]["final_p_yes"])
     manifest = json.loads((runner.run_dir / "manifest.json").read_text())
     assert set(manifest["question_status"].values()) == {"done"}
     assert manifest["seed"] == 0 and manifest["providers"][0]["spec"] == "scripted"

@@ -213,7 +213,7 @@ def test_run_prints_the_compact_table_not_the_markdown(tmp_path, monkeypatch):
     assert res.exit_code == 0, res.output
     lines = res.stdout.splitlines()
     assert max(map(len, lines)) <= MAX_WIDTH
-    assert any(ln.split()[1:2] == ["pipeline_gated"] for ln in lines if ln.strip()[:1].isdigit())
+    assert any(ln.split()[1:2] == ["pipeline"] for ln in lines if ln.strip()[:1].isdigit())
     assert "| mean" not in res.stdout and "Full tables: leaderboard.md" in res.stdout
     for name in ("leaderboard.csv", "leaderboard.md", "report.html"):
         assert (tmp_path / "r" / name).stat().st_size > 0
