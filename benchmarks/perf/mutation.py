@@ -347,6 +347,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, help="also write the results to this JSON file")
     ap.add_argument("--fail-under", type=float, help="exit 1 when a module scores below this percentage")
     args = ap.parse_args(argv)
+    sys.stdout.reconfigure(line_buffering=True)  # each module's result shows when it finishes, also in a log file
     if args.nice:
         os.nice(args.nice)
     modules = args.module or list(MODULE_TESTS)
@@ -355,9 +356,10 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     try:
         copy_project(work)
-        results = [] if args.known_only else [run_module(work, m, args.jobs) for m in modules]
-        for r in results:
-            print_module(r)
+        results = []
+        for module in [] if args.known_only else modules:
+            results.append(run_module(work, module, args.jobs))
+            print_module(results[-1])  # as each module finishes: a full run takes a while
         known = [] if args.skip_known else run_known(work, modules)
         if known:
             print("\n## Issue 18 table (one-line mutations applied by hand)")
