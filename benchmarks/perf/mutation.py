@@ -90,8 +90,25 @@ class Equivalent:
     why: str
 
 
-#: Reviewed equivalent mutants (none reviewed yet: the baseline counts every survivor).
-EQUIVALENT: list[Equivalent] = []
+_BLEND_AT_ZERO = ("a weight is in [0, 1] and a probability is finite: at w = 0 the blend (1 - 0) * p + 0 * x is p exactly, "
+                  "so blending also at w = 0 gives the same value (the step's status is decided apart)")
+_VISIBLE_TEXT = ("the visible text is only searched for spellings of a date, which hold neither a newline nor 'XX'")
+
+#: Reviewed equivalent mutants: no test can tell them from the original, the behaviour is identical.
+EQUIVALENT: list[Equivalent] = [
+    *(Equivalent("agent_research/combination.py", "CombinationRule.steps",
+                 f"new = (1 - w) * p + w * {who}.p_yes if {cond} else p", _BLEND_AT_ZERO)
+      for who in ("debate", "supervisor") for cond in ("(w > 0) or True", "w >= 0")),
+    *(Equivalent("benchmarks/leakage.py", "audit_prompts", f"visible = question.visible(show_crowd={v})",
+                 "the fields read from the visible question (text, background, criteria, value-at-freeze explanation, "
+                 "scheduled close) do not depend on show_crowd, which only adds the crowd probability")
+      for v in ("None", "False")),
+    Equivalent("benchmarks/leakage.py", "audit_prompts",
+               'visible_text = "XX\\nXX".join(str(v) for v in (visible.text, visible.background, visible.resolution_criteria,',
+               _VISIBLE_TEXT + ": no match can span a joint whatever the separator"),
+    Equivalent("benchmarks/leakage.py", "audit_prompts", 'visible.freeze_value_explanation or "XXXX") if v)',
+               _VISIBLE_TEXT + ": a placeholder for an absent explanation matches none"),
+]
 
 
 @dataclass(frozen=True)

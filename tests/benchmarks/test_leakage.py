@@ -98,6 +98,24 @@ def test_a_resolution_date_the_question_itself_shows_is_not_hindsight():
     assert audit_one("closes 2025-12-18, horizon 39 days", unresolved) == ZERO
 
 
+def test_a_date_named_in_the_value_at_freeze_explanation_is_visible():
+    dataset = Q.model_copy(update={"question_type": "dataset", "metadata": {
+        "freeze_datetime": "2025-11-01T00:00:00Z", "freeze_value_raw": "2.00",
+        "freeze_value_explanation": "The rate in force until the 2025-12-18 decision."}})
+    assert dataset.visible().freeze_value_explanation == "The rate in force until the 2025-12-18 decision."
+    assert audit_one("The decision of 2025-12-18 is pending.", dataset) == ZERO
+    assert audit_one("The decision of 2025-12-18 is pending.", dataset.model_copy(update={"metadata": {}}))["hindsight_resolution_date"] == 1
+
+
+def test_a_question_without_a_source_id_is_recognised_by_its_id_and_text_only():
+    no_sid = Q.model_copy(update={"source_question_id": None})
+    for text in ("None resolved Yes", "XXXX resolved Yes", "resolved Yes", " resolved yes"):
+        assert audit_one(text, no_sid) == ZERO
+    assert audit_one(f"{Q.id} resolved Yes", no_sid)["hindsight_outcome"] == 1
+    nameless = Question(id="", text=" ", forecast_date=FORECAST)  # nothing to recognise it by
+    assert audit_prompts(["It resolved Yes.", "The outcome: no."], nameless) == {**ZERO, "prompts_scanned": 2}
+
+
 def test_a_horizon_is_hindsight_when_no_close_date_was_shown():
     no_close = Q.model_copy(update={"scheduled_close_date": None})
     assert audit_one("horizon 39 days", no_close)["hindsight_resolution_date"] == 1

@@ -49,9 +49,11 @@ def test_aggregates_are_clipped_to_the_rule_bounds_and_cost_nothing_extra():
     assert [method_rows(wide, [m])[m]["p_yes"] for m in ("min", "mean", "max")] == [0.1, 0.5, 0.8]
 
 
-def test_without_clip_bounds_in_the_trace_nothing_is_clipped():
+def test_without_clip_bounds_in_the_trace_probabilities_are_only_kept_in_0_1():
     rows = method_rows(trace(combination_rule={}), ["min", "max"])
     assert (rows["min"]["p_yes"], rows["max"]["p_yes"]) == (0.0, 1.0)
+    off = trace(combination_rule={}, aggregates={"mean": 0.5, "max": 1.2, "min": -0.2})  # a rounding aggregator, say
+    assert [method_rows(off, [m])[m]["p_yes"] for m in ("min", "max")] == [0.0, 1.0]
 
 
 def test_an_aggregate_without_a_value_is_kept_as_none():

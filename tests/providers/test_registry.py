@@ -66,7 +66,7 @@ def test_auto_provider_builds_the_chosen_remote_provider_with_one_retry_layer(mo
     spec, reason = choose_auto_spec(env).spec, choose_auto_spec(env).reason
     assert isinstance(p, RetryingProvider) and p.policy == RetryPolicy() and type(p.inner) is kind
     assert p.spec == spec and p.auto_choice == AutoChoice(spec, reason)
-    assert f"auto_provider picked {spec} because {reason}" in caplog.text
+    assert caplog.messages == [f"auto_provider picked {spec} because {reason}"]
     bare = auto_provider(env, retry=False, timeout_s=7)
     assert type(bare) is kind and bare.timeout_s == 7
 
@@ -85,6 +85,11 @@ def test_auto_choice_shows_url_credentials_redacted():
     assert choice.spec.endswith("?key=QSECRET")  # it builds the provider
     shown = "AutoChoice(spec='openai-compatible/default@http://127.0.0.1:9/v1?key=***', reason='OPENAI_BASE_URL is set (OpenAI-compatible server)')"
     assert repr(choice) == shown == str(choice)
+
+
+def test_offline_providers_take_their_arguments():
+    assert get_provider("sim/seed=2", latency_s=0.25).latency_s == 0.25
+    assert get_provider("scripted", latency_s=0.5).latency_s == 0.5
 
 
 @pytest.mark.parametrize("spec, kind, shown", [
