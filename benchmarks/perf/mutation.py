@@ -108,6 +108,10 @@ EQUIVALENT: list[Equivalent] = [
                _VISIBLE_TEXT + ": no match can span a joint whatever the separator"),
     Equivalent("benchmarks/leakage.py", "audit_prompts", 'visible.freeze_value_explanation or "XXXX") if v)',
                _VISIBLE_TEXT + ": a placeholder for an absent explanation matches none"),
+    Equivalent("benchmarks/clusters.py", "one_pattern",
+               "return (shared >= MIN_SHARED_WORDS and shared > MIN_SHARED_FRACTION * max(len(wa), len(wb))",
+               "shared == 0.4 * n (n words in the longer text) with shared >= 5 and a span n - shared <= 8 needs n in "
+               "[12.5, 13.3] and a multiple of 5: no text is at the bound, so > and >= agree (with the current constants)"),
 ]
 
 

@@ -78,6 +78,18 @@ def test_one_question_pattern_merges_markets_closing_together():
     assert ca.summary() == {"rule": RULE, "source_questions": 6, "clusters": 5, "merged_siblings": 1}
 
 
+def test_rules_apply_to_every_market_whatever_comes_first_and_only_at_their_bounds():
+    short = "An event description that is shared by several markets but is only 99 characters long, so it is not"
+    assert len(short) == 99
+    qs = [q("z", "Will the index close higher on Friday?", sid="z", kind="dataset"),  # not a market, listed first
+          q("a", "Will A win the big prize?", sid="a"), q("b", "Will B win the big prize?", sid="b"),  # 5 shared words
+          q("c", "Will C win big prize?", sid="c"), q("d", "Will D win big prize?", sid="d"),  # 4 shared words: apart
+          q("e", "Is event E on?", sid="e", background=short, close=None), q("f", "Is event F on?", sid="f", background=short, close=None)]
+    labels = sibling_clusters(qs).labels
+    assert labels == {"z": "polymarket|z", "a": "polymarket|a", "b": "polymarket|a", "c": "polymarket|c", "d": "polymarket|d",
+                      "e": "polymarket|e", "f": "polymarket|f"}
+
+
 def test_the_same_question_listed_twice_is_one_cluster():
     text = "Will the Fed cut rates at its June 2026 meeting?"
     qs = [q("b", text, sid="m2"), q("a", "  " + text.replace(" ", "  "), sid="m1"), q("c", text.replace("cut", "hike"), sid="m3")]
