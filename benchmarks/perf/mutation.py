@@ -112,6 +112,20 @@ EQUIVALENT: list[Equivalent] = [
                "return (shared >= MIN_SHARED_WORDS and shared > MIN_SHARED_FRACTION * max(len(wa), len(wb))",
                "shared == 0.4 * n (n words in the longer text) with shared >= 5 and a span n - shared <= 8 needs n in "
                "[12.5, 13.3] and a multiple of 5: no text is at the bound, so > and >= agree (with the current constants)"),
+    *(Equivalent("benchmarks/leaderboard.py", "rank_methods", f"answered = scored.groupby(method_col, {arg})[question_col].nunique()",
+                 "the order of the answered counts is never observable: they are read by method name, the common set is an "
+                 "intersection and the rows are ordered by score_table and a stable sort")
+      for arg in ("sort=None", "", "sort=True")),
+    *(Equivalent("benchmarks/leaderboard.py", "rank_methods", f't = {head}.sort_values("brier", kind="MERGESORT").reset_index(drop=True)',
+                 "numpy reads the sort kind case-insensitively: 'MERGESORT' is the same stable merge sort")
+      for head in ("t", "t[t[method_col].isin(unranked)]")),
+    *(Equivalent("benchmarks/leaderboard.py", "rank_methods",
+                 f't["too_small_to_rank"] = bool(t["n_clusters"].max() < min_clusters) if {cond} else {alt}',
+                 "ranked methods always share a question (else none is ranked), so their table is never empty and the "
+                 "value for an empty one is never read")
+      for cond, alt in (("(len(t)) or True", "True"), ("len(t)", "False"))),
+    Equivalent("benchmarks/leaderboard.py", "rank_methods", 'table["coverage"] = table[method_col].map(coverage).astype(None)',
+               "astype(None) is float64, the dtype the coverage fractions already have"),
 ]
 
 

@@ -342,7 +342,8 @@ def test_ranking_note_says_what_the_ranking_rests_on():
     assert ranking_note(small, 0.5).endswith("listed apart. **Too small to rank**: 2 clusters < 10, so no interval is "
                                              "available and the order is not evidence.")
     assert ranking_note(small, 0.5).startswith("Ranked on the same 4 questions (2 clusters")
-    assert ranking_note(pd.DataFrame(), 0.75) == "No method answered 75% of the questions: nothing is ranked."
+    assert ranking_note(pd.DataFrame(), 0.75) == ("Nothing is ranked: no method answered 75% of the questions, or those "
+                                                  "that did share no question.")
 
 
 def test_simulated_runs_carry_the_notice():
