@@ -72,7 +72,8 @@ MODULE_TESTS: dict[str, list[str]] = {
                                       "tests/research/test_config.py"],
     "agent_providers/registry.py": ["tests/providers/test_registry.py", "tests/providers/test_retry.py",
                                     "tests/providers/test_missing_dependencies.py", "tests/providers/test_credentials.py"],
-    "agent_tools/parsing.py": ["tests/tools/test_parsing.py", "tests/research/test_pipeline.py", "tests/specialists"],
+    "agent_tools/parsing.py": ["tests/tools/test_parsing_values.py", "tests/tools/test_parsing.py", "tests/research/test_pipeline.py",
+                               "tests/specialists"],
 }
 DESELECT = ["tests/benchmarks/test_runner.py::test_sigkill_then_resume_equals_uninterrupted_run"]
 
