@@ -1,16 +1,18 @@
-"""Mutation testing of the harness, report, methods, combination, registry and parser modules (issue 18).
+"""Mutation testing of the harness, report, leakage audit, leaderboard, clusters, methods, combination, registry
+and parser modules (issue 18).
 
 Usage (needs the ``dev`` extra, which brings ``mutmut``; not part of ``python -m pytest``)::
 
-    python benchmarks/perf/mutation.py                        # the six modules, then the issue-18 table
+    python benchmarks/perf/mutation.py                        # the nine modules, then the hand mutations
     python benchmarks/perf/mutation.py --module agent_tools/parsing.py --module benchmarks/methods.py
-    python benchmarks/perf/mutation.py --known-only           # only the issue-18 table (about 2 minutes)
+    python benchmarks/perf/mutation.py --known-only           # only the hand mutations (a few minutes)
     python benchmarks/perf/mutation.py --json mutation.json   # also write the figures as JSON
 
-It prints, per module, the mutation score ``detected / (total - reviewed equivalents)`` and every surviving
-mutant (function, removed and added line), then whether the current tests catch each one-line mutation of
-issue 18's table. About 20 minutes of 2 idle cores (3,075 mutants; 64 minutes when other jobs held the
-cores); it runs under ``nice`` (``--nice``, default 10) and prints its CPU time.
+It prints, per module as it finishes, the mutation score ``detected / (total - reviewed equivalents)`` and
+every surviving mutant (function, removed and added line), then whether the current tests catch each
+hand-written mutation: issue 18's table, and constants mutmut cannot reach. Timing: see
+``benchmarks/perf/mutation_baseline.md`` (the last full run, its wall and CPU time). It runs under ``nice``
+(``--nice``, default 10) and prints its CPU time.
 
 How
 ---
@@ -20,18 +22,20 @@ mutants into ``mutants/`` of the copy, runs the module's fast related tests (:da
 learn which tests call which function, then runs, for each mutant, only the tests that call the mutated
 function, in processes forked from a warm interpreter (``--jobs`` at a time).
 
-Why mutmut: it forks per mutant and runs only the covering tests, so the ~3,000 mutants of these modules
-fit in about 20 minutes on 2 cores. ``cosmic-ray`` starts a new test process per mutant; importing
-numpy, pandas and pydantic and collecting the tests takes 3 to 9 s here, i.e. hours for the same mutants.
+Why mutmut: it forks per mutant and runs only the covering tests. ``cosmic-ray`` starts a new test process
+per mutant; importing numpy, pandas and pydantic and collecting the tests takes 3 to 9 s here, i.e. hours
+for the same mutants.
 
 Blind spot: mutmut 3 mutates code inside functions and methods only, not module-level or class-body code
 (constants, dataclass defaults such as :class:`~agent_research.combination.CombinationRule`'s weights).
-The :data:`KNOWN_MUTATIONS` phase applies issue 18's table (such spots included) to the copy one at a time
-and runs the module's tests; a change whose text is no longer found is reported as not applicable.
+The :data:`KNOWN_MUTATIONS` phase applies issue 18's table and a set of such constants to the copy one at a
+time and runs the module's tests; a change whose text is not found exactly once is reported as not
+applicable.
 
 Statuses: ``killed`` and ``timeout`` (the tests hung) are detected; ``survived``, ``no tests`` (no selected
 test calls the function) and ``suspicious`` (passed, but far slower) are not. A surviving mutant that cannot
-change behaviour is listed in :data:`EQUIVALENT` after review and leaves the denominator.
+change behaviour (no test could tell it from the original) is listed in :data:`EQUIVALENT` with the reason,
+after review, and leaves the denominator.
 """
 
 from __future__ import annotations
@@ -132,12 +136,13 @@ EQUIVALENT: list[Equivalent] = [
 
 @dataclass(frozen=True)
 class KnownMutation:
-    """One hand-written one-line mutation: replace ``find`` by ``replace`` in ``module``."""
+    """One hand-written mutation: replace ``find`` (found exactly once) by ``replace`` in ``module``."""
 
     module: str
     what: str
     find: str
     replace: str
+    table: str = "issue 18"
 
 
 #: Issue 18's table of mutations that survived the tests at the time it was filed, written against the
@@ -167,6 +172,22 @@ KNOWN_MUTATIONS: list[KnownMutation] = [
                   'for call in trace.recorded_calls if call.messages and call.role != "forecaster"]'),
     KnownMutation("benchmarks/report.py", "per-method cost table drops the shared ensemble usage",
                   'acc["usage"] = acc["usage"] + ens + extra', 'acc["usage"] = acc["usage"] + extra'),
+    # mutmut's blind spot: constants at module and class level
+    *(KnownMutation(module, what, find, replace, "module level") for module, what, find, replace in [
+        ("benchmarks/leakage.py", "member evidence in summaries no longer read for dates",
+         '    re.compile(rf"^\\s*- evidence: .*\\[[^\\[\\]]*, {_ISO}\\]\\s*$", re.M),\n', ""),
+        ("benchmarks/clusters.py", "MIN_SHARED_WORDS 5 -> 4", "MIN_SHARED_WORDS = 5", "MIN_SHARED_WORDS = 4"),
+        ("benchmarks/leaderboard.py", "MIN_COVERAGE 0.8 -> 0.5", "MIN_COVERAGE = 0.8", "MIN_COVERAGE = 0.5"),
+        ("agent_providers/registry.py", "OpenAI-compatible servers lose the default retry layer",
+         'REMOTE_PREFIXES = ("anthropic", "openai", "openai-compatible")', 'REMOTE_PREFIXES = ("anthropic", "openai")'),
+        ("agent_tools/parsing.py", "disagreeing probabilities tolerated up to 5 points", "_AGREEMENT_TOLERANCE = 0.005",
+         "_AGREEMENT_TOLERANCE = 0.05"),
+        ("agent_research/combination.py", "default debate weight 0.5 -> 0.25", "    debate_weight: float = 0.5\n",
+         "    debate_weight: float = 0.25\n"),
+        ("benchmarks/methods.py", "min left out of the default methods",
+         'AGGREGATION_METHODS = ("mean", "median", "min", "geomean_odds", "extremized")',
+         'AGGREGATION_METHODS = ("mean", "median", "geomean_odds", "extremized")'),
+    ]),
 ]
 
 
@@ -345,12 +366,14 @@ def run_known(copy: Path, modules: list[str]) -> list[dict[str, str]]:
         original = path.read_text(encoding="utf-8")
         n = original.count(km.find)
         if n != 1:
-            rows.append({"module": km.module, "mutation": km.what, "result": f"not applicable (text found {n} times)"})
+            rows.append({"module": km.module, "mutation": km.what, "result": f"not applicable (text found {n} times)",
+                         "table": km.table})
             continue
         if km.module not in clean_ok:
             clean_ok[km.module] = pytest_passes(copy, MODULE_TESTS[km.module]) == 0
         if not clean_ok[km.module]:
-            rows.append({"module": km.module, "mutation": km.what, "result": "not run (the unmutated tests fail)"})
+            rows.append({"module": km.module, "mutation": km.what, "result": "not run (the unmutated tests fail)",
+                         "table": km.table})
             continue
         try:
             path.write_text(original.replace(km.find, km.replace), encoding="utf-8")
@@ -358,7 +381,7 @@ def run_known(copy: Path, modules: list[str]) -> list[dict[str, str]]:
         finally:
             path.write_text(original, encoding="utf-8")
         result = {0: "SURVIVED", 1: "caught"}.get(code, "caught (tests errored)" if code in (2, 3, 4) else f"exit {code}")
-        rows.append({"module": km.module, "mutation": km.what, "result": result})
+        rows.append({"module": km.module, "mutation": km.what, "result": result, "table": km.table})
     return rows
 
 
@@ -397,10 +420,12 @@ def main(argv: list[str] | None = None) -> int:
             results.append(run_module(work, module, args.jobs))
             print_module(results[-1])  # as each module finishes: a full run takes a while
         known = [] if args.skip_known else run_known(work, modules)
-        if known:
-            print("\n## Issue 18 table (one-line mutations applied by hand)")
-            for row in known:
-                print(f"- {row['result']}: {row['module']}: {row['mutation']}")
+        for table, title in (("issue 18", "Issue 18 table"), ("module level", "Module-level constants (mutmut's blind spot)")):
+            rows = [row for row in known if row["table"] == table]
+            if rows:
+                print(f"\n## {title}: mutations applied by hand")
+                for row in rows:
+                    print(f"- {row['result']}: {row['module']}: {row['mutation']}")
         print("\n| module | score | detected | non-equivalent | surviving |")
         print("|---|---|---|---|---|")
         for r in results:
