@@ -23,7 +23,7 @@ from benchmarks.config import RunConfig
 from benchmarks.runner import (LOCK_FILE, BenchmarkRunner, QuestionRecord, RunFolderBusy, RunSummary, baseline_table,
                                package_version, read_results)
 from benchmarks.scripted_world import respond
-from tests.helpers import FixedSearch, answer
+from tests.helpers import FixedSearch, SpecProvider, answer
 
 MEMBER = answer(30)
 
@@ -169,16 +169,7 @@ def test_the_pipeline_has_the_stages_the_methods_need(tmp_path):
     (["scripted"], None, 8), (["local/smollm2"], 3, 3),
 ])
 def test_questions_in_flight(tmp_path, specs, configured, expected):
-    class Spec(ScriptedProvider):
-        def __init__(self, spec):
-            super().__init__()
-            self._spec = spec
-
-        @property
-        def spec(self):
-            return self._spec
-
-    r = BenchmarkRunner(config(tmp_path, providers=specs, concurrency=configured), provider_factory=Spec, progress=False)
+    r = BenchmarkRunner(config(tmp_path, providers=specs, concurrency=configured), provider_factory=SpecProvider, progress=False)
     assert r.concurrency() == expected
 
 

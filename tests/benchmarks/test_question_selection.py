@@ -12,30 +12,16 @@ import logging
 
 import pytest
 
-from agent_providers import ScriptedProvider
 from agent_schemas import DataValidationError
 from benchmarks import runner as runner_module
 from benchmarks.config import RunConfig
 from benchmarks.runner import BenchmarkRunner
-from benchmarks.scripted_world import respond
-from tests.helpers import make_question
+from tests.helpers import SpecProvider, make_question
 
 MINI, SMOL, HAIKU = "openai/gpt-4.1-mini", "local/smollm2", "anthropic/claude-haiku-4-5"
 MYSTERY = "openai-compatible/mystery@http://127.0.0.1:9/v1"
 SNAPSHOT = "2026-08-20"
 OFF_NOTE = "off (--include-before-cutoff): questions due before the models' training cutoffs are included and may be contaminated"
-
-
-class SpecProvider(ScriptedProvider):
-    """A scripted provider that reports a real model's spec."""
-
-    def __init__(self, spec: str) -> None:
-        super().__init__(responder=respond)
-        self._spec = spec
-
-    @property
-    def spec(self) -> str:
-        return self._spec
 
 
 def make(specs, questions=None, **cfg) -> BenchmarkRunner:
