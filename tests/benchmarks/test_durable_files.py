@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import errno
-import json
 import os
 
 import pytest
