@@ -8,6 +8,7 @@ The run folders are written here record by record (``QuestionRecord`` of hand-bu
 from __future__ import annotations
 
 import datetime as dt
+import inspect
 import json
 import logging
 import math
@@ -45,7 +46,7 @@ def question(qid: str, forecast: str, outcome: int) -> Question:
 
 def record(q: Question, *, members, latencies, debate=None, supervisor=None, final=None, failed=False) -> dict:
     ledger = UsageLedger()
-    ledger.record("ensemble", "forecaster", "openai/gpt-4.1-mini", ENS[q.id])
+    ledger.record("ensemble", "forecaster", "openai/gpt-4.1-mini", ENS.get(q.id, U(input_tokens=10, output_tokens=1, calls=2)))
     forecasts = [Forecast(question_id=q.id, agent_id=f"member-{i}", p_yes=None if failed else p, latency_s=lat,
                           status="failed" if failed else "ok", error=ErrorInfo(type="RateLimited", message="429") if failed else None)
                  for i, (p, lat) in enumerate(zip(members, latencies))]
@@ -66,7 +67,8 @@ def record(q: Question, *, members, latencies, debate=None, supervisor=None, fin
                           outcome=q.outcome, source=q.source, question_type=q.question_type, cluster=q.cluster_id,
                           forecast_date=q.forecast_date.isoformat(), methods=method_rows(trace, METHODS),
                           baselines={"always_0.5": {"p_yes": 0.5, "status": "ok", "note": "constant 0.5"}},
-                          ledger=ledger.to_records(), audit=AUDIT[q.id], wall_time_s=1.0, trace=trace).model_dump(mode="json")
+                          ledger=ledger.to_records(), audit=AUDIT.get(q.id, dict.fromkeys(AUDIT_KEYS, 0)), wall_time_s=1.0,
+                          trace=trace).model_dump(mode="json")
 
 
 def write_run(root, run_id, records, specs=("openai/gpt-4.1-mini", "openai/gpt-4o"), stats=None):
@@ -353,3 +355,74 @@ def test_simulated_runs_carry_the_notice():
                  "c": {}}
     assert simulation_note(manifests) == f"{SIMULATION_NOTE} Providers: sim, sim/seed=2."
     assert simulation_note({"a": {"providers": [{"spec": "openai/gpt-4.1-mini"}]}}) == ""
+
+
+def twelve_questions():
+    """12 resolved questions in 12 clusters: enough for intervals. Members answer near the outcome; the debate
+    sharpens, the supervisor blurs."""
+    out = []
+    for i in range(12):
+        o = i % 2
+        q = question(f"t{i:02d}", f"2024-{i % 9 + 1:02d}-15", o)
+        lean = 0.55 + 0.03 * i if o else 0.45 - 0.03 * i
+        out.append(record(q, members=[lean, lean], latencies=[1.0, 1.0], debate=min(0.99, max(0.01, lean + (0.1 if o else -0.1))),
+                          supervisor=0.5, final=lean))
+    return out
+
+
+def test_the_report_uses_the_resampling_settings_it_is_given(tmp_path):
+    d = write_run(tmp_path, "big", twelve_questions())
+    rep = write_report([d], tmp_path / "out", n_resamples=40, seed=5)
+    df, _ = long_frame([d])
+    scored = scorable(df)
+    from benchmarks.leaderboard import rank_methods
+
+    direct = rank_methods(scored, method_col="label", baseline="mean", n_resamples=40, seed=5).set_index("label")
+    got = rep.leaderboard.set_index("label")
+    for col in ("brier_ci_low", "brier_ci_high", "delta_brier_ci_low", "delta_brier_ci_high"):
+        assert got.loc["debate", col] == pytest.approx(direct.loc["debate", col]), col
+    assert not np.isnan(got.loc["debate", "brier_ci_low"])
+    effect = cost_effectiveness(scored, cost_tables([d])[0], n_resamples=40, seed=5).set_index("label")
+    section = rep.markdown.split("negative is better)")[1].split("## Leakage audit")[0]
+    row = next(line for line in section.splitlines() if line.startswith("| debate "))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[:5] == ["debate", "12", f"{effect.loc['debate', 'delta_brier_vs_mean']:.4f}",
+                         f"{effect.loc['debate', 'delta_ci_low']:.4f}", f"{effect.loc['debate', 'delta_ci_high']:.4f}"]
+
+
+def test_documented_defaults():
+    def defaults(fn):
+        return {k: v.default for k, v in inspect.signature(fn).parameters.items() if v.default is not inspect.Parameter.empty}
+
+    assert defaults(write_report) == {"baseline": "mean", "n_resamples": 1000, "seed": 0, "min_coverage": 0.8}
+    assert defaults(cost_effectiveness) == {"reference": "mean", "n_resamples": 1000, "seed": 0}
+
+
+def test_older_records_and_manifests_without_audit_or_stats_count_zero(tmp_path):
+    recs = standard_records()
+    del recs[0]["audit"]
+    recs[1]["audit"] = {"prompts_scanned": 2}  # written before the other counters existed
+    d = write_run(tmp_path, "old", recs)
+    manifest = json.loads((d / "manifest.json").read_text())
+    del manifest["provider_stats"]
+    (d / "manifest.json").write_text(json.dumps(manifest))
+    row = leakage_audit([d]).iloc[0]
+    assert row["prompts_scanned"] == 2 + AUDIT["q3"]["prompts_scanned"] and row["findings"] == 0 and row["dropped_by_cutoff_guard"] == 0
+    assert row["provider_calls"] is None and row["retries"] is None
+
+
+def test_empty_tables_say_none_and_missing_values_say_nan(tmp_path):
+    recs = standard_records()[:2]
+    for r in recs:  # aggregation only: no method spends extra tokens, so no cost-effectiveness row
+        r["methods"] = {"mean": r["methods"]["mean"]}
+    d = write_run(tmp_path, "agg", recs)
+    md = write_report([d], tmp_path / "out", n_resamples=20).markdown
+    assert md.split("negative is better)\n\n")[1].startswith("(none)\n\n## Leakage audit")
+    leaderboard = md.split("## Cost per method")[0]
+    assert " nan " in leaderboard and "NAN" not in leaderboard  # no interval for 2 clusters
+
+
+def test_the_errors_name_every_run(tmp_path):
+    a, b = write_run(tmp_path, "a", []), write_run(tmp_path, "b", [])
+    with pytest.raises(DataValidationError, match=f"^no results in {a}, {b}$"):
+        write_report([a, b], tmp_path / "out")
