@@ -103,6 +103,13 @@ def test_a_failed_atomic_write_keeps_the_old_file_and_removes_the_temp_file(tmp_
     assert path.read_text() == "old" and sorted(p.name for p in tmp_path.iterdir()) == ["report.md"]
 
 
+def test_an_atomic_write_into_a_missing_folder_names_the_file(tmp_path):
+    path = tmp_path / "missing" / "report.md"
+    with pytest.raises(OSError) as ei:
+        write_text_atomic(path, "x")
+    assert (type(ei.value), ei.value.errno, ei.value.filename) == (FileNotFoundError, errno.ENOENT, str(path))
+
+
 def test_write_text_atomic_keeps_the_text_as_given(tmp_path):
     path = tmp_path / "a.txt"
     write_text_atomic(path, "Übersicht\nline 2")

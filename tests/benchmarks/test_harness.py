@@ -20,6 +20,7 @@ from agent_tools import ToolExecutor
 from benchmarks import runner as runner_module
 from benchmarks.clusters import ClusterAssignment
 from benchmarks.config import RunConfig
+from benchmarks.provenance import git_commit
 from benchmarks.runner import (LOCK_FILE, BenchmarkRunner, QuestionRecord, RunFolderBusy, RunSummary, baseline_table,
                                package_version, read_results)
 from benchmarks.scripted_world import respond
@@ -215,6 +216,8 @@ def test_a_run_writes_its_records_manifest_and_summary(tmp_path, monkeypatch):
     assert manifest["question_status"] == {"q1": "done", "q2": "done", "q3": "done"}
     assert manifest["command_line"] == ["forecast-reconcile", "run"] and manifest["provider_stats"] == summary.provider_stats
     assert manifest["wall_time_s"] == manifest["wall_time_s_total"] > 0
+    assert manifest["wall_time_s"] == round(manifest["wall_time_s"], 3)  # milliseconds
+    assert manifest["git"] == git_commit()
     assert dt.datetime.fromisoformat(manifest["created_at"]) <= dt.datetime.fromisoformat(manifest["updated_at"])
     assert set(manifest["package_versions"]) >= {"pydantic", "numpy"} and "git" in manifest
 
@@ -237,8 +240,10 @@ def test_failed_questions_are_counted_with_their_most_common_reason(tmp_path):
 
     def responder(messages):
         text = messages[1].content
-        if "event 1 " in text or "event 2 " in text:
+        if "event 1 " in text:
             return "no JSON here"
+        if "event 2 " in text:
+            return "nothing readable either"  # another message, the same type: grouped with it
         if "event 3 " in text:
             raise KeyError("boom")  # unexpected: an UnexpectedError member failure
         return MEMBER
@@ -297,6 +302,65 @@ def test_the_manifest_is_rewritten_as_questions_finish_at_most_once_per_interval
     assert len(writes) == 2  # at the start and at the end
 
 
+def test_questions_in_flight_are_marked_and_limited_to_the_concurrency(tmp_path, monkeypatch):
+    writes = []
+    real = runner_module.write_json_atomic
+    monkeypatch.setattr(runner_module, "write_json_atomic", lambda p, d: (writes.append(dict(d["question_status"])), real(p, d)))
+    monkeypatch.setattr(runner_module, "MANIFEST_INTERVAL_S", 0.0)
+    qs = [question(i) for i in range(1, 7)]
+    r = make(tmp_path, qs, concurrency=2)
+    pipeline = r.build_pipeline()
+    real_arun, running, most = pipeline.arun, [0], [0]
+
+    async def arun(q):
+        running[0] += 1
+        most[0] = max(most[0], running[0])
+        try:
+            await asyncio.sleep(0.02)
+            return await real_arun(q)
+        finally:
+            running[0] -= 1
+
+    pipeline.arun = arun
+    r.build_pipeline = lambda: pipeline
+    run(r)
+    assert most[0] == 2
+    assert "in_flight" in writes[1].values() and set(writes[1].values()) <= {"pending", "in_flight", "done"}
+
+
+def test_after_a_failed_append_no_other_record_is_written(tmp_path, monkeypatch):
+    from benchmarks.runner import ResultsWriteError
+
+    real = runner_module.append_jsonl
+    calls = []
+
+    def append(path, record):
+        calls.append(record.question_id)
+        if len(calls) == 1:
+            raise OSError(28, "No space left on device", str(path))
+        real(path, record)
+
+    monkeypatch.setattr(runner_module, "append_jsonl", append)
+    with pytest.raises(ResultsWriteError, match="the 0 records written before are intact"):
+        run(make(tmp_path, [question(i) for i in range(1, 5)], concurrency=4))
+    assert len(calls) == 1 and read_results(tmp_path / "r" / "results.jsonl") == []
+
+
+def test_the_first_record_of_a_question_decides_its_status(tmp_path):
+    qs = [question(1), question(2)]
+    run(make(tmp_path, qs))
+    path = tmp_path / "r" / "results.jsonl"
+    first, second = [json.loads(line) for line in path.read_text().splitlines()]
+    error = {"type": "EnsembleFailed", "message": "0 of 2", "retryable": False, "details": {}}
+    failed = {**first, "status": "failed", "error": error, "trace": {**first["trace"], "forecasts": [], "status": "failed", "error": error}}
+    path.write_text("".join(json.dumps(r) + "\n" for r in (first, second, failed)))  # a stray later copy, failed
+    summary = run(make(tmp_path, qs), resume=True)
+    assert (summary.n_ok_total, summary.n_failed_total, summary.top_failure) == (2, 0, None)
+    path.write_text("".join(json.dumps(r) + "\n" for r in (failed, second, first)))
+    summary = run(make(tmp_path, qs), resume=True)
+    assert (summary.n_ok_total, summary.n_failed_total, summary.top_failure) == (1, 1, "EnsembleFailed: 0 of 2")
+
+
 def test_a_manifest_that_cannot_be_updated_at_the_end_loses_no_result(tmp_path, monkeypatch, caplog):
     real = runner_module.write_json_atomic
     n = []
@@ -319,7 +383,13 @@ def test_the_progress_bar_goes_to_stderr(tmp_path, capsys):
                         questions=[question(1), question(2)], retry_sleep=lambda s: None)
     run(r)
     captured = capsys.readouterr()
-    assert "questions" in captured.err and "2/2" in captured.err and captured.out == ""
+    assert re.match(r"^questions \S+ 2/2 0:00:0\d", captured.err) and captured.out == ""
+    results = tmp_path / "r" / "results.jsonl"
+    results.write_text(results.read_text().splitlines(keepends=True)[0])
+    resumed = BenchmarkRunner(config(tmp_path), provider_factory=lambda s: ScriptedProvider(responder=lambda m: MEMBER),
+                              questions=[question(1), question(2)], retry_sleep=lambda s: None)
+    run(resumed, resume=True)
+    assert re.match(r"^questions \S+ 2/2 ", capsys.readouterr().err)  # the finished question counts from the start
 
 
 # --- refused before anything is written ----------------------------------------------------------------------
