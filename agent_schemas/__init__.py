@@ -28,7 +28,7 @@ from agent_schemas.errors import (
 from agent_schemas.forecasts import AgentSummary, EvidenceItem, Forecast
 from agent_schemas.probabilities import check_probabilities
 from agent_schemas.messages import ChatMessage, Completion
-from agent_schemas.questions import Question, VisibleQuestion, as_visible
+from agent_schemas.questions import Question, QuestionFacts, VisibleQuestion, as_visible
 from agent_schemas.reconciliation import (
     CoverageNote,
     DebateArtifact,
@@ -47,7 +47,7 @@ __all__ = [
     "DataValidationError", "DebateArtifact", "DebateRound", "DebateTurn", "Disagreement", "EmptyResponse",
     "EnsembleFailed", "ErrorInfo", "EvidenceItem", "Forecast", "ForecastParseError", "MissingDependency",
     "PipelineTrace", "ProviderConnectionError", "ProviderError", "ProviderOverloaded", "ProviderTimeout",
-    "Question", "RateLimited", "RecordedCall", "RecordedSearch", "ReconcileError", "ResponseRefused", "ResponseTruncated", "ScriptExhausted",
+    "Question", "QuestionFacts", "RateLimited", "RecordedCall", "RecordedSearch", "ReconcileError", "ResponseRefused", "ResponseTruncated", "ScriptExhausted",
     "SearchAccessError", "SearchOutcome", "SearchResult", "SupervisorArtifact", "TokenUsage", "UnexpectedError",
     "UnexpectedProviderError", "UnknownProvider", "UnreadableResponse", "UsageEntry", "UsageLedger", "VisibleQuestion",
     "as_reconcile_error", "as_visible", "check_probabilities",

@@ -20,14 +20,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
-class Question(BaseModel):
-    """A binary question with its information cutoff and (when resolved) its outcome.
+class QuestionFacts(BaseModel):
+    """The facts fixed when a question is asked: shared by :class:`Question` (the harness's record) and
+    :class:`VisibleQuestion` (what a forecaster sees). Nothing here is known only after the forecast date."""
 
-    ``forecast_date`` is the cutoff date: no evidence published after it may reach a forecaster in a
-    backtest (ForecastBench's ``forecast_due_date``).
-    """
-
-    id: str = Field(description="Unique question id, e.g. 'fb|2025-10-26|polymarket|0x12..|2025-11-30'.")
+    id: str = Field(description=(
+        "Question id, e.g. 'fb|2025-10-26|polymarket|0x12..|2025-11-30'. A bookkeeping key: no prompt renders "
+        "it (bundled ids end with the actual resolution date)."))
     text: str = Field(min_length=1, description="The question as asked.")
     background: str = Field("", description="Background information supplied with the question.")
     resolution_criteria: str = Field("", description="How the question resolves.")
@@ -36,9 +35,27 @@ class Question(BaseModel):
         None,
         description=(
             "Close or resolution date fixed in advance by the source and known on the forecast date (a "
-            "market's scheduled close; a dataset question's resolution date). Shown to forecasters."
+            "market's scheduled close; a dataset question's resolution date); None when the source fixes none."
         ),
     )
+    source: str = Field("unknown", description="Question source, e.g. 'polymarket', 'fred'.")
+    question_type: Literal["market", "dataset", "other"] = Field("other", description="ForecastBench question type.")
+    url: str | None = Field(None, description="Link to the question at its source.")
+
+    @property
+    def cutoff_date(self) -> dt.date:
+        """Alias of ``forecast_date``: the information cutoff of a backtest."""
+        return self.forecast_date
+
+
+class Question(QuestionFacts):
+    """A binary question with its information cutoff and (when resolved) its outcome: the harness's record.
+
+    ``forecast_date`` is the cutoff date: no evidence published after it may reach a forecaster in a
+    backtest (ForecastBench's ``forecast_due_date``). The fields below the shared :class:`QuestionFacts`
+    include what is only known afterwards; agents get :meth:`visible` instead.
+    """
+
     resolution_date: dt.date | None = Field(
         None,
         description=(
@@ -47,10 +64,7 @@ class Question(BaseModel):
         ),
     )
     outcome: int | None = Field(None, description="1 if it resolved Yes, 0 if No, None if unresolved.")
-    source: str = Field("unknown", description="Question source, e.g. 'polymarket', 'fred'.")
     source_question_id: str | None = Field(None, description="Id at the source; with `source` it is the clustering key for standard errors.")
-    question_type: Literal["market", "dataset", "other"] = Field("other", description="ForecastBench question type.")
-    url: str | None = Field(None, description="Link to the question at its source.")
     crowd_p_yes: float | None = Field(None, ge=0, le=1, description="Crowd / market probability of Yes at freeze, in [0, 1].")
     round: str | None = Field(None, description="Question-set round (ForecastBench forecast due date of the set).")
     horizon_days: int | None = Field(
@@ -72,11 +86,6 @@ class Question(BaseModel):
                 f"resolution_date {self.resolution_date} is before forecast_date {self.forecast_date} for question {self.id!r}"
             )
         return self
-
-    @property
-    def cutoff_date(self) -> dt.date:
-        """Alias of ``forecast_date``: the information cutoff of a backtest."""
-        return self.forecast_date
 
     @property
     def cluster_id(self) -> str:
@@ -119,15 +128,7 @@ class Question(BaseModel):
                 freeze_value = str(raw)
                 freeze_explanation = meta.get("freeze_value_explanation") or None
         return VisibleQuestion(
-            id=self.id,
-            text=self.text,
-            background=self.background,
-            resolution_criteria=self.resolution_criteria,
-            forecast_date=self.forecast_date,
-            scheduled_close_date=self.scheduled_close_date,
-            source=self.source,
-            question_type=self.question_type,
-            url=self.url,
+            **{name: getattr(self, name) for name in QuestionFacts.model_fields},  # the facts, and nothing else
             crowd_p_yes=crowd,
             freeze_date=freeze_date if (crowd is not None or freeze_value is not None) else None,
             freeze_value=freeze_value,
@@ -135,38 +136,22 @@ class Question(BaseModel):
         )
 
 
-class VisibleQuestion(BaseModel):
-    """What a forecaster may see of a question on its forecast date (see the module docstring).
+class VisibleQuestion(QuestionFacts):
+    """What a forecaster may see of a question on its forecast date (see the module docstring): the
+    :class:`QuestionFacts` and the values observed at freeze.
 
     Built by :meth:`Question.visible`; agents, prompts and pipeline traces only ever hold this view.
-    ``id`` is a bookkeeping key: no prompt renders it (bundled market ids end with the actual resolution
-    date). The harness's leakage audit checks the prompts actually sent for hindsight.
+    The harness's leakage audit checks the prompts actually sent for hindsight.
     """
 
     model_config = ConfigDict(frozen=True)
 
-    id: str = Field(description="Question id (bookkeeping only; never rendered into a prompt).")
-    text: str = Field(min_length=1, description="The question as asked.")
-    background: str = Field("", description="Background information supplied with the question.")
-    resolution_criteria: str = Field("", description="How the question resolves.")
-    forecast_date: dt.date = Field(description="Forecast (cutoff) date: the last day whose information may be used.")
-    scheduled_close_date: dt.date | None = Field(
-        None, description="Close or resolution date fixed in advance by the source (None when the source fixes none)."
-    )
-    source: str = Field("unknown", description="Question source, e.g. 'polymarket', 'fred'.")
-    question_type: Literal["market", "dataset", "other"] = Field("other", description="ForecastBench question type.")
-    url: str | None = Field(None, description="Link to the question at its source.")
     crowd_p_yes: float | None = Field(
         None, ge=0, le=1, description="Crowd / market probability of Yes at freeze, in [0, 1]; only when the run shows it."
     )
     freeze_date: dt.date | None = Field(None, description="UTC date on which the freeze value was observed (before the forecast date).")
     freeze_value: str | None = Field(None, description="Last observed value of a dataset series at freeze (data, not a forecast).")
     freeze_value_explanation: str | None = Field(None, description="What the freeze value measures.")
-
-    @property
-    def cutoff_date(self) -> dt.date:
-        """Alias of ``forecast_date``: the information cutoff of a backtest."""
-        return self.forecast_date
 
     @property
     def days_to_scheduled_close(self) -> int | None:

@@ -64,11 +64,15 @@ def strip_reasoning(text: str) -> str:
     return s
 
 
-def _balanced_end(text: str, start: int) -> int | None:
-    """Index after the bracket closing the one at ``start``, skipping quoted strings; None if unbalanced."""
-    depth = 0
+def _segments(text: str) -> list[tuple[int, int, bool]]:
+    """``(start, end, quoted)`` spans that cover ``text``: quoted strings (``"..."`` or ``'...'``, their quotes
+    and backslash escapes included; an unclosed one runs to the end) and the unquoted text between them.
+
+    The one string-aware scan of this module: bracket matching and the repairs only look at unquoted spans.
+    """
+    spans: list[tuple[int, int, bool]] = []
     quote: str | None = None
-    i = start
+    seg = i = 0
     n = len(text)
     while i < n:
         c = text[i]
@@ -77,75 +81,54 @@ def _balanced_end(text: str, start: int) -> int | None:
                 i += 2
                 continue
             if c == quote:
-                quote = None
+                spans.append((seg, i + 1, True))
+                seg, quote = i + 1, None
         elif c in "\"'":
-            quote = c
-        elif c in "{[":
-            depth += 1
-        elif c in "}]":
-            depth -= 1
-            if depth == 0:
-                return i + 1
+            if i > seg:
+                spans.append((seg, i, False))
+            seg, quote = i, c
         i += 1
+    if seg < n:
+        spans.append((seg, n, quote is not None))
+    return spans
+
+
+def _balanced_end(text: str, start: int) -> int | None:
+    """Index after the bracket closing the one at ``start``, skipping quoted strings; None if unbalanced."""
+    depth = 0
+    for a, b, quoted in _segments(text[start:]):
+        if quoted:
+            continue
+        for k in range(a, b):
+            c = text[start + k]
+            if c in "{[":
+                depth += 1
+            elif c in "}]":
+                depth -= 1
+                if depth == 0:
+                    return start + k + 1
     return None
 
 
-def _remove_trailing_commas(s: str) -> str:
-    """Drop commas that directly precede ``}`` or ``]`` (outside strings)."""
-    out: list[str] = []
-    quote: str | None = None
-    i = 0
-    n = len(s)
-    while i < n:
-        c = s[i]
-        if quote:
-            out.append(c)
-            if c == "\\" and i + 1 < n:
-                out.append(s[i + 1])
-                i += 2
-                continue
-            if c == quote:
-                quote = None
-        elif c in "\"'":
-            quote = c
-            out.append(c)
-        elif c == ",":
-            j = i + 1
-            while j < n and s[j].isspace():
-                j += 1
-            if j >= n or s[j] not in "}]":
-                out.append(c)
-        else:
-            out.append(c)
-        i += 1
-    return "".join(out)
-
-
+_TRAILING_COMMA_RE = re.compile(r",(\s*)(?=[}\]])")
+_FINAL_COMMA_RE = re.compile(r",(\s*)$")
 _BARE_PERCENT_RE = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?)\s*%")
 
 
-def _quote_bare_percents(s: str) -> str:
-    """Outside strings, write a bare percentage (``70%``, ``35.5 %``) as the string ``"70%"``."""
-    parts: list[str] = []
-    quote: str | None = None
-    seg = 0  # start of the current segment (unquoted, or a quoted string including its quotes)
-    i, n = 0, len(s)
-    while i < n:
-        c = s[i]
-        if quote:
-            if c == "\\":
-                i += 2
-                continue
-            if c == quote:
-                parts.append(s[seg:i + 1])
-                seg, quote = i + 1, None
-        elif c in "\"'":
-            parts.append(_BARE_PERCENT_RE.sub(r'"\1%"', s[seg:i]))
-            seg, quote = i, c
-        i += 1
-    tail = s[seg:]
-    parts.append(tail if quote else _BARE_PERCENT_RE.sub(r'"\1%"', tail))
-    return "".join(parts)
+def _repair(s: str) -> str:
+    """Outside strings: drop commas that directly precede ``}`` or ``]`` (or end the text), and write a bare
+    percentage (``70%``, ``35.5 %``) as the string ``"70%"``."""
+    spans = _segments(s)
+    out = []
+    for k, (a, b, quoted) in enumerate(spans):
+        part = s[a:b]
+        if not quoted:
+            part = _TRAILING_COMMA_RE.sub(r"\1", part)
+            if k == len(spans) - 1:
+                part = _FINAL_COMMA_RE.sub(r"\1", part)
+            part = _BARE_PERCENT_RE.sub(r'"\1%"', part)
+        out.append(part)
+    return "".join(out)
 
 
 _UNREADABLE = object()
@@ -161,7 +144,7 @@ def _decode_at(text: str, i: int) -> tuple[Any, int] | None:
     end = _balanced_end(text, i)
     if end is None:
         return None
-    repaired = _quote_bare_percents(_remove_trailing_commas(text[i:end]))
+    repaired = _repair(text[i:end])
     try:
         return json.loads(repaired), end
     except json.JSONDecodeError:
