@@ -113,6 +113,19 @@ def test_configured_specs_are_kept_redacted(tmp_path, monkeypatch):
     assert r.config.providers == ["openai-compatible/m@http://127.0.0.1:9/v1?key=***"]
 
 
+def test_a_credential_in_a_spec_never_reaches_the_run_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_COMPATIBLE_QUERY_KEY", "QSECRET")
+    spec = "openai-compatible/m@http://127.0.0.1:9/v1?key=QSECRET"
+    # the real provider (its spec is what the run writes); nothing listens on port 9: the members fail, refused
+    r = BenchmarkRunner(config(tmp_path, providers=[spec], max_attempts=1), questions=[question(1)], progress=False,
+                        retry_sleep=lambda s: None)
+    assert run(r).n_failed == 1
+    manifest = json.loads((r.run_dir / "manifest.json").read_text())
+    shown = "openai-compatible/m@http://127.0.0.1:9/v1?key=***"
+    assert manifest["config"]["providers"] == [shown] and [p["spec"] for p in manifest["providers"]] == [shown]
+    assert not [f.name for f in r.run_dir.rglob("*") if f.is_file() and b"QSECRET" in f.read_bytes()]
+
+
 def test_retries_wait_with_the_injected_sleep_in_sync_and_async_calls(tmp_path):
     slept = []
     p = ScriptedProvider([RateLimited("busy", retry_after_s=2.5), MEMBER, RateLimited("busy", retry_after_s=1.5), MEMBER])
@@ -209,7 +222,8 @@ def test_a_run_writes_its_records_manifest_and_summary(tmp_path, monkeypatch):
     assert manifest["run_id"] == "r" and manifest["package"] == "forecast-reconcile"
     assert manifest["package_version"] == package_version() and manifest["python"] == sys.version.split()[0]
     assert manifest["providers"] == [{"spec": "scripted", "model": "scripted"}] and manifest["prices"] == PRICE_SOURCE
-    assert manifest["seed"] == 0 and manifest["config"]["providers"] == ["scripted"] and manifest["config"]["run_id"] == "r"
+    assert manifest["seed"] == 0 and manifest["config"] == r.config.model_dump(mode="json")  # the run's settings, nothing else
+    assert manifest["config"]["providers"] == ["scripted"] and manifest["config"]["run_id"] == "r"
     assert manifest["question_selection"] == r.selection() and manifest["question_ids"] == ["q1", "q2", "q3"]
     # one question pattern ("Will event N happen by March 2026?", same close date): one cluster of three
     assert manifest["clusters"] == r.clusters.summary() and (manifest["clusters"]["source_questions"], manifest["clusters"]["clusters"]) == (3, 1)
