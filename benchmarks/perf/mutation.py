@@ -59,7 +59,7 @@ PACKAGES = ["agent_schemas", "agent_providers", "agent_tools", "agent_research",
 #: Module -> its fast related tests (files or node ids). The slow SIGKILL/resume subprocess test is left out.
 MODULE_TESTS: dict[str, list[str]] = {
     "benchmarks/runner.py": ["tests/benchmarks/test_durable_files.py", "tests/benchmarks/test_question_selection.py",
-                             "tests/benchmarks/test_harness.py", "tests/benchmarks/test_runner.py",
+                             "tests/benchmarks/test_harness.py", "tests/benchmarks/test_runner.py", "tests/benchmarks/test_validity.py",
                              *(f"tests/benchmarks/test_run_folder.py::{t}" for t in (
                                  "test_a_question_whose_pipeline_raises_is_a_failed_record_and_the_run_goes_on",
                                  "test_a_failed_append_stops_the_run_cleanly_and_resume_finishes_it",

@@ -459,6 +459,7 @@ def test_a_held_lock_refuses_a_second_writer_at_once(tmp_path):
         lock.release()
     assert str(ei.value) == (f"{tmp_path / 'r'} is being written by another run (its lock {tmp_path / 'r' / LOCK_FILE} is held); "
                              "wait for that run to finish or stop it, then resume")
+    assert ei.value.details == {"path": str(tmp_path / "r" / LOCK_FILE)}
     assert started == [] and not (tmp_path / "r" / "results.jsonl").exists()
     assert run(make(tmp_path, [question(1)])).n_ok == 1  # the lock is free again, and released after the run
     assert FileLock(str(tmp_path / "r" / LOCK_FILE)).acquire(blocking=False)
