@@ -139,6 +139,7 @@ def test_a_question_whose_pipeline_raises_is_a_failed_record_and_the_run_goes_on
     bad = records[qs[1].id]
     assert bad["status"] == "failed" and bad["error"]["type"] == "UnexpectedError"
     assert bad["error"]["details"]["exception_type"] == "KeyError"
+    assert (bad["trace"]["status"], bad["trace"]["final_source"], bad["trace"]["error"]) == ("failed", "question failed", bad["error"])
     assert all(m["status"] == "failed" for m in bad["methods"].values())
     assert all(records[q.id]["status"] == "ok" for q in qs if q.id != qs[1].id)
     manifest = json.loads((runner.run_dir / "manifest.json").read_text())
