@@ -55,6 +55,7 @@ def test_the_default_field_and_raw_text():
     (" 35 %", {}, 0.35),
     (1, {"field": "p_yes_percent"}, 0.01),
     (0, {"field": "p_yes_percent"}, 0.0),
+    (1.5, {"field": "p_yes_percent"}, 0.015),  # a decimal percent above 1 is not ambiguous
     (35, {"percent": True}, 0.35),  # forced percent units
     (0.35, {"field": "p_yes_percent", "percent": False}, 0.35),  # forced fraction units
     (1.0, {}, 1.0),
@@ -99,6 +100,10 @@ def test_a_missing_probability_names_the_field():
     with pytest.raises(ForecastParseError) as ei:
         parse_forecast('{"p_yes": null}')
     assert ei.value.message == "p_yes is missing: '{\"p_yes\": null}'" and (ei.value.field, ei.value.value) == ("p_yes", None)
+    long = '{"p_yes": null}' + " " * 300
+    with pytest.raises(ForecastParseError) as ei:
+        parse_forecast(long)
+    assert (ei.value.message, ei.value.raw_text) == (f"p_yes is missing: {long[:200]!r}", long)
 
 
 def test_a_structured_rationale_is_kept_as_json_text():
@@ -130,6 +135,10 @@ def test_objects_are_listed_in_order_and_unreadable_spans_skipped_whole():
     assert extract_json_objects(text) == [{"x": 1}, {"z": {"w": 1}}, {"v": 3}]
     assert extract_json_objects('{"a": 1} {"b": ') == [{"a": 1}]  # an unclosed object ends the scan
     assert extract_json_objects("no braces") == [] and extract_json_objects("{'a': True, 'b': None}") == [{"a": True, "b": None}]
+    # a bare word cannot be read: the object is skipped whole (its inner object too), the scan goes on after it
+    assert extract_json_objects('{"a": X, "c": {"d": 1}} then {"b": 1}') == [{"b": 1}]
+    assert extract_json_objects("{1: 2,}") == [{1: 2}]  # no quote at all: a Python literal, repaired
+    assert extract_json_objects('{"p_yes": 0.3,}; more') == [{"p_yes": 0.3}]  # the repaired span ends at its brace
 
 
 def test_parse_json_returns_the_last_object_or_the_last_with_a_key():
@@ -167,8 +176,17 @@ def test_an_answer_that_is_not_text_is_refused():
         parse_forecast(None)
     assert ei.value.message == "answer must be text, got NoneType"
     assert (ei.value.field, ei.value.raw_text, ei.value.value) == ("json", "None", None)
-    with pytest.raises(ForecastParseError, match="^answer must be text, got dict$"):
+    with pytest.raises(ForecastParseError) as ei:
         parse_json({"p_yes": 0.3})
+    assert (ei.value.message, ei.value.raw_text, ei.value.value) == ("answer must be text, got dict", "{'p_yes': 0.3}", {"p_yes": 0.3})
+
+
+def test_an_unreadable_object_in_a_long_answer_is_quoted_to_200_characters():
+    text = '{"p_yes": X}' + " " * 300
+    with pytest.raises(ForecastParseError) as ei:
+        parse_forecast(text)
+    assert ei.value.message == ("the answer's JSON object could not be read (unescaped quotes, unclosed braces?); nothing "
+                                f"inside it is used: {text[:200]!r}") and ei.value.raw_text == text
 
 
 @pytest.mark.parametrize("text, answer", [
