@@ -97,6 +97,7 @@ class Equivalent:
 
 _BLEND_AT_ZERO = ("a weight is in [0, 1] and a probability is finite: at w = 0 the blend (1 - 0) * p + 0 * x is p exactly, "
                   "so blending also at w = 0 gives the same value (the step's status is decided apart)")
+_ENSURE_ASCII_NONE = "json reads ensure_ascii as a truth value: None is False"
 _VISIBLE_TEXT = ("the visible text is only searched for spellings of a date, which hold neither a newline nor 'XX'")
 
 #: Reviewed equivalent mutants: no test can tell them from the original, the behaviour is identical.
@@ -131,6 +132,38 @@ EQUIVALENT: list[Equivalent] = [
       for cond, alt in (("(len(t)) or True", "True"), ("len(t)", "False"))),
     Equivalent("benchmarks/leaderboard.py", "rank_methods", 'table["coverage"] = table[method_col].map(coverage).astype(None)',
                "astype(None) is float64, the dtype the coverage fractions already have"),
+    # runner (reviewed from the partial run of 2026-12-01, see mutation_after.md)
+    Equivalent("benchmarks/runner.py", "append_jsonl", 'line = json.dumps(record, ensure_ascii=None, default=str) + "\n"',
+               _ENSURE_ASCII_NONE),
+    Equivalent("benchmarks/runner.py", "append_jsonl", 'data = line.encode("UTF-8")', "codec names are case-insensitive"),
+    *(Equivalent("benchmarks/runner.py", "failure_reason",
+                 f"top = next(e for e in member_errors if e.type == counts.most_common({n})[0][0])",
+                 "the first of most_common(n) is the first of most_common(1) for any n >= 1 or None (both order by count, "
+                 "ties in first-seen order)") for n in ("None", "2")),
+    *(Equivalent("benchmarks/runner.py", "BenchmarkRunner._manifest", f"config = self.config.model_dump(mode={m})",
+                 "pydantic's python mode keeps dates and nested models as objects, and the manifest is only written by "
+                 "write_json_atomic (default=str): the file is byte for byte the same as in json mode")
+      for m in ("None", '"XXjsonXX"', '"JSON"')),
+    # parser
+    *(Equivalent("agent_tools/parsing.py", "_segments", line,
+                 "adds an empty span (before a quote that starts a span, or at the end after a closing quote): an empty "
+                 "span holds no bracket and no comma, and is never the one a repair or bracket count reads")
+      for line in ("if i >= seg:", "if seg <= n:")),
+    *(Equivalent("agent_tools/parsing.py", "_scan", line,
+                 "the count of unreadable spans is only read as a flag (if unreadable:), and 1, 2 and -1 are all true")
+      for line in ("unreadable = 1", "unreadable -= 1", "unreadable += 2")),
+    Equivalent("agent_tools/parsing.py", "parse_json", "raw_text=text, field=required_keys[0], )",
+               "value=None is ForecastParseError's default"),
+    Equivalent("agent_tools/parsing.py", "parse_forecast",
+               'raise ForecastParseError(f"{prob_field} is missing: {text[:200]!r}", raw_text=text, field=prob_field, )',
+               "value=None is ForecastParseError's default"),
+    Equivalent("agent_tools/parsing.py", "parse_forecast", "rationale = json.dumps(rationale, ensure_ascii=None)",
+               _ENSURE_ASCII_NONE),
+    Equivalent("agent_tools/parsing.py", "parse_probability", "explicit_percent = None",
+               "explicit_percent is only read as a truth value (or, not), where None and False agree"),
+    Equivalent("agent_tools/parsing.py", "parse_probability",
+               "if as_percent and not explicit_percent and not x.is_integer() and x < 1.0:",
+               "x == 1.0 is an integer, excluded by the previous condition, so < and <= agree"),
 ]
 
 

@@ -166,7 +166,7 @@ def test_a_corrupt_line_before_the_last_is_an_error_naming_file_and_line(tmp_pat
 def test_failed_records_are_moved_aside_and_the_rest_kept_byte_for_byte(tmp_path, fsync):
     path = tmp_path / RESULTS_FILE
     ok1, bad1, ok2, bad2 = (b'{"question_id": "a", "status": "ok"}\n', b'{"question_id": "b", "status": "failed", "x": "\xc3\xa9"}\n',
-                            b'{"question_id": "c",  "status": "ok"}\n', b'{"question_id": "d", "status": "failed"}')
+                            b'{"question_id": "c",  "status": "ok"}\r\n', b'{"question_id": "d", "status": "failed"}')  # c: edited on Windows
     (tmp_path / REPLACED_FILE).write_bytes(b'{"question_id": "z", "status": "failed"}\n')  # an earlier retry's
     path.write_bytes(ok1 + bad1 + b"\n" + ok2 + bad2)
     assert set_aside_failed(tmp_path) == 2
