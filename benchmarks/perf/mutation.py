@@ -144,6 +144,14 @@ EQUIVALENT: list[Equivalent] = [
                  "pydantic's python mode keeps dates and nested models as objects, and the manifest is only written by "
                  "write_json_atomic (default=str): the file is byte for byte the same as in json mode")
       for m in ("None", '"XXjsonXX"', '"JSON"')),
+    # report
+    Equivalent("benchmarks/report.py", "write_report", "table = rank_methods(scored, baseline=base_label, min_coverage=min_coverage,",
+               "rank_methods' default method_col is 'label'"),
+    Equivalent("benchmarks/report.py", "write_report",
+               'raise DataValidationError("no scorable forecasts (need p_yes and a resolved outcome)", field="outcome", )',
+               "value=None is DataValidationError's default"),
+    Equivalent("benchmarks/report.py", "_md", 'return df.to_markdown(index=None, floatfmt=".4f") if not df.empty else "(none)"',
+               "tabulate hides the index for showindex=None as for False (checked: the same Markdown)"),
     # parser
     *(Equivalent("agent_tools/parsing.py", "_segments", line,
                  "adds an empty span (before a quote that starts a span, or at the end after a closing quote): an empty "

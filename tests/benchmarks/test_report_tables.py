@@ -426,3 +426,18 @@ def test_the_errors_name_every_run(tmp_path):
     a, b = write_run(tmp_path, "a", []), write_run(tmp_path, "b", [])
     with pytest.raises(DataValidationError, match=f"^no results in {a}, {b}$"):
         write_report([a, b], tmp_path / "out")
+
+
+def test_the_default_resampling_is_1000_resamples_with_seed_0(tmp_path):
+    d = write_run(tmp_path, "big", twelve_questions())
+    got = write_report([d], tmp_path / "out").leaderboard.set_index("label")
+    scored = scorable(long_frame([d])[0])
+    from benchmarks.leaderboard import rank_methods
+
+    def debate_interval(**kw):
+        t = rank_methods(scored, method_col="label", baseline="mean", **kw).set_index("label")
+        return [t.loc["debate", c] for c in ("brier_ci_low", "brier_ci_high")]
+
+    assert [got.loc["debate", c] for c in ("brier_ci_low", "brier_ci_high")] == pytest.approx(debate_interval(n_resamples=1000, seed=0))
+    assert debate_interval(n_resamples=1000, seed=1) != pytest.approx(debate_interval(n_resamples=1000, seed=0))  # the settings show
+
