@@ -152,6 +152,9 @@ EQUIVALENT: list[Equivalent] = [
                "value=None is DataValidationError's default"),
     Equivalent("benchmarks/report.py", "_md", 'return df.to_markdown(index=None, floatfmt=".4f") if not df.empty else "(none)"',
                "tabulate hides the index for showindex=None as for False (checked: the same Markdown)"),
+    Equivalent("benchmarks/report.py", "write_report", 'table = table.merge(attempts, left_on="label", right_index=True, )',
+               "every label of the table is in attempts (scored rows are a subset of the run's rows), and an inner merge "
+               "keeps the left order as a left merge does"),
     # parser
     *(Equivalent("agent_tools/parsing.py", "_segments", line,
                  "adds an empty span (before a quote that starts a span, or at the end after a closing quote): an empty "
