@@ -155,6 +155,14 @@ EQUIVALENT: list[Equivalent] = [
     Equivalent("benchmarks/report.py", "write_report", 'table = table.merge(attempts, left_on="label", right_index=True, )',
                "every label of the table is in attempts (scored rows are a subset of the run's rows), and an inner merge "
                "keeps the left order as a left merge does"),
+    *(Equivalent("benchmarks/report.py", "write_report",
+                 f'table = table.merge(costs[["label", "tokens_per_question", "extra_tokens_per_question", "cost_usd"]], {on}how="left")',
+                 "label is the only column the leaderboard and these cost columns share, so merging on the common columns is "
+                 "merging on label") for on in ("on=None, ", "")),
+    Equivalent("benchmarks/report.py", "write_report",
+               'effect = cost_effectiveness(scored, costs, reference="mean", n_resamples=n_resamples, seed=seed) if (not costs.empty) or True else pd.DataFrame()',
+               "the cost table is never empty here: every scored row comes from a record's method row, which cost_tables "
+               "lists (runs without scorable forecasts are refused before)"),
     # parser
     *(Equivalent("agent_tools/parsing.py", "_segments", line,
                  "adds an empty span (before a quote that starts a span, or at the end after a closing quote): an empty "
