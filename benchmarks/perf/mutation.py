@@ -163,6 +163,9 @@ EQUIVALENT: list[Equivalent] = [
                'effect = cost_effectiveness(scored, costs, reference="mean", n_resamples=n_resamples, seed=seed) if (not costs.empty) or True else pd.DataFrame()',
                "the cost table is never empty here: every scored row comes from a record's method row, which cost_tables "
                "lists (runs without scorable forecasts are refused before)"),
+    Equivalent("benchmarks/report.py", "write_report",
+               "effect = cost_effectiveness(scored, costs, n_resamples=n_resamples, seed=seed) if not costs.empty else pd.DataFrame()",
+               "cost_effectiveness's default reference is 'mean'"),
     # parser
     *(Equivalent("agent_tools/parsing.py", "_segments", line,
                  "adds an empty span (before a quote that starts a span, or at the end after a closing quote): an empty "
