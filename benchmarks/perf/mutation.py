@@ -10,9 +10,10 @@ Usage (needs the ``dev`` extra, which brings ``mutmut``; not part of ``python -m
 
 It prints, per module as it finishes, the mutation score ``detected / (total - reviewed equivalents)`` and
 every surviving mutant (function, removed and added line), then whether the current tests catch each
-hand-written mutation: issue 18's table, and constants mutmut cannot reach. Timing: see
-``benchmarks/perf/mutation_baseline.md`` (the last full run, its wall and CPU time). It runs under ``nice``
-(``--nice``, default 10) and prints its CPU time.
+hand-written mutation: issue 18's table, and constants mutmut cannot reach. Figures and timing:
+``benchmarks/perf/mutation_baseline.md`` (before issue 18's tests, all modules) and
+``benchmarks/perf/mutation_after.md`` (after; the runner and the report take over an hour each under load,
+run them on their own). It runs under ``nice`` (``--nice``, default 10) and prints its CPU time.
 
 How
 ---
