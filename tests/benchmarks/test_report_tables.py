@@ -441,3 +441,16 @@ def test_the_default_resampling_is_1000_resamples_with_seed_0(tmp_path):
     assert [got.loc["debate", c] for c in ("brier_ci_low", "brier_ci_high")] == pytest.approx(debate_interval(n_resamples=1000, seed=0))
     assert debate_interval(n_resamples=1000, seed=1) != pytest.approx(debate_interval(n_resamples=1000, seed=0))  # the settings show
 
+
+
+def test_the_horizon_table_buckets_each_question_and_keeps_unknown_horizons_apart(tmp_path, monkeypatch):
+    pages = []
+    real = report.render_page
+    monkeypatch.setattr(report, "render_page", lambda data: pages.append(data) or real(data))
+    horizons = {"t00": 5, "t01": 5, "t02": 100, "t03": None}  # the others: unknown too
+    records = [{**r, "horizon_days": horizons.get(r["question_id"])} for r in twelve_questions()]
+    write_report([write_run(tmp_path, "h", records)], tmp_path / "out", n_resamples=20)
+    (data,) = pages
+    table = data.tables["By horizon bucket"]
+    mean = table[table["label"] == "mean"].set_index("horizon_bucket")["n"].to_dict()
+    assert mean == {"<=7d": 2, "91-180d": 1, "unknown": 9}
