@@ -98,6 +98,7 @@ class Equivalent:
 
 _BLEND_AT_ZERO = ("a weight is in [0, 1] and a probability is finite: at w = 0 the blend (1 - 0) * p + 0 * x is p exactly, "
                   "so blending also at w = 0 gives the same value (the step's status is decided apart)")
+_VALUE_NONE_DEFAULT = "value=None is the error's default (ReconcileError drops None details)"
 _ENSURE_ASCII_NONE = "json reads ensure_ascii as a truth value: None is False"
 _VISIBLE_TEXT = ("the visible text is only searched for spellings of a date, which hold neither a newline nor 'XX'")
 
@@ -150,7 +151,7 @@ EQUIVALENT: list[Equivalent] = [
                "rank_methods' default method_col is 'label'"),
     Equivalent("benchmarks/report.py", "write_report",
                'raise DataValidationError("no scorable forecasts (need p_yes and a resolved outcome)", field="outcome", )',
-               "value=None is DataValidationError's default"),
+               _VALUE_NONE_DEFAULT),
     Equivalent("benchmarks/report.py", "_md", 'return df.to_markdown(index=None, floatfmt=".4f") if not df.empty else "(none)"',
                "tabulate hides the index for showindex=None as for False (checked: the same Markdown)"),
     Equivalent("benchmarks/report.py", "write_report", 'table = table.merge(attempts, left_on="label", right_index=True, )',
@@ -176,10 +177,10 @@ EQUIVALENT: list[Equivalent] = [
                  "the count of unreadable spans is only read as a flag (if unreadable:), and 1, 2 and -1 are all true")
       for line in ("unreadable = 1", "unreadable -= 1", "unreadable += 2")),
     Equivalent("agent_tools/parsing.py", "parse_json", "raw_text=text, field=required_keys[0], )",
-               "value=None is ForecastParseError's default"),
+               _VALUE_NONE_DEFAULT),
     Equivalent("agent_tools/parsing.py", "parse_forecast",
                'raise ForecastParseError(f"{prob_field} is missing: {text[:200]!r}", raw_text=text, field=prob_field, )',
-               "value=None is ForecastParseError's default"),
+               _VALUE_NONE_DEFAULT),
     Equivalent("agent_tools/parsing.py", "parse_forecast", "rationale = json.dumps(rationale, ensure_ascii=None)",
                _ENSURE_ASCII_NONE),
     Equivalent("agent_tools/parsing.py", "parse_probability", "explicit_percent = None",
