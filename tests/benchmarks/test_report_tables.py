@@ -362,6 +362,14 @@ def test_simulated_runs_carry_the_notice():
     assert simulation_note({"a": {"providers": [{"spec": "openai/gpt-4.1-mini"}]}}) == ""
 
 
+def test_a_simulated_run_reports_the_notice_first(tmp_path):
+    from agent_providers.simulator import SIMULATION_NOTE
+
+    rep = write_report([write_run(tmp_path, "s", standard_records(), specs=("sim",))], tmp_path / "out", n_resamples=20)
+    assert rep.notice == f"{SIMULATION_NOTE} Providers: sim."
+    assert rep.markdown.startswith(f"**{rep.notice}**\n\n## Leaderboard")
+
+
 def twelve_questions():
     """12 resolved questions in 12 clusters: enough for intervals. Members answer near the outcome; the debate
     sharpens, the supervisor blurs."""
