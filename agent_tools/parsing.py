@@ -111,21 +111,18 @@ def _balanced_end(text: str, start: int) -> int | None:
 
 
 _TRAILING_COMMA_RE = re.compile(r",(\s*)(?=[}\]])")
-_FINAL_COMMA_RE = re.compile(r",(\s*)$")
 _BARE_PERCENT_RE = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?)\s*%")
 
 
 def _repair(s: str) -> str:
-    """Outside strings: drop commas that directly precede ``}`` or ``]`` (or end the text), and write a bare
-    percentage (``70%``, ``35.5 %``) as the string ``"70%"``."""
+    """Outside strings: drop commas that directly precede ``}`` or ``]``, and write a bare percentage (``70%``,
+    ``35.5 %``) as the string ``"70%"``. ``s`` is a balanced span (it ends with its closing bracket)."""
     spans = _segments(s)
     out = []
-    for k, (a, b, quoted) in enumerate(spans):
+    for a, b, quoted in spans:
         part = s[a:b]
         if not quoted:
             part = _TRAILING_COMMA_RE.sub(r"\1", part)
-            if k == len(spans) - 1:
-                part = _FINAL_COMMA_RE.sub(r"\1", part)
             part = _BARE_PERCENT_RE.sub(r'"\1%"', part)
         out.append(part)
     return "".join(out)

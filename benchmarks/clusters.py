@@ -132,7 +132,9 @@ def sibling_clusters(questions: Sequence[Question]) -> ClusterAssignment:
         if len(bg) >= MIN_BACKGROUND_CHARS:
             by_background[(q.source, bg)].append(q.cluster_id)
         if q.scheduled_close_date is not None:
-            by_close[(q.source, q.scheduled_close_date)].setdefault(" ".join(q.text.split()), q.cluster_id)
+            first = by_close[(q.source, q.scheduled_close_date)].setdefault(" ".join(q.text.split()), q.cluster_id)
+            if first != q.cluster_id:  # the same text again (one question listed twice): one pattern, zero spans
+                union(first, q.cluster_id)
     for members in by_background.values():
         for k in members[1:]:
             union(members[0], k)

@@ -6,7 +6,9 @@ A method that answered only the easy questions must not outrank one that answere
    least one method answered with a resolved outcome).
 2. Methods with ``coverage >= min_coverage`` (default :data:`MIN_COVERAGE`) are **ranked**, on the
    questions *every* ranked method answered (the common set): same questions, same clusters, so their
-   Brier scores are comparable. ``n`` is the size of that set for all of them.
+   Brier scores are comparable. ``n`` is the size of that set for all of them. When they share no
+   question at all (five methods each missing a different fifth, say), none can be ranked and all are
+   listed as in 3.
 3. The others are listed **unranked**, with their own ``n`` (their Brier is on their own questions and
    is not comparable), and their paired difference to the baseline on the questions both answered.
 4. ``too_small_to_rank`` is true when the common set has fewer than
@@ -84,9 +86,11 @@ def rank_methods(
     for m in ranked:
         qs = set(scored.loc[scored[method_col] == m, question_col])
         common = qs if common is None else common & qs
+    if ranked and not common:  # no question every ranked method answered: nothing to rank them on
+        ranked, unranked = [], list(answered.index)
     parts = []
     if ranked:
-        frame = scored[scored[method_col].isin(ranked) & scored[question_col].isin(common or set())]
+        frame = scored[scored[method_col].isin(ranked) & scored[question_col].isin(common)]
         t = scoring.score_table(frame, method_col=method_col, question_col=question_col,
                                 baseline=baseline if baseline in ranked else None, min_clusters=min_clusters,
                                 **score_kwargs)

@@ -301,7 +301,8 @@ def ranking_note(ranked: pd.DataFrame, min_coverage: float) -> str:
     """One line saying what the ranking rests on: the common question set, its clusters, and whether
     it is too small to rank."""
     if ranked.empty:
-        return f"No method answered {min_coverage:.0%} of the questions: nothing is ranked."
+        return (f"Nothing is ranked: no method answered {min_coverage:.0%} of the questions, or those that did "
+                "share no question.")
     n, k = int(ranked["n"].max()), int(ranked["n_clusters"].max())
     line = (f"Ranked on the same {n} questions ({k} clusters of related questions) answered by every ranked method; "
             f"methods that answered fewer than {min_coverage:.0%} of the questions are listed apart.")

@@ -167,7 +167,7 @@ def read_results(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
         is_last = i == len(lines) - 1  # no trailing newline: possibly torn
         try:
             records.append(json.loads(line))
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:  # a torn line may end inside a UTF-8 character
             if is_last:
                 break
             raise DataValidationError(f"{path}: line {i + 1} is not valid JSON ({exc})", row=i, source=str(path)) from exc
@@ -181,7 +181,7 @@ def read_results(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
                 json.loads(tail)
                 with open(path, "ab") as fh:  # a complete last record without newline
                     fh.write(b"\n")
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, UnicodeDecodeError):
                 with open(path, "r+b") as fh:
                     fh.truncate(good_bytes)
     return records

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 
+from agent_providers import ScriptedProvider
 from agent_schemas import Question, SearchOutcome, SearchResult
 from agent_tools import SearchClient
 
@@ -46,3 +47,19 @@ class FixedSearch(SearchClient):
                                  is_transient=self.failure in ("rate_limited", "timeout"), attempts=3,
                                  error_message=f"injected {self.failure}")
         return SearchOutcome(status="ok", attempted_query=query, results=self.results[:max_results])
+
+
+class SpecProvider(ScriptedProvider):
+    """A scripted provider that reports another provider's spec (``"openai/gpt-4.1-mini"``): for code that reads
+    only the spec, such as the contamination filter or the runner's concurrency default. Answers as the
+    scripted world."""
+
+    def __init__(self, spec: str) -> None:
+        from benchmarks.scripted_world import respond
+
+        super().__init__(responder=respond)
+        self._spec = spec
+
+    @property
+    def spec(self) -> str:
+        return self._spec

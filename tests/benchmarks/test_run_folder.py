@@ -117,7 +117,7 @@ def test_report_keeps_the_first_of_duplicated_records_and_warns_once(tmp_path, c
                         "first record of each question"]
 
 
-def test_a_question_whose_pipeline_raises_is_a_failed_record_and_the_run_goes_on(tmp_path):
+def test_a_question_whose_pipeline_raises_is_a_failed_record_and_the_run_goes_on(tmp_path, caplog):
     qs = questions(4)
     runner = make_runner(tmp_path, qs)
     pipeline = runner.build_pipeline()
@@ -130,13 +130,16 @@ def test_a_question_whose_pipeline_raises_is_a_failed_record_and_the_run_goes_on
 
     pipeline.arun = arun
     runner.build_pipeline = lambda: pipeline
-    summary = asyncio.run(runner.arun())
+    with caplog.at_level(logging.WARNING, logger="benchmarks.runner"):
+        summary = asyncio.run(runner.arun())
     assert (summary.n_ok, summary.n_failed) == (3, 1) and not summary.all_failed
+    assert f"question {qs[1].id} failed with an unexpected KeyError: 'usage' (the run goes on)" in caplog.messages
     records = {r["question_id"]: r for r in read_results(runner.run_dir / "results.jsonl")}
     assert len(records) == 4
     bad = records[qs[1].id]
     assert bad["status"] == "failed" and bad["error"]["type"] == "UnexpectedError"
     assert bad["error"]["details"]["exception_type"] == "KeyError"
+    assert (bad["trace"]["status"], bad["trace"]["final_source"], bad["trace"]["error"]) == ("failed", "question failed", bad["error"])
     assert all(m["status"] == "failed" for m in bad["methods"].values())
     assert all(records[q.id]["status"] == "ok" for q in qs if q.id != qs[1].id)
     manifest = json.loads((runner.run_dir / "manifest.json").read_text())

@@ -93,11 +93,19 @@ def test_report_scores_match_direct_computation(tmp_path):
     table = rep.leaderboard.set_index("label")
     records = read_results(runner.run_dir / "results.jsonl")
     y = [r["outcome"] for r in records]
-    assert table.loc["always_0.5", "brier"] == pytest.approx(0.25)
-    assert table.loc["mean", "brier"] == pytest.approx(brier_score_loss(y, [r["methods"]["mean"]["p_yes"] for r in records]))
+    from sklearn.metrics import log_loss
+
+    mean = [r["methods"]["mean"]["p_yes"] for r in records]
+    assert table.loc["mean", "brier"] == pytest.approx(brier_score_loss(y, mean))
+    assert table.loc["mean", "log_loss"] == pytest.approx(log_loss(y, mean))
+    assert table.loc["pipeline", "brier"] == pytest.approx(brier_score_loss(y, [r["methods"]["pipeline"]["p_yes"] for r in records]))
     assert table.loc["crowd", "brier"] == pytest.approx(brier_score_loss(y, [r["baselines"]["crowd"]["p_yes"] for r in records]))
     assert (tmp_path / "out" / "report.html").read_text().count("<svg") >= 4  # the viewer's inline figures
-    assert "Leakage audit" in rep.markdown
+    # the audit table sums the records' audits: every prompt sent was scanned, nothing was found
+    audit = rep.markdown.split("## Leakage audit over the prompts actually sent (findings must be 0)")[1].strip().splitlines()
+    row = dict(zip([c.strip() for c in audit[0].strip("|").split("|")], [c.strip() for c in audit[2].strip("|").split("|")]))
+    assert row["questions"] == "8" and row["failed_questions"] == "0" and row["findings"] == "0"
+    assert int(row["prompts_scanned"]) == sum(len(r["trace"]["recorded_calls"]) for r in records) > 8 * 3
     csv = (tmp_path / "out" / "leaderboard.csv").read_text()
     assert "pipeline" in csv and "debate" in csv
 
@@ -121,9 +129,18 @@ def test_fault_injected_run_completes_and_counts_reconcile(tmp_path):
     inj = injectors[0]
     assert stats["calls"] == inj.passed + sum(inj.injected.values())
     # parse failures (malformed JSON, truncation) are not retried and show up as typed member/turn failures
-    errors = [f["error"]["type"] for r in records for f in r["trace"]["forecasts"] if f["status"] == "failed"]
-    assert inj.injected["malformed_json"] + inj.injected["truncation"] > 0
+    failed = [f for r in records for f in r["trace"]["forecasts"] if f["status"] == "failed"]
+    errors = [f["error"]["type"] for f in failed]
+    n_parse = inj.injected["malformed_json"] + inj.injected["truncation"]
+    assert n_parse > 0 and errors, "the injected faults must reach the members"
     assert set(errors) <= {"ForecastParseError", "ResponseTruncated", "RateLimited", "ProviderOverloaded", "ProviderTimeout"}
+    # an unreadable answer is one failed member, never retried; a transient error fails a member only when retries ran out
+    assert sum(e in ("ForecastParseError", "ResponseTruncated") for e in errors) <= n_parse
+    assert sum(e in ("RateLimited", "ProviderOverloaded", "ProviderTimeout") for e in errors) <= stats["failures"]
+    for f in failed:  # a failed member keeps what it spent: an unreadable answer was billed
+        assert f["p_yes"] is None
+        if f["error"]["type"] in ("ForecastParseError", "ResponseTruncated"):
+            assert f["usage"]["calls"] == 1 and f["usage"]["output_tokens"] > 0
     for r in records:
         for name, m in r["methods"].items():
             assert (m["status"] == "ok") == (m["p_yes"] is not None), (name, m)

@@ -1,0 +1,487 @@
+"""The benchmark runner from the user's side (issue 18): providers as configured, the manifest, the summary,
+counters, errors before anything is written, and what a resumed run keeps. Scripted providers, no network."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import logging
+import re
+import sys
+
+import pytest
+from filelock import FileLock
+
+from agent_providers import CachingProvider, RetryingProvider, ScriptedProvider
+from agent_providers.pricing import PRICE_SOURCE
+from agent_schemas import DataValidationError, Question, RateLimited
+from agent_tools import ToolExecutor
+from benchmarks import runner as runner_module
+from benchmarks.clusters import ClusterAssignment
+from benchmarks.config import RunConfig
+from benchmarks.provenance import git_commit
+from benchmarks.runner import (LOCK_FILE, BenchmarkRunner, QuestionRecord, RunFolderBusy, RunSummary, baseline_table,
+                               package_version, read_results)
+from benchmarks.scripted_world import respond
+from tests.helpers import FixedSearch, SpecProvider, answer
+
+MEMBER = answer(30)
+
+
+def question(i: int, outcome: int | None = 1, **extra) -> Question:
+    return Question(id=f"q{i}", text=f"Will event {i} happen by March 2026?", forecast_date=dt.date(2025, 11, i + 1),
+                    resolution_date=dt.date(2026, 1, i + 1), scheduled_close_date=dt.date(2026, 3, 31), outcome=outcome,
+                    source="polymarket", source_question_id=f"s{i}", question_type="market", crowd_p_yes=0.2 + 0.1 * i,
+                    horizon_days=61, **extra)
+
+
+def config(tmp_path, **cfg) -> RunConfig:
+    base = dict(output_dir=str(tmp_path), run_id="r", providers=["scripted"], search="none", n_members=2,
+                methods=["mean", "min"], baselines=["always_0.5", "crowd"])
+    return RunConfig(**{**base, **cfg})
+
+
+def make(tmp_path, qs, factory=None, **cfg) -> BenchmarkRunner:
+    return BenchmarkRunner(config(tmp_path, **cfg), provider_factory=factory or (lambda spec: ScriptedProvider(responder=respond)),
+                           questions=qs, progress=False, retry_sleep=lambda s: None)
+
+
+def run(r: BenchmarkRunner, **kw) -> RunSummary:
+    return asyncio.run(r.arun(**kw))
+
+
+# --- construction and providers ------------------------------------------------------------------------------
+
+
+def test_run_id_defaults_to_a_timestamp_and_the_folder_is_under_output_dir(tmp_path):
+    r = BenchmarkRunner(RunConfig(output_dir=str(tmp_path)))
+    assert re.fullmatch(r"\d{8}-\d{6}-[0-9a-f]{4}", r.config.run_id)
+    assert r.run_dir == tmp_path / r.config.run_id and r.progress is True and r.providers == []
+    named = BenchmarkRunner(RunConfig(output_dir=str(tmp_path), run_id="mine"))
+    assert (named.config.run_id, named.run_dir) == ("mine", tmp_path / "mine")
+    assert not any(tmp_path.iterdir())  # nothing written by building a runner
+
+
+def test_each_provider_is_wrapped_cache_then_retry_with_the_configured_policy(tmp_path):
+    built = []
+
+    def factory(spec):
+        built.append(spec)
+        return ScriptedProvider(responder=respond, model=spec.split("/")[-1])
+
+    r = BenchmarkRunner(config(tmp_path, providers=["scripted/a", "scripted/b"], max_attempts=3, seed=5),
+                        provider_factory=factory, progress=False)
+    providers = r.build_providers()
+    assert built == ["scripted/a", "scripted/b"] and providers == r.providers
+    for p, name in zip(providers, ("a", "b")):
+        assert type(p) is CachingProvider and type(p.inner) is RetryingProvider and p.inner.inner.model == name
+        assert (p.inner.policy.max_attempts, p.inner.policy.seed) == (3, 5)
+    assert providers[0].cache is providers[1].cache and providers[0].cache.directory == tmp_path / "r" / "cache"
+    assert r.model_specs() == ["scripted/a", "scripted/b"]
+    shared = BenchmarkRunner(config(tmp_path, cache_dir=str(tmp_path / "shared")), provider_factory=factory, progress=False)
+    assert shared.build_providers()[0].cache.directory == tmp_path / "shared"
+    bare = BenchmarkRunner(config(tmp_path, cache=False), provider_factory=factory, progress=False).build_providers()[0]
+    assert type(bare) is RetryingProvider and bare.inner.model == "scripted"
+    assert not (tmp_path / "r").exists() and not (tmp_path / "shared").exists()  # the cache opens at the first call
+
+
+def test_no_configured_provider_asks_the_factory_for_scripted(tmp_path):
+    seen = []
+    r = BenchmarkRunner(config(tmp_path, providers=[]), provider_factory=lambda s: seen.append(s) or ScriptedProvider(),
+                        progress=False)
+    r.build_providers()
+    assert seen == ["scripted"]
+
+
+def test_without_a_factory_the_registry_builds_bare_adapters(tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(runner_module, "get_provider", lambda spec, **kw: calls.append((spec, kw)) or ScriptedProvider())
+    monkeypatch.setattr(runner_module, "auto_provider", lambda **kw: calls.append(("auto", kw)) or ScriptedProvider())
+    BenchmarkRunner(config(tmp_path, providers=["local/smollm2", "openai/gpt-4.1-mini"], n_threads=2), progress=False).build_providers()
+    BenchmarkRunner(config(tmp_path, providers=["local/smollm2"]), progress=False).build_providers()
+    BenchmarkRunner(config(tmp_path, providers=[]), progress=False).build_providers()
+    assert calls == [("local/smollm2", {"retry": False, "n_threads": 2}), ("openai/gpt-4.1-mini", {"retry": False}),
+                     ("local/smollm2", {"retry": False}), ("auto", {"retry": False})]
+
+
+def test_configured_specs_are_kept_redacted(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_COMPATIBLE_QUERY_KEY", "QSECRET")
+    spec = "openai-compatible/m@http://127.0.0.1:9/v1?key=QSECRET"
+    r = BenchmarkRunner(config(tmp_path, providers=[spec]), provider_factory=lambda s: ScriptedProvider(), progress=False)
+    r.build_providers()
+    assert r.config.providers == ["openai-compatible/m@http://127.0.0.1:9/v1?key=***"]
+
+
+def test_a_credential_in_a_spec_never_reaches_the_run_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_COMPATIBLE_QUERY_KEY", "QSECRET")
+    spec = "openai-compatible/m@http://127.0.0.1:9/v1?key=QSECRET"
+    # the real provider (its spec is what the run writes); nothing listens on port 9: the members fail, refused
+    r = BenchmarkRunner(config(tmp_path, providers=[spec], max_attempts=1), questions=[question(1)], progress=False,
+                        retry_sleep=lambda s: None)
+    assert run(r).n_failed == 1
+    manifest = json.loads((r.run_dir / "manifest.json").read_text())
+    shown = "openai-compatible/m@http://127.0.0.1:9/v1?key=***"
+    assert manifest["config"]["providers"] == [shown] and [p["spec"] for p in manifest["providers"]] == [shown]
+    assert not [f.name for f in r.run_dir.rglob("*") if f.is_file() and b"QSECRET" in f.read_bytes()]
+
+
+def test_retries_wait_with_the_injected_sleep_in_sync_and_async_calls(tmp_path):
+    slept = []
+    p = ScriptedProvider([RateLimited("busy", retry_after_s=2.5), MEMBER, RateLimited("busy", retry_after_s=1.5), MEMBER])
+    r = BenchmarkRunner(config(tmp_path, cache=False), provider_factory=lambda s: p, progress=False, retry_sleep=slept.append)
+    (wrapped,) = r.build_providers()
+    assert wrapped.complete([{"role": "user", "content": "a"}]).text == MEMBER
+    assert asyncio.run(wrapped.acomplete([{"role": "user", "content": "b"}])).text == MEMBER
+    assert slept == [2.5, 1.5]
+    assert r.provider_stats() == {"calls": 4, "ok": 2, "retries": 2, "failures": 0, "cache_hits": 0, "cache_misses": 0}
+
+
+def test_questions_are_handed_to_providers_that_simulate_from_them(tmp_path):
+    class Binding(ScriptedProvider):
+        def __init__(self):
+            super().__init__(responder=respond)
+            self.bound = None
+
+        def bind_questions(self, questions):
+            self.bound = [q.id for q in questions]
+
+    adapters = []
+    qs = [question(1), question(2)]
+    r = make(tmp_path, qs, factory=lambda s: adapters.append(Binding()) or adapters[-1], providers=["scripted/a", "scripted/b"])
+    run(r)
+    assert [a.bound for a in adapters] == [["q1", "q2"], ["q1", "q2"]]
+
+
+def test_the_search_backend_follows_the_config(tmp_path, monkeypatch):
+    client = FixedSearch()
+    given = BenchmarkRunner(config(tmp_path, snippet_chars=50, search="ddg"), search_client=client, progress=False).build_executor()
+    assert isinstance(given, ToolExecutor) and given.search is client and given.snippet_chars == 50
+    assert BenchmarkRunner(config(tmp_path, search="none"), progress=False).build_executor() is None
+    from agent_tools import DuckDuckGoSearch, LocalCorpusSearch
+
+    ddg = BenchmarkRunner(config(tmp_path, search="ddg", snippet_chars=80), progress=False).build_executor()
+    assert type(ddg.search) is DuckDuckGoSearch and ddg.snippet_chars == 80
+    monkeypatch.setattr(LocalCorpusSearch, "default", classmethod(lambda cls: client))  # skip building the corpus
+    local = BenchmarkRunner(config(tmp_path, search="local"), progress=False).build_executor()
+    assert local.search is client and local.snippet_chars == 200
+
+
+def test_the_pipeline_has_the_stages_the_methods_need(tmp_path):
+    def stages(methods):
+        p = make(tmp_path, [], methods=methods, n_members=3).build_pipeline()
+        return len(p.ensemble.members), p.debate is not None, p.supervisor is not None
+
+    assert stages(["mean"]) == (3, False, False)
+    assert stages(["mean", "debate"]) == (3, True, False)
+    assert stages(["supervisor"]) == (3, False, True)
+    assert stages(["pipeline"]) == (3, True, True)
+
+
+@pytest.mark.parametrize("specs, configured, expected", [
+    (["local/smollm2"], None, 1), (["local/smollm2", "local/other"], None, 1), (["local/smollm2", "scripted"], None, 8),
+    (["scripted"], None, 8), (["local/smollm2"], 3, 3),
+])
+def test_questions_in_flight(tmp_path, specs, configured, expected):
+    r = BenchmarkRunner(config(tmp_path, providers=specs, concurrency=configured), provider_factory=SpecProvider, progress=False)
+    assert r.concurrency() == expected
+
+
+@pytest.mark.parametrize("spec, untrained", [("scripted", True), ("scripted/x", True), ("sim", True), ("sim/seed=2", True),
+                                             ("simulator/x", False), ("local/smollm2", False), ("openai/sim", False)])
+def test_untrained_providers(spec, untrained):
+    assert runner_module._untrained(spec) is untrained
+
+
+# --- a run: records, manifest, summary ------------------------------------------------------------------------
+
+
+def test_a_run_writes_its_records_manifest_and_summary(tmp_path, monkeypatch):
+    qs = [question(1), question(2, outcome=0), question(3, outcome=None)]
+    started = []
+    r = BenchmarkRunner(config(tmp_path), provider_factory=lambda s: ScriptedProvider(responder=lambda m: MEMBER),
+                        questions=qs, progress=False, on_start=started.append, command_line=["forecast-reconcile", "run"])
+    summary = run(r)
+    assert started == [tmp_path / "r"]
+    assert (summary.run_dir, summary.n_questions, summary.n_done_before, summary.n_ok, summary.n_failed) == (tmp_path / "r", 3, 0, 3, 0)
+    assert (summary.n_ok_total, summary.n_failed_total, summary.top_failure, summary.n_top_failure, summary.n_retried) == (3, 0, None, 0, 0)
+    assert not summary.all_failed and summary.wall_time_s > 0
+    assert summary.provider_stats == {"calls": 6, "ok": 6, "retries": 0, "failures": 0, "cache_hits": 0, "cache_misses": 6}
+    records = {rec["question_id"]: rec for rec in read_results(r.run_dir / "results.jsonl")}
+    rec = records["q2"]
+    assert (rec["status"], rec["error"], rec["outcome"], rec["source"], rec["question_type"], rec["cluster"], rec["horizon_days"],
+            rec["forecast_date"], rec["resolution_date"]) == ("ok", None, 0, "polymarket", "market", "polymarket|s1", 61,
+                                                              "2025-11-03", "2026-01-03")
+    assert rec["methods"]["mean"]["p_yes"] == 0.3 and rec["methods"]["min"]["p_yes"] == 0.3
+    assert rec["baselines"] == {"always_0.5": {"p_yes": 0.5, "status": "ok", "note": rec["baselines"]["always_0.5"]["note"]},
+                                "crowd": {"p_yes": pytest.approx(0.4), "status": "ok", "note": rec["baselines"]["crowd"]["note"]}}
+    assert sum(e["calls"] for e in rec["ledger"]) == 2 and rec["audit"]["prompts_scanned"] == 2
+    assert rec["wall_time_s"] == rec["trace"]["wall_time_s"] and rec["trace"]["question"]["id"] == "q2"
+    assert records["q3"]["outcome"] is None
+    manifest = json.loads((r.run_dir / "manifest.json").read_text())
+    assert manifest["run_id"] == "r" and manifest["package"] == "forecast-reconcile"
+    assert manifest["package_version"] == package_version() and manifest["python"] == sys.version.split()[0]
+    assert manifest["providers"] == [{"spec": "scripted", "model": "scripted"}] and manifest["prices"] == PRICE_SOURCE
+    assert manifest["seed"] == 0 and manifest["config"] == r.config.model_dump(mode="json")  # the run's settings, nothing else
+    assert manifest["config"]["providers"] == ["scripted"] and manifest["config"]["run_id"] == "r"
+    assert manifest["question_selection"] == r.selection() and manifest["question_ids"] == ["q1", "q2", "q3"]
+    # one question pattern ("Will event N happen by March 2026?", same close date): one cluster of three
+    assert manifest["clusters"] == r.clusters.summary() and (manifest["clusters"]["source_questions"], manifest["clusters"]["clusters"]) == (3, 1)
+    assert manifest["question_status"] == {"q1": "done", "q2": "done", "q3": "done"}
+    assert manifest["command_line"] == ["forecast-reconcile", "run"] and manifest["provider_stats"] == summary.provider_stats
+    assert manifest["wall_time_s"] == manifest["wall_time_s_total"] > 0
+    assert manifest["wall_time_s"] == round(manifest["wall_time_s"], 3)  # milliseconds
+    assert manifest["git"] == git_commit()
+    assert dt.datetime.fromisoformat(manifest["created_at"]) <= dt.datetime.fromisoformat(manifest["updated_at"])
+    assert set(manifest["package_versions"]) >= {"pydantic", "numpy"} and "git" in manifest
+
+
+def test_the_question_record_takes_the_cluster_of_the_run(tmp_path):
+    qs = [question(1)]
+    r = make(tmp_path, qs)
+    trace = asyncio.run(r.build_pipeline().arun(qs[0].visible()))
+    assert r.question_record(qs[0], trace, {}).cluster == "polymarket|s1"
+    r.clusters = ClusterAssignment({"q1": "polymarket|s0"}, 1, 1)
+    rec = r.question_record(qs[0], trace, {"q1": {"crowd": {"p_yes": 0.3}}})
+    assert isinstance(rec, QuestionRecord) and rec.cluster == "polymarket|s0" and rec.baselines == {"crowd": {"p_yes": 0.3}}
+    unresolved = Question(id="u", text="Will it?", forecast_date=dt.date(2025, 1, 1))
+    rec = r.question_record(unresolved, trace.model_copy(update={"question": unresolved.visible()}), {})
+    assert (rec.resolution_date, rec.horizon_days, rec.outcome, rec.cluster) == (None, None, None, "unknown|u")
+
+
+def test_failed_questions_are_counted_with_their_most_common_reason(tmp_path):
+    qs = [question(i) for i in range(1, 6)]
+
+    def responder(messages):
+        text = messages[1].content
+        if "event 1 " in text:
+            return "no JSON here"
+        if "event 2 " in text:
+            return "nothing readable either"  # another message, the same type: grouped with it
+        if "event 3 " in text:
+            raise KeyError("boom")  # unexpected: an UnexpectedError member failure
+        return MEMBER
+
+    summary = run(make(tmp_path, qs, factory=lambda s: ScriptedProvider(responder=responder), cache=False))
+    assert (summary.n_ok, summary.n_failed, summary.n_ok_total, summary.n_failed_total) == (2, 3, 2, 3)
+    assert summary.top_failure.startswith("ForecastParseError: no JSON object found in the answer")
+    assert summary.n_top_failure == 2 and not summary.all_failed
+    records = {rec["question_id"]: rec for rec in read_results(tmp_path / "r" / "results.jsonl")}
+    assert records["q1"]["status"] == "failed" and records["q1"]["error"]["type"] == "EnsembleFailed"
+    assert all(m == {"p_yes": None, "status": "failed", "note": m["note"], "extra_usage": m["extra_usage"]}
+               for m in records["q1"]["methods"].values())
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    assert manifest["question_status"] == {"q1": "failed", "q2": "failed", "q3": "failed", "q4": "done", "q5": "done"}
+    # a resumed run rebuilds the reasons from the records and keeps the failures
+    again = run(make(tmp_path, qs, cache=False), resume=True)
+    assert (again.n_done_before, again.n_ok, again.n_failed, again.n_ok_total, again.n_failed_total) == (5, 0, 0, 2, 3)
+    assert again.top_failure == summary.top_failure and again.n_top_failure == 2
+
+
+def test_all_failed_means_questions_and_no_ok_record():
+    def summary(n_questions, n_ok_total):
+        return RunSummary(run_dir=None, n_questions=n_questions, n_done_before=0, n_ok=0, n_failed=0, wall_time_s=0.0,
+                          n_ok_total=n_ok_total)
+
+    assert summary(2, 0).all_failed and not summary(2, 1).all_failed and not summary(0, 0).all_failed
+
+
+def test_a_resumed_run_keeps_its_start_and_adds_its_wall_time(tmp_path):
+    qs = [question(1), question(2)]
+    run(make(tmp_path, qs))
+    path = tmp_path / "r" / "manifest.json"
+    first = json.loads(path.read_text())
+    results = tmp_path / "r" / "results.jsonl"
+    results.write_text(results.read_text().splitlines(keepends=True)[0])  # the second question was in flight
+    summary = run(make(tmp_path, qs), resume=True)
+    assert (summary.n_done_before, summary.n_ok, summary.n_ok_total) == (1, 1, 2)
+    assert summary.provider_stats["cache_hits"] == 2  # its two member calls are replayed
+    second = json.loads(path.read_text())
+    assert second["created_at"] == first["created_at"]
+    assert second["wall_time_s_total"] == pytest.approx(first["wall_time_s_total"] + second["wall_time_s"], abs=2e-3)
+
+
+def test_the_manifest_is_rewritten_as_questions_finish_at_most_once_per_interval(tmp_path, monkeypatch):
+    writes = []
+    real = runner_module.write_json_atomic
+    monkeypatch.setattr(runner_module, "write_json_atomic", lambda p, d: (writes.append(dict(d["question_status"])), real(p, d)))
+    qs = [question(1), question(2), question(3)]
+    monkeypatch.setattr(runner_module, "MANIFEST_INTERVAL_S", 0.0)
+    run(make(tmp_path, qs, concurrency=1))
+    assert writes[0] == {"q1": "pending", "q2": "pending", "q3": "pending"} and len(writes) == 1 + 3 + 1
+    assert writes[1]["q1"] == "done" and writes[-1] == {q.id: "done" for q in qs}
+    writes.clear()
+    monkeypatch.setattr(runner_module, "MANIFEST_INTERVAL_S", 3600.0)
+    run(make(tmp_path / "b", qs, concurrency=1))
+    assert len(writes) == 2  # at the start and at the end
+
+
+def test_questions_in_flight_are_marked_and_limited_to_the_concurrency(tmp_path, monkeypatch):
+    writes = []
+    real = runner_module.write_json_atomic
+    monkeypatch.setattr(runner_module, "write_json_atomic", lambda p, d: (writes.append(dict(d["question_status"])), real(p, d)))
+    monkeypatch.setattr(runner_module, "MANIFEST_INTERVAL_S", 0.0)
+    qs = [question(i) for i in range(1, 7)]
+    r = make(tmp_path, qs, concurrency=2)
+    pipeline = r.build_pipeline()
+    real_arun, running, most = pipeline.arun, [0], [0]
+
+    async def arun(q):
+        running[0] += 1
+        most[0] = max(most[0], running[0])
+        try:
+            await asyncio.sleep(0.02)
+            return await real_arun(q)
+        finally:
+            running[0] -= 1
+
+    pipeline.arun = arun
+    r.build_pipeline = lambda: pipeline
+    run(r)
+    assert most[0] == 2
+    assert "in_flight" in writes[1].values() and set(writes[1].values()) <= {"pending", "in_flight", "done"}
+
+
+def test_after_a_failed_append_no_other_record_is_written(tmp_path, monkeypatch):
+    from benchmarks.runner import ResultsWriteError
+
+    real = runner_module.append_jsonl
+    calls = []
+
+    def append(path, record):
+        calls.append(record.question_id)
+        if len(calls) == 1:
+            raise OSError(28, "No space left on device", str(path))
+        real(path, record)
+
+    monkeypatch.setattr(runner_module, "append_jsonl", append)
+    with pytest.raises(ResultsWriteError, match="the 0 records written before are intact"):
+        run(make(tmp_path, [question(i) for i in range(1, 5)], concurrency=4))
+    assert len(calls) == 1 and read_results(tmp_path / "r" / "results.jsonl") == []
+
+
+def test_the_first_record_of_a_question_decides_its_status(tmp_path):
+    qs = [question(1), question(2)]
+    run(make(tmp_path, qs))
+    path = tmp_path / "r" / "results.jsonl"
+    first, second = [json.loads(line) for line in path.read_text().splitlines()]
+    error = {"type": "EnsembleFailed", "message": "0 of 2", "retryable": False, "details": {}}
+    failed = {**first, "status": "failed", "error": error, "trace": {**first["trace"], "forecasts": [], "status": "failed", "error": error}}
+    path.write_text("".join(json.dumps(r) + "\n" for r in (first, second, failed)))  # a stray later copy, failed
+    summary = run(make(tmp_path, qs), resume=True)
+    assert (summary.n_ok_total, summary.n_failed_total, summary.top_failure) == (2, 0, None)
+    path.write_text("".join(json.dumps(r) + "\n" for r in (failed, second, first)))
+    summary = run(make(tmp_path, qs), resume=True)
+    assert (summary.n_ok_total, summary.n_failed_total, summary.top_failure) == (1, 1, "EnsembleFailed: 0 of 2")
+
+
+def test_a_manifest_that_cannot_be_updated_at_the_end_loses_no_result(tmp_path, monkeypatch, caplog):
+    real = runner_module.write_json_atomic
+    n = []
+
+    def failing_last(path, data):
+        n.append(1)
+        if all(v == "done" for v in data["question_status"].values()):
+            raise OSError(28, "No space left on device", str(path))
+        real(path, data)
+
+    monkeypatch.setattr(runner_module, "write_json_atomic", failing_last)
+    with caplog.at_level(logging.WARNING, logger="benchmarks.runner"):
+        summary = run(make(tmp_path, [question(1)]))
+    assert summary.n_ok == 1 and len(read_results(tmp_path / "r" / "results.jsonl")) == 1
+    assert caplog.messages == [f"could not update {tmp_path / 'r' / 'manifest.json'}: No space left on device"]
+
+
+def test_the_progress_bar_goes_to_stderr(tmp_path, capsys):
+    r = BenchmarkRunner(config(tmp_path), provider_factory=lambda s: ScriptedProvider(responder=lambda m: MEMBER),
+                        questions=[question(1), question(2)], retry_sleep=lambda s: None)
+    run(r)
+    captured = capsys.readouterr()
+    assert re.match(r"^questions \S+ 2/2 0:00:0\d", captured.err) and captured.out == ""
+    results = tmp_path / "r" / "results.jsonl"
+    results.write_text(results.read_text().splitlines(keepends=True)[0])
+    resumed = BenchmarkRunner(config(tmp_path), provider_factory=lambda s: ScriptedProvider(responder=lambda m: MEMBER),
+                              questions=[question(1), question(2)], retry_sleep=lambda s: None)
+    run(resumed, resume=True)
+    assert re.match(r"^questions \S+ 2/2 ", capsys.readouterr().err)  # the finished question counts from the start
+
+
+# --- refused before anything is written ----------------------------------------------------------------------
+
+
+def test_existing_results_need_resume(tmp_path):
+    run(make(tmp_path, [question(1)]))
+    with pytest.raises(FileExistsError) as ei:
+        run(make(tmp_path, [question(1)]))
+    assert str(ei.value) == f"{tmp_path / 'r'} already has results; continue it with resume (--resume r)"
+    (tmp_path / "e").mkdir()
+    (tmp_path / "e" / "results.jsonl").write_text("")  # an empty file is no results
+    assert run(make(tmp_path, [question(1)], run_id="e")).n_ok == 1
+
+
+def test_retry_failed_without_resume_is_refused(tmp_path):
+    with pytest.raises(ValueError) as ei:
+        run(make(tmp_path, [question(1)]), retry_failed=True)
+    assert str(ei.value) == "retry_failed re-runs the failed questions of an existing run: it needs resume=True (--resume)"
+
+
+def test_no_questions_is_an_error_and_writes_nothing(tmp_path):
+    started = []
+    r = make(tmp_path, [])
+    r.on_start = started.append
+    with pytest.raises(DataValidationError) as ei:
+        run(r)
+    assert (str(ei.value), ei.value.field, ei.value.value) == ("no questions match the run's filters", "questions", 0)
+    assert started == [] and not (tmp_path / "r").exists()
+
+
+def test_a_resume_that_selects_other_questions_is_refused(tmp_path):
+    run(make(tmp_path, [question(1), question(2)]))
+    with pytest.raises(DataValidationError) as ei:
+        run(make(tmp_path, [question(1), question(3)]), resume=True)
+    assert str(ei.value) == (f"{tmp_path / 'r'}: the resumed run selects other questions than the manifest records "
+                             "(different providers, filters or question file?)")
+    assert (ei.value.field, ei.value.value) == ("question_ids", 2)
+    assert run(make(tmp_path, [question(1), question(2)]), resume=True).n_done_before == 2
+
+
+def test_a_held_lock_refuses_a_second_writer_at_once(tmp_path):
+    (tmp_path / "r").mkdir()
+    lock = FileLock(str(tmp_path / "r" / LOCK_FILE))
+    lock.acquire()
+    started = []
+    try:
+        r = make(tmp_path, [question(1)])
+        r.on_start = started.append
+        with pytest.raises(RunFolderBusy) as ei:
+            run(r)
+    finally:
+        lock.release()
+    assert str(ei.value) == (f"{tmp_path / 'r'} is being written by another run (its lock {tmp_path / 'r' / LOCK_FILE} is held); "
+                             "wait for that run to finish or stop it, then resume")
+    assert ei.value.details == {"path": str(tmp_path / "r" / LOCK_FILE)}
+    assert started == [] and not (tmp_path / "r" / "results.jsonl").exists()
+    assert run(make(tmp_path, [question(1)])).n_ok == 1  # the lock is free again, and released after the run
+    assert FileLock(str(tmp_path / "r" / LOCK_FILE)).acquire(blocking=False)
+
+
+def test_when_no_provider_is_configured_the_run_records_the_one_picked(tmp_path, monkeypatch):
+    monkeypatch.setattr(runner_module, "auto_provider", lambda **kw: ScriptedProvider(responder=lambda m: MEMBER, model="auto"))
+    r = BenchmarkRunner(config(tmp_path, providers=[]), questions=[question(1)], progress=False)
+    run(r)
+    assert r.config.providers == ["scripted/auto"]
+    assert json.loads((tmp_path / "r" / "manifest.json").read_text())["config"]["providers"] == ["scripted/auto"]
+
+
+# --- baselines ---------------------------------------------------------------------------------------------------
+
+
+def test_baseline_table_keeps_the_named_baselines_and_marks_missing_values():
+    qs = [question(1), question(2).model_copy(update={"crowd_p_yes": None})]
+    table = baseline_table(qs, ["crowd", "always_0.5"])
+    assert set(table) == {"q1", "q2"} and set(table["q1"]) == {"crowd", "always_0.5"}
+    assert table["q1"]["crowd"]["p_yes"] == pytest.approx(0.3) and table["q1"]["crowd"]["status"] == "ok"
+    assert table["q2"]["crowd"] == {"p_yes": None, "status": "unavailable", "note": table["q2"]["crowd"]["note"]}
+    assert table["q2"]["crowd"]["note"] != ""  # says why
+    assert table["q1"]["always_0.5"] == {"p_yes": 0.5, "status": "ok", "note": "constant 0.5"}
+    assert baseline_table(qs, []) == {"q1": {}, "q2": {}}

@@ -1,0 +1,266 @@
+"""The leakage audit counts what it says (issue 18): each kind of hindsight, planted in a prompt, is counted once;
+the prompts of every role are read; the cutoff guard's drops are summed from members and supervisor.
+
+The end-to-end test runs the harness with a leaky search client (it returns results dated after the forecast
+date and undated ones whatever the cutoff) and members answering 0% and 100%.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+
+import pytest
+
+from agent_providers import ScriptedProvider
+from agent_schemas import ChatMessage, Forecast, PipelineTrace, Question, RecordedCall, SearchOutcome, SearchResult, SupervisorArtifact
+from agent_tools import SearchClient, render_evidence
+from benchmarks.config import RunConfig
+from benchmarks.leakage import AUDIT_KEYS, audit_prompts, evidence_dates, leakage_audit
+from benchmarks.runner import BenchmarkRunner, read_results
+from benchmarks.scripted_world import respond
+
+FORECAST = dt.date(2025, 11, 9)
+Q = Question(
+    id="fb|polymarket|0xabc|round-7",
+    text="Will the ECB cut its deposit rate by March 2026?",
+    background="The deposit facility rate was 2.00% after the June 2025 meeting.",
+    resolution_criteria="Resolves Yes if the ECB announces a cut before the market closes.",
+    forecast_date=FORECAST,
+    scheduled_close_date=dt.date(2026, 3, 31),  # 142 days after the forecast date: shown
+    resolution_date=dt.date(2025, 12, 18),  # 39 days after: hidden (resolved early)
+    outcome=1,
+    source="polymarket",
+    source_question_id="0xabc",
+    question_type="market",
+)
+ZERO = {"prompts_scanned": 1, "evidence_dated_after_cutoff": 0, "hindsight_resolution_date": 0, "hindsight_outcome": 0}
+
+
+def audit_one(text: str, question: Question = Q) -> dict[str, int]:
+    return audit_prompts([text], question)
+
+
+def result(day: dt.date | None, n: int = 1) -> SearchResult:
+    return SearchResult(title=f"Item {n}", url=f"https://news.example/{n}", snippet="ECB news", published=day, source="news")
+
+
+# --- evidence dates ------------------------------------------------------------------------------
+
+
+def test_evidence_dates_are_read_from_both_renderers():
+    search_block = render_evidence([result(dt.date(2025, 11, 1), 1), result(None, 2), result(dt.date(2025, 12, 2), 3)])
+    summaries = ("- member-0 (scripted): p_yes 40%. rationale\n"
+                 "    - evidence: Rates held [https://ecb.example/a, 2025-10-30]\n"
+                 "    - evidence: No source [no source, undated]\n"
+                 "    - evidence: Bad date [https://x.example, 2025-13-45]\n"
+                 "- evidence: Cut announced [https://ecb.example/b, 2025-12-18]")
+    assert evidence_dates(search_block) == [dt.date(2025, 11, 1), dt.date(2025, 12, 2)]
+    assert evidence_dates(summaries) == [dt.date(2025, 10, 30), dt.date(2025, 12, 18)]
+    assert evidence_dates("published 2025-12-01 somewhere in prose") == []
+
+
+def test_only_evidence_dated_after_the_forecast_date_is_late():
+    on_the_day = render_evidence([result(FORECAST, 1)])
+    late = render_evidence([result(FORECAST + dt.timedelta(days=1), 1), result(dt.date(2026, 1, 5), 2)])
+    assert audit_one(on_the_day) == ZERO
+    assert audit_one(late) == {**ZERO, "evidence_dated_after_cutoff": 2}
+    member_line = "    - evidence: Cut announced [https://ecb.example/b, 2025-11-10]"
+    assert audit_one(member_line) == {**ZERO, "evidence_dated_after_cutoff": 1}
+
+
+# --- the actual resolution date --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, found", [
+    ("The market closed on 2025-12-18.", 1),
+    ("On December 18, 2025 the ECB announced a cut.", 1),
+    ("horizon 39 days", 1),
+    ("Horizon: 39 day", 1),
+    ("horizon 142 days", 0),  # the scheduled close, shown to forecasters
+    ("horizon 390 days", 0),
+    ("The market closes on 2026-03-31.", 0),
+    ("December 8, 2025 and 2025-12-19", 0),
+])
+def test_the_actual_resolution_date_and_its_horizon_are_hindsight(text, found):
+    assert audit_one(text) == {**ZERO, "hindsight_resolution_date": found}
+
+
+def test_a_resolution_date_the_question_itself_shows_is_not_hindsight():
+    named = Q.model_copy(update={"resolution_criteria": "Resolves Yes if the ECB cuts at its 2025-12-18 meeting."})
+    assert audit_one("The ECB meets on 2025-12-18.", named) == ZERO
+    assert audit_one("On December 18, 2025 the ECB cut.", named)["hindsight_resolution_date"] == 1  # other spelling
+    in_background = Q.model_copy(update={"background": "Next meeting: December 18, 2025."})
+    assert audit_one("On December 18, 2025 the ECB cut.", in_background)["hindsight_resolution_date"] == 0
+    on_schedule = Q.model_copy(update={"scheduled_close_date": Q.resolution_date})
+    assert audit_one("closes 2025-12-18, horizon 39 days", on_schedule) == ZERO
+    unresolved = Q.model_copy(update={"resolution_date": None, "outcome": None})
+    assert audit_one("closes 2025-12-18, horizon 39 days", unresolved) == ZERO
+
+
+def test_a_date_named_in_the_value_at_freeze_explanation_is_visible():
+    dataset = Q.model_copy(update={"question_type": "dataset", "metadata": {
+        "freeze_datetime": "2025-11-01T00:00:00Z", "freeze_value_raw": "2.00",
+        "freeze_value_explanation": "The rate in force until the 2025-12-18 decision."}})
+    assert dataset.visible().freeze_value_explanation == "The rate in force until the 2025-12-18 decision."
+    assert audit_one("The decision of 2025-12-18 is pending.", dataset) == ZERO
+    assert audit_one("The decision of 2025-12-18 is pending.", dataset.model_copy(update={"metadata": {}}))["hindsight_resolution_date"] == 1
+
+
+def test_a_question_without_a_source_id_is_recognised_by_its_id_and_text_only():
+    no_sid = Q.model_copy(update={"source_question_id": None})
+    for text in ("None resolved Yes", "XXXX resolved Yes", "resolved Yes", " resolved yes"):
+        assert audit_one(text, no_sid) == ZERO
+    assert audit_one(f"{Q.id} resolved Yes", no_sid)["hindsight_outcome"] == 1
+    nameless = Question(id="", text=" ", forecast_date=FORECAST)  # nothing to recognise it by
+    assert audit_prompts(["It resolved Yes.", "The outcome: no."], nameless) == {**ZERO, "prompts_scanned": 2}
+
+
+def test_a_horizon_is_hindsight_when_no_close_date_was_shown():
+    no_close = Q.model_copy(update={"scheduled_close_date": None})
+    assert audit_one("horizon 39 days", no_close)["hindsight_resolution_date"] == 1
+
+
+# --- the outcome -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, found", [
+    (f"{Q.id} resolved Yes.", 1),
+    ("Market 0xabc: RESOLVED TO NO", 1),
+    (f"{Q.text} The outcome: yes", 1),
+    (f"{Q.text}" + " " * 95 + "outcome 1", 1),  # 95 characters between: near
+    (f"{Q.text}" + " " * 101 + "resolved yes", 0),  # too far from the question to be about it
+    (f"{Q.text} resolved yesterday's doubts", 0),
+    ("Another market resolved Yes.", 0),
+    ("Outcome: yes", 1),
+    ("  outcome = FALSE", 1),
+    ("The outcome is uncertain.", 0),
+])
+def test_outcome_statements_next_to_the_question_are_hindsight(text, found):
+    assert audit_one(text) == {**ZERO, "hindsight_outcome": found}
+
+
+def test_a_long_question_is_recognised_by_its_first_120_characters():
+    long_q = Q.model_copy(update={"text": "Will the ECB cut rates in the " + "very " * 20 + "long run?"})
+    assert len(long_q.text) > 121 and long_q.text[120] != " "
+    quoted = long_q.text[:120] + "... (question truncated) resolved No"
+    assert audit_one(quoted, long_q)["hindsight_outcome"] == 1
+
+
+def test_counts_add_over_prompts():
+    prompts = ["clean", "closed 2025-12-18.\nOutcome: No", render_evidence([result(dt.date(2025, 12, 1))]), "Outcome: 1"]
+    assert audit_prompts(prompts, Q) == {"prompts_scanned": 4, "evidence_dated_after_cutoff": 1,
+                                         "hindsight_resolution_date": 1, "hindsight_outcome": 2}
+    assert audit_prompts([], Q) == {**ZERO, "prompts_scanned": 0}
+
+
+# --- one question's audit from its trace -------------------------------------------------------------
+
+
+def call(role: str, *texts: str) -> RecordedCall:
+    return RecordedCall(role=role, provider="scripted", request_key="k",
+                        messages=[ChatMessage(role="system" if i == 0 else "user", content=t) for i, t in enumerate(texts)])
+
+
+def test_trace_audit_reads_every_role_and_sums_the_guards_drops():
+    late_search = render_evidence([result(dt.date(2025, 11, 20), 1)])
+    trace = PipelineTrace(
+        question=Q.visible(),
+        forecasts=[Forecast(question_id=Q.id, agent_id="member-0", p_yes=0.4, n_evidence_dropped=2, n_evidence_in_prompt=3),
+                   Forecast(question_id=Q.id, agent_id="member-1", p_yes=0.6, n_evidence_dropped=1, n_evidence_in_prompt=0)],
+        supervisor=SupervisorArtifact(question_id=Q.id, p_yes=0.5, confidence="low", search_outcomes=[
+            SearchOutcome(status="ok", attempted_query="a", results=[result(FORECAST)], dropped_after_cutoff=4, dropped_undated=1),
+            SearchOutcome(status="failed", attempted_query="b", failure_type="timeout", dropped_after_cutoff=0),
+        ]),
+        recorded_calls=[
+            call("forecaster", "system", late_search),  # late evidence from a member's search
+            call("forecaster", "system", "- evidence: old [https://a.example, 2025-10-01]"),
+            # the last line of one message and the first of the next are read as lines of their own
+            call("supervisor", "system", "    - evidence: cut [https://ecb.example, 2025-12-18]", "Outcome: Yes\nthen"),
+            RecordedCall(role="bull", provider="scripted", request_key="k"),  # no messages recorded: not a prompt
+        ],
+    )
+    audit = leakage_audit(trace, Q)
+    assert list(audit) == list(AUDIT_KEYS)
+    # drops 2 + 1 (members) + 4 + 1 (supervisor); in prompts 3 + 0 + 1; findings 2 late + 1 date + 1 outcome
+    assert audit == {"prompts_scanned": 3, "evidence_in_prompt": 4, "dropped_by_cutoff_guard": 8,
+                     "evidence_dated_after_cutoff": 2, "hindsight_resolution_date": 1, "hindsight_outcome": 1, "findings": 4}
+
+
+def test_member_prompts_alone_are_audited():
+    trace = PipelineTrace(question=Q.visible(), recorded_calls=[call("forecaster", "system", "closed 2025-12-18, horizon 39 days")])
+    assert leakage_audit(trace, Q) == {"prompts_scanned": 1, "evidence_in_prompt": 0, "dropped_by_cutoff_guard": 0,
+                                       "evidence_dated_after_cutoff": 0, "hindsight_resolution_date": 1,
+                                       "hindsight_outcome": 0, "findings": 1}
+
+
+def test_a_trace_of_another_question_is_refused():
+    other = Q.model_copy(update={"id": "other"})
+    with pytest.raises(ValueError, match=r"^trace of 'other' audited against question 'fb\|polymarket\|0xabc\|round-7'$"):
+        leakage_audit(PipelineTrace(question=other.visible()), Q)
+
+
+# --- end to end: a leaky search client, members at 0% and 100% ------------------------------------------
+
+
+class LeakySearch(SearchClient):
+    """Ignores the cutoff: every query gets one result from before the forecast date, two from after it and
+    one undated (as a search engine whose date filter leaks)."""
+
+    name = "leaky"
+
+    def __init__(self) -> None:
+        self.queries: list[str] = []
+
+    def search(self, query, *, max_results=5, cutoff_date=None):
+        self.queries.append(query)
+        day = dt.date.fromisoformat(str(cutoff_date)[:10]) if cutoff_date else FORECAST
+        results = [SearchResult(title="Before", url="https://news.example/before", snippet="Rates held.", published=day - dt.timedelta(days=3), source="news"),
+                   SearchResult(title="After", url="https://news.example/after", snippet="The ECB cut rates.", published=day + dt.timedelta(days=2), source="news"),
+                   SearchResult(title="Much later", url="https://news.example/later", snippet="Resolved Yes.", published=day + dt.timedelta(days=40), source="news"),
+                   SearchResult(title="Undated", url="https://news.example/undated", snippet="Who knows.", published=None, source="news")]
+        return SearchOutcome(status="ok", attempted_query=query, results=results[:max_results])
+
+
+def extreme(p_percent: int):
+    """Members answer ``p_percent``; debate and supervisor answer as in the scripted world."""
+
+    def responder(messages):
+        user = "\n".join(m.content for m in messages[1:])
+        if any(role in user for role in ("You are the BULL", "You are the BEAR", "You are the SUPERVISOR")):
+            return respond(messages)
+        return '{"rationale": "sure", "key_evidence": [], "p_yes_percent": %d}' % p_percent
+
+    return ScriptedProvider(responder=responder, model=f"p{p_percent}")
+
+
+def test_leaky_search_is_guarded_and_audited_and_extreme_members_are_clipped(tmp_path):
+    from benchmarks.questions import load_forecastbench
+
+    qs = load_forecastbench(question_type="market", one_per_source_question=True, sample_n=2, seed=4)
+    search = LeakySearch()
+    config = RunConfig(output_dir=str(tmp_path), run_id="leaky", providers=["scripted/p0", "scripted/p100"], n_members=2,
+                       methods=["mean", "median", "min", "max", "geomean_odds", "extremized", "debate", "supervisor", "pipeline"],
+                       baselines=["always_0.5"], cache=False)
+    runner = BenchmarkRunner(config, provider_factory=lambda spec: extreme(0 if spec.endswith("p0") else 100),
+                             search_client=search, questions=qs, progress=False, retry_sleep=lambda s: None)
+    summary = asyncio.run(runner.arun())
+    assert summary.n_ok == 2
+    records = {r["question_id"]: r for r in read_results(runner.run_dir / "results.jsonl")}
+    for q in qs:
+        r = records[q.id]
+        assert [f["p_yes"] for f in r["trace"]["forecasts"]] == [0.0, 1.0]
+        rows = r["methods"]
+        assert all(0.01 <= m["p_yes"] <= 0.99 for m in rows.values()), rows
+        assert (rows["min"]["p_yes"], rows["max"]["p_yes"], rows["mean"]["p_yes"]) == (0.01, 0.99, 0.5)
+        n_sup = len(r["trace"]["supervisor"]["search_outcomes"])
+        assert n_sup >= 1
+        # each search: 1 result kept; 2 late and 1 undated dropped by the guard (2 members + the supervisor's searches)
+        assert r["audit"] == {"prompts_scanned": len(r["trace"]["recorded_calls"]), "evidence_in_prompt": 2 + n_sup,
+                              "dropped_by_cutoff_guard": 3 * (2 + n_sup), "evidence_dated_after_cutoff": 0,
+                              "hindsight_resolution_date": 0, "hindsight_outcome": 0, "findings": 0}
+        prompts = "\n".join(m["content"] for c in r["trace"]["recorded_calls"] for m in c["messages"])
+        assert "https://news.example/before" in prompts
+        for late in ("https://news.example/after", "https://news.example/later", "https://news.example/undated"):
+            assert late not in prompts
+    assert len(search.queries) == sum(2 + len(r["trace"]["supervisor"]["search_outcomes"]) for r in records.values())

@@ -1,0 +1,469 @@
+"""The report's tables from run folders, value by value (issue 18): cost per method and per role computed by hand,
+cost-effectiveness against the paired bootstrap, the audit totals, the contamination split, the leaderboard files.
+
+The run folders are written here record by record (``QuestionRecord`` of hand-built traces, rows from
+``benchmarks.methods.method_rows``), so every number below is known in advance.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import inspect
+import json
+import logging
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from agent_research import CombinationRule
+from agent_schemas import (DataValidationError, DebateArtifact, ErrorInfo, Forecast, PipelineTrace, Question, SupervisorArtifact,
+                           TokenUsage, UsageLedger)
+from benchmarks import report, scoring
+from benchmarks.leakage import AUDIT_KEYS
+from benchmarks.methods import method_rows
+from benchmarks.report import (contamination_split, cost_effectiveness, cost_tables, leakage_audit, load_run, long_frame,
+                               ranking_note, run_folders, scorable, simulation_note, write_report)
+from benchmarks.runner import QuestionRecord
+
+METHODS = ["mean", "debate", "supervisor", "pipeline"]
+U = TokenUsage
+ENS = {"q1": U(input_tokens=100, output_tokens=10, calls=2, cost_usd=0.01),
+       "q2": U(input_tokens=300, output_tokens=30, calls=2, cost_usd=0.03),
+       "q3": U(input_tokens=50, output_tokens=0, calls=2, cost_usd=0.005)}  # q3's members failed: spent anyway
+BULL = U(input_tokens=40, output_tokens=4, calls=1, cost_usd=0.002)
+BEAR = U(input_tokens=60, output_tokens=6, calls=1, cost_usd=0.003)
+SUP = U(input_tokens=200, output_tokens=20, cache_read_tokens=50, calls=2, cost_usd=0.02)
+AUDIT = {"q1": dict(zip(AUDIT_KEYS, (5, 2, 1, 0, 0, 0, 0))), "q2": dict(zip(AUDIT_KEYS, (3, 1, 4, 1, 0, 0, 1))),
+         "q3": dict(zip(AUDIT_KEYS, (2, 0, 0, 0, 0, 0, 0)))}
+
+
+def question(qid: str, forecast: str, outcome: int) -> Question:
+    return Question(id=qid, text=f"Will {qid} happen?", forecast_date=dt.date.fromisoformat(forecast), outcome=outcome,
+                    source="manifold", source_question_id=qid, question_type="market")
+
+
+def record(q: Question, *, members, latencies, debate=None, supervisor=None, final=None, failed=False) -> dict:
+    ledger = UsageLedger()
+    ledger.record("ensemble", "forecaster", "openai/gpt-4.1-mini", ENS.get(q.id, U(input_tokens=10, output_tokens=1, calls=2)))
+    forecasts = [Forecast(question_id=q.id, agent_id=f"member-{i}", p_yes=None if failed else p, latency_s=lat,
+                          status="failed" if failed else "ok", error=ErrorInfo(type="RateLimited", message="429") if failed else None)
+                 for i, (p, lat) in enumerate(zip(members, latencies))]
+    if debate is not None:
+        debate = DebateArtifact(question_id=q.id, p_yes=debate, usage=BULL + BEAR, wall_time_s=3.0)
+        ledger.record("debate", "bull", "openai/gpt-4.1-mini", BULL)
+        ledger.record("debate", "bear", "openai/gpt-4.1-mini", BEAR)
+    if supervisor is not None:
+        supervisor = SupervisorArtifact(question_id=q.id, p_yes=supervisor, confidence="high", usage=SUP, wall_time_s=4.0)
+        ledger.record("supervisor", "supervisor", "openai/gpt-4.1-mini", SUP)
+    mean = None if failed else sum(members) / len(members)
+    trace = PipelineTrace(question=q.visible(), forecasts=forecasts, n_ok=0 if failed else len(members), aggregate_p_yes=mean,
+                          aggregates={} if failed else {"mean": mean}, debate=debate, supervisor=supervisor,
+                          combination_rule=CombinationRule().describe(), final_p_yes=final, final_source="aggregate",
+                          ledger=ledger, status="failed" if failed else "ok",
+                          error=ErrorInfo(type="EnsembleFailed", message="0 of 2 members succeeded") if failed else None)
+    return QuestionRecord(question_id=q.id, status=trace.status, error=trace.error.model_dump() if trace.error else None,
+                          outcome=q.outcome, source=q.source, question_type=q.question_type, cluster=q.cluster_id,
+                          forecast_date=q.forecast_date.isoformat(), methods=method_rows(trace, METHODS),
+                          baselines={"always_0.5": {"p_yes": 0.5, "status": "ok", "note": "constant 0.5"}},
+                          ledger=ledger.to_records(), audit=AUDIT.get(q.id, dict.fromkeys(AUDIT_KEYS, 0)), wall_time_s=1.0,
+                          trace=trace).model_dump(mode="json")
+
+
+def write_run(root, run_id, records, specs=("openai/gpt-4.1-mini", "openai/gpt-4o"), stats=None):
+    d = root / run_id
+    d.mkdir(parents=True)
+    manifest = {"run_id": run_id, "providers": [{"spec": s, "model": s.split("/")[-1]} for s in specs],
+                "provider_stats": stats or {"calls": 9, "retries": 2, "cache_hits": 1}}
+    (d / "manifest.json").write_text(json.dumps(manifest))
+    (d / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    return d
+
+
+def standard_records():
+    q1, q2, q3 = question("q1", "2024-05-01", 1), question("q2", "2024-08-01", 0), question("q3", "2024-09-01", 1)
+    return [record(q1, members=[0.5, 0.7], latencies=[1.0, 2.0], debate=0.8, supervisor=0.9, final=0.85),
+            record(q2, members=[0.2, 0.4], latencies=[0.5, 0.5], final=0.3),
+            record(q3, members=[0.1, 0.1], latencies=[5.0, 5.0], failed=True)]
+
+
+@pytest.fixture
+def run_a(tmp_path):
+    return write_run(tmp_path, "a", standard_records())
+
+
+# --- cost -----------------------------------------------------------------------------------------------------
+
+
+def test_cost_per_method_is_the_shared_ensemble_plus_its_own_extra_usage(run_a):
+    costs, roles = cost_tables([run_a])
+    table = costs.set_index("method")
+    assert list(costs["method"]) == METHODS and list(costs["label"]) == METHODS and set(costs["run_id"]) == {"a"}
+    # ensemble of the three questions (the failed one's members spent too): 450 in, 40 out, 6 calls, $0.045
+    # debate adds q1's bull + bear (100 in, 10 out, 2 calls, $0.005); supervisor adds 200 in, 20 out, 50 cached,
+    # 2 calls, $0.02; pipeline adds both. Wall time: slowest member, plus the debate (3 s), the supervisor (4 s),
+    # or for the pipeline the longer of the two, on q1 only.
+    expected = {
+        #              in   out cached calls cost    tok/q         extra/q      wall
+        "mean":       (450, 40, 0,  6,  0.045, 490 / 3, 0.0,        2.0 + 0.5 + 5.0),
+        "debate":     (550, 50, 0,  8,  0.050, 600 / 3, 110 / 3,    5.0 + 0.5 + 5.0),
+        "supervisor": (650, 60, 50, 8,  0.065, 710 / 3, 220 / 3,    6.0 + 0.5 + 5.0),
+        "pipeline":   (750, 70, 50, 10, 0.070, 820 / 3, 330 / 3,    6.0 + 0.5 + 5.0),
+    }
+    cols = ["input_tokens", "output_tokens", "cached_tokens", "calls", "cost_usd", "tokens_per_question",
+            "extra_tokens_per_question", "wall_time_s"]
+    for method, values in expected.items():
+        assert list(table.loc[method, cols]) == pytest.approx(list(values)), method
+    assert (table["reasoning_tokens"] == 0).all()
+    by_role = roles.set_index("role")
+    assert list(roles["run_id"]) == ["a"] * 4 and set(by_role.index) == {"forecaster", "bull", "bear", "supervisor"}
+    assert list(by_role.loc["forecaster", ["input_tokens", "output_tokens", "cached_tokens", "calls", "cost_usd"]]) == pytest.approx([450, 40, 0, 6, 0.045])
+    assert list(by_role.loc["bull", ["input_tokens", "output_tokens", "calls", "cost_usd"]]) == pytest.approx([40, 4, 1, 0.002])
+    assert list(by_role.loc["bear", ["input_tokens", "output_tokens", "calls", "cost_usd"]]) == pytest.approx([60, 6, 1, 0.003])
+    assert list(by_role.loc["supervisor", ["input_tokens", "output_tokens", "cached_tokens", "calls", "cost_usd"]]) == pytest.approx([200, 20, 50, 2, 0.02])
+
+
+def test_several_runs_are_labelled_by_run(run_a, tmp_path):
+    b = write_run(tmp_path, "b", standard_records()[:1])
+    costs, roles = cost_tables([run_a, b])
+    assert list(costs["label"]) == [f"a:{m}" for m in METHODS] + [f"b:{m}" for m in METHODS]
+    assert costs.set_index("label").loc["b:mean", "input_tokens"] == 100
+    assert roles.groupby("run_id").size().to_dict() == {"a": 4, "b": 4}
+
+
+def test_unknown_costs_stay_unknown(tmp_path):
+    q = question("q1", "2024-05-01", 1)
+    rec = record(q, members=[0.5, 0.5], latencies=[1, 1], final=0.5)
+    for e in rec["ledger"]:
+        e["cost_usd"] = None
+    costs, _ = cost_tables([write_run(tmp_path, "u", [rec])])
+    assert costs["cost_usd"].isna().all() and (costs["input_tokens"] == 100).all()
+
+
+# --- cost-effectiveness --------------------------------------------------------------------------------------
+
+
+def frame(n=24):
+    rows = []
+    rng = np.random.default_rng(5)
+    for i in range(n):
+        o = int(i % 3 == 0)
+        base = float(rng.uniform(0.2, 0.8))
+        for m, p in (("mean", base), ("debate", 0.9 if o else 0.1), ("supervisor", 1 - base)):
+            rows.append({"run_id": "a", "method": m, "label": m, "question_id": f"q{i}", "p_yes": p, "outcome": o,
+                         "cluster": f"c{i // 2}"})
+    return pd.DataFrame(rows)
+
+
+def test_cost_effectiveness_scales_the_paired_difference_by_the_extra_tokens():
+    scored = frame()
+    costs = pd.DataFrame([{"run_id": "a", "method": "mean", "label": "mean", "extra_tokens_per_question": 0.0},
+                          {"run_id": "a", "method": "debate", "label": "debate", "extra_tokens_per_question": 2500.0},
+                          {"run_id": "a", "method": "supervisor", "label": "supervisor", "extra_tokens_per_question": 0.0}])
+    out = cost_effectiveness(scored, costs, n_resamples=300, seed=4)
+    assert list(out["label"]) == ["debate"]  # the reference and methods without extra tokens are left out
+    row = out.iloc[0]
+    d, m = scored[scored.method == "debate"], scored[scored.method == "mean"]
+    bs_d = scoring.brier_score(d["p_yes"].to_numpy(), d["outcome"].to_numpy())
+    bs_m = scoring.brier_score(m["p_yes"].to_numpy(), m["outcome"].to_numpy())
+    mean, lo, hi = scoring.paired_difference_ci(bs_d, bs_m, d["cluster"].to_numpy(), n_resamples=300, seed=4)
+    assert mean == pytest.approx(float(np.mean(bs_d - bs_m))) and lo < mean < hi  # 12 clusters: an interval
+    assert (row["n"], row["delta_brier_vs_mean"], row["delta_ci_low"], row["delta_ci_high"]) == (24, pytest.approx(mean),
+                                                                                               pytest.approx(lo), pytest.approx(hi))
+    assert row["extra_tokens_per_question"] == 2500.0
+    assert (row["delta_brier_per_1k_extra_tokens"], row["per_1k_ci_low"], row["per_1k_ci_high"]) == (
+        pytest.approx(mean / 2.5), pytest.approx(lo / 2.5), pytest.approx(hi / 2.5))
+
+
+def test_cost_effectiveness_only_on_questions_both_answered_and_with_a_reference():
+    scored = frame()
+    scored = scored[~((scored.method == "debate") & scored.question_id.isin(["q0", "q1"]))]
+    costs = pd.DataFrame([{"run_id": "a", "method": "debate", "label": "debate", "extra_tokens_per_question": 1000.0}])
+    row = cost_effectiveness(scored, costs, n_resamples=50).iloc[0]
+    assert row["n"] == 22
+    assert cost_effectiveness(scored[scored.method != "mean"], costs).empty
+    assert cost_effectiveness(scored, costs, reference="supervisor").iloc[0]["label"] == "debate"
+    none = pd.DataFrame([{"run_id": "a", "method": "other", "label": "other", "extra_tokens_per_question": 10.0}])
+    assert cost_effectiveness(scored, none).empty  # no rows of that method: no common questions
+
+
+# --- audits and contamination ----------------------------------------------------------------------------------
+
+
+def test_the_audit_table_sums_every_question_of_each_run(run_a, tmp_path):
+    b = write_run(tmp_path, "b", standard_records()[:1], stats={"calls": 3})
+    rows = leakage_audit([run_a, b]).to_dict("records")
+    assert rows[0] == {"run_id": "a", "questions": 3, "failed_questions": 1, "prompts_scanned": 10, "evidence_in_prompt": 3,
+                       "dropped_by_cutoff_guard": 5, "evidence_dated_after_cutoff": 1, "hindsight_resolution_date": 0,
+                       "hindsight_outcome": 0, "findings": 1, "provider_calls": 9, "retries": 2, "cache_hits": 1}
+    assert {k: v for k, v in rows[1].items() if k not in ("retries", "cache_hits")} == {
+        "run_id": "b", "questions": 1, "failed_questions": 0, **AUDIT["q1"], "provider_calls": 3}
+    assert math.isnan(rows[1]["retries"]) and math.isnan(rows[1]["cache_hits"])  # not in that manifest
+
+
+def test_contamination_split_uses_the_latest_known_cutoff(run_a):
+    df, manifests = long_frame([run_a])
+    table = contamination_split(scorable(df), manifests).set_index("label")
+    # cutoffs 2024-06-30 (gpt-4.1-mini) and 2023-10-31 (gpt-4o): the latest bounds; q1 (2024-05-01) is before it
+    assert table.loc["mean"].to_dict() == {"models": "openai/gpt-4.1-mini, openai/gpt-4o", "training_cutoff": "2024-06-30",
+                                           "n_all": 2, "brier_all": pytest.approx((0.4 ** 2 + 0.3 ** 2) / 2),
+                                           "n_after_cutoff": 1, "brier_after_cutoff": pytest.approx(0.3 ** 2)}
+    assert table.loc["debate", "brier_all"] == pytest.approx((0.2 ** 2 + 0.3 ** 2) / 2)  # q2: not triggered, equals mean
+    assert table.loc["always_0.5", "brier_after_cutoff"] == 0.25
+
+
+def test_contamination_split_without_a_known_cutoff(tmp_path):
+    d = write_run(tmp_path, "u", standard_records(), specs=("openai-compatible/m@http://127.0.0.1:9/v1", "scripted"))
+    df, manifests = long_frame([d])
+    row = contamination_split(scorable(df), manifests).set_index("label").loc["mean"]
+    assert (row["training_cutoff"], row["n_all"], row["n_after_cutoff"]) == ("unknown", 2, 0) and math.isnan(row["brier_after_cutoff"])
+
+
+# --- loading -----------------------------------------------------------------------------------------------------
+
+
+def test_long_frame_has_one_row_per_question_and_method_or_baseline(run_a, tmp_path):
+    df, manifests = long_frame([run_a])
+    assert len(df) == 3 * (4 + 1) and set(manifests) == {"a"} and list(df["label"]) == list(df["method"])
+    row = df[(df.question_id == "q1") & (df.method == "debate")].iloc[0]
+    assert (row["kind"], row["p_yes"], row["status"], row["outcome"], row["source"], row["cluster"], row["forecast_date"]) == (
+        "method", 0.8, "ok", 1, "manifold", "manifold|q1", "2024-05-01")
+    assert df[df.method == "always_0.5"]["kind"].unique().tolist() == ["baseline"]
+    failed = df[df.question_id == "q3"]
+    assert failed[failed.kind == "method"]["p_yes"].isna().all() and set(failed[failed.kind == "method"]["status"]) == {"failed"}
+    scored = scorable(df)
+    assert len(scored) == 2 * 5 + 1 and scored["outcome"].dtype == np.int64  # q3's baseline is scored too
+    b = write_run(tmp_path, "b", standard_records()[:1])
+    both, _ = long_frame([run_a, b])
+    assert set(both["label"]) == {f"{r}:{m}" for r in "ab" for m in [*METHODS, "always_0.5"]}
+    empty = write_run(tmp_path, "e", [])
+    df_e, m_e = long_frame([empty])
+    assert df_e.empty and set(m_e) == {"e"}
+
+
+def test_a_folder_without_manifest_is_not_a_run(tmp_path):
+    with pytest.raises(FileNotFoundError, match=f"^{tmp_path} is not a run folder: no manifest.json$"):
+        load_run(tmp_path)
+
+
+def test_duplicated_records_keep_the_first_and_warn_once(run_a, caplog, monkeypatch):
+    monkeypatch.setattr(report, "_WARNED_DUPLICATES", set())
+    first = json.loads((run_a / "results.jsonl").read_text().splitlines()[0])
+    second = {**first, "outcome": 0}
+    with open(run_a / "results.jsonl", "a") as fh:
+        fh.write(json.dumps(second) + "\n" + json.dumps(second) + "\n")
+    with caplog.at_level(logging.WARNING, logger="benchmarks.report"):
+        manifest, records = load_run(run_a)
+        load_run(str(run_a))
+    assert manifest["run_id"] == "a" and [r["question_id"] for r in records] == ["q1", "q2", "q3"] and records[0]["outcome"] == 1
+    assert caplog.messages == [f"{run_a}: 2 duplicated question record(s) in results.jsonl; the report keeps the first record of each question"]
+
+
+def test_run_folders_are_named_directly_or_found_inside_a_folder(run_a, tmp_path):
+    b = write_run(tmp_path, "b", [])
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "file.txt").write_text("x")
+    assert run_folders([run_a]) == [run_a]
+    assert run_folders([str(tmp_path)]) == [run_a, b]  # sorted, only folders with a manifest
+    assert run_folders([b, run_a]) == [b, run_a]
+    with pytest.raises(FileNotFoundError, match=f"^{tmp_path / 'missing'}: no such folder$"):
+        run_folders([tmp_path / "missing"])
+    for p in (tmp_path / "notes", tmp_path / "file.txt"):
+        with pytest.raises(FileNotFoundError, match=f"^{p} is not a run folder \\(no manifest.json\\) and holds no run folder$"):
+            run_folders([p])
+
+
+# --- the report files ------------------------------------------------------------------------------------------------
+
+
+def test_write_report_writes_the_three_files_with_every_table(run_a, tmp_path):
+    rep = write_report([run_a], tmp_path / "out", n_resamples=50, min_coverage=0.6)  # methods answered 2 of 3
+    table = rep.leaderboard.set_index("label")
+    assert table["ranked"].all() and (table["n"] == 2).all()
+    assert table.loc["mean", "brier"] == pytest.approx(0.125) and table.loc["always_0.5", "brier"] == 0.25
+    assert table.loc["mean", "attempted"] == 3 and table.loc["mean", "failed"] == 1 and table.loc["always_0.5", "failed"] == 0
+    assert table.loc["debate", "tokens_per_question"] == pytest.approx(200.0) and table.loc["mean", "cost_usd"] == pytest.approx(0.045)
+    assert table.loc["debate", "extra_tokens_per_question"] == pytest.approx(110 / 3)
+    assert table.loc["debate", "delta_brier_vs_baseline"] == pytest.approx(((0.2 ** 2 + 0.3 ** 2) - (0.4 ** 2 + 0.3 ** 2)) / 2)
+    assert rep.csv_path == tmp_path / "out" / "leaderboard.csv" and rep.markdown_path == tmp_path / "out" / "leaderboard.md"
+    assert rep.html_path == tmp_path / "out" / "report.html" and rep.notice == ""
+    assert pd.read_csv(rep.csv_path)["label"].tolist() == rep.leaderboard["label"].tolist()
+    md = rep.markdown_path.read_text()
+    assert md == rep.markdown + "\n\n" + report.DATA_ATTRIBUTION + "\n"
+    sections = [line for line in rep.markdown.splitlines() if line.startswith("## ")]
+    assert sections == ["## Leaderboard (lower Brier is better; 95% clustered bootstrap intervals; baseline for deltas: mean)",
+                        "## Cost per method",
+                        "## Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)",
+                        "## Leakage audit over the prompts actually sent (findings must be 0)"]
+    board_md = rep.markdown.split("## Leaderboard")[1].split("## Cost per method")[0]
+    header = next(line for line in board_md.splitlines() if line.startswith("| "))
+    assert [c.strip() for c in header.strip("|").split("|")] == [
+        "rank", "label", "n", "n_answered", "brier", "brier_ci_low", "brier_ci_high", "log_loss", "ece", "delta_brier_vs_baseline",
+        "delta_brier_ci_low", "delta_brier_ci_high", "tokens_per_question", "failed"]
+    audit_md = rep.markdown.split("## Leakage audit over the prompts actually sent (findings must be 0)")[1]
+    assert "| a        |           3 |                  1 |" in audit_md  # run a: 3 questions, 1 failed
+    cost_md = rep.markdown.split("## Cost per method")[1].split("## Cost-effectiveness")[0]
+    pipeline_row = next(line for line in cost_md.splitlines() if line.startswith("| pipeline "))
+    assert [c.strip() for c in pipeline_row.strip("|").split("|")][:7] == ["pipeline", "750", "70", "50", "0", "10", "0.0700"]
+    assert "run_id" not in cost_md and "| method" not in cost_md
+    html = rep.html_path.read_text()
+    listed_apart = write_report([run_a], tmp_path / "out2", n_resamples=20).markdown
+    assert "## Not ranked (answered fewer than 80% of the questions; Brier on their own questions)" in listed_apart
+    for title in ("Tokens per role", "Contamination split: questions due after the models", "By source",
+                  "By question type", "By horizon bucket"):
+        assert title in html, title
+
+
+def test_the_baseline_of_several_runs_is_the_first_runs_method(run_a, tmp_path):
+    b = write_run(tmp_path, "b", standard_records())
+    rep = write_report([run_a, b], tmp_path / "out", n_resamples=20)
+    assert "baseline for deltas: a:mean)" in rep.markdown
+    table = rep.leaderboard.set_index("label")
+    assert table.loc["b:mean", "delta_brier_vs_baseline"] == pytest.approx(0.0)
+    with pytest.raises(DataValidationError) as ei:
+        write_report([run_a, b], tmp_path / "out2", baseline="median")
+    assert str(ei.value).startswith("baseline 'median' is not among the scored methods: a:always_0.5, a:debate, ")
+    assert (ei.value.field, ei.value.value) == ("baseline", "median") and not (tmp_path / "out2").exists()
+
+
+def test_runs_without_scorable_forecasts_are_refused(tmp_path):
+    empty = write_run(tmp_path, "e", [])
+    with pytest.raises(DataValidationError, match=f"^no results in {empty}$") as ei:
+        write_report([empty], tmp_path / "out")
+    assert (ei.value.field, ei.value.value) == ("results.jsonl", 0)
+    q = question("q1", "2024-05-01", 1).model_copy(update={"outcome": None})
+    unresolved = write_run(tmp_path, "u", [record(q.model_copy(update={"id": "q1"}), members=[0.5, 0.5], latencies=[1, 1], final=0.5)])
+    rec = json.loads((unresolved / "results.jsonl").read_text())
+    assert rec["outcome"] is None
+    with pytest.raises(DataValidationError, match=r"^no scorable forecasts \(need p_yes and a resolved outcome\)$") as ei:
+        write_report([unresolved], tmp_path / "out")
+    assert (ei.value.field, ei.value.value) == ("outcome", None) and not (tmp_path / "out").exists()
+
+
+def test_ranking_note_says_what_the_ranking_rests_on():
+    ranked = pd.DataFrame({"n": [12, 12], "n_clusters": [11, 11], "too_small_to_rank": [False, False]})
+    assert ranking_note(ranked, 0.8) == ("Ranked on the same 12 questions (11 clusters of related questions) answered by every "
+                                         "ranked method; methods that answered fewer than 80% of the questions are listed apart.")
+    small = pd.DataFrame({"n": [4, 3], "n_clusters": [2, 2], "too_small_to_rank": [True, True]})
+    assert ranking_note(small, 0.5).endswith("listed apart. **Too small to rank**: 2 clusters < 10, so no interval is "
+                                             "available and the order is not evidence.")
+    assert ranking_note(small, 0.5).startswith("Ranked on the same 4 questions (2 clusters")
+    assert ranking_note(pd.DataFrame(), 0.75) == ("Nothing is ranked: no method answered 75% of the questions, or those "
+                                                  "that did share no question.")
+
+
+def test_simulated_runs_carry_the_notice():
+    from agent_providers.simulator import SIMULATION_NOTE
+
+    manifests = {"a": {"providers": [{"spec": "sim/seed=2"}, {"spec": "scripted"}]}, "b": {"providers": [{"spec": "sim"}]},
+                 "c": {}}
+    assert simulation_note(manifests) == f"{SIMULATION_NOTE} Providers: sim, sim/seed=2."
+    assert simulation_note({"a": {"providers": [{"spec": "openai/gpt-4.1-mini"}]}}) == ""
+
+
+def test_a_simulated_run_reports_the_notice_first(tmp_path):
+    from agent_providers.simulator import SIMULATION_NOTE
+
+    rep = write_report([write_run(tmp_path, "s", standard_records(), specs=("sim",))], tmp_path / "out", n_resamples=20)
+    assert rep.notice == f"{SIMULATION_NOTE} Providers: sim."
+    assert rep.markdown.startswith(f"**{rep.notice}**\n\n## Leaderboard")
+
+
+def twelve_questions():
+    """12 resolved questions in 12 clusters: enough for intervals. Members answer near the outcome; the debate
+    sharpens, the supervisor blurs."""
+    out = []
+    for i in range(12):
+        o = i % 2
+        q = question(f"t{i:02d}", f"2024-{i % 9 + 1:02d}-15", o)
+        lean = 0.55 + 0.03 * i if o else 0.45 - 0.03 * i
+        out.append(record(q, members=[lean, lean], latencies=[1.0, 1.0], debate=min(0.99, max(0.01, lean + (0.1 if o else -0.1))),
+                          supervisor=0.5, final=lean))
+    return out
+
+
+def test_the_report_uses_the_resampling_settings_it_is_given(tmp_path):
+    d = write_run(tmp_path, "big", twelve_questions())
+    rep = write_report([d], tmp_path / "out", n_resamples=40, seed=5)
+    df, _ = long_frame([d])
+    scored = scorable(df)
+    from benchmarks.leaderboard import rank_methods
+
+    direct = rank_methods(scored, method_col="label", baseline="mean", n_resamples=40, seed=5).set_index("label")
+    got = rep.leaderboard.set_index("label")
+    for col in ("brier_ci_low", "brier_ci_high", "delta_brier_ci_low", "delta_brier_ci_high"):
+        assert got.loc["debate", col] == pytest.approx(direct.loc["debate", col]), col
+    assert not np.isnan(got.loc["debate", "brier_ci_low"])
+    effect = cost_effectiveness(scored, cost_tables([d])[0], n_resamples=40, seed=5).set_index("label")
+    section = rep.markdown.split("negative is better)")[1].split("## Leakage audit")[0]
+    row = next(line for line in section.splitlines() if line.startswith("| debate "))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[:5] == ["debate", "12", f"{effect.loc['debate', 'delta_brier_vs_mean']:.4f}",
+                         f"{effect.loc['debate', 'delta_ci_low']:.4f}", f"{effect.loc['debate', 'delta_ci_high']:.4f}"]
+
+
+def test_documented_defaults():
+    def defaults(fn):
+        return {k: v.default for k, v in inspect.signature(fn).parameters.items() if v.default is not inspect.Parameter.empty}
+
+    assert defaults(write_report) == {"baseline": "mean", "n_resamples": 1000, "seed": 0, "min_coverage": 0.8}
+    assert defaults(cost_effectiveness) == {"reference": "mean", "n_resamples": 1000, "seed": 0}
+
+
+def test_older_records_and_manifests_without_audit_or_stats_count_zero(tmp_path):
+    recs = standard_records()
+    del recs[0]["audit"]
+    recs[1]["audit"] = {"prompts_scanned": 2}  # written before the other counters existed
+    d = write_run(tmp_path, "old", recs)
+    manifest = json.loads((d / "manifest.json").read_text())
+    del manifest["provider_stats"]
+    (d / "manifest.json").write_text(json.dumps(manifest))
+    row = leakage_audit([d]).iloc[0]
+    assert row["prompts_scanned"] == 2 + AUDIT["q3"]["prompts_scanned"] and row["findings"] == 0 and row["dropped_by_cutoff_guard"] == 0
+    assert row["provider_calls"] is None and row["retries"] is None
+
+
+def test_empty_tables_say_none_and_missing_values_say_nan(tmp_path):
+    recs = standard_records()[:2]
+    for r in recs:  # aggregation only: no method spends extra tokens, so no cost-effectiveness row
+        r["methods"] = {"mean": r["methods"]["mean"]}
+    d = write_run(tmp_path, "agg", recs)
+    md = write_report([d], tmp_path / "out", n_resamples=20).markdown
+    assert md.split("negative is better)\n\n")[1].startswith("(none)\n\n## Leakage audit")
+    leaderboard = md.split("## Cost per method")[0]
+    assert " nan " in leaderboard and "NAN" not in leaderboard  # no interval for 2 clusters
+
+
+def test_the_errors_name_every_run(tmp_path):
+    a, b = write_run(tmp_path, "a", []), write_run(tmp_path, "b", [])
+    with pytest.raises(DataValidationError, match=f"^no results in {a}, {b}$"):
+        write_report([a, b], tmp_path / "out")
+
+
+def test_the_default_resampling_is_1000_resamples_with_seed_0(tmp_path):
+    d = write_run(tmp_path, "big", twelve_questions())
+    got = write_report([d], tmp_path / "out").leaderboard.set_index("label")
+    scored = scorable(long_frame([d])[0])
+    from benchmarks.leaderboard import rank_methods
+
+    def debate_interval(**kw):
+        t = rank_methods(scored, method_col="label", baseline="mean", **kw).set_index("label")
+        return [t.loc["debate", c] for c in ("brier_ci_low", "brier_ci_high")]
+
+    assert [got.loc["debate", c] for c in ("brier_ci_low", "brier_ci_high")] == pytest.approx(debate_interval(n_resamples=1000, seed=0))
+    assert debate_interval(n_resamples=1000, seed=1) != pytest.approx(debate_interval(n_resamples=1000, seed=0))  # the settings show
+
+
+
+def test_the_horizon_table_buckets_each_question_and_keeps_unknown_horizons_apart(tmp_path, monkeypatch):
+    pages = []
+    real = report.render_page
+    monkeypatch.setattr(report, "render_page", lambda data: pages.append(data) or real(data))
+    horizons = {"t00": 5, "t01": 5, "t02": 100, "t03": None}  # the others: unknown too
+    records = [{**r, "horizon_days": horizons.get(r["question_id"])} for r in twelve_questions()]
+    write_report([write_run(tmp_path, "h", records)], tmp_path / "out", n_resamples=20)
+    (data,) = pages
+    table = data.tables["By horizon bucket"]
+    mean = table[table["label"] == "mean"].set_index("horizon_bucket")["n"].to_dict()
+    assert mean == {"<=7d": 2, "91-180d": 1, "unknown": 9}
