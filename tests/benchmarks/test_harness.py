@@ -20,6 +20,7 @@ from agent_tools import ToolExecutor
 from benchmarks import runner as runner_module
 from benchmarks.clusters import ClusterAssignment
 from benchmarks.config import RunConfig
+from benchmarks.cost_cap import MeteredProvider
 from benchmarks.provenance import git_commit
 from benchmarks.runner import (LOCK_FILE, BenchmarkRunner, QuestionRecord, RunFolderBusy, RunSummary, baseline_table,
                                package_version, read_results)
@@ -75,14 +76,16 @@ def test_each_provider_is_wrapped_cache_then_retry_with_the_configured_policy(tm
     providers = r.build_providers()
     assert built == ["scripted/a", "scripted/b"] and providers == r.providers
     for p, name in zip(providers, ("a", "b")):
-        assert type(p) is CachingProvider and type(p.inner) is RetryingProvider and p.inner.inner.model == name
-        assert (p.inner.policy.max_attempts, p.inner.policy.seed) == (3, 5)
+        # cache -> spend meter -> retry -> provider (no rate limiter for scripted providers)
+        assert type(p) is CachingProvider and type(p.inner) is MeteredProvider and type(p.inner.inner) is RetryingProvider
+        assert p.inner.inner.inner.model == name
+        assert (p.inner.inner.policy.max_attempts, p.inner.inner.policy.seed) == (3, 5)
     assert providers[0].cache is providers[1].cache and providers[0].cache.directory == tmp_path / "r" / "cache"
     assert r.model_specs() == ["scripted/a", "scripted/b"]
     shared = BenchmarkRunner(config(tmp_path, cache_dir=str(tmp_path / "shared")), provider_factory=factory, progress=False)
     assert shared.build_providers()[0].cache.directory == tmp_path / "shared"
     bare = BenchmarkRunner(config(tmp_path, cache=False), provider_factory=factory, progress=False).build_providers()[0]
-    assert type(bare) is RetryingProvider and bare.inner.model == "scripted"
+    assert type(bare) is MeteredProvider and type(bare.inner) is RetryingProvider and bare.inner.inner.model == "scripted"
     assert not (tmp_path / "r").exists() and not (tmp_path / "shared").exists()  # the cache opens at the first call
 
 

@@ -295,6 +295,10 @@ def test_write_report_writes_the_three_files_with_every_table(run_a, tmp_path):
     assert sections == ["## Leaderboard (lower Brier is better; 95% clustered bootstrap intervals; baseline for deltas: mean)",
                         "## Cost per method",
                         "## Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)",
+                        "## Cost-effectiveness against the learned mean (fitted_platt: the mean recalibrated walk-forward; "
+                        "Brier change per 1,000 extra tokens)",
+                        "## Fitted methods (walk-forward: each question fitted only on questions resolved before its forecast date)",
+                        "## Brier and calibration by confidence band (does the confidence mean anything?)",
                         "## Leakage audit over the prompts actually sent (findings must be 0)"]
     board_md = rep.markdown.split("## Leaderboard")[1].split("## Cost per method")[0]
     header = next(line for line in board_md.splitlines() if line.startswith("| "))
@@ -407,7 +411,7 @@ def test_documented_defaults():
     def defaults(fn):
         return {k: v.default for k, v in inspect.signature(fn).parameters.items() if v.default is not inspect.Parameter.empty}
 
-    assert defaults(write_report) == {"baseline": "mean", "n_resamples": 1000, "seed": 0, "min_coverage": 0.8}
+    assert defaults(write_report) == {"baseline": "mean", "n_resamples": 1000, "seed": 0, "min_coverage": 0.8, "fit_from": ()}
     assert defaults(cost_effectiveness) == {"reference": "mean", "n_resamples": 1000, "seed": 0}
 
 
@@ -430,7 +434,9 @@ def test_empty_tables_say_none_and_missing_values_say_nan(tmp_path):
         r["methods"] = {"mean": r["methods"]["mean"]}
     d = write_run(tmp_path, "agg", recs)
     md = write_report([d], tmp_path / "out", n_resamples=20).markdown
-    assert md.split("negative is better)\n\n")[1].startswith("(none)\n\n## Leakage audit")
+    after = md.split("negative is better)\n\n")[1]
+    assert after.startswith("(none)\n\n## Cost-effectiveness against the learned mean")
+    assert after.split("Brier change per 1,000 extra tokens)\n\n")[1].startswith("(none)\n\n## Fitted methods")
     leaderboard = md.split("## Cost per method")[0]
     assert " nan " in leaderboard and "NAN" not in leaderboard  # no interval for 2 clusters
 

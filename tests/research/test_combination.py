@@ -9,7 +9,7 @@ import pytest
 
 from agent_research import CombinationRule
 from agent_research.combination import CombinationStep
-from agent_schemas import DebateArtifact, SupervisorArtifact
+from agent_schemas import CoverageNote, DebateArtifact, Disagreement, SearchOutcome, SearchResult, SupervisorArtifact
 
 
 def debate(p=0.6, status="ok"):
@@ -17,7 +17,12 @@ def debate(p=0.6, status="ok"):
 
 
 def supervisor(p=0.9, confidence="high", status="ok"):
-    return SupervisorArtifact(question_id="q", p_yes=p, confidence=confidence, status=status)
+    """A supervisor whose stated confidence its evidence supports (one disagreement, found and supported), so
+    the evidence caps of agent_research.confidence leave it as stated (they are tested in test_confidence)."""
+    found = SearchOutcome(status="ok", attempted_query="q", results=[SearchResult(title="t", url="https://e.org/a", snippet="s")])
+    return SupervisorArtifact(question_id="q", p_yes=p, confidence=confidence, status=status,
+                              disagreements=[Disagreement(topic="t", agents=["member-0"], query="q")],
+                              search_outcomes=[found], coverage=[CoverageNote(topic="t", status="supported")])
 
 
 @pytest.mark.parametrize("confidence, weight, final, description", [
@@ -33,14 +38,14 @@ def test_default_rule_at_each_supervisor_confidence(confidence, weight, final, d
     assert p == pytest.approx(final) and how == description
     step = rule.steps(0.3, debate(0.6), supervisor(0.9, confidence))[2]
     assert step == CombinationStep("supervisor", "applied" if weight else "ignored", pytest.approx(0.45), pytest.approx(final),
-                                   value=0.9, weight=weight, confidence=confidence)
+                                   value=0.9, weight=weight, confidence=confidence, reported_confidence=confidence)
 
 
 def test_default_weights_and_bounds_are_documented_values():
     rule = CombinationRule()
     assert (rule.debate_weight, rule.supervisor_weights, rule.clip_low, rule.clip_high) == (
         0.5, {"high": 1.0, "medium": 0.5, "low": 0.0}, 0.01, 0.99)
-    assert rule.describe() == {"rule": "aggregate -> debate blend -> supervisor by confidence -> clip", "debate_weight": 0.5,
+    assert rule.describe() == {"rule": "aggregate -> debate blend -> supervisor by grounded confidence -> clip", "debate_weight": 0.5,
                                "supervisor_weights": {"high": 1.0, "medium": 0.5, "low": 0.0},
                                "clip_low": 0.01, "clip_high": 0.99}
 
@@ -52,7 +57,8 @@ def test_every_step_is_listed_with_the_probability_before_and_after():
     assert steps == [
         CombinationStep("aggregate", "applied", None, 0.2, value=0.2),
         CombinationStep("debate", "applied", 0.2, pytest.approx(0.3), value=0.6, weight=0.25),
-        CombinationStep("supervisor", "applied", pytest.approx(0.3), pytest.approx(0.34), value=0.7, weight=0.1, confidence="low"),
+        CombinationStep("supervisor", "applied", pytest.approx(0.3), pytest.approx(0.34), value=0.7, weight=0.1, confidence="low",
+                        reported_confidence="low"),
         CombinationStep("clip", "ignored", pytest.approx(0.34), pytest.approx(0.34)),
     ]
     assert rule.combine(0.2, debate(0.6), supervisor(0.7, "low")) == (

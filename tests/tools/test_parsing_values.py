@@ -252,8 +252,9 @@ def test_schemas_are_exactly_what_the_grammar_needs():
     schema = forecast_json_schema(1, 80)
     assert schema == {"type": "object", "properties": {"rationale": {"type": "string", "maxLength": 80},
                                                        "key_evidence": evidence_list_schema(1),
+                                                       "confidence": {"type": "string", "enum": ["high", "medium", "low"]},
                                                        "p_yes_percent": probability_schema()["p_yes_percent"]},
-                      "required": ["rationale", "key_evidence", "p_yes_percent"]}
-    assert list(schema["properties"]) == ["rationale", "key_evidence", "p_yes_percent"]  # reasons first, number last
+                      "required": ["rationale", "key_evidence", "confidence", "p_yes_percent"]}
+    assert list(schema["properties"]) == ["rationale", "key_evidence", "confidence", "p_yes_percent"]  # reasons first, number last
     assert forecast_json_schema() is forecast_json_schema()  # one shared object
     assert json.dumps(forecast_json_schema()).count('"maxLength": 120') == 2
