@@ -250,7 +250,7 @@ def test_dry_run_makes_zero_provider_calls_and_writes_nothing(tmp_path, monkeypa
     from agent_providers.anthropic_provider import AnthropicProvider
 
     calls = _forbid_calls(monkeypatch, AnthropicProvider) + _forbid_calls(monkeypatch, SimulatorProvider)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-FAKE-dry-run-key-0123456789")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-FAKE-dry-run")
     monkeypatch.delenv("FORECAST_RECONCILE_PROVIDER", raising=False)
     res = runner.invoke(app, ["run", "--dry-run", "-o", str(tmp_path / "runs")])
     assert res.exit_code == 0, res.output
