@@ -14,7 +14,9 @@ package, found with :mod:`importlib.resources`. Any other GGUF file works: ``loc
   compiling and are *not* enforced. Callers still validate the answer. We compile the grammar ourselves
   instead of passing ``response_format={"type": "json_object", "schema": ...}`` because llama-cpp-python
   silently falls back to "any JSON" when the schema cannot be converted; here that is a
-  :class:`BadRequest`.
+  :class:`BadRequest`. The grammar checks each sampled token and filters the vocabulary only when it
+  rejects one (:mod:`agent_providers.llama_sampling`, llama.cpp's own way; ``grammar_sampling="filter"``
+  for llama-cpp-python's chain).
 * **Usage.** Token counts come from the response's ``usage`` (``prompt_tokens``, ``completion_tokens``);
   cost is 0.0 USD. ``cache_read_tokens`` is the part of the prompt llama.cpp did not evaluate again
   because the context already held it (the longest common token prefix with what the context last
@@ -41,6 +43,7 @@ from typing import Any
 
 from agent_schemas import BadRequest, ChatMessage, Completion, EmptyResponse, MissingDependency, TokenUsage, UnexpectedProviderError
 from agent_providers.base import Provider
+from agent_providers.llama_sampling import GRAMMAR_SAMPLING_MODES, GrammarSampling, llama_class, schema_grammar
 from agent_providers.reply import TokenCounts, member
 
 #: Model name of the packaged SmolLM2 GGUF.
@@ -235,24 +238,26 @@ _MODELS_LOCK = threading.Lock()
 
 
 def load_model(path: Path, *, n_ctx: int, n_threads: int, n_slots: int = 1, n_threads_batch: int | None = None,
-               n_batch: int = 512, seed: int = 0, verbose: bool = False) -> LoadedModel:
+               n_batch: int = 512, grammar_sampling: GrammarSampling = "resample", seed: int = 0,
+               verbose: bool = False) -> LoadedModel:
     """Load (once per process) the GGUF at ``path`` as ``n_slots`` contexts; later calls with the same key
     return the same model.
 
-    The cache key is ``(path, n_ctx, n_threads, n_slots, n_threads_batch, n_batch)``; ``seed`` and
+    The cache key is ``(path, n_ctx, n_threads, n_slots, n_threads_batch, n_batch, grammar_sampling)``; ``seed`` and
     ``verbose`` of the first load win (per-call seeds are passed to each completion anyway).
     ``n_threads_batch`` (threads of prompt processing) defaults to ``n_threads``; llama-cpp-python's own
     default is every core, which oversubscribes the cores when several contexts compute at once.
     """
     n_threads_batch = int(n_threads_batch or n_threads)
-    key = (str(path), int(n_ctx), int(n_threads), int(n_slots), n_threads_batch, int(n_batch))
+    key = (str(path), int(n_ctx), int(n_threads), int(n_slots), n_threads_batch, int(n_batch), grammar_sampling)
     with _MODELS_LOCK:
         loaded = _MODELS.get(key)
         if loaded is None:
-            llama_cpp = import_llama_cpp()
+            import_llama_cpp()
+            llama_cls = llama_class(grammar_sampling)
             t0 = time.perf_counter()
             slots = [
-                ModelSlot(llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads_batch,
+                ModelSlot(llama_cls(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads_batch,
                                           n_batch=n_batch, seed=seed, verbose=verbose), threading.Lock(), i)
                 for i in range(n_slots)
             ]
@@ -372,10 +377,8 @@ def grammar_for_schema(schema: dict[str, Any]) -> Any:
     text = json.dumps(grammar_safe_schema(schema))
     grammar = _GRAMMARS.get(text)
     if grammar is None:
-        from llama_cpp.llama_grammar import LlamaGrammar
-
         try:
-            grammar = LlamaGrammar.from_json_schema(text, verbose=False)
+            grammar = schema_grammar(text)
         except Exception as exc:
             raise BadRequest(f"json_schema cannot be turned into a llama.cpp grammar: {exc}; schema={text}") from exc
         _GRAMMARS[text] = grammar
@@ -406,6 +409,12 @@ class LocalLlamaProvider(Provider):
         Prompt tokens evaluated per batch.
     n_ctx : int
         Context window in tokens (prompt + answer), per slot.
+    grammar_sampling : {"resample", "filter"}
+        How a JSON schema's grammar constrains sampling (:mod:`agent_providers.llama_sampling`):
+        ``"resample"`` (default, llama.cpp's own way) checks each sampled token and filters the vocabulary
+        only when the grammar rejects it; ``"filter"`` (llama-cpp-python's chain) filters the whole
+        vocabulary at every token. Greedy answers are the same token for token; sampled answers are equally
+        valid draws.
     seed : int
         Default sampling seed for calls that give none (reproducible answers).
     verbose : bool
@@ -434,6 +443,7 @@ class LocalLlamaProvider(Provider):
         n_threads_batch: int | None = None,
         n_batch: int = 512,
         n_ctx: int = 2048,
+        grammar_sampling: GrammarSampling = "resample",
         seed: int = 0,
         verbose: bool = False,
     ) -> None:
@@ -446,10 +456,14 @@ class LocalLlamaProvider(Provider):
         self.n_threads_batch = int(n_threads_batch or self.n_threads)
         self.n_batch = int(n_batch)
         self.n_ctx = int(n_ctx)
+        if grammar_sampling not in GRAMMAR_SAMPLING_MODES:
+            raise BadRequest(f"grammar_sampling must be one of {', '.join(GRAMMAR_SAMPLING_MODES)}, got {grammar_sampling!r}")
+        self.grammar_sampling = grammar_sampling
         self.seed = int(seed)
         self.verbose = verbose
         self._loaded = load_model(path, n_ctx=self.n_ctx, n_threads=self.n_threads, n_slots=self.n_slots,
-                                  n_threads_batch=self.n_threads_batch, n_batch=self.n_batch, seed=self.seed, verbose=verbose)
+                                  n_threads_batch=self.n_threads_batch, n_batch=self.n_batch,
+                                  grammar_sampling=grammar_sampling, seed=self.seed, verbose=verbose)
 
     @property
     def llama(self) -> Any:

@@ -191,6 +191,13 @@ class Search(str, Enum):
     none = "none"
 
 
+class GrammarSamplingChoice(str, Enum):
+    """How the embedded model's answer grammar constrains sampling (``agent_providers.llama_sampling``)."""
+
+    resample = "resample"
+    filter = "filter"
+
+
 class QuestionType(str, Enum):
     """A ForecastBench question type, or any (no filter)."""
 
@@ -230,6 +237,7 @@ def run(
     n_threads: Optional[int] = typer.Option(None, "--threads", "--n-threads", envvar="FORECAST_RECONCILE_THREADS", min=1, help="Threads of each context of the embedded model (default: cores - 1)."),
     n_slots: Optional[int] = typer.Option(None, "--slots", envvar="FORECAST_RECONCILE_SLOTS", min=1, help="Contexts of the embedded model computing at once, one question each (default: one per core at --threads threads each)."),
     n_threads_batch: Optional[int] = typer.Option(None, "--threads-batch", envvar="FORECAST_RECONCILE_THREADS_BATCH", min=1, help="Threads of the embedded model's prompt processing (default: --threads)."),
+    grammar_sampling: GrammarSamplingChoice = typer.Option(GrammarSamplingChoice.resample, "--grammar-sampling", help="How the embedded model's answer grammar constrains sampling: 'resample' checks each sampled token and filters the vocabulary only when the grammar rejects it (llama.cpp's way, faster); 'filter' filters every token (llama-cpp-python's chain)."),
     cache: bool = typer.Option(True, "--cache/--no-cache", help="Persistent response cache: a resumed or repeated run pays no call twice."),
     cache_dir: Optional[Path] = typer.Option(None, envvar="FORECAST_RECONCILE_CACHE", help="Response cache folder shared between runs (default: inside the run folder)."),
     report: bool = typer.Option(True, "--report/--no-report", help="Print a compact leaderboard and write leaderboard.csv/.md and report.html when done."),
@@ -287,7 +295,8 @@ def run(
                 after_model_cutoff=not include_before_cutoff, cutoff_margin_days=cutoff_margin_days,
                 close_by_snapshot=not include_unclosed, show_crowd=show_crowd, search=search.value, debate_rounds=debate_rounds,
                 supervisor_queries=supervisor_queries, max_tokens=max_tokens, concurrency=concurrency, seed=seed,
-                output_dir=str(output_dir), run_id=run_id, n_threads=n_threads, n_slots=n_slots, n_threads_batch=n_threads_batch, cache=cache,
+                output_dir=str(output_dir), run_id=run_id, n_threads=n_threads, n_slots=n_slots, n_threads_batch=n_threads_batch,
+                grammar_sampling=grammar_sampling.value, cache=cache,
                 cache_dir=str(cache_dir) if cache_dir else None, rate_limits=_rate_limits(rate_limit or []),
                 max_cost_usd=max_cost, batch=batch, executor=executor, ray_address=ray_address, shard=shard,
             )

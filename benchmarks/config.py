@@ -144,6 +144,7 @@ class RunConfig(BaseModel):
     n_threads: int | None = Field(None, ge=1, description="Threads of each context of the embedded llama.cpp model; default cores - 1.")
     n_slots: int | None = Field(None, ge=1, description="Contexts of the embedded model computing at once; default one per core at n_threads threads each.")
     n_threads_batch: int | None = Field(None, ge=1, description="Threads of the embedded model's prompt processing; default n_threads.")
+    grammar_sampling: Literal["resample", "filter"] = Field("resample", description="How the embedded model's answer grammar constrains sampling: 'resample' checks each sampled token and filters the vocabulary only on rejection (llama.cpp's way); 'filter' filters every token (llama-cpp-python's chain, before issue 15). See agent_providers.llama_sampling.")
 
     # execution at scale (benchmarks/executors, agent_providers.ratelimit, agent_providers.batch)
     rate_limits: dict[str, str] = Field(default_factory=dict, description="Rate limits by provider spec or prefix, e.g. {'anthropic': 'rpm:4000,itpm:2000000,otpm:400000'} (agent_providers.ratelimit.parse_rate_limits), set over the provider's defaults.")
@@ -154,10 +155,10 @@ class RunConfig(BaseModel):
     ray_address: str | None = Field(None, description="Address of an existing Ray cluster (executor 'ray'); default: start a local one.")
     shard: str | None = Field(None, description="'i/n': run only shard i (0-based) of n of the selected questions (a stable hash of the question id); 'leaderboard' merges the shards of one run.")
 
-    def local_model_options(self) -> dict[str, int]:
+    def local_model_options(self) -> dict[str, int | str]:
         """The embedded model's options this config sets (``LocalLlamaProvider`` keywords)."""
         return {k: v for k, v in (("n_threads", self.n_threads), ("n_slots", self.n_slots),
-                                  ("n_threads_batch", self.n_threads_batch)) if v}
+                                  ("n_threads_batch", self.n_threads_batch), ("grammar_sampling", self.grammar_sampling)) if v}
 
     @model_validator(mode="before")
     @classmethod
