@@ -139,13 +139,16 @@ class ModelSlot:
 #: recently used of them is taken (see :meth:`LoadedModel.slot`).
 AFFINITY_CHARS = 256
 #: A call waits for a busy slot only when that slot's last prompt shares at least this fraction of the new
-#: prompt (and :data:`AFFINITY_CHARS`) more than every free slot's: a member whose question's evidence is
-#: in the busy context (members of one question share about 97% of their prompt) waits for it and reuses
-#: it, while a call sharing only the opening every prompt has (the system prompt and headers, 367 of
-#: 2,900 characters in the main job) or a question's case facts (a specialist after its members, 40%)
-#: takes the free slot at once and computes beside it. A smaller bar made every question wait for the
-#: first slot and left the others idle (issue 15's profile: half the model capacity unused).
-WAIT_FRACTION = 0.5
+#: prompt (and :data:`AFFINITY_CHARS`) more than every free slot's. With one question in flight per context
+#: (the runner's default), a question's calls then stay on its context: a member whose question's evidence
+#: is there (members of one question share about 97% of their prompt) and a specialist whose stable prefix
+#: is there (system, case facts and member summaries: about 40% of the supervisor's decision prompt) wait
+#: for it and reuse it, instead of taking the other question's context and evicting its prefix. A call
+#: sharing only the opening every prompt has (the system prompt and headers, 367 of 2,900 characters in the
+#: main job: 13%) takes a free slot at once. A bar below that opening made every question wait for the
+#: first slot and left the others idle; 0.5 let the decision call take the other question's context
+#: (issue 15's profile: 13% of its prompt reused).
+WAIT_FRACTION = 0.3
 
 
 class LoadedModel:

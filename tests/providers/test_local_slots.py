@@ -193,3 +193,36 @@ def test_a_member_waits_for_the_slot_holding_its_questions_evidence():
     t.join(5)
     w.join(5)
     assert order == [("released", 0), ("member 2", 0)]
+
+
+def test_a_specialist_waits_for_the_slot_holding_its_questions_case_facts_and_summaries():
+    # the proportions of the main job: the supervisor's decision shares its stable prefix (system, case
+    # facts, member summaries: about 40% of its prompt) with the question's debate turn in the busy slot
+    prefix = SYSTEM + "## CASE FACTS\n- Question: Will the A index close above 100?\n" + "summary of A. " * 20
+    bull = prefix + "## YOUR ROLE\nYou are the BULL. " + "argue higher. " * 30
+    decision = prefix + "## DISAGREEMENTS\n" + "coverage and clarifying evidence. " * 14 + "## TASK\nReconcile."
+    assert 0.35 < common_prefix_chars(bull, decision) / len(decision) < 0.45
+    m = model()
+    with m.slot(QUESTION_B):
+        pass  # slot 0 last held question B
+    got, release, t = hold(m, QUESTION_B + " member 2")  # question B's next call is on slot 0
+    waiter = {}
+    with m.slot(bull) as s:  # question A's debate turn takes the free slot 1
+        assert s.index == 1
+    got_a, release_a, t_a = hold(m, bull)  # ... and holds it again for its next turn
+    assert got_a == {"index": 1}
+
+    def supervisor():
+        with m.slot(decision) as s:
+            waiter["index"] = s.index
+
+    w = threading.Thread(target=supervisor)
+    w.start()
+    release.set()  # slot 0 (question B's context) is free now, slot 1 holds question A
+    t.join(5)
+    time.sleep(0.2)
+    assert waiter == {}  # it does not take question B's context: it waits for its own
+    release_a.set()
+    t_a.join(5)
+    w.join(5)
+    assert waiter == {"index": 1}
