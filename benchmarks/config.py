@@ -144,6 +144,7 @@ class RunConfig(BaseModel):
     n_threads: int | None = Field(None, ge=1, description="Threads of each context of the embedded llama.cpp model; default cores - 1.")
     n_slots: int | None = Field(None, ge=1, description="Contexts of the embedded model computing at once; default one per core at n_threads threads each.")
     n_threads_batch: int | None = Field(None, ge=1, description="Threads of the embedded model's prompt processing; default n_threads.")
+    n_ctx: int | None = Field(None, ge=256, description="Context window of each embedded-model context (tokens, prompt + answer); default agent_providers.local_llama.DEFAULT_N_CTX (4,096).")
     grammar_sampling: Literal["resample", "filter"] = Field("resample", description="How the embedded model's answer grammar constrains sampling: 'resample' checks each sampled token and filters the vocabulary only on rejection (llama.cpp's way); 'filter' filters every token (llama-cpp-python's chain, before issue 15). See agent_providers.llama_sampling.")
 
     # execution at scale (benchmarks/executors, agent_providers.ratelimit, agent_providers.batch)
@@ -158,7 +159,7 @@ class RunConfig(BaseModel):
     def local_model_options(self) -> dict[str, int | str]:
         """The embedded model's options this config sets (``LocalLlamaProvider`` keywords)."""
         return {k: v for k, v in (("n_threads", self.n_threads), ("n_slots", self.n_slots),
-                                  ("n_threads_batch", self.n_threads_batch), ("grammar_sampling", self.grammar_sampling)) if v}
+                                  ("n_threads_batch", self.n_threads_batch), ("n_ctx", self.n_ctx), ("grammar_sampling", self.grammar_sampling)) if v}
 
     @model_validator(mode="before")
     @classmethod

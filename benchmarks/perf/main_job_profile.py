@@ -48,8 +48,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 #: Options of ``forecast-reconcile run`` that reproduce the main job as it was before issue 15: 6 questions,
 #: one model context of one thread (llama-cpp-python's default prompt threads: every core), one question in
 #: flight, every question reconciled, llama-cpp-python's grammar sampling (the whole vocabulary filtered at
-#: every token). (Not an option: members' prompts now put the persona last.)
-TODAY = "--n 6 --slots 1 --threads 1 --threads-batch 2 --concurrency 1 --reconcile-min-spread 0 --grammar-sampling filter"
+#: every token), a 2,048-token context. (Not an option: members' prompts now put the persona last.)
+TODAY = ("--n 6 --slots 1 --threads 1 --threads-batch 2 --concurrency 1 --reconcile-min-spread 0 "
+         "--grammar-sampling filter --n-ctx 2048")
 #: The settings compared by default: name -> options of ``forecast-reconcile run``.
 SETTINGS: dict[str, str] = {"today": TODAY, "default": ""}
 TARGET_RATIO = 2.5

@@ -227,3 +227,16 @@ def test_empty_local_answer_keeps_its_usage(local):
     with pytest.raises(EmptyResponse) as ei:
         local.to_completion(resp)
     assert (ei.value.usage.calls, ei.value.usage.input_tokens, ei.value.usage.output_tokens) == (1, 12, 1)
+
+
+def test_a_prompt_longer_than_the_context_is_a_bad_request_and_the_default_context_holds_2400_tokens():
+    from agent_providers.local_llama import DEFAULT_N_CTX, LocalLlamaProvider
+
+    long_prompt = [{"role": "user", "content": "Evidence: the index rose again. " * 340 + "Answer yes or no."}]
+    small = LocalLlamaProvider(n_ctx=1024, n_slots=1, n_threads=1)
+    with pytest.raises(BadRequest, match=r"Requested tokens \(\d{4}\) exceed context window of 1024"):
+        small.complete(long_prompt, max_tokens=4, temperature=0.0)
+    default = LocalLlamaProvider(n_slots=1, n_threads=1)
+    assert default.n_ctx == DEFAULT_N_CTX == 4096
+    c = default.complete(long_prompt, max_tokens=2, temperature=0.0)  # about 2,400 tokens: over the old 2,048
+    assert 2048 < c.usage.input_tokens < 2700
