@@ -21,6 +21,7 @@ from agent_schemas import (
     DebateArtifact,
     DebateRound,
     DebateTurn,
+    EvidenceItem,
     Question,
     ReconcileError,
     TokenUsage,
@@ -31,6 +32,7 @@ from agent_schemas import (
 from agent_specialists import prompts
 from agent_tools import parse_forecast
 from agent_tools.case_facts import stable_prefix
+from agent_tools.provenance import attach_provenance
 
 Side = Literal["bull", "bear"]
 
@@ -109,8 +111,12 @@ class DebateAgent:
         return dict(json_schema=prompts.DEBATE_SCHEMA, temperature=self.temperature, max_tokens=self.max_tokens, seed=self.seed)
 
     @staticmethod
-    def turn_from_answer(side: Side, text: str | None, usage: TokenUsage, error: BaseException | None = None) -> DebateTurn:
+    def turn_from_answer(side: Side, text: str | None, usage: TokenUsage, error: BaseException | None = None,
+                         *, sources: Sequence[EvidenceItem] = ()) -> DebateTurn:
         """One side's :class:`DebateTurn` from its answer ``text`` (or the ``error`` the call raised).
+
+        Its evidence gets dates only from ``sources`` (the members' evidence it was shown, dated by their
+        searches; :func:`agent_tools.provenance.attach_provenance`): a date the side states itself is dropped.
 
         An answer that cannot be parsed, or any exception of the call, gives a failed turn with the typed
         error (:func:`agent_schemas.as_reconcile_error`); spent tokens count.
@@ -123,7 +129,8 @@ class DebateAgent:
         if error is not None:
             return DebateTurn(side=side, status="failed", error=as_reconcile_error(error).to_info(), usage=usage + spent_usage(error))
         argument = str(parsed.data.get("argument") or parsed.rationale or "")
-        return DebateTurn(side=side, argument=argument, p_yes=parsed.p_yes, key_evidence=parsed.key_evidence, usage=usage)
+        return DebateTurn(side=side, argument=argument, p_yes=parsed.p_yes,
+                          key_evidence=attach_provenance(parsed.key_evidence, sources), usage=usage)
 
     def is_consensus(self, bull: DebateTurn, bear: DebateTurn) -> bool:
         """Both sides answered and ``|p_bull - p_bear| < consensus_threshold``."""
@@ -214,7 +221,7 @@ class DebateAgent:
             text, usage = await (ask or provider_ask(self.llms[side]))(messages, options)
         except Exception as exc:  # provider, cache or prompt: a failed turn, not a failed debate
             return self.turn_from_answer(side, None, TokenUsage(), exc)
-        return self.turn_from_answer(side, text, usage)
+        return self.turn_from_answer(side, text, usage, sources=[e for s in agent_summaries for e in s.top_evidence])
 
     def close_round(self, rounds: Sequence[DebateRound], bull: DebateTurn, bear: DebateTurn) -> DebateRound:
         """The :class:`DebateRound` that follows ``rounds``, with its consensus flag (:meth:`is_consensus`)."""

@@ -1,4 +1,11 @@
-"""Keep the claim-to-source mapping honest: cited evidence gets its date and title from the search result."""
+"""Keep the claim-to-source mapping honest: cited evidence gets its date and title from a retrieved source.
+
+A model may state any publication date, including one after the forecast date (SmolLM2 has copied a
+question's scheduled close date into ``published``). A date enters the record, and so a later prompt, only
+when a search backend reported it: evidence citing a retrieved source takes that source's date and title;
+evidence citing anything else keeps its claim and URL but has no date (``published`` None, rendered as
+"undated").
+"""
 
 from __future__ import annotations
 
@@ -7,17 +14,35 @@ from collections.abc import Sequence
 from agent_schemas import EvidenceItem, SearchResult
 
 
-def attach_provenance(items: Sequence[EvidenceItem], results: Sequence[SearchResult]) -> list[EvidenceItem]:
-    """Return ``items`` with ``published`` and ``title`` taken from the search result with the same URL.
+def attach_provenance(items: Sequence[EvidenceItem], sources: Sequence[SearchResult | EvidenceItem]) -> list[EvidenceItem]:
+    """Return ``items`` with ``published`` and ``title`` taken from the source with the same URL.
 
-    A model may misstate a source's date; the date recorded is the one the search backend reported.
-    Items citing a URL that was not among ``results`` are returned unchanged.
+    Parameters
+    ----------
+    items : sequence of EvidenceItem
+        Evidence a model cited (claim, source URL, its stated date and title).
+    sources : sequence of SearchResult or EvidenceItem
+        What was retrieved and shown to the model: search results (``url``), or evidence items that
+        already carry a search backend's date (``source_url``, e.g. members' evidence for the debate).
+
+    Returns
+    -------
+    list of EvidenceItem
+        One per item, in order. An item citing a source takes the source's ``published`` (None when the
+        source is undated) and, when it has none, its title; an item citing no source (no URL, or a URL
+        not among ``sources``) has ``published`` None: its stated date is not evidence.
     """
-    by_url = {r.url: r for r in results if r.url}
+    by_url: dict[str, SearchResult | EvidenceItem] = {}
+    for s in sources:
+        url = s.url if isinstance(s, SearchResult) else s.source_url
+        if url:
+            by_url.setdefault(url, s)
     out = []
     for item in items:
-        r = by_url.get(item.source_url or "")
-        if r is not None:
-            item = item.model_copy(update={"published": r.published, "title": item.title or r.title})
+        s = by_url.get(item.source_url or "")
+        if s is None:
+            item = item.model_copy(update={"published": None})
+        else:
+            item = item.model_copy(update={"published": s.published, "title": item.title or s.title})
         out.append(item)
     return out

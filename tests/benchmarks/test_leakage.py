@@ -264,3 +264,42 @@ def test_leaky_search_is_guarded_and_audited_and_extreme_members_are_clipped(tmp
         for late in ("https://news.example/after", "https://news.example/later", "https://news.example/undated"):
             assert late not in prompts
     assert len(search.queries) == sum(2 + len(r["trace"]["supervisor"]["search_outcomes"]) for r in records.values())
+
+
+def test_dates_stated_by_models_do_not_reach_prompts_or_the_record(tmp_path):
+    """A member cites a URL nobody retrieved with a date after the forecast date (SmolLM2 did this in the
+    main job): the date is dropped, so no later prompt shows late evidence and the audit stays clean; a
+    debate turn citing the member's retrieved source gets that source's date."""
+    from benchmarks.questions import load_forecastbench
+
+    q = load_forecastbench(question_type="market", one_per_source_question=True, sample_n=1, seed=4)[0]
+    late = (q.forecast_date + dt.timedelta(days=11)).isoformat()
+
+    def responder(messages):
+        user = "\n".join(m.content for m in messages[1:])
+        if "You are the BULL" in user or "You are the BEAR" in user:
+            return ('{"argument": "as found", "key_evidence": [{"claim": "rates held", "source_url": '
+                    '"https://news.example/before", "published": "%s"}], "p_yes_percent": 60}' % late)
+        if "You are the SUPERVISOR" in user:
+            return respond(messages)
+        return ('{"rationale": "sure", "key_evidence": [{"claim": "updated in 2026", "source_url": '
+                '"https://polymarket.com/market/made-up.json", "published": "%s"}, {"claim": "rates held", '
+                '"source_url": "https://news.example/before", "published": "%s"}], "p_yes_percent": 40}' % (late, late))
+
+    config = RunConfig(output_dir=str(tmp_path), run_id="stated", providers=["scripted/m"], n_members=2,
+                       methods=["mean", "debate", "supervisor"], baselines=["always_0.5"], cache=False)
+    runner = BenchmarkRunner(config, provider_factory=lambda spec: ScriptedProvider(responder=responder, model="m"),
+                             search_client=LeakySearch(), questions=[q], progress=False, retry_sleep=lambda s: None)
+    asyncio.run(runner.arun())
+    (r,) = read_results(runner.run_dir / "results.jsonl")
+    before = (q.forecast_date - dt.timedelta(days=3)).isoformat()
+    for f in r["trace"]["forecasts"]:
+        assert [(e["source_url"], e["published"]) for e in f["key_evidence"]] == [
+            ("https://polymarket.com/market/made-up.json", None), ("https://news.example/before", before)]
+    turns = [t for rnd in r["trace"]["debate"]["rounds"] for t in (rnd["bull"], rnd["bear"])]
+    assert turns and all(t["key_evidence"][0]["published"] == before for t in turns)
+    specialist_prompts = [c for c in r["trace"]["recorded_calls"] if c["role"] != "forecaster"]
+    text = "\n".join(m["content"] for c in specialist_prompts for m in c["messages"])
+    assert "updated in 2026 [https://polymarket.com/market/made-up.json, undated]" in text
+    assert late not in text
+    assert r["audit"]["evidence_dated_after_cutoff"] == 0 and r["audit"]["findings"] == 0
