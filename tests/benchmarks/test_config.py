@@ -63,8 +63,6 @@ def test_baseline_names_is_the_baselines_tuple_under_a_deprecated_name():
 
 
 def test_embedded_model_options_reach_the_provider_only_when_set():
-    from benchmarks.config import RunConfig
-
     assert RunConfig().local_model_options() == {}
     assert RunConfig(n_threads=1, n_slots=2, n_ctx=2048, grammar_sampling="filter").local_model_options() == {
         "n_threads": 1, "n_slots": 2, "n_ctx": 2048, "grammar_sampling": "filter"}
