@@ -12,12 +12,12 @@ def forecaster_task(max_evidence: int = 2) -> str:
     return (
         "## TASK\n"
         "Give a one-sentence rationale (at most 200 characters), up to "
-        f"{max_evidence} key evidence items (claim, source_url, published date or null) taken from the "
+        f"{max_evidence} key evidence items (claim and source_url) taken from the "
         "evidence above, your confidence in this forecast (high, medium or low: low when the evidence is "
         "thin or missing), and the probability that the question resolves Yes as an integer percent from "
         "0 to 100. Answer with one JSON object only:\n"
         '{"rationale": "<text>", '
-        '"key_evidence": [{"claim": "<text>", "source_url": "<url or null>", "published": "<YYYY-MM-DD or null>"}], '
+        '"key_evidence": [{"claim": "<text>", "source_url": "<url or null>"}], '
         '"confidence": "high|medium|low", "p_yes_percent": <integer 0-100>}'
     )
 

@@ -25,7 +25,7 @@ DEBATE_TASK = (
     "## TASK\nGive your argument (at most 200 characters), your probability that the question resolves Yes as "
     "an integer percent, and up to 1 key evidence item. Answer with one JSON object only:\n"
     '{"argument": "<text>", '
-    '"key_evidence": [{"claim": "<text>", "source_url": "<url or null>", "published": "<YYYY-MM-DD or null>"}], '
+    '"key_evidence": [{"claim": "<text>", "source_url": "<url or null>"}], '
     '"p_yes_percent": <integer 0-100>}'
 )
 
@@ -83,7 +83,7 @@ SUPERVISOR_DECISION_TASK = (
     "above leave the disagreement open), a short rationale, and up to 1 key evidence item. Answer with "
     "one JSON object only:\n"
     '{"rationale": "<text>", '
-    '"key_evidence": [{"claim": "<text>", "source_url": "<url or null>", "published": "<YYYY-MM-DD or null>"}], '
+    '"key_evidence": [{"claim": "<text>", "source_url": "<url or null>"}], '
     '"confidence": "high|medium|low", "p_yes_percent": <integer 0-100>}'
 )
 

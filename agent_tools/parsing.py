@@ -496,21 +496,24 @@ RATIONALE_CHARS = 200
 CLAIM_CHARS = 120
 URL_CHARS = 120
 
+#: An evidence item a model cites: the claim and the URL of its source. No date: a publication date is
+#: recorded only from the source a search returned (:func:`agent_tools.provenance.attach_provenance`), so
+#: a stated date would be dropped anyway (and costs about 15 generated tokens: SmolLM2 writes a digit per
+#: token). The parser still reads a ``published`` a model sends unasked.
 EVIDENCE_ITEM_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "claim": {"type": "string", "maxLength": CLAIM_CHARS},
-        # plain strings, not ["string", "null"]: llama.cpp's grammar ignores maxLength on type unions;
+        # a plain string, not ["string", "null"]: llama.cpp's grammar ignores maxLength on type unions;
         # the parser reads "", "null" and "none" as missing
         "source_url": {"type": "string", "maxLength": URL_CHARS},
-        "published": {"type": "string", "maxLength": 10, "description": "YYYY-MM-DD or empty"},
     },
-    "required": ["claim", "source_url", "published"],
+    "required": ["claim", "source_url"],
 }
 
 
 def evidence_list_schema(max_items: int = 2) -> dict[str, Any]:
-    """JSON schema of a ``key_evidence`` list of at most ``max_items`` items (claim, source_url, published)."""
+    """JSON schema of a ``key_evidence`` list of at most ``max_items`` items (claim, source_url)."""
     return {"type": "array", "maxItems": max_items, "items": EVIDENCE_ITEM_SCHEMA}
 
 

@@ -73,8 +73,6 @@ def _fill(schema: dict[str, Any], name: str, side: str | None, question: str) ->
         return [_fill(schema.get("items", {}), name, side, question) for _ in range(schema.get("maxItems", 1))]
     if kind == "string":
         n = int(schema.get("maxLength", 200))
-        if name == "published":
-            return "2025-01-01"[:n]
         if name in ("query", "queries"):
             return " ".join(question.split())[:n]
         if name == "source_url":

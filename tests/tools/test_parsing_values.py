@@ -246,9 +246,8 @@ def test_schemas_are_exactly_what_the_grammar_needs():
     assert evidence_list_schema() == {"type": "array", "maxItems": 2, "items": EVIDENCE_ITEM_SCHEMA}
     assert evidence_list_schema(0)["maxItems"] == 0
     assert EVIDENCE_ITEM_SCHEMA == {"type": "object", "properties": {
-        "claim": {"type": "string", "maxLength": 120}, "source_url": {"type": "string", "maxLength": 120},
-        "published": {"type": "string", "maxLength": 10, "description": "YYYY-MM-DD or empty"}},
-        "required": ["claim", "source_url", "published"]}
+        "claim": {"type": "string", "maxLength": 120}, "source_url": {"type": "string", "maxLength": 120}},
+        "required": ["claim", "source_url"]}  # no date: provenance dates evidence from its source
     schema = forecast_json_schema(1, 80)
     assert schema == {"type": "object", "properties": {"rationale": {"type": "string", "maxLength": 80},
                                                        "key_evidence": evidence_list_schema(1),
