@@ -411,6 +411,29 @@ def test_the_manifest_is_rewritten_as_questions_finish_at_most_once_per_interval
     assert len(writes) == 2  # at the start and at the end
 
 
+def test_the_manifest_is_rewritten_when_a_question_finishes_a_whole_interval_after_the_last_write(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from benchmarks.runner import RunSession
+
+    assert runner_module.MANIFEST_INTERVAL_S == 1.0
+    clock = [100.0]
+    monkeypatch.setattr(runner_module, "time", SimpleNamespace(monotonic=lambda: clock[0], perf_counter=time.perf_counter))
+    qs = [question(i) for i in range(1, 5)]
+    r = make(tmp_path, qs)
+    r.build_providers()
+    r.run_dir.mkdir()
+    session = RunSession(r, qs, [], {}, time.perf_counter())  # the last write: at 100 s
+    manifest = r.run_dir / "manifest.json"
+    written = []
+    for q, now in zip(qs, (100.999, 101.0, 101.5, 102.0)):
+        clock[0] = now
+        asyncio.run(session.finish(q, r.question_record(q, r.failed_trace(q, RuntimeError("x")), {})))
+        written.append(json.loads(manifest.read_text())["question_status"] if manifest.exists() else None)
+    assert written[0] is None and written[2] == written[1] == {"q1": "failed", "q2": "failed", "q3": "pending", "q4": "pending"}
+    assert written[3] == {q.id: "failed" for q in qs}  # MANIFEST_INTERVAL_S = 1 s after the write at 101 s
+
+
 def test_questions_in_flight_are_marked_and_limited_to_the_concurrency(tmp_path, monkeypatch):
     writes = []
     real = runner_module.write_json_atomic
