@@ -476,11 +476,10 @@ class BenchmarkRunner:
         spend = json.loads(manifest_path.read_text(encoding="utf-8")).get("spend") if manifest_path.exists() else None
         finished = [record_cost(r) for r in done_records]
         paid_before = float(spend["paid_usd_total"]) if spend and spend.get("paid_usd_total") is not None else sum(finished)
-        est = estimate_run(self.config.model_copy(update={"max_cost_usd": None}), questions=questions,
-                           provider_factory=self.provider_factory)
+        est = estimate_run(self.config, questions=questions, provider_factory=self.provider_factory)
         prior = (est.totals()["usd_batch" if self.config.batch else "usd"] or 0.0) / max(len(est.questions), 1)
-        return CostCap(max_usd=float(self.config.max_cost_usd or 0.0), paid_before_usd=paid_before,
-                       prior_per_question_usd=prior, finished_costs=finished)
+        return CostCap(max_usd=float(self.config.max_cost_usd),  # type: ignore[arg-type]  # only called with a cap
+                       paid_before_usd=paid_before, prior_per_question_usd=prior, finished_costs=finished)
 
     def bind_questions(self, questions: list[Question]) -> None:
         """Hand the harness's records of ``questions`` (outcomes included) to the providers that simulate
@@ -1040,12 +1039,11 @@ def baseline_table(questions: list[Question], names: list[str]) -> dict[str, dic
     """Baseline probabilities per question: ``{qid: {name: {"p_yes", "status", "note"}}}``."""
     df = compute_baselines(questions)
     out: dict[str, dict[str, dict[str, Any]]] = {q.id: {} for q in questions}
-    for row in df.to_dict("records"):
-        if row["method"] not in names:
+    for qid, method, p_yes, detail in zip(df["question_id"], df["method"], df["p_yes"], df["detail"]):
+        if method not in names:
             continue
-        p = None if row["p_yes"] != row["p_yes"] else float(row["p_yes"])  # NaN: not available
-        out[row["question_id"]][row["method"]] = {"p_yes": p, "status": "ok" if p is not None else "unavailable",
-                                                  "note": row["detail"]}
+        p = None if p_yes != p_yes else float(p_yes)  # NaN: not available
+        out[qid][method] = {"p_yes": p, "status": "ok" if p is not None else "unavailable", "note": detail}
     return out
 
 

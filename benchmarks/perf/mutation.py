@@ -193,6 +193,20 @@ EQUIVALENT: list[Equivalent] = [
     Equivalent("benchmarks/runner.py", "RunSession.summary",
                'top_reason = next((r for r in failed_now if r.split(":", 1)[0] == top[0][0]), ) if top else None',
                "top[0][0] is the type of a reason in failed_now, so a match exists and next's default is never used"),
+    *(Equivalent("benchmarks/runner.py", "BenchmarkRunner.cost_cap",
+                 f"unpriced = [s for s in self.model_specs() if cost_usd(s, TokenUsage({usage})) is None]",
+                 "a probe of whether the model has a price: cost_usd is None only for an unknown price or unknown token "
+                 "counts, and every count here is known (1 or 2 tokens or calls, or calls at its default)")
+      for usage in ("input_tokens=1, output_tokens=1, ", "input_tokens=2, output_tokens=1, calls=1",
+                    "input_tokens=1, output_tokens=2, calls=1", "input_tokens=1, output_tokens=1, calls=2")),
+    *(Equivalent("benchmarks/runner.py", "BenchmarkRunner.select_shard",
+                 f'"config_digest": config_digest(self.config.model_dump(mode={m}))}}',
+                 "config_digest serialises with json.dumps(default=str), and the config's only non-JSON values are dates, "
+                 "whose str() is their JSON (ISO) form: the digest is the same as in json mode")
+      for m in ("None", '"XXjsonXX"', '"JSON"')),
+    Equivalent("benchmarks/runner.py", "RunSession.finish",
+               "self.cap.finished_costs.append(record_cost(record.model_dump(include=None)))",
+               "record_cost reads only the ledger; include={'ledger'} only saves dumping the trace"),
     Equivalent("benchmarks/runner.py", "RunSession.finish", "self._write_failed.append(None)",
                "the list is only read as a flag (if self._write_failed:), and [None] is true"),
     *(Equivalent("benchmarks/runner.py", "BenchmarkRunner._manifest", f"config = self.config.model_dump(mode={m})",

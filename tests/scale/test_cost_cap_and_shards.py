@@ -188,6 +188,10 @@ def test_a_cost_stop_is_recorded_once_with_its_figures_and_later_cancellations_u
     assert caplog.messages == [f"{runner.run_dir}: {note}"]  # said once
     s.write_manifest()
     assert json.loads((runner.run_dir / "manifest.json").read_text())["stopped"] == s.stopped == s.summary(0).stopped
+    _, _, fresh = session_of(tmp_path / "b")
+    fresh.cap = CostCap(max_usd=1.0)
+    fresh.stop_for_cost()  # nothing in flight was cancelled
+    assert fresh.stopped["n_cancelled"] == 0 and fresh.stopped["n_not_started"] == 5
 
 
 def test_the_manifest_spend_adds_earlier_sessions_this_sessions_providers_and_remote_workers(tmp_path, monkeypatch):
@@ -268,20 +272,46 @@ def test_the_cost_cap_counts_earlier_sessions_finished_questions_and_the_dry_run
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-not-a-key")
     qs = [make_question(f"q{i}") for i in range(1, 4)]
     records = [{"ledger": [{"cost_usd": 0.125}, {"cost_usd": None}]}, {"ledger": [{"cost_usd": 0.25}]}]
-    for batch in (False, True):
+    for batch, given in ((False, qs), (True, qs[:1])):
         config = RunConfig(output_dir=str(tmp_path / str(batch)), run_id="r", search="none", providers=["anthropic/claude-sonnet-4-5"],
                            methods=["mean"], baselines=[], max_cost_usd=2.5, batch=batch)
-        runner = BenchmarkRunner(config, questions=qs, progress=False)
-        est = estimate_run(config.model_copy(update={"max_cost_usd": None}), questions=qs)
-        prior = est.totals()["usd_batch" if batch else "usd"] / 3
-        assert prior > 0 and len(est.questions) == 3
-        assert runner.cost_cap(qs, records) == CostCap(max_usd=2.5, paid_before_usd=0.375, prior_per_question_usd=pytest.approx(prior),
-                                                       finished_costs=[0.125, 0.25])
+        runner = BenchmarkRunner(config, questions=given, progress=False)
+        est = estimate_run(config, questions=given)
+        prior = est.totals()["usd_batch" if batch else "usd"] / len(given)
+        assert prior > 0 and len(est.questions) == len(given)
+        assert runner.cost_cap(given, records) == CostCap(max_usd=2.5, paid_before_usd=0.375, prior_per_question_usd=pytest.approx(prior),
+                                                          finished_costs=[0.125, 0.25])
     runner.run_dir.mkdir(parents=True)
     manifest = runner.run_dir / "manifest.json"
     for spend, paid_before in (({"paid_usd_total": 0.5}, 0.5), ({"paid_usd_total": 0.0}, 0.0), ({"paid_usd_total": None}, 0.375), (None, 0.375)):
         manifest.write_text(json.dumps({"spend": spend}))  # what earlier sessions paid, cancelled calls included
         assert runner.cost_cap(qs, records).paid_before_usd == paid_before
+
+
+def test_a_cap_below_one_question_s_estimate_starts_nothing_and_says_why(tmp_path, monkeypatch):
+    from benchmarks import estimate
+    from benchmarks.estimate import estimate_run
+
+    qs = [make_question(f"q{i}") for i in range(1, 4)]
+    config = RunConfig(output_dir=str(tmp_path), run_id="r", search="none", providers=["anthropic/claude-sonnet-4-5"],
+                       methods=["mean"], baselines=[], max_cost_usd=1e-4)
+    prior = estimate_run(config, questions=qs, provider_factory=SpecProvider).totals()["usd"] / 3  # the run's own questions
+    assert prior > 1e-4
+
+    def no_real_adapter(spec, **kw):
+        raise AssertionError(f"the cost cap built the real {spec} adapter though the runner has a provider factory")
+
+    monkeypatch.setattr(estimate, "get_provider", no_real_adapter)
+    runner = BenchmarkRunner(config, provider_factory=SpecProvider, questions=qs, progress=False)
+    summary = asyncio.run(runner.arun())
+    manifest = json.loads((runner.run_dir / "manifest.json").read_text())
+    assert summary.stopped == manifest["stopped"] == {
+        "reason": "max_cost", "max_cost_usd": 1e-4, "paid_usd": 0.0, "estimate_per_question_usd": round(prior, 6),
+        "n_not_started": 3, "n_cancelled": 0,
+        "note": (f"no new question started: paid $0.0000 plus the estimate of the next question (${prior:.4f} each, in flight "
+                 "included) would exceed the cap of $0.00; resume with a higher --max-cost to continue")}
+    assert (summary.n_ok, summary.n_failed) == (0, 0) and set(manifest["question_status"].values()) == {"pending"}
+    assert not (runner.run_dir / "results.jsonl").exists() and manifest["spend"]["paid_usd_total"] == 0.0
 
 
 def test_the_cost_cap_names_every_provider_without_a_price(tmp_path):
