@@ -511,18 +511,19 @@ def test_a_manifest_that_cannot_be_updated_at_the_end_loses_no_result(tmp_path, 
 
 
 def test_the_progress_bar_goes_to_stderr(tmp_path, capsys):
+    qs = [question(1), question(2), question(3)]
     r = BenchmarkRunner(config(tmp_path), provider_factory=lambda s: ScriptedProvider(responder=lambda m: MEMBER),
-                        questions=[question(1), question(2)], retry_sleep=lambda s: None)
+                        questions=qs, retry_sleep=lambda s: None)
     run(r)
     captured = capsys.readouterr()
-    assert re.match(r"^questions \S+ 2/2 0:00:0\d", captured.err) and captured.out == ""
+    assert re.match(r"^questions \S+ 3/3 0:00:0\d", captured.err) and captured.out == ""
     results = tmp_path / "r" / "results.jsonl"
-    record = json.loads(results.read_text().splitlines()[0])
-    results.write_text(json.dumps({**record, "status": "failed"}) + "\n")  # a failed question is finished too
+    done, failed, _ = [json.loads(line) for line in results.read_text().splitlines()]
+    results.write_text(json.dumps(done) + "\n" + json.dumps({**failed, "status": "failed"}) + "\n")  # a failed one is finished too
     resumed = BenchmarkRunner(config(tmp_path), provider_factory=lambda s: ScriptedProvider(responder=lambda m: MEMBER),
-                              questions=[question(1), question(2)], retry_sleep=lambda s: None)
+                              questions=qs, retry_sleep=lambda s: None)
     run(resumed, resume=True)
-    assert re.match(r"^questions \S+ 2/2 ", capsys.readouterr().err)  # the finished question counts from the start
+    assert re.match(r"^questions \S+ 3/3 ", capsys.readouterr().err)  # the two finished questions count from the start
 
 
 # --- refused before anything is written ----------------------------------------------------------------------
