@@ -194,7 +194,8 @@ def estimate_run(config: RunConfig, *, environ: dict[str, str] | None = None, sa
             raise
         except ReconcileError as exc:
             warnings.append(f"{redact_spec(spec)}: {exc} (the run would stop here)")
-    cfg = config.model_copy(update={"providers": specs, "cache": False})
+    # the stand-ins answer at once: no batch API (batch prices come from genai-prices below), no cache
+    cfg = config.model_copy(update={"providers": specs, "cache": False, "batch": False})
     max_tokens = cfg.pipeline.max_tokens or 0
     search = None
     if cfg.search == "ddg":

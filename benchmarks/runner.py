@@ -352,7 +352,6 @@ class BenchmarkRunner:
         command_line: list[str] | None = None,
         rate_limit: bool = True,
     ) -> None:
-        self.config = config
         self.provider_factory = provider_factory
         self.search_client = search_client
         self._questions = questions
@@ -477,11 +476,10 @@ class BenchmarkRunner:
         spend = json.loads(manifest_path.read_text(encoding="utf-8")).get("spend") if manifest_path.exists() else None
         finished = [record_cost(r) for r in done_records]
         paid_before = float(spend["paid_usd_total"]) if spend and spend.get("paid_usd_total") is not None else sum(finished)
-        est = estimate_run(self.config.model_copy(update={"max_cost_usd": None}), questions=questions,
-                           provider_factory=self.provider_factory)
+        est = estimate_run(self.config, questions=questions, provider_factory=self.provider_factory)
         prior = (est.totals()["usd_batch" if self.config.batch else "usd"] or 0.0) / max(len(est.questions), 1)
-        return CostCap(max_usd=float(self.config.max_cost_usd or 0.0), paid_before_usd=paid_before,
-                       prior_per_question_usd=prior, finished_costs=finished)
+        return CostCap(max_usd=float(self.config.max_cost_usd),  # type: ignore[arg-type]  # only called with a cap
+                       paid_before_usd=paid_before, prior_per_question_usd=prior, finished_costs=finished)
 
     def bind_questions(self, questions: list[Question]) -> None:
         """Hand the harness's records of ``questions`` (outcomes included) to the providers that simulate
@@ -549,7 +547,7 @@ class BenchmarkRunner:
         unknown = [s for s, c in cutoffs.items() if c is None]
         info: dict[str, Any] = {"requested": cfg.after_model_cutoff,
                                 "model_cutoffs": {s: (c.isoformat() if c else None) for s, c in cutoffs.items()},
-                                "margin_days": cfg.cutoff_margin_days, "applied_after": None, "basis": None, "note": ""}
+                                "margin_days": cfg.cutoff_margin_days, "applied_after": None, "basis": None}
         if not cfg.after_model_cutoff:
             info["note"] = ("off (--include-before-cutoff): questions due before the models' training cutoffs are "
                             "included and may be contaminated")
@@ -680,8 +678,8 @@ class BenchmarkRunner:
                 stats[k] += v
         for c in self._caches:
             s = c.stats()
-            stats["cache_hits"] += s.get("hits", 0)
-            stats["cache_misses"] += s.get("misses", 0)
+            stats["cache_hits"] += s["hits"]
+            stats["cache_misses"] += s["misses"]
         return stats
 
     # --- execution ---------------------------------------------------------------------------------
@@ -871,21 +869,19 @@ class RunSession:
         self.status = {q.id: "pending" for q in questions}
         self.reasons: dict[str, str] = {}
         for r in reversed(done_records):  # the first record of a question wins (see benchmarks.report.load_run)
-            self.status[r["question_id"]] = "done" if r["status"] == "ok" else "failed"
-            if r["status"] != "ok":
+            ok = r["status"] == "ok"
+            self.status[r["question_id"]] = "done" if ok else "failed"
+            if not ok:
                 trace = r.get("trace") or {}
                 self.reasons[r["question_id"]] = failure_reason(
                     [ErrorInfo.model_validate(f["error"]) for f in trace.get("forecasts", []) if f.get("error")],
                     ErrorInfo.model_validate(trace["error"]) if trace.get("error") else None)
-        self.started = dt.datetime.now(dt.timezone.utc).isoformat()
-        self.earlier_s = 0.0  # wall time of earlier sessions of a resumed run
-        self.paid_before_usd = 0.0
-        self.previous: dict[str, Any] = {}
-        if self.manifest_path.exists():
-            self.previous = json.loads(self.manifest_path.read_text(encoding="utf-8"))
-            self.started = self.previous.get("created_at", self.started)
-            self.earlier_s = float(self.previous.get("wall_time_s_total") or 0.0)
-            self.paid_before_usd = float((self.previous.get("spend") or {}).get("paid_usd_total") or 0.0)
+        previous = json.loads(self.manifest_path.read_text(encoding="utf-8")) if self.manifest_path.exists() else {}
+        #: The run's start (ISO, UTC; kept over resumed sessions), the wall time of its earlier sessions (s) and
+        #: what they paid (USD), from the manifest of a resumed run.
+        self.started = previous.get("created_at") or dt.datetime.now(dt.timezone.utc).isoformat()
+        self.earlier_s = float(previous.get("wall_time_s_total") or 0.0)
+        self.paid_before_usd = float((previous.get("spend") or {}).get("paid_usd_total") or 0.0)
         self.n_ok = self.n_failed = 0
         #: USD paid this session by providers outside this process (Ray workers report it with each record).
         self.remote_paid_usd = 0.0
@@ -1043,15 +1039,11 @@ def baseline_table(questions: list[Question], names: list[str]) -> dict[str, dic
     """Baseline probabilities per question: ``{qid: {name: {"p_yes", "status", "note"}}}``."""
     df = compute_baselines(questions)
     out: dict[str, dict[str, dict[str, Any]]] = {q.id: {} for q in questions}
-    for row in df.itertuples(index=False):
-        if row.method not in names:
+    for qid, method, p_yes, detail in zip(df["question_id"], df["method"], df["p_yes"], df["detail"]):
+        if method not in names:
             continue
-        p = None if row.p_yes is None or row.p_yes != row.p_yes else float(row.p_yes)
-        out[row.question_id][row.method] = {
-            "p_yes": p,
-            "status": "ok" if p is not None else "unavailable",
-            "note": getattr(row, "detail", "") or "",
-        }
+        p = None if p_yes != p_yes else float(p_yes)  # NaN: not available
+        out[qid][method] = {"p_yes": p, "status": "ok" if p is not None else "unavailable", "note": detail}
     return out
 
 
@@ -1064,10 +1056,10 @@ class _progress:
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-            self._p = Progress(TextColumn("questions"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            self._p = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                                console=Console(stderr=True))
             self._p.start()
-            self._task = self._p.add_task("run", total=total, completed=completed)
+            self._task = self._p.add_task("questions", total=total, completed=completed)
 
     def advance(self) -> None:
         if self._p is not None:

@@ -65,7 +65,15 @@ MODULE_TESTS: dict[str, list[str]] = {
                                  "test_a_question_whose_pipeline_raises_is_a_failed_record_and_the_run_goes_on",
                                  "test_a_failed_append_stops_the_run_cleanly_and_resume_finishes_it",
                                  "test_retry_failed_replaces_failed_records_and_keeps_them_aside",
-                                 "test_retry_failed_needs_resume"))],
+                                 "test_retry_failed_needs_resume")),
+                             # the cost cap, the session's accounting, shards and batch mode (issue 14's code in the runner)
+                             "tests/scale/test_cost_cap_and_shards.py",
+                             *(f"tests/scale/test_batch.py::{t}" for t in (
+                                 "test_batch_mode_says_clearly_that_other_providers_have_none",
+                                 "test_batch_mode_puts_each_adapter_behind_the_run_s_one_collector_and_no_rate_limiter")),
+                             *(f"tests/scale/test_cli_scale.py::{t}" for t in (
+                                 "test_bad_scale_options_are_one_line_errors_and_write_nothing",
+                                 "test_max_cost_with_a_free_provider_runs_to_the_end_and_records_the_spend"))],
     "benchmarks/report.py": ["tests/benchmarks/test_report_tables.py", "tests/benchmarks/test_runner.py",
                              "tests/benchmarks/test_cli.py"],
     "benchmarks/leakage.py": ["tests/benchmarks/test_leakage.py", "tests/benchmarks/test_validity.py"],
@@ -80,7 +88,10 @@ MODULE_TESTS: dict[str, list[str]] = {
     "agent_tools/parsing.py": ["tests/tools/test_parsing_values.py", "tests/tools/test_parsing.py", "tests/research/test_pipeline.py",
                                "tests/specialists"],
 }
-DESELECT = ["tests/benchmarks/test_runner.py::test_sigkill_then_resume_equals_uninterrupted_run"]
+#: Slow tests left out (the runner's code they reach is covered by faster ones): a SIGKILL/resume subprocess, and
+#: the shard test that builds three reports (the shard selection itself: ``test_a_shard_runs_exactly_its_questions...``).
+DESELECT = ["tests/benchmarks/test_runner.py::test_sigkill_then_resume_equals_uninterrupted_run",
+            "tests/scale/test_cost_cap_and_shards.py::test_shards_partition_the_questions_and_leaderboard_merges_them_into_the_unsharded_report"]
 
 DETECTED = {"killed", "timeout", "segfault", "caught by type check"}
 UNDETECTED = {"survived", "no tests", "suspicious"}
@@ -101,6 +112,12 @@ _BLEND_AT_ZERO = ("a weight is in [0, 1] and a probability is finite: at w = 0 t
 _VALUE_NONE_DEFAULT = "value=None is the error's default (ReconcileError drops None details)"
 _ENSURE_ASCII_NONE = "json reads ensure_ascii as a truth value: None is False"
 _VISIBLE_TEXT = ("the visible text is only searched for spellings of a date, which hold neither a newline nor 'XX'")
+_CODEC_CASE = "codec names are case-insensitive"
+_FIRST_PIECE = "the first piece of str.split does not depend on maxsplit (1, 2 or none)"
+_FIRST_MOST_COMMON = ("the first of most_common(n) is the first of most_common(1) for any n >= 1 or None (both order by "
+                      "count, ties in first-seen order)")
+_LAST_BLANK = ("the last piece of split(b'\\n') has no newline after it: counting one for it when it is blank only makes "
+               "good_bytes len(raw) + 1 where it was len(raw), and good_bytes is only compared with len(raw) by <")
 
 #: Reviewed equivalent mutants: no test can tell them from the original, the behaviour is identical.
 EQUIVALENT: list[Equivalent] = [
@@ -135,13 +152,63 @@ EQUIVALENT: list[Equivalent] = [
     Equivalent("benchmarks/leaderboard.py", "rank_methods", 'table["coverage"] = table[method_col].map(coverage).astype(None)',
                "astype(None) is float64, the dtype the coverage fractions already have"),
     # runner (reviewed from the partial run of 2026-12-01, see mutation_after.md)
-    Equivalent("benchmarks/runner.py", "append_jsonl", 'line = json.dumps(record, ensure_ascii=None, default=str) + "\n"',
+    Equivalent("benchmarks/runner.py", "append_jsonl", r'line = json.dumps(record, ensure_ascii=None, default=str) + "\n"',
                _ENSURE_ASCII_NONE),
-    Equivalent("benchmarks/runner.py", "append_jsonl", 'data = line.encode("UTF-8")', "codec names are case-insensitive"),
+    Equivalent("benchmarks/runner.py", "append_jsonl", 'data = line.encode("UTF-8")', _CODEC_CASE),
     *(Equivalent("benchmarks/runner.py", "failure_reason",
                  f"top = next(e for e in member_errors if e.type == counts.most_common({n})[0][0])",
-                 "the first of most_common(n) is the first of most_common(1) for any n >= 1 or None (both order by count, "
-                 "ties in first-seen order)") for n in ("None", "2")),
+                 _FIRST_MOST_COMMON) for n in ("None", "2")),
+    # runner (reviewed from the full run of 2026-12-01 on main a1a85ee, see mutation_after.md)
+    Equivalent("benchmarks/runner.py", "write_json_atomic",
+               "write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=None, default=str))", _ENSURE_ASCII_NONE),
+    Equivalent("benchmarks/runner.py", "write_text_atomic", 'with open(tmp, "w", encoding="UTF-8") as fh:', _CODEC_CASE),
+    Equivalent("benchmarks/runner.py", "BenchmarkRunner.arun",
+               'recorded = json.loads(manifest_path.read_text(encoding="UTF-8")).get("question_ids")', _CODEC_CASE),
+    Equivalent("benchmarks/runner.py", "BenchmarkRunner.cost_cap",
+               'spend = json.loads(manifest_path.read_text(encoding="UTF-8")).get("spend") if manifest_path.exists() else None',
+               _CODEC_CASE),
+    Equivalent("benchmarks/runner.py", "RunSession.__init__",
+               'previous = json.loads(self.manifest_path.read_text(encoding="UTF-8")) if self.manifest_path.exists() else {}',
+               _CODEC_CASE),
+    *(Equivalent("benchmarks/runner.py", "read_results", f"good_bytes += len(line) + {alt}", _LAST_BLANK)
+      for alt in ("(1 if (i < len(lines) - 1) or True else 0)", "(1 if i <= len(lines) - 1 else 0)",
+                  "(1 if i < len(lines) + 1 else 0)", "(1 if i < len(lines) - 1 else 1)")),
+    Equivalent("benchmarks/runner.py", "read_results", "if good_bytes <= len(raw):",
+               "good_bytes == len(raw) when the file ends with a newline: the extra branch parses an empty tail, which "
+               "fails, and truncates the file to its own length (no change)"),
+    *(Equivalent("benchmarks/runner.py", "BenchmarkRunner.rate_limits_for", f"prefix = spec.split({args})[0]", _FIRST_PIECE)
+      for args in ('"/", ', '"/", 2')),
+    *(Equivalent("benchmarks/runner.py", "_untrained", f'return spec.split({args})[0] in ("scripted", "sim")', _FIRST_PIECE)
+      for args in ('"/", ', '"/", 2')),
+    *(Equivalent("benchmarks/runner.py", "RunSession.summary", f'top = Counter(r.split(":", 1)[0] for r in failed_now).most_common({n})',
+                 _FIRST_MOST_COMMON + "; only top[0] is read") for n in ("None", "2")),
+    *(Equivalent("benchmarks/runner.py", "RunSession.summary", line, _FIRST_PIECE) for line in (
+        'top = Counter(r.split(":", )[0] for r in failed_now).most_common(1)',
+        'top = Counter(r.split(":", 2)[0] for r in failed_now).most_common(1)',
+        'top_reason = next((r for r in failed_now if r.split(":", )[0] == top[0][0]), None) if top else None',
+        'top_reason = next((r for r in failed_now if r.split(":", 2)[0] == top[0][0]), None) if top else None')),
+    Equivalent("benchmarks/runner.py", "RunSession.summary",
+               'top_reason = next((r for r in failed_now if r.split(":", 1)[0] == top[0][0]), None) if (top) or True else None',
+               "top is empty only when failed_now is: the generator then never reads top[0] and next gives None"),
+    Equivalent("benchmarks/runner.py", "RunSession.summary",
+               'top_reason = next((r for r in failed_now if r.split(":", 1)[0] == top[0][0]), ) if top else None',
+               "top[0][0] is the type of a reason in failed_now, so a match exists and next's default is never used"),
+    *(Equivalent("benchmarks/runner.py", "BenchmarkRunner.cost_cap",
+                 f"unpriced = [s for s in self.model_specs() if cost_usd(s, TokenUsage({usage})) is None]",
+                 "a probe of whether the model has a price: cost_usd is None only for an unknown price or unknown token "
+                 "counts, and every count here is known (1 or 2 tokens or calls, or calls at its default)")
+      for usage in ("input_tokens=1, output_tokens=1, ", "input_tokens=2, output_tokens=1, calls=1",
+                    "input_tokens=1, output_tokens=2, calls=1", "input_tokens=1, output_tokens=1, calls=2")),
+    *(Equivalent("benchmarks/runner.py", "BenchmarkRunner.select_shard",
+                 f'"config_digest": config_digest(self.config.model_dump(mode={m}))}}',
+                 "config_digest serialises with json.dumps(default=str), and the config's only non-JSON values are dates, "
+                 "whose str() is their JSON (ISO) form: the digest is the same as in json mode")
+      for m in ("None", '"XXjsonXX"', '"JSON"')),
+    Equivalent("benchmarks/runner.py", "RunSession.finish",
+               "self.cap.finished_costs.append(record_cost(record.model_dump(include=None)))",
+               "record_cost reads only the ledger; include={'ledger'} only saves dumping the trace"),
+    Equivalent("benchmarks/runner.py", "RunSession.finish", "self._write_failed.append(None)",
+               "the list is only read as a flag (if self._write_failed:), and [None] is true"),
     *(Equivalent("benchmarks/runner.py", "BenchmarkRunner._manifest", f"config = self.config.model_dump(mode={m})",
                  "pydantic's python mode keeps dates and nested models as objects, and the manifest is only written by "
                  "write_json_atomic (default=str): the file is byte for byte the same as in json mode")

@@ -99,7 +99,7 @@ def test_a_failed_atomic_write_keeps_the_old_file_and_removes_the_temp_file(tmp_
     monkeypatch.setattr(os, "fsync", FsyncSpy(fail_at=1))
     with pytest.raises(OSError) as ei:
         write_text_atomic(path, "new")
-    assert (ei.value.errno, ei.value.filename) == (errno.ENOSPC, str(path))
+    assert (ei.value.errno, ei.value.strerror, ei.value.filename) == (errno.ENOSPC, "No space left on device", str(path))
     assert path.read_text() == "old" and sorted(p.name for p in tmp_path.iterdir()) == ["report.md"]
 
 

@@ -9,11 +9,13 @@ import json
 import logging
 import re
 import sys
+import time
 
 import pytest
 from filelock import FileLock
 
 from agent_providers import CachingProvider, RetryingProvider, ScriptedProvider
+from agent_providers.ratelimit import DEFAULT_LIMITS, RateLimitedProvider, RateLimits
 from agent_providers.pricing import PRICE_SOURCE
 from agent_schemas import DataValidationError, Question, RateLimited
 from agent_tools import ToolExecutor
@@ -106,6 +108,10 @@ def test_without_a_factory_the_registry_builds_bare_adapters(tmp_path, monkeypat
     BenchmarkRunner(config(tmp_path, providers=[]), progress=False).build_providers()
     assert calls == [("local/smollm2", {"retry": False, "n_threads": 2}), ("openai/gpt-4.1-mini", {"retry": False}),
                      ("local/smollm2", {"retry": False}), ("auto", {"retry": False})]
+    # the embedded model picked automatically gets its options too
+    monkeypatch.setattr(runner_module, "choose_auto_spec", lambda: type("Choice", (), {"spec": "local/smollm2"})())
+    BenchmarkRunner(config(tmp_path, providers=[], n_threads=2), progress=False).build_providers()
+    assert calls[-1] == ("auto", {"retry": False, "n_threads": 2})
 
 
 def test_configured_specs_are_kept_redacted(tmp_path, monkeypatch):
@@ -129,6 +135,43 @@ def test_a_credential_in_a_spec_never_reaches_the_run_folder(tmp_path, monkeypat
     assert not [f.name for f in r.run_dir.rglob("*") if f.is_file() and b"QSECRET" in f.read_bytes()]
 
 
+def test_rate_limits_are_the_provider_defaults_with_the_configured_ones_set_over_them(tmp_path):
+    local_server = "openai-compatible/meta-llama/Llama-3.1-8B@http://127.0.0.1:9/v1"  # a model name with a slash
+    keyed = "openai-compatible/m@http://127.0.0.1:9/v1?key=***"
+    r = BenchmarkRunner(config(tmp_path, rate_limits={"anthropic": "rpm:4000,otpm:none", "openai": "rpm:100",
+                                                      "openai/gpt-4.1-mini": "tpm:1000", "openai-compatible": "concurrent:4",
+                                                      keyed: "concurrent:2", "local": "concurrent:1"}), progress=False)
+    assert r.rate_limits_for("anthropic/claude-sonnet-4-5") == RateLimits(max_concurrent=16, requests_per_minute=4000,
+                                                                          input_tokens_per_minute=30_000)
+    # an entry for the spec wins over the prefix's
+    assert r.rate_limits_for("openai/gpt-4.1-mini") == RateLimits(max_concurrent=32, requests_per_minute=500, tokens_per_minute=1000)
+    assert r.rate_limits_for("openai/gpt-4o") == RateLimits(max_concurrent=32, requests_per_minute=100, tokens_per_minute=200_000)
+    assert r.rate_limits_for(local_server) == RateLimits(max_concurrent=4)
+    assert r.rate_limits_for("openai-compatible/m@http://127.0.0.1:9/v1?key=QSECRET") == RateLimits(max_concurrent=2)  # by its redacted form
+    assert r.rate_limits_for("local/smollm2") == RateLimits(max_concurrent=1)  # no default: the configured one alone
+    plain = BenchmarkRunner(config(tmp_path), progress=False)
+    assert plain.rate_limits_for("openai-compatible/x@http://h/v1") == DEFAULT_LIMITS["openai-compatible"]
+    assert plain.rate_limits_for("local/smollm2") is None and plain.rate_limits_for("scripted") is None
+
+
+def test_each_rate_limited_provider_has_one_limiter_for_all_its_roles_and_the_manifest_shows_it(tmp_path, monkeypatch):
+    claude, server = "anthropic/claude-sonnet-4-5", "openai-compatible/m@http://127.0.0.1:9/v1?key=QSECRET"
+    cfg = dict(providers=[claude, server, claude], rate_limits={"openai-compatible": "rpm:60"})
+    r = BenchmarkRunner(config(tmp_path, **cfg), provider_factory=SpecProvider, progress=False)
+    limiters = [p.inner.inner.inner for p in r.build_providers()]  # cache -> meter -> retry -> rate limiter -> adapter
+    assert all(type(x) is RateLimitedProvider for x in limiters)
+    assert limiters[0] is limiters[2] and limiters[0] is not limiters[1]  # the two roles on Claude share its limits
+    assert [x.inner.spec for x in limiters] == [claude, server, claude]
+    limiters[0].stats.requests, limiters[0].stats.rate_limited, limiters[0].stats.paused_s = 3, 1, 1.23456
+    assert r.execution_info() == {"executor": "local", "batch": False, "rate_limits": {
+        claude: {**DEFAULT_LIMITS["anthropic"].to_dict(), "requests_sent": 3, "rate_limited": 1, "paused_s": 1.235},
+        "openai-compatible/m@http://127.0.0.1:9/v1?key=***": {**RateLimits(max_concurrent=8, requests_per_minute=60).to_dict(),
+                                                               "requests_sent": 0, "rate_limited": 0, "paused_s": 0.0}}}
+    # stand-ins that call no one (the dry run) get no limiter
+    dry = BenchmarkRunner(config(tmp_path, **cfg), provider_factory=SpecProvider, progress=False, rate_limit=False)
+    assert [type(p.inner.inner.inner) for p in dry.build_providers()] == [SpecProvider] * 3 and dry.limiters == {}
+
+
 def test_retries_wait_with_the_injected_sleep_in_sync_and_async_calls(tmp_path):
     slept = []
     p = ScriptedProvider([RateLimited("busy", retry_after_s=2.5), MEMBER, RateLimited("busy", retry_after_s=1.5), MEMBER])
@@ -138,6 +181,21 @@ def test_retries_wait_with_the_injected_sleep_in_sync_and_async_calls(tmp_path):
     assert asyncio.run(wrapped.acomplete([{"role": "user", "content": "b"}])).text == MEMBER
     assert slept == [2.5, 1.5]
     assert r.provider_stats() == {"calls": 4, "ok": 2, "retries": 2, "failures": 0, "cache_hits": 0, "cache_misses": 0}
+    # without an injected sleep, retries wait for real (here the server's 10 ms) in async calls too
+    p = ScriptedProvider([RateLimited("busy", retry_after_s=0.01), MEMBER])
+    (real,) = BenchmarkRunner(config(tmp_path, cache=False), provider_factory=lambda s: p, progress=False).build_providers()
+    assert asyncio.run(real.acomplete([{"role": "user", "content": "c"}])).text == MEMBER
+
+
+def test_provider_counters_are_summed_over_every_provider(tmp_path):
+    answers = {"scripted/a": [MEMBER, RateLimited("busy", retry_after_s=1.0), MEMBER], "scripted/b": [MEMBER, MEMBER]}
+    r = BenchmarkRunner(config(tmp_path, providers=list(answers)), provider_factory=lambda s: ScriptedProvider(answers[s], model=s),
+                        progress=False, retry_sleep=lambda s: None)
+    a, b = r.build_providers()
+    for p, prompts in ((a, "xyx"), (b, "zw")):  # a: 2 misses, a hit and a retry; b: 2 misses
+        for text in prompts:
+            p.complete([{"role": "user", "content": text}])
+    assert r.provider_stats() == {"calls": 5, "ok": 4, "retries": 1, "failures": 0, "cache_hits": 1, "cache_misses": 4}
 
 
 def test_questions_are_handed_to_providers_that_simulate_from_them(tmp_path):
@@ -179,6 +237,10 @@ def test_the_pipeline_has_the_stages_the_methods_need(tmp_path):
     assert stages(["mean", "debate"]) == (3, True, False)
     assert stages(["supervisor"]) == (3, False, True)
     assert stages(["pipeline"]) == (3, True, True)
+    client = FixedSearch()
+    searching = BenchmarkRunner(config(tmp_path, n_members=1), provider_factory=lambda s: ScriptedProvider(responder=respond),
+                                search_client=client, progress=False).build_pipeline()
+    assert searching.ensemble.members[0].executor.search.inner is client  # the members research with the run's search (recorded)
 
 
 @pytest.mark.parametrize("specs, configured, expected", [
@@ -190,7 +252,16 @@ def test_questions_in_flight(tmp_path, specs, configured, expected):
     assert r.concurrency() == expected
 
 
-@pytest.mark.parametrize("spec, untrained", [("scripted", True), ("scripted/x", True), ("sim", True), ("sim/seed=2", True),
+def test_embedded_models_get_as_many_questions_in_flight_as_the_most_they_compute_at_once(tmp_path):
+    def factory(spec):
+        p = SpecProvider(spec)
+        p.parallel_calls = {"local/a": 4, "local/b": 2}[spec]
+        return p
+
+    assert BenchmarkRunner(config(tmp_path, providers=["local/a", "local/b"]), provider_factory=factory, progress=False).concurrency() == 4
+
+
+@pytest.mark.parametrize("spec, untrained", [("scripted", True), ("scripted/x", True), ("sim", True), ("sim/seed=2", True), ("scripted/org/model", True),
                                              ("simulator/x", False), ("local/smollm2", False), ("openai/sim", False)])
 def test_untrained_providers(spec, untrained):
     assert runner_module._untrained(spec) is untrained
@@ -204,11 +275,13 @@ def test_a_run_writes_its_records_manifest_and_summary(tmp_path, monkeypatch):
     started = []
     r = BenchmarkRunner(config(tmp_path), provider_factory=lambda s: ScriptedProvider(responder=lambda m: MEMBER),
                         questions=qs, progress=False, on_start=started.append, command_line=["forecast-reconcile", "run"])
+    t0 = time.perf_counter()
     summary = run(r)
+    elapsed = time.perf_counter() - t0
     assert started == [tmp_path / "r"]
     assert (summary.run_dir, summary.n_questions, summary.n_done_before, summary.n_ok, summary.n_failed) == (tmp_path / "r", 3, 0, 3, 0)
     assert (summary.n_ok_total, summary.n_failed_total, summary.top_failure, summary.n_top_failure, summary.n_retried) == (3, 0, None, 0, 0)
-    assert not summary.all_failed and summary.wall_time_s > 0
+    assert not summary.all_failed and 0 < summary.wall_time_s <= elapsed
     assert summary.provider_stats == {"calls": 6, "ok": 6, "retries": 0, "failures": 0, "cache_hits": 0, "cache_misses": 6}
     records = {rec["question_id"]: rec for rec in read_results(r.run_dir / "results.jsonl")}
     rec = records["q2"]
@@ -232,8 +305,9 @@ def test_a_run_writes_its_records_manifest_and_summary(tmp_path, monkeypatch):
     assert manifest["clusters"] == r.clusters.summary() and (manifest["clusters"]["source_questions"], manifest["clusters"]["clusters"]) == (3, 1)
     assert manifest["question_status"] == {"q1": "done", "q2": "done", "q3": "done"}
     assert manifest["command_line"] == ["forecast-reconcile", "run"] and manifest["provider_stats"] == summary.provider_stats
-    assert manifest["wall_time_s"] == manifest["wall_time_s_total"] > 0
-    assert manifest["wall_time_s"] == round(manifest["wall_time_s"], 3)  # milliseconds
+    assert elapsed >= manifest["wall_time_s"] == manifest["wall_time_s_total"] > 0
+    assert manifest["wall_time_s"] == round(manifest["wall_time_s"], 3) and manifest["wall_time_s_total"] == round(manifest["wall_time_s_total"], 3)
+    assert "shard" not in manifest and manifest["stopped"] is None  # not a shard; nothing stopped the run
     assert manifest["git"] == git_commit()
     assert dt.datetime.fromisoformat(manifest["created_at"]) <= dt.datetime.fromisoformat(manifest["updated_at"])
     assert set(manifest["package_versions"]) >= {"pydantic", "numpy"} and "git" in manifest
@@ -304,6 +378,24 @@ def test_a_resumed_run_keeps_its_start_and_adds_its_wall_time(tmp_path):
     assert second["wall_time_s_total"] == pytest.approx(first["wall_time_s_total"] + second["wall_time_s"], abs=2e-3)
 
 
+def test_a_resume_cuts_a_torn_last_line_and_appends_after_the_whole_records(tmp_path):
+    qs = [question(1), question(2)]
+    run(make(tmp_path, qs))
+    path = tmp_path / "r" / "results.jsonl"
+    first, second = path.read_text().splitlines(keepends=True)
+    path.write_text(first + second[:40])  # killed while writing the second record
+    summary = run(make(tmp_path, qs), resume=True)
+    assert (summary.n_done_before, summary.n_ok, summary.n_ok_total) == (1, 1, 2)
+    lines = path.read_text().splitlines()
+    assert lines[0] == first.strip() and sorted(json.loads(line)["question_id"] for line in lines) == ["q1", "q2"]
+
+
+def test_a_folder_with_a_manifest_and_no_results_runs_again_without_resume(tmp_path):
+    (tmp_path / "r").mkdir()  # e.g. a run stopped by its cost cap before its first record
+    (tmp_path / "r" / "manifest.json").write_text(json.dumps({"question_ids": ["other"]}))
+    assert run(make(tmp_path, [question(1)])).n_ok == 1
+
+
 def test_the_manifest_is_rewritten_as_questions_finish_at_most_once_per_interval(tmp_path, monkeypatch):
     writes = []
     real = runner_module.write_json_atomic
@@ -317,6 +409,29 @@ def test_the_manifest_is_rewritten_as_questions_finish_at_most_once_per_interval
     monkeypatch.setattr(runner_module, "MANIFEST_INTERVAL_S", 3600.0)
     run(make(tmp_path / "b", qs, concurrency=1))
     assert len(writes) == 2  # at the start and at the end
+
+
+def test_the_manifest_is_rewritten_when_a_question_finishes_a_whole_interval_after_the_last_write(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from benchmarks.runner import RunSession
+
+    assert runner_module.MANIFEST_INTERVAL_S == 1.0
+    clock = [100.0]
+    monkeypatch.setattr(runner_module, "time", SimpleNamespace(monotonic=lambda: clock[0], perf_counter=time.perf_counter))
+    qs = [question(i) for i in range(1, 5)]
+    r = make(tmp_path, qs)
+    r.build_providers()
+    r.run_dir.mkdir()
+    session = RunSession(r, qs, [], {}, time.perf_counter())  # the last write: at 100 s
+    manifest = r.run_dir / "manifest.json"
+    written = []
+    for q, now in zip(qs, (100.999, 101.0, 101.5, 102.0)):
+        clock[0] = now
+        asyncio.run(session.finish(q, r.question_record(q, r.failed_trace(q, RuntimeError("x")), {})))
+        written.append(json.loads(manifest.read_text())["question_status"] if manifest.exists() else None)
+    assert written[0] is None and written[2] == written[1] == {"q1": "failed", "q2": "failed", "q3": "pending", "q4": "pending"}
+    assert written[3] == {q.id: "failed" for q in qs}  # MANIFEST_INTERVAL_S = 1 s after the write at 101 s
 
 
 def test_questions_in_flight_are_marked_and_limited_to_the_concurrency(tmp_path, monkeypatch):
@@ -396,17 +511,19 @@ def test_a_manifest_that_cannot_be_updated_at_the_end_loses_no_result(tmp_path, 
 
 
 def test_the_progress_bar_goes_to_stderr(tmp_path, capsys):
+    qs = [question(1), question(2), question(3)]
     r = BenchmarkRunner(config(tmp_path), provider_factory=lambda s: ScriptedProvider(responder=lambda m: MEMBER),
-                        questions=[question(1), question(2)], retry_sleep=lambda s: None)
+                        questions=qs, retry_sleep=lambda s: None)
     run(r)
     captured = capsys.readouterr()
-    assert re.match(r"^questions \S+ 2/2 0:00:0\d", captured.err) and captured.out == ""
+    assert re.match(r"^questions \S+ 3/3 0:00:0\d", captured.err) and captured.out == ""
     results = tmp_path / "r" / "results.jsonl"
-    results.write_text(results.read_text().splitlines(keepends=True)[0])
+    done, failed, _ = [json.loads(line) for line in results.read_text().splitlines()]
+    results.write_text(json.dumps(done) + "\n" + json.dumps({**failed, "status": "failed"}) + "\n")  # a failed one is finished too
     resumed = BenchmarkRunner(config(tmp_path), provider_factory=lambda s: ScriptedProvider(responder=lambda m: MEMBER),
-                              questions=[question(1), question(2)], retry_sleep=lambda s: None)
+                              questions=qs, retry_sleep=lambda s: None)
     run(resumed, resume=True)
-    assert re.match(r"^questions \S+ 2/2 ", capsys.readouterr().err)  # the finished question counts from the start
+    assert re.match(r"^questions \S+ 3/3 ", capsys.readouterr().err)  # the two finished questions count from the start
 
 
 # --- refused before anything is written ----------------------------------------------------------------------

@@ -20,6 +20,7 @@ from tests.helpers import SpecProvider, make_question
 
 MINI, SMOL, HAIKU = "openai/gpt-4.1-mini", "local/smollm2", "anthropic/claude-haiku-4-5"
 MYSTERY = "openai-compatible/mystery@http://127.0.0.1:9/v1"
+LATEST = "openai/gpt-4o-latest"
 SNAPSHOT = "2026-08-20"
 OFF_NOTE = "off (--include-before-cutoff): questions due before the models' training cutoffs are included and may be contaminated"
 
@@ -53,7 +54,7 @@ def test_untrained_providers_are_left_out_of_the_filter():
                     "note": "no trained model in the run (scripted or simulated provider): nothing to filter"}
 
 
-@pytest.mark.parametrize("specs", [[MYSTERY], [MINI, MYSTERY], ["openai/gpt-4o-latest"]])
+@pytest.mark.parametrize("specs", [[MYSTERY], [MINI, MYSTERY], [LATEST], [MYSTERY, MINI, LATEST]])
 def test_an_unknown_cutoff_stops_the_run_naming_the_models_and_the_fixes(specs):
     unknown = [s for s in specs if s != MINI]
     with pytest.raises(DataValidationError) as ei:
@@ -65,17 +66,17 @@ def test_an_unknown_cutoff_stops_the_run_naming_the_models_and_the_fixes(specs):
 
 
 def test_an_unknown_cutoff_with_date_from_uses_the_users_bound():
-    f = make([MINI, MYSTERY], forecast_date_from=dt.date(2025, 3, 1)).cutoff_filter()
-    assert f == {"requested": True, "model_cutoffs": {MINI: "2024-06-30", MYSTERY: None}, "margin_days": 0,
+    f = make([MINI, MYSTERY, LATEST], forecast_date_from=dt.date(2025, 3, 1)).cutoff_filter()
+    assert f == {"requested": True, "model_cutoffs": {MINI: "2024-06-30", MYSTERY: None, LATEST: None}, "margin_days": 0,
                  "applied_after": "2025-02-28", "basis": "--date-from",
-                 "note": (f"training cutoff unknown for {MYSTERY}: questions due on or after 2025-03-01 (--date-from) "
+                 "note": (f"training cutoff unknown for {MYSTERY}, {LATEST}: questions due on or after 2025-03-01 (--date-from) "
                           "are used; the bound is the user's")}
 
 
 def test_given_questions_record_an_unknown_cutoff_instead_of_stopping():
-    f = make([MYSTERY], questions=[make_question()]).cutoff_filter(strict=False)
+    f = make([MYSTERY, LATEST], questions=[make_question()]).cutoff_filter(strict=False)
     assert f["applied_after"] is None and f["basis"] is None
-    assert f["note"] == f"training cutoff unknown for {MYSTERY}: not applied (questions given directly)"
+    assert f["note"] == f"training cutoff unknown for {MYSTERY}, {LATEST}: not applied (questions given directly)"
 
 
 def test_the_filter_can_be_turned_off_explicitly():

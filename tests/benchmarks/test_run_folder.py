@@ -119,7 +119,7 @@ def test_report_keeps_the_first_of_duplicated_records_and_warns_once(tmp_path, c
 
 def test_a_question_whose_pipeline_raises_is_a_failed_record_and_the_run_goes_on(tmp_path, caplog):
     qs = questions(4)
-    runner = make_runner(tmp_path, qs)
+    runner = make_runner(tmp_path, qs, reconcile_min_spread=0.45, show_crowd=True)
     pipeline = runner.build_pipeline()
     real = pipeline.arun
 
@@ -141,6 +141,9 @@ def test_a_question_whose_pipeline_raises_is_a_failed_record_and_the_run_goes_on
     assert bad["error"]["details"]["exception_type"] == "KeyError"
     assert (bad["trace"]["status"], bad["trace"]["final_source"], bad["trace"]["error"]) == ("failed", "question failed", bad["error"])
     assert all(m["status"] == "failed" for m in bad["methods"].values())
+    # under the run's labels (the spread gate's), and with what the members were shown (the crowd's probability)
+    assert set(bad["methods"]) == set(records[qs[0].id]["methods"]) and "debate_gated" in bad["methods"]
+    assert bad["trace"]["question"]["crowd_p_yes"] == qs[1].crowd_p_yes is not None
     assert all(records[q.id]["status"] == "ok" for q in qs if q.id != qs[1].id)
     manifest = json.loads((runner.run_dir / "manifest.json").read_text())
     assert manifest["question_status"][qs[1].id] == "failed"
@@ -169,7 +172,7 @@ def test_a_failed_append_stops_the_run_cleanly_and_resume_finishes_it(tmp_path, 
     assert sorted(r["question_id"] for r in read_results(path)) == sorted(q.id for q in qs)
 
 
-def test_retry_failed_replaces_failed_records_and_keeps_them_aside(tmp_path):
+def test_retry_failed_replaces_failed_records_and_keeps_them_aside(tmp_path, caplog):
     qs = questions(3)
     bad_text = qs[0].text
 
@@ -183,7 +186,9 @@ def test_retry_failed_replaces_failed_records_and_keeps_them_aside(tmp_path):
     assert first.top_failure.startswith("ForecastParseError: ")
     plain = asyncio.run(make_runner(tmp_path, qs, cache=False).arun(resume=True))
     assert plain.n_done_before == 3 and plain.n_ok + plain.n_failed == 0  # a plain resume keeps the failure
-    again = asyncio.run(make_runner(tmp_path, qs, cache=False).arun(resume=True, retry_failed=True))
+    with caplog.at_level(logging.INFO, logger="benchmarks.runner"):
+        again = asyncio.run(make_runner(tmp_path, qs, cache=False).arun(resume=True, retry_failed=True))
+    assert f"{tmp_path / 'r'}: 1 failed question(s) set aside in {REPLACED_FILE}; running them again" in caplog.messages
     assert again.n_retried == 1 and (again.n_ok, again.n_failed) == (1, 0) and again.n_ok_total == 3
     records = read_results(tmp_path / "r" / "results.jsonl")
     assert sorted(r["question_id"] for r in records) == sorted(q.id for q in qs)

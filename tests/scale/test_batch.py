@@ -143,6 +143,23 @@ def test_batch_mode_says_clearly_that_other_providers_have_none(tmp_path):
     assert not (tmp_path / "x" / "results.jsonl").exists()
 
 
+def test_batch_mode_puts_each_adapter_behind_the_run_s_one_collector_and_no_rate_limiter(tmp_path):
+    from agent_providers.batch import BatchingProvider
+
+    config = RunConfig(output_dir=str(tmp_path), run_id="b", search="none", providers=SPECS, batch=True, batch_poll_s=0.25)
+    r = BenchmarkRunner(config, provider_factory=factory_for("http://127.0.0.1:9"), progress=False)
+    providers = r.build_providers()
+    collector = r.batch_collector
+    for p, adapter in zip(providers, (AnthropicProvider, OpenAIProvider)):
+        batching = p.inner.inner.inner  # cache -> spend meter -> retry -> batch -> adapter
+        assert type(batching) is BatchingProvider and batching.collector is collector and type(batching.inner) is adapter
+    assert (collector.journal, collector.poll_interval_s) == (tmp_path / "b" / "batches.jsonl", 0.25)
+    assert r.limiters == {} and r.execution_info() == {"executor": "local", "batch": True, "rate_limits": {}}
+    r.build_providers()
+    assert r.batch_collector is collector  # providers built again in one run: still one collector and journal
+    assert not (tmp_path / "b").exists()  # nothing written before the run starts
+
+
 KILL_SCRIPT = r"""
 import asyncio, sys
 sys.path.insert(0, {root!r})
