@@ -10,8 +10,11 @@ from __future__ import annotations
 import datetime as dt
 import inspect
 import json
+import locale
 import logging
 import math
+import re
+from html import escape
 
 import numpy as np
 import pandas as pd
@@ -21,11 +24,14 @@ from agent_research import CombinationRule
 from agent_schemas import (DataValidationError, DebateArtifact, ErrorInfo, Forecast, PipelineTrace, Question, SupervisorArtifact,
                            TokenUsage, UsageLedger)
 from benchmarks import plots, report, scoring
+from benchmarks.confidence_bands import confidence_band_table
+from benchmarks.fitted import FITTED_METHODS, LEARNED_MEAN, fit_runs
 from benchmarks.leakage import AUDIT_KEYS
 from benchmarks.methods import method_rows
-from benchmarks.report import (contamination_split, cost_effectiveness, cost_tables, leakage_audit, load_run, long_frame,
-                               ranking_note, run_folders, scorable, simulation_note, write_report)
+from benchmarks.report import (contamination_split, cost_effectiveness, cost_tables, fitted_lines, leakage_audit, load_run,
+                               long_frame, methods_of, ranking_note, run_folders, scorable, simulation_note, write_report)
 from benchmarks.runner import QuestionRecord
+from benchmarks.shards import ShardGroup
 
 METHODS = ["mean", "debate", "supervisor", "pipeline"]
 U = TokenUsage
@@ -76,8 +82,9 @@ def write_run(root, run_id, records, specs=("openai/gpt-4.1-mini", "openai/gpt-4
     d.mkdir(parents=True)
     manifest = {"run_id": run_id, "providers": [{"spec": s, "model": s.split("/")[-1]} for s in specs],
                 "provider_stats": stats or {"calls": 9, "retries": 2, "cache_hits": 1}}
-    (d / "manifest.json").write_text(json.dumps(manifest))
-    (d / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    # as the runner writes them: UTF-8, non-ASCII text as it is
+    (d / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False), encoding="utf-8")
+    (d / "results.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
     return d
 
 
@@ -99,6 +106,20 @@ def figures_not_drawn(monkeypatch):
 @pytest.fixture
 def run_a(tmp_path):
     return write_run(tmp_path, "a", standard_records())
+
+
+def section(markdown: str, title: str) -> str:
+    """The body of the Markdown section ``## <title>``, up to the next section."""
+    return markdown.split(f"## {title}\n\n", 1)[1].split("\n\n## ", 1)[0]
+
+
+def html_tables(html: str) -> list[tuple[str, int]]:
+    """(title, rows) of the page's "More tables", in order."""
+    return [(escape_back(t), int(n)) for t, n in re.findall(r'<summary>(.*?) <span class="muted">\((\d+) rows\)</span></summary>', html)]
+
+
+def escape_back(text: str) -> str:
+    return text.replace("&#39;", "'").replace("&amp;", "&")
 
 
 # --- cost -----------------------------------------------------------------------------------------------------
@@ -136,7 +157,7 @@ def test_several_runs_are_labelled_by_run(run_a, tmp_path):
     b = write_run(tmp_path, "b", standard_records()[:1])
     costs, roles = cost_tables([run_a, b])
     assert list(costs["label"]) == [f"a:{m}" for m in METHODS] + [f"b:{m}" for m in METHODS]
-    assert costs.set_index("label").loc["b:mean", "input_tokens"] == 100
+    assert list(costs.set_index("label").loc["b:mean", ["input_tokens", "tokens_per_question"]]) == [100, 110]  # one question
     assert roles.groupby("run_id").size().to_dict() == {"a": 4, "b": 4}
 
 
@@ -147,6 +168,42 @@ def test_unknown_costs_stay_unknown(tmp_path):
         e["cost_usd"] = None
     costs, _ = cost_tables([write_run(tmp_path, "u", [rec])])
     assert costs["cost_usd"].isna().all() and (costs["input_tokens"] == 100).all()
+    for e in rec["ledger"]:  # a provider that reports no token counts: 0 tokens in the tables, never a guess
+        e["input_tokens"] = e["output_tokens"] = None
+    costs, roles = cost_tables([write_run(tmp_path, "none", [rec])])
+    cols = ["input_tokens", "output_tokens", "tokens_per_question", "extra_tokens_per_question"]
+    assert costs[cols].to_numpy().tolist() == [[0, 0, 0.0, 0.0]] * 4
+    assert roles[["role", "input_tokens", "output_tokens", "calls"]].to_numpy().tolist() == [["forecaster", 0, 0, 2]]
+
+
+def test_records_without_ledger_trace_latency_or_extra_usage_count_zero(tmp_path):
+    """Records written by older versions or other tools may lack these fields: they count 0 tokens and 0 s."""
+    bare = record(question("q1", "2024-05-01", 1), members=[0.5, 0.7], latencies=[1.0, 2.0], final=0.6)
+    del bare["ledger"], bare["trace"]
+    for row in bare["methods"].values():
+        del row["extra_usage"]
+    one_latency = record(question("q2", "2024-08-01", 0), members=[0.2, 0.4], latencies=[3.0, 0.5], final=0.3)
+    del one_latency["trace"]["forecasts"][0]["latency_s"]  # only the second member's wall time is known: 0.5 s
+    no_members = record(question("x3", "2024-08-02", 0), members=[0.2], latencies=[9.0], final=0.2)
+    no_members["trace"]["forecasts"] = []
+    no_forecasts = record(question("x4", "2024-08-03", 0), members=[0.2], latencies=[9.0], final=0.2)
+    del no_forecasts["trace"]["forecasts"]
+    costs, _ = cost_tables([write_run(tmp_path, "old", [bare, one_latency, no_members, no_forecasts])])
+    mean = costs.set_index("method").loc["mean"]
+    # ledgers: none for q1, q2's 300 + 30, x3's and x4's 10 + 1 each
+    assert list(mean[["input_tokens", "output_tokens", "calls", "tokens_per_question", "wall_time_s"]]) == pytest.approx(
+        [320, 32, 6, 352 / 4, 0.5])
+
+
+def test_fitted_methods_cost_what_they_read(run_a):
+    added = fit_runs({"a": load_run(run_a)[1]})
+    costs = cost_tables([run_a], added=added)[0].set_index("method")
+    assert list(costs.index) == [*METHODS, *FITTED_METHODS]
+    cols = ["input_tokens", "output_tokens", "calls", "cost_usd", "tokens_per_question", "extra_tokens_per_question", "wall_time_s"]
+    for m in ("fitted_extremized", "fitted_platt", "fitted_member_weights"):  # they read the members' answers only
+        assert list(costs.loc[m, cols]) == pytest.approx(list(costs.loc["mean", cols])), m
+    # the blend reads the debate and the supervisor too, which run concurrently: the pipeline's cost and wall time
+    assert list(costs.loc["fitted_blend", cols]) == pytest.approx([750, 70, 10, 0.070, 820 / 3, 330 / 3, 6.0 + 0.5 + 5.0])
 
 
 # --- cost-effectiveness --------------------------------------------------------------------------------------
@@ -196,6 +253,27 @@ def test_cost_effectiveness_only_on_questions_both_answered_and_with_a_reference
     assert cost_effectiveness(scored, none).empty  # no rows of that method: no common questions
 
 
+def test_cost_effectiveness_defaults_to_1000_resamples_with_seed_0():
+    scored = frame()
+    costs = pd.DataFrame([{"run_id": "a", "method": "debate", "label": "debate", "extra_tokens_per_question": 2500.0}])
+    got = cost_effectiveness(scored, costs)
+    pd.testing.assert_frame_equal(got, cost_effectiveness(scored, costs, reference="mean", n_resamples=1000, seed=0))
+    interval = ["delta_ci_low", "delta_ci_high"]
+    for other in ({"n_resamples": 1000, "seed": 1}, {"n_resamples": 1001, "seed": 0}):  # the settings show
+        assert list(cost_effectiveness(scored, costs, **other).loc[0, interval]) != list(got.loc[0, interval]), other
+
+
+def test_cost_effectiveness_goes_on_past_a_run_without_reference_and_a_method_without_common_questions():
+    scored = frame()
+    without_mean = scored[scored.method != "mean"].assign(run_id="0")  # run "0" comes first and has no reference
+    costs = pd.DataFrame([{"run_id": r, "method": m, "label": f"{r}:{m}", "extra_tokens_per_question": x}
+                          for r in ("0", "a") for m, x in (("other", 10.0), ("debate", 1.0))])
+    out = cost_effectiveness(pd.concat([without_mean, scored]), costs, n_resamples=50)
+    assert list(out["label"]) == ["a:debate"]  # "other" has no rows; debate spent 1 extra token per question
+    row = out.iloc[0]
+    assert (row["n"], row["delta_brier_per_1k_extra_tokens"]) == (24, pytest.approx(row["delta_brier_vs_mean"] * 1000))
+
+
 # --- audits and contamination ----------------------------------------------------------------------------------
 
 
@@ -228,6 +306,16 @@ def test_contamination_split_without_a_known_cutoff(tmp_path):
     assert (row["training_cutoff"], row["n_all"], row["n_after_cutoff"]) == ("unknown", 2, 0) and math.isnan(row["brier_after_cutoff"])
 
 
+def test_contamination_split_counts_a_question_of_the_cutoff_day_as_before_it(tmp_path):
+    on_the_day = record(question("q4", "2024-06-30", 0), members=[0.2, 0.2], latencies=[1, 1], final=0.2)
+    d = write_run(tmp_path, "c", [*standard_records(), on_the_day])
+    df, manifests = long_frame([d])
+    row = contamination_split(scorable(df), manifests).set_index("label").loc["mean"]
+    assert (row["training_cutoff"], row["n_all"], row["n_after_cutoff"]) == ("2024-06-30", 3, 1)  # only q2 (2024-08-01)
+    row = contamination_split(scorable(df), {"c": {"run_id": "c"}}).set_index("label").loc["mean"]  # no providers listed
+    assert (row["models"], row["training_cutoff"], row["n_all"], row["n_after_cutoff"]) == ("", "unknown", 3, 0)
+
+
 # --- loading -----------------------------------------------------------------------------------------------------
 
 
@@ -248,6 +336,55 @@ def test_long_frame_has_one_row_per_question_and_method_or_baseline(run_a, tmp_p
     empty = write_run(tmp_path, "e", [])
     df_e, m_e = long_frame([empty])
     assert df_e.empty and set(m_e) == {"e"}
+
+
+def test_long_frame_scores_the_rows_added_after_the_run_with_their_notes(tmp_path):
+    recs = standard_records()
+    del recs[0]["methods"]["mean"]["note"]  # a row without a note
+    del recs[1]["baselines"]  # a record without baselines
+    d = write_run(tmp_path, "a", recs)
+    added = fit_runs({"a": load_run(d)[1]})
+    df, _ = long_frame([d], added=added)
+    assert list(df.columns) == ["run_id", "method", "kind", "p_yes", "status", "note", "question_id", "outcome", "source",
+                                "question_type", "cluster", "horizon_days", "forecast_date", "label"]
+    assert list(df.index) == list(range(len(df))) and df["p_yes"].dtype == np.float64
+    assert list(df[df.question_id == "q1"]["method"]) == [*METHODS, *FITTED_METHODS, "always_0.5"]  # own rows, added, baselines
+    assert list(df[df.question_id == "q2"]["method"]) == [*METHODS, *FITTED_METHODS]
+    q1 = df[df.question_id == "q1"].set_index("method")
+    assert (q1.loc["fitted_platt", "kind"], q1.loc["fitted_platt", "p_yes"], q1.loc["fitted_platt", "status"]) == ("method", 0.6, "ok")
+    assert q1.loc["fitted_platt", "note"] == added["a"]["q1"]["fitted_platt"]["note"]
+    assert q1.loc["fitted_platt", "note"].startswith("fallback to mean (a=1, b=0): only 0 questions (0 Yes) resolved before 2024-05-01")
+    assert (q1.loc["mean", "note"], q1.loc["debate", "note"], q1.loc["always_0.5", "note"]) == ("", "", "constant 0.5")
+
+
+def test_methods_of_puts_the_rows_added_for_the_question_after_the_records_own():
+    rec = {"question_id": "q1", "methods": {"mean": {"p_yes": 0.6}}}
+    added = {"a": {"q1": {"fitted_platt": {"p_yes": 0.7}}, "q2": {"fitted_platt": {"p_yes": 0.1}}},
+             "b": {"q1": {"fitted_platt": {"p_yes": 0.2}}}}
+    assert list(methods_of(rec, "a", added).items()) == [("mean", {"p_yes": 0.6}), ("fitted_platt", {"p_yes": 0.7})]
+    assert methods_of(rec, "b", added)["fitted_platt"] == {"p_yes": 0.2}
+    assert methods_of(rec, "c", added) == methods_of(rec, "a") == {"mean": {"p_yes": 0.6}}
+    assert methods_of({"question_id": "q2"}, "a", added) == {"fitted_platt": {"p_yes": 0.1}}  # no rows of its own
+
+
+def test_scored_outcomes_are_integers_when_some_questions_are_unresolved(tmp_path):
+    unresolved = record(question("q4", "2024-05-02", 1).model_copy(update={"outcome": None}), members=[0.5, 0.5],
+                        latencies=[1, 1], final=0.5)
+    df, _ = long_frame([write_run(tmp_path, "u", [*standard_records(), unresolved])])
+    assert df["outcome"].isna().sum() == 5  # q4's four methods and its baseline
+    scored = scorable(df)
+    assert scored["outcome"].dtype == np.int64 and scored["outcome"].tolist() == [1] * 5 + [0] * 5 + [1]
+
+
+def test_a_run_folder_reads_as_utf8_whatever_the_locale(tmp_path):
+    d = write_run(tmp_path, "zürich", [record(question("qé", "2024-05-01", 1), members=[0.5, 0.5], latencies=[1, 1], final=0.5)])
+    saved = locale.setlocale(locale.LC_CTYPE)
+    locale.setlocale(locale.LC_CTYPE, "C")  # ASCII: the default text encoding of many servers
+    try:
+        manifest, records = load_run(d)
+    finally:
+        locale.setlocale(locale.LC_CTYPE, saved)
+    assert manifest["run_id"] == "zürich" and [r["question_id"] for r in records] == ["qé"]
 
 
 def test_a_folder_without_manifest_is_not_a_run(tmp_path):
