@@ -14,7 +14,8 @@ import locale
 import logging
 import math
 import re
-from html import escape
+from pathlib import Path
+from html import escape, unescape
 
 import numpy as np
 import pandas as pd
@@ -115,11 +116,7 @@ def section(markdown: str, title: str) -> str:
 
 def html_tables(html: str) -> list[tuple[str, int]]:
     """(title, rows) of the page's "More tables", in order."""
-    return [(escape_back(t), int(n)) for t, n in re.findall(r'<summary>(.*?) <span class="muted">\((\d+) rows\)</span></summary>', html)]
-
-
-def escape_back(text: str) -> str:
-    return text.replace("&#39;", "'").replace("&amp;", "&")
+    return [(unescape(t), int(n)) for t, n in re.findall(r'<summary>(.*?) <span class="muted">\((\d+) rows\)</span></summary>', html)]
 
 
 # --- cost -----------------------------------------------------------------------------------------------------
@@ -423,19 +420,25 @@ def test_run_folders_are_named_directly_or_found_inside_a_folder(run_a, tmp_path
 
 
 def test_write_report_writes_the_three_files_with_every_table(run_a, tmp_path):
-    rep = write_report([run_a], tmp_path / "out", n_resamples=50, min_coverage=0.6)  # methods answered 2 of 3
+    out = tmp_path / "reports" / "a"  # its parent is made too
+    rep = write_report([run_a], out, n_resamples=50, min_coverage=0.6)  # methods answered 2 of 3
     table = rep.leaderboard.set_index("label")
     assert table["ranked"].all() and (table["n"] == 2).all()
+    assert sorted(table.index) == sorted([*METHODS, *FITTED_METHODS, "always_0.5"])
+    for fitted, spends_like in (("fitted_platt", "mean"), ("fitted_blend", "pipeline")):
+        assert list(table.loc[fitted, ["tokens_per_question", "extra_tokens_per_question", "cost_usd"]]) == pytest.approx(
+            list(table.loc[spends_like, ["tokens_per_question", "extra_tokens_per_question", "cost_usd"]])), fitted
     assert table.loc["mean", "brier"] == pytest.approx(0.125) and table.loc["always_0.5", "brier"] == 0.25
     assert table.loc["mean", "attempted"] == 3 and table.loc["mean", "failed"] == 1 and table.loc["always_0.5", "failed"] == 0
     assert table.loc["debate", "tokens_per_question"] == pytest.approx(200.0) and table.loc["mean", "cost_usd"] == pytest.approx(0.045)
     assert table.loc["debate", "extra_tokens_per_question"] == pytest.approx(110 / 3)
     assert table.loc["debate", "delta_brier_vs_baseline"] == pytest.approx(((0.2 ** 2 + 0.3 ** 2) - (0.4 ** 2 + 0.3 ** 2)) / 2)
-    assert rep.csv_path == tmp_path / "out" / "leaderboard.csv" and rep.markdown_path == tmp_path / "out" / "leaderboard.md"
-    assert rep.html_path == tmp_path / "out" / "report.html" and rep.notice == ""
-    assert pd.read_csv(rep.csv_path)["label"].tolist() == rep.leaderboard["label"].tolist()
+    assert rep.csv_path == out / "leaderboard.csv" and rep.markdown_path == out / "leaderboard.md"
+    assert rep.html_path == out / "report.html" and rep.notice == ""
+    csv = pd.read_csv(rep.csv_path)
+    assert list(csv.columns) == list(rep.leaderboard.columns) and csv["label"].tolist() == rep.leaderboard["label"].tolist()
     md = rep.markdown_path.read_text()
-    assert md == rep.markdown + "\n\n" + report.DATA_ATTRIBUTION + "\n"
+    assert md == rep.markdown + "\n\n" + report.DATA_ATTRIBUTION + "\n" and md.startswith("## Leaderboard")
     sections = [line for line in rep.markdown.splitlines() if line.startswith("## ")]
     assert sections == ["## Leaderboard (lower Brier is better; 95% clustered bootstrap intervals; baseline for deltas: mean)",
                         "## Cost per method",
@@ -456,12 +459,25 @@ def test_write_report_writes_the_three_files_with_every_table(run_a, tmp_path):
     pipeline_row = next(line for line in cost_md.splitlines() if line.startswith("| pipeline "))
     assert [c.strip() for c in pipeline_row.strip("|").split("|")][:7] == ["pipeline", "750", "70", "50", "0", "10", "0.0700"]
     assert "run_id" not in cost_md and "| method" not in cost_md
+    fitted = section(rep.markdown, report.FITTED_TITLE).split("\n\n")[1]
+    assert [line.split("|")[1].strip() for line in fitted.splitlines()[2:]] == list(FITTED_METHODS)  # one run: no run prefix
     html = rep.html_path.read_text()
-    listed_apart = write_report([run_a], tmp_path / "out2", n_resamples=20).markdown
-    assert "## Not ranked (answered fewer than 80% of the questions; Brier on their own questions)" in listed_apart
-    for title in ("Tokens per role", "Contamination split: questions due after the models", "By source",
-                  "By question type", "By horizon bucket"):
-        assert title in html, title
+    # the page: every table under its title, with its rows
+    assert html_tables(html) == [
+        ("Cost per method", 8), ("Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)", 4),
+        (report.LEARNED_TITLE, 4), (report.FITTED_TITLE, 4), (report.BANDS_TITLE, 8), ("Tokens per role", 4),
+        ("Leakage audit over the prompts actually sent (findings must be 0)", 1),
+        ("Contamination split: questions due after the models' training cutoff", 9),
+        ("By source", 9), ("By question type", 9), ("By horizon bucket", 9)]
+    assert "Δ against mean</span>" in html and f"<small>{report.DATA_ATTRIBUTION}</small>" in unescape(html)
+    assert 'id="fig-confidence-drawn"' in html  # the confidence bands reached the page
+    assert 'class="notice"' not in html
+    for m in FITTED_METHODS:  # each question's trace shows its fitted rows
+        note = fit_runs({"a": load_run(run_a)[1]})["a"]["q1"][m]["note"]
+        assert note in unescape(html), m
+    listed_apart = write_report([run_a], tmp_path / "out2", n_resamples=20)
+    assert "## Not ranked (answered fewer than 80% of the questions; Brier on their own questions)" in listed_apart.markdown
+    assert "answered fewer than 80% of the questions; Brier on their own questions (not comparable)" in listed_apart.html_path.read_text()
 
 
 def test_the_baseline_of_several_runs_is_the_first_runs_method(run_a, tmp_path):
@@ -470,6 +486,8 @@ def test_the_baseline_of_several_runs_is_the_first_runs_method(run_a, tmp_path):
     assert "baseline for deltas: a:mean)" in rep.markdown
     table = rep.leaderboard.set_index("label")
     assert table.loc["b:mean", "delta_brier_vs_baseline"] == pytest.approx(0.0)
+    fitted = section(rep.markdown, report.FITTED_TITLE).split("\n\n")[1]
+    assert [line.split("|")[1].strip() for line in fitted.splitlines()[2:]] == [f"{r}:{m}" for r in "ab" for m in FITTED_METHODS]
     with pytest.raises(DataValidationError) as ei:
         write_report([run_a, b], tmp_path / "out2", baseline="median")
     assert str(ei.value).startswith("baseline 'median' is not among the scored methods: a:always_0.5, a:debate, ")
@@ -517,6 +535,18 @@ def test_a_simulated_run_reports_the_notice_first(tmp_path):
     rep = write_report([write_run(tmp_path, "s", standard_records(), specs=("sim",))], tmp_path / "out", n_resamples=20)
     assert rep.notice == f"{SIMULATION_NOTE} Providers: sim."
     assert rep.markdown.startswith(f"**{rep.notice}**\n\n## Leaderboard")
+    assert f'<span class="badge warn">simulated</span> {rep.notice}</p>' in unescape(rep.html_path.read_text())
+
+
+def test_a_run_in_shards_reports_as_one_run(run_a, tmp_path):
+    recs = standard_records()
+    shards = [write_run(tmp_path / "shards", "s-shard1of2", recs[:2]), write_run(tmp_path / "shards", "s-shard2of2", recs[2:])]
+    rep = write_report([ShardGroup(shards, 2, "s")], tmp_path / "out", n_resamples=20)
+    whole = write_report([run_a], tmp_path / "whole", n_resamples=20)
+    cols = ["label", "n", "n_answered", "brier", "log_loss", "attempted", "failed", "tokens_per_question", "cost_usd"]
+    pd.testing.assert_frame_equal(rep.leaderboard[cols], whole.leaderboard[cols])
+    audit = section(rep.markdown, "Leakage audit over the prompts actually sent (findings must be 0)").splitlines()[2]
+    assert [c.strip() for c in audit.strip("|").split("|")][:3] == ["s", "3", "1"]  # one run of 3 questions, 1 failed
 
 
 def twelve_questions():
@@ -545,11 +575,21 @@ def test_the_report_uses_the_resampling_settings_it_is_given(tmp_path):
         assert got.loc["debate", col] == pytest.approx(direct.loc["debate", col]), col
     assert not np.isnan(got.loc["debate", "brier_ci_low"])
     effect = cost_effectiveness(scored, cost_tables([d])[0], n_resamples=40, seed=5).set_index("label")
-    section = rep.markdown.split("negative is better)")[1].split("## Leakage audit")[0]
-    row = next(line for line in section.splitlines() if line.startswith("| debate "))
+    effect_md = section(rep.markdown, "Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)")
+    row = next(line for line in effect_md.splitlines() if line.startswith("| debate "))
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[:5] == ["debate", "12", f"{effect.loc['debate', 'delta_brier_vs_mean']:.4f}",
                          f"{effect.loc['debate', 'delta_ci_low']:.4f}", f"{effect.loc['debate', 'delta_ci_high']:.4f}"]
+    # the learned-mean and confidence-band tables, with the fitted rows the report scores, use the same settings
+    records = load_run(d)[1]
+    with_fitted = scorable(long_frame([d], added=fit_runs({"big": records}))[0])
+    costs = cost_tables([d], added=fit_runs({"big": records}))[0]
+    learned = cost_effectiveness(with_fitted, costs, reference=LEARNED_MEAN, n_resamples=40, seed=5)
+    assert "delta_brier_vs_fitted_platt" in learned.columns and not learned["delta_ci_low"].isna().any()
+    assert section(rep.markdown, report.LEARNED_TITLE) == learned.to_markdown(index=False, floatfmt=".4f")
+    bands = confidence_band_table(with_fitted, {"big": records}, n_resamples=40, seed=5)
+    assert not bands["brier_ci_low"].isna().all()
+    assert section(rep.markdown, report.BANDS_TITLE) == bands.to_markdown(index=False, floatfmt=".4f")
 
 
 def test_documented_defaults():
@@ -589,7 +629,58 @@ def test_empty_tables_say_none_and_missing_values_say_nan(tmp_path):
 def test_the_errors_name_every_run(tmp_path):
     a, b = write_run(tmp_path, "a", []), write_run(tmp_path, "b", [])
     with pytest.raises(DataValidationError, match=f"^no results in {a}, {b}$"):
-        write_report([a, b], tmp_path / "out")
+        write_report([f"{a}/", b], tmp_path / "out")  # as typed, or as a path: each folder named once, the same way
+
+
+# --- fitted methods across runs ----------------------------------------------------------------------------------
+
+
+def test_fitted_lines_is_one_json_line_per_question_with_fitted_rows():
+    fitted = {"a": {"q1": {"fitted_platt": {"p_yes": 0.6, "n_fit": 0}}, "qé": {"fitted_platt": {"p_yes": None, "n_fit": 3}}},
+              "b": {"q1": {"fitted_blend": {"p_yes": 0.2}}}}
+    records = {"a": [{"question_id": "q1", "forecast_date": "2024-05-01"}, {"question_id": "q0", "forecast_date": "2024-05-01"},
+                     {"question_id": "qé", "forecast_date": "2024-06-01"}],
+               "b": [{"question_id": "q1", "forecast_date": "2024-07-01"}]}
+    text = fitted_lines(fitted, records, ["runs/early", Path("runs/older")])
+    assert text == (
+        '{"run_id": "a", "question_id": "q1", "forecast_date": "2024-05-01", "fit_from": ["runs/early", "runs/older"], '
+        '"methods": {"fitted_platt": {"p_yes": 0.6, "n_fit": 0}}}\n'
+        '{"run_id": "a", "question_id": "qé", "forecast_date": "2024-06-01", "fit_from": ["runs/early", "runs/older"], '
+        '"methods": {"fitted_platt": {"p_yes": null, "n_fit": 3}}}\n'
+        '{"run_id": "b", "question_id": "q1", "forecast_date": "2024-07-01", "fit_from": ["runs/early", "runs/older"], '
+        '"methods": {"fitted_blend": {"p_yes": 0.2}}}\n')  # q0 has no fitted rows: no line
+    assert fitted_lines({}, records, []) == ""
+
+
+def history(n: int = 40) -> list[dict]:
+    """n questions forecast in January 2024 and resolved in February, half Yes; the members lean the right way."""
+    out = []
+    for i in range(n):
+        o = i % 2
+        lean = 0.6 + 0.01 * (i % 7) if o else 0.4 - 0.01 * (i % 5)
+        rec = record(question(f"e{i:02d}", f"2024-01-{i % 28 + 1:02d}", o), members=[lean, lean - 0.05], latencies=[1, 1], final=lean)
+        out.append({**rec, "resolution_date": f"2024-02-{i % 28 + 1:02d}"})
+    return out
+
+
+def test_write_report_fits_on_the_earlier_runs_it_is_given(tmp_path):
+    early = write_run(tmp_path / "history", "early", history())
+    later = write_run(tmp_path, "later", [record(question(q, f, 1), members=[0.7, 0.6], latencies=[1, 1], final=0.65)
+                                          for q, f in (("l1", "2024-06-01"), ("lé", "2024-06-02"))])
+    rep = write_report([later], tmp_path / "out", n_resamples=20, fit_from=[tmp_path / "history"])  # a folder of runs
+    expected = fit_runs({"later": load_run(later)[1]}, [load_run(early)[1]])["later"]
+    text = (tmp_path / "out" / "fitted.jsonl").read_text(encoding="utf-8")
+    assert "lé" in text and text.endswith("}\n")
+    rows = [json.loads(line) for line in text.splitlines()]
+    assert rows == [{"run_id": "later", "question_id": q, "forecast_date": f, "fit_from": [str(tmp_path / "history")],
+                     "methods": expected[q]} for q, f in (("l1", "2024-06-01"), ("lé", "2024-06-02"))]
+    for row in rows:  # fitted on the 40 earlier questions, not fallen back to the unfitted rule
+        assert (row["methods"]["fitted_platt"]["n_fit"], row["methods"]["fitted_platt"]["fallback"]) == (40, False)
+    fitted = section(rep.markdown, report.FITTED_TITLE).split("\n\n")[1]
+    platt = next(line for line in fitted.splitlines() if line.startswith("| fitted_platt "))
+    assert [c.strip() for c in platt.strip("|").split("|")][:5] == ["fitted_platt", "2", "2", "0", "40"]
+    board = rep.leaderboard.set_index("label")
+    assert board.loc["fitted_platt", "brier"] == pytest.approx(np.mean([(1 - expected[q]["fitted_platt"]["p_yes"]) ** 2 for q in expected]))
 
 
 def test_the_default_resampling_is_1000_resamples_with_seed_0(tmp_path):
