@@ -1,5 +1,10 @@
 """The report's tables from run folders, value by value (issue 18): cost per method and per role computed by hand,
-cost-effectiveness against the paired bootstrap, the audit totals, the contamination split, the leaderboard files.
+cost-effectiveness against the paired bootstrap, the audit totals, the contamination split, the fitted methods'
+rows (fitted on the run and on earlier runs), and what ``write_report`` writes: the leaderboard files, every
+Markdown section, the page's tables and ``fitted.jsonl``.
+
+These are the tests ``benchmarks/perf/mutation.py`` runs against ``benchmarks/report.py``: focused and fast
+(no harness run, figures built but not drawn), so that each of the report's mutants is tested in about a second.
 
 The run folders are written here record by record (``QuestionRecord`` of hand-built traces, rows from
 ``benchmarks.methods.method_rows``), so every number below is known in advance.
@@ -24,7 +29,7 @@ import pytest
 from agent_research import CombinationRule
 from agent_schemas import (DataValidationError, DebateArtifact, ErrorInfo, Forecast, PipelineTrace, Question, SupervisorArtifact,
                            TokenUsage, UsageLedger)
-from benchmarks import plots, report, scoring
+from benchmarks import report, scoring
 from benchmarks.confidence_bands import confidence_band_table
 from benchmarks.fitted import FITTED_METHODS, LEARNED_MEAN, fit_runs
 from benchmarks.leakage import AUDIT_KEYS
@@ -33,6 +38,7 @@ from benchmarks.report import (contamination_split, cost_effectiveness, cost_tab
                                long_frame, methods_of, ranking_note, run_folders, scorable, simulation_note, write_report)
 from benchmarks.runner import QuestionRecord
 from benchmarks.shards import ShardGroup
+from benchmarks.viewer import page
 
 METHODS = ["mean", "debate", "supervisor", "pipeline"]
 U = TokenUsage
@@ -97,11 +103,21 @@ def standard_records():
 
 
 @pytest.fixture(autouse=True)
-def figures_not_drawn(monkeypatch):
-    """The page's figures are built from the report's data, but not drawn: drawing is the viewer's part
-    (tests/benchmarks/test_plots.py, test_viewer.py) and takes most of a report's second. A figure shows as an
-    empty ``<svg>`` named by its id, a figure not built still says why."""
-    monkeypatch.setattr(plots, "figure_to_svg", lambda fig, *, salt="fr": f'<svg id="{salt}-drawn"></svg>')
+def figures_not_built(monkeypatch):
+    """The page's figures are the viewer's part (tests/benchmarks/test_plots.py, test_viewer.py) and take most of a
+    report's second: here each one says it was not drawn. What the page draws them from is in its
+    ``ReportData`` (:func:`page_data`)."""
+    monkeypatch.setattr(page, "_figure", lambda fid, title, caption, build: page.FigureView(fid, title, caption, None,
+                                                                                           "not drawn in these tests"))
+
+
+@pytest.fixture
+def page_data(monkeypatch) -> list:
+    """The ``ReportData`` of every page ``write_report`` renders, in order."""
+    pages = []
+    real = report.render_page
+    monkeypatch.setattr(report, "render_page", lambda data: pages.append(data) or real(data))
+    return pages
 
 
 @pytest.fixture
@@ -419,7 +435,7 @@ def test_run_folders_are_named_directly_or_found_inside_a_folder(run_a, tmp_path
 # --- the report files ------------------------------------------------------------------------------------------------
 
 
-def test_write_report_writes_the_three_files_with_every_table(run_a, tmp_path):
+def test_write_report_writes_the_three_files_with_every_table(run_a, tmp_path, page_data):
     out = tmp_path / "reports" / "a"  # its parent is made too
     rep = write_report([run_a], out, n_resamples=50, min_coverage=0.6)  # methods answered 2 of 3
     table = rep.leaderboard.set_index("label")
@@ -470,7 +486,8 @@ def test_write_report_writes_the_three_files_with_every_table(run_a, tmp_path):
         ("Contamination split: questions due after the models' training cutoff", 9),
         ("By source", 9), ("By question type", 9), ("By horizon bucket", 9)]
     assert "Δ against mean</span>" in html and f"<small>{report.DATA_ATTRIBUTION}</small>" in unescape(html)
-    assert 'id="fig-confidence-drawn"' in html  # the confidence bands reached the page
+    bands = page_data[0].confidence_bands  # the page draws the confidence bands' figure from the table it lists
+    assert len(bands) == 8 and bands is page_data[0].tables[report.BANDS_TITLE]
     assert 'class="notice"' not in html
     for m in FITTED_METHODS:  # each question's trace shows its fitted rows
         note = fit_runs({"a": load_run(run_a)[1]})["a"]["q1"][m]["note"]
@@ -698,14 +715,11 @@ def test_the_default_resampling_is_1000_resamples_with_seed_0(tmp_path):
 
 
 
-def test_the_horizon_table_buckets_each_question_and_keeps_unknown_horizons_apart(tmp_path, monkeypatch):
-    pages = []
-    real = report.render_page
-    monkeypatch.setattr(report, "render_page", lambda data: pages.append(data) or real(data))
+def test_the_horizon_table_buckets_each_question_and_keeps_unknown_horizons_apart(tmp_path, page_data):
     horizons = {"t00": 5, "t01": 5, "t02": 100, "t03": None}  # the others: unknown too
     records = [{**r, "horizon_days": horizons.get(r["question_id"])} for r in twelve_questions()]
     write_report([write_run(tmp_path, "h", records)], tmp_path / "out", n_resamples=20)
-    (data,) = pages
+    (data,) = page_data
     table = data.tables["By horizon bucket"]
     mean = table[table["label"] == "mean"].set_index("horizon_bucket")["n"].to_dict()
     assert mean == {"<=7d": 2, "91-180d": 1, "unknown": 9}
