@@ -549,7 +549,9 @@ def test_simulated_runs_carry_the_notice():
 def test_a_simulated_run_reports_the_notice_first(tmp_path):
     from agent_providers.simulator import SIMULATION_NOTE
 
-    rep = write_report([write_run(tmp_path, "s", standard_records(), specs=("sim",))], tmp_path / "out", n_resamples=20)
+    run = write_run(tmp_path, "s", standard_records(), specs=("sim",))
+    rep = write_report([run], run, n_resamples=20)  # into the run folder itself, as `forecast-reconcile run` does
+    assert rep.csv_path == run / "leaderboard.csv" and (run / "results.jsonl").is_file()
     assert rep.notice == f"{SIMULATION_NOTE} Providers: sim."
     assert rep.markdown.startswith(f"**{rep.notice}**\n\n## Leaderboard")
     assert f'<span class="badge warn">simulated</span> {rep.notice}</p>' in unescape(rep.html_path.read_text())
