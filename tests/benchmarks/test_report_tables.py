@@ -489,9 +489,9 @@ def test_write_report_writes_the_three_files_with_every_table(run_a, tmp_path, p
     bands = page_data[0].confidence_bands  # the page draws the confidence bands' figure from the table it lists
     assert len(bands) == 8 and bands is page_data[0].tables[report.BANDS_TITLE]
     assert 'class="notice"' not in html
+    q1_fitted = fit_runs({"a": load_run(run_a)[1]})["a"]["q1"]
     for m in FITTED_METHODS:  # each question's trace shows its fitted rows
-        note = fit_runs({"a": load_run(run_a)[1]})["a"]["q1"][m]["note"]
-        assert note in unescape(html), m
+        assert q1_fitted[m]["note"] in unescape(html), m
     listed_apart = write_report([run_a], tmp_path / "out2", n_resamples=20)
     assert "## Not ranked (answered fewer than 80% of the questions; Brier on their own questions)" in listed_apart.markdown
     assert "answered fewer than 80% of the questions; Brier on their own questions (not comparable)" in listed_apart.html_path.read_text()
@@ -648,7 +648,7 @@ def test_empty_tables_say_none_and_missing_values_say_nan(tmp_path):
 def test_the_errors_name_every_run(tmp_path):
     a, b = write_run(tmp_path, "a", []), write_run(tmp_path, "b", [])
     with pytest.raises(DataValidationError, match=f"^no results in {a}, {b}$"):
-        write_report([f"{a}/", b], tmp_path / "out")  # as typed, or as a path: each folder named once, the same way
+        write_report([f"{a}/", b], tmp_path / "out")  # a folder typed with a trailing slash is named as the folder
 
 
 # --- fitted methods across runs ----------------------------------------------------------------------------------
