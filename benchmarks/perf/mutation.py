@@ -12,7 +12,7 @@ It prints, per module as it finishes, the mutation score ``detected / (total - r
 every surviving mutant (function, removed and added line), then whether the current tests catch each
 hand-written mutation: issue 18's table, and constants mutmut cannot reach. Figures and timing:
 ``benchmarks/perf/mutation_baseline.md`` (before issue 18's tests, all modules) and
-``benchmarks/perf/mutation_after.md`` (after; the runner and the report take over an hour each under load,
+``benchmarks/perf/mutation_after.md`` (after; the runner takes over an hour under load, the report about 20 minutes;
 run them on their own). It runs under ``nice`` (``--nice``, default 10) and prints its CPU time.
 
 How
