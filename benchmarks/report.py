@@ -194,7 +194,7 @@ def cost_tables(run_dirs: list[str | Path], added: AddedMethods | None = None) -
                 acc["wall"] += ens_wall + walls.get(method_of(name), 0.0)
                 acc["n"] += 1
         for name, acc in per_method.items():
-            n = max(acc["n"], 1)
+            n = acc["n"]  # at least 1: a method is listed once a record has its row
             extra_tokens = (acc["extra"].input_tokens or 0) + (acc["extra"].output_tokens or 0)
             method_rows.append({"label": f"{run_id}:{name}" if multi else name, "run_id": run_id, "method": name,
                                 **_usage_dict(acc["usage"]),
@@ -344,7 +344,7 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
     run_dirs = [d if isinstance(d, ShardGroup) else Path(d) for d in run_dirs]
     out_dir = Path(out_dir)
     records = {m["run_id"]: recs for m, recs in map(load_run, run_dirs)}
-    earlier = [recs for _, recs in map(load_run, run_folders(list(fit_from)))] if fit_from else []
+    earlier = [recs for _, recs in map(load_run, run_folders(list(fit_from)))]
     fitted = fit_runs(records, earlier)
     df, manifests = long_frame(run_dirs, added=fitted)
     if df.empty:
@@ -365,12 +365,10 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
                          n_resamples=n_resamples, seed=seed)
     attempts = df.groupby("label").agg(attempted=("question_id", "size"), failed=("status", lambda s: int((s == "failed").sum())))
     table = table.merge(attempts, left_on="label", right_index=True, how="left")
-    costs, roles = cost_tables(run_dirs, added=fitted)
-    if not costs.empty:
-        table = table.merge(costs[["label", "tokens_per_question", "extra_tokens_per_question", "cost_usd"]], on="label", how="left")
-    effect = cost_effectiveness(scored, costs, reference="mean", n_resamples=n_resamples, seed=seed) if not costs.empty else pd.DataFrame()
-    learned = (cost_effectiveness(scored, costs, reference=LEARNED_MEAN, n_resamples=n_resamples, seed=seed)
-               if not costs.empty else pd.DataFrame())
+    costs, roles = cost_tables(run_dirs, added=fitted)  # never empty: every question has its fitted methods' rows
+    table = table.merge(costs[["label", "tokens_per_question", "extra_tokens_per_question", "cost_usd"]], on="label", how="left")
+    effect = cost_effectiveness(scored, costs, reference="mean", n_resamples=n_resamples, seed=seed)
+    learned = cost_effectiveness(scored, costs, reference=LEARNED_MEAN, n_resamples=n_resamples, seed=seed)
     fit_table = fitted_summary(fitted, prefix_run=len(records) > 1)
     bands = confidence_band_table(scored, records, n_resamples=n_resamples, seed=seed)
     audit = leakage_audit(run_dirs)
@@ -391,7 +389,7 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
         _md(ranked[main_cols]),
         *([f"## Not ranked (answered fewer than {min_coverage:.0%} of the questions; Brier on their own questions)",
            _md(unranked[main_cols])] if len(unranked) else []),
-        "## Cost per method", _md(costs.drop(columns=["run_id", "method"], errors="ignore")),
+        "## Cost per method", _md(costs.drop(columns=["run_id", "method"])),
         "## Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)", _md(effect),
         f"## {LEARNED_TITLE}", _md(learned),
         f"## {FITTED_TITLE}", FITTED_NOTE, _md(fit_table.drop(columns=["run_id", "method"])),

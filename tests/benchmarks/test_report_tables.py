@@ -1,5 +1,10 @@
 """The report's tables from run folders, value by value (issue 18): cost per method and per role computed by hand,
-cost-effectiveness against the paired bootstrap, the audit totals, the contamination split, the leaderboard files.
+cost-effectiveness against the paired bootstrap, the audit totals, the contamination split, the fitted methods'
+rows (fitted on the run and on earlier runs), and what ``write_report`` writes: the leaderboard files, every
+Markdown section, the page's tables and ``fitted.jsonl``.
+
+These are the tests ``benchmarks/perf/mutation.py`` runs against ``benchmarks/report.py``: focused and fast
+(no harness run, figures built but not drawn), so that each of the report's mutants is tested in about a second.
 
 The run folders are written here record by record (``QuestionRecord`` of hand-built traces, rows from
 ``benchmarks.methods.method_rows``), so every number below is known in advance.
@@ -10,8 +15,12 @@ from __future__ import annotations
 import datetime as dt
 import inspect
 import json
+import locale
 import logging
 import math
+import re
+from pathlib import Path
+from html import escape, unescape
 
 import numpy as np
 import pandas as pd
@@ -21,11 +30,15 @@ from agent_research import CombinationRule
 from agent_schemas import (DataValidationError, DebateArtifact, ErrorInfo, Forecast, PipelineTrace, Question, SupervisorArtifact,
                            TokenUsage, UsageLedger)
 from benchmarks import report, scoring
+from benchmarks.confidence_bands import confidence_band_table
+from benchmarks.fitted import FITTED_METHODS, LEARNED_MEAN, fit_runs
 from benchmarks.leakage import AUDIT_KEYS
 from benchmarks.methods import method_rows
-from benchmarks.report import (contamination_split, cost_effectiveness, cost_tables, leakage_audit, load_run, long_frame,
-                               ranking_note, run_folders, scorable, simulation_note, write_report)
+from benchmarks.report import (contamination_split, cost_effectiveness, cost_tables, fitted_lines, leakage_audit, load_run,
+                               long_frame, methods_of, ranking_note, run_folders, scorable, simulation_note, write_report)
 from benchmarks.runner import QuestionRecord
+from benchmarks.shards import ShardGroup
+from benchmarks.viewer import page
 
 METHODS = ["mean", "debate", "supervisor", "pipeline"]
 U = TokenUsage
@@ -76,8 +89,9 @@ def write_run(root, run_id, records, specs=("openai/gpt-4.1-mini", "openai/gpt-4
     d.mkdir(parents=True)
     manifest = {"run_id": run_id, "providers": [{"spec": s, "model": s.split("/")[-1]} for s in specs],
                 "provider_stats": stats or {"calls": 9, "retries": 2, "cache_hits": 1}}
-    (d / "manifest.json").write_text(json.dumps(manifest))
-    (d / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    # as the runner writes them: UTF-8, non-ASCII text as it is
+    (d / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False), encoding="utf-8")
+    (d / "results.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
     return d
 
 
@@ -88,9 +102,37 @@ def standard_records():
             record(q3, members=[0.1, 0.1], latencies=[5.0, 5.0], failed=True)]
 
 
+@pytest.fixture(autouse=True)
+def figures_not_built(monkeypatch):
+    """The page's figures are the viewer's part (tests/benchmarks/test_plots.py, test_viewer.py) and take most of a
+    report's second: here each one says it was not drawn. What the page draws them from is in its
+    ``ReportData`` (:func:`page_data`)."""
+    monkeypatch.setattr(page, "_figure", lambda fid, title, caption, build: page.FigureView(fid, title, caption, None,
+                                                                                           "not drawn in these tests"))
+
+
+@pytest.fixture
+def page_data(monkeypatch) -> list:
+    """The ``ReportData`` of every page ``write_report`` renders, in order."""
+    pages = []
+    real = report.render_page
+    monkeypatch.setattr(report, "render_page", lambda data: pages.append(data) or real(data))
+    return pages
+
+
 @pytest.fixture
 def run_a(tmp_path):
     return write_run(tmp_path, "a", standard_records())
+
+
+def section(markdown: str, title: str) -> str:
+    """The body of the Markdown section ``## <title>``, up to the next section."""
+    return markdown.split(f"## {title}\n\n", 1)[1].split("\n\n## ", 1)[0]
+
+
+def html_tables(html: str) -> list[tuple[str, int]]:
+    """(title, rows) of the page's "More tables", in order."""
+    return [(unescape(t), int(n)) for t, n in re.findall(r'<summary>(.*?) <span class="muted">\((\d+) rows\)</span></summary>', html)]
 
 
 # --- cost -----------------------------------------------------------------------------------------------------
@@ -128,7 +170,7 @@ def test_several_runs_are_labelled_by_run(run_a, tmp_path):
     b = write_run(tmp_path, "b", standard_records()[:1])
     costs, roles = cost_tables([run_a, b])
     assert list(costs["label"]) == [f"a:{m}" for m in METHODS] + [f"b:{m}" for m in METHODS]
-    assert costs.set_index("label").loc["b:mean", "input_tokens"] == 100
+    assert list(costs.set_index("label").loc["b:mean", ["input_tokens", "tokens_per_question"]]) == [100, 110]  # one question
     assert roles.groupby("run_id").size().to_dict() == {"a": 4, "b": 4}
 
 
@@ -139,6 +181,42 @@ def test_unknown_costs_stay_unknown(tmp_path):
         e["cost_usd"] = None
     costs, _ = cost_tables([write_run(tmp_path, "u", [rec])])
     assert costs["cost_usd"].isna().all() and (costs["input_tokens"] == 100).all()
+    for e in rec["ledger"]:  # a provider that reports no token counts: 0 tokens in the tables, never a guess
+        e["input_tokens"] = e["output_tokens"] = None
+    costs, roles = cost_tables([write_run(tmp_path, "none", [rec])])
+    cols = ["input_tokens", "output_tokens", "tokens_per_question", "extra_tokens_per_question"]
+    assert costs[cols].to_numpy().tolist() == [[0, 0, 0.0, 0.0]] * 4
+    assert roles[["role", "input_tokens", "output_tokens", "calls"]].to_numpy().tolist() == [["forecaster", 0, 0, 2]]
+
+
+def test_records_without_ledger_trace_latency_or_extra_usage_count_zero(tmp_path):
+    """Records written by older versions or other tools may lack these fields: they count 0 tokens and 0 s."""
+    bare = record(question("q1", "2024-05-01", 1), members=[0.5, 0.7], latencies=[1.0, 2.0], final=0.6)
+    del bare["ledger"], bare["trace"]
+    for row in bare["methods"].values():
+        del row["extra_usage"]
+    one_latency = record(question("q2", "2024-08-01", 0), members=[0.2, 0.4], latencies=[3.0, 0.5], final=0.3)
+    del one_latency["trace"]["forecasts"][0]["latency_s"]  # only the second member's wall time is known: 0.5 s
+    no_members = record(question("x3", "2024-08-02", 0), members=[0.2], latencies=[9.0], final=0.2)
+    no_members["trace"]["forecasts"] = []
+    no_forecasts = record(question("x4", "2024-08-03", 0), members=[0.2], latencies=[9.0], final=0.2)
+    del no_forecasts["trace"]["forecasts"]
+    costs, _ = cost_tables([write_run(tmp_path, "old", [bare, one_latency, no_members, no_forecasts])])
+    mean = costs.set_index("method").loc["mean"]
+    # ledgers: none for q1, q2's 300 + 30, x3's and x4's 10 + 1 each
+    assert list(mean[["input_tokens", "output_tokens", "calls", "tokens_per_question", "wall_time_s"]]) == pytest.approx(
+        [320, 32, 6, 352 / 4, 0.5])
+
+
+def test_fitted_methods_cost_what_they_read(run_a):
+    added = fit_runs({"a": load_run(run_a)[1]})
+    costs = cost_tables([run_a], added=added)[0].set_index("method")
+    assert list(costs.index) == [*METHODS, *FITTED_METHODS]
+    cols = ["input_tokens", "output_tokens", "calls", "cost_usd", "tokens_per_question", "extra_tokens_per_question", "wall_time_s"]
+    for m in ("fitted_extremized", "fitted_platt", "fitted_member_weights"):  # they read the members' answers only
+        assert list(costs.loc[m, cols]) == pytest.approx(list(costs.loc["mean", cols])), m
+    # the blend reads the debate and the supervisor too, which run concurrently: the pipeline's cost and wall time
+    assert list(costs.loc["fitted_blend", cols]) == pytest.approx([750, 70, 10, 0.070, 820 / 3, 330 / 3, 6.0 + 0.5 + 5.0])
 
 
 # --- cost-effectiveness --------------------------------------------------------------------------------------
@@ -188,6 +266,27 @@ def test_cost_effectiveness_only_on_questions_both_answered_and_with_a_reference
     assert cost_effectiveness(scored, none).empty  # no rows of that method: no common questions
 
 
+def test_cost_effectiveness_defaults_to_1000_resamples_with_seed_0():
+    scored = frame()
+    costs = pd.DataFrame([{"run_id": "a", "method": "debate", "label": "debate", "extra_tokens_per_question": 2500.0}])
+    got = cost_effectiveness(scored, costs)
+    pd.testing.assert_frame_equal(got, cost_effectiveness(scored, costs, reference="mean", n_resamples=1000, seed=0))
+    interval = ["delta_ci_low", "delta_ci_high"]
+    for other in ({"n_resamples": 1000, "seed": 1}, {"n_resamples": 1001, "seed": 0}):  # the settings show
+        assert list(cost_effectiveness(scored, costs, **other).loc[0, interval]) != list(got.loc[0, interval]), other
+
+
+def test_cost_effectiveness_goes_on_past_a_run_without_reference_and_a_method_without_common_questions():
+    scored = frame()
+    without_mean = scored[scored.method != "mean"].assign(run_id="0")  # run "0" comes first and has no reference
+    costs = pd.DataFrame([{"run_id": r, "method": m, "label": f"{r}:{m}", "extra_tokens_per_question": x}
+                          for r in ("0", "a") for m, x in (("other", 10.0), ("debate", 1.0))])
+    out = cost_effectiveness(pd.concat([without_mean, scored]), costs, n_resamples=50)
+    assert list(out["label"]) == ["a:debate"]  # "other" has no rows; debate spent 1 extra token per question
+    row = out.iloc[0]
+    assert (row["n"], row["delta_brier_per_1k_extra_tokens"]) == (24, pytest.approx(row["delta_brier_vs_mean"] * 1000))
+
+
 # --- audits and contamination ----------------------------------------------------------------------------------
 
 
@@ -220,6 +319,16 @@ def test_contamination_split_without_a_known_cutoff(tmp_path):
     assert (row["training_cutoff"], row["n_all"], row["n_after_cutoff"]) == ("unknown", 2, 0) and math.isnan(row["brier_after_cutoff"])
 
 
+def test_contamination_split_counts_a_question_of_the_cutoff_day_as_before_it(tmp_path):
+    on_the_day = record(question("q4", "2024-06-30", 0), members=[0.2, 0.2], latencies=[1, 1], final=0.2)
+    d = write_run(tmp_path, "c", [*standard_records(), on_the_day])
+    df, manifests = long_frame([d])
+    row = contamination_split(scorable(df), manifests).set_index("label").loc["mean"]
+    assert (row["training_cutoff"], row["n_all"], row["n_after_cutoff"]) == ("2024-06-30", 3, 1)  # only q2 (2024-08-01)
+    row = contamination_split(scorable(df), {"c": {"run_id": "c"}}).set_index("label").loc["mean"]  # no providers listed
+    assert (row["models"], row["training_cutoff"], row["n_all"], row["n_after_cutoff"]) == ("", "unknown", 3, 0)
+
+
 # --- loading -----------------------------------------------------------------------------------------------------
 
 
@@ -240,6 +349,55 @@ def test_long_frame_has_one_row_per_question_and_method_or_baseline(run_a, tmp_p
     empty = write_run(tmp_path, "e", [])
     df_e, m_e = long_frame([empty])
     assert df_e.empty and set(m_e) == {"e"}
+
+
+def test_long_frame_scores_the_rows_added_after_the_run_with_their_notes(tmp_path):
+    recs = standard_records()
+    del recs[0]["methods"]["mean"]["note"]  # a row without a note
+    del recs[1]["baselines"]  # a record without baselines
+    d = write_run(tmp_path, "a", recs)
+    added = fit_runs({"a": load_run(d)[1]})
+    df, _ = long_frame([d], added=added)
+    assert list(df.columns) == ["run_id", "method", "kind", "p_yes", "status", "note", "question_id", "outcome", "source",
+                                "question_type", "cluster", "horizon_days", "forecast_date", "label"]
+    assert list(df.index) == list(range(len(df))) and df["p_yes"].dtype == np.float64
+    assert list(df[df.question_id == "q1"]["method"]) == [*METHODS, *FITTED_METHODS, "always_0.5"]  # own rows, added, baselines
+    assert list(df[df.question_id == "q2"]["method"]) == [*METHODS, *FITTED_METHODS]
+    q1 = df[df.question_id == "q1"].set_index("method")
+    assert (q1.loc["fitted_platt", "kind"], q1.loc["fitted_platt", "p_yes"], q1.loc["fitted_platt", "status"]) == ("method", 0.6, "ok")
+    assert q1.loc["fitted_platt", "note"] == added["a"]["q1"]["fitted_platt"]["note"]
+    assert q1.loc["fitted_platt", "note"].startswith("fallback to mean (a=1, b=0): only 0 questions (0 Yes) resolved before 2024-05-01")
+    assert (q1.loc["mean", "note"], q1.loc["debate", "note"], q1.loc["always_0.5", "note"]) == ("", "", "constant 0.5")
+
+
+def test_methods_of_puts_the_rows_added_for_the_question_after_the_records_own():
+    rec = {"question_id": "q1", "methods": {"mean": {"p_yes": 0.6}}}
+    added = {"a": {"q1": {"fitted_platt": {"p_yes": 0.7}}, "q2": {"fitted_platt": {"p_yes": 0.1}}},
+             "b": {"q1": {"fitted_platt": {"p_yes": 0.2}}}}
+    assert list(methods_of(rec, "a", added).items()) == [("mean", {"p_yes": 0.6}), ("fitted_platt", {"p_yes": 0.7})]
+    assert methods_of(rec, "b", added)["fitted_platt"] == {"p_yes": 0.2}
+    assert methods_of(rec, "c", added) == methods_of(rec, "a") == {"mean": {"p_yes": 0.6}}
+    assert methods_of({"question_id": "q2"}, "a", added) == {"fitted_platt": {"p_yes": 0.1}}  # no rows of its own
+
+
+def test_scored_outcomes_are_integers_when_some_questions_are_unresolved(tmp_path):
+    unresolved = record(question("q4", "2024-05-02", 1).model_copy(update={"outcome": None}), members=[0.5, 0.5],
+                        latencies=[1, 1], final=0.5)
+    df, _ = long_frame([write_run(tmp_path, "u", [*standard_records(), unresolved])])
+    assert df["outcome"].isna().sum() == 5  # q4's four methods and its baseline
+    scored = scorable(df)
+    assert scored["outcome"].dtype == np.int64 and scored["outcome"].tolist() == [1] * 5 + [0] * 5 + [1]
+
+
+def test_a_run_folder_reads_as_utf8_whatever_the_locale(tmp_path):
+    d = write_run(tmp_path, "zürich", [record(question("qé", "2024-05-01", 1), members=[0.5, 0.5], latencies=[1, 1], final=0.5)])
+    saved = locale.setlocale(locale.LC_CTYPE)
+    locale.setlocale(locale.LC_CTYPE, "C")  # ASCII: the default text encoding of many servers
+    try:
+        manifest, records = load_run(d)
+    finally:
+        locale.setlocale(locale.LC_CTYPE, saved)
+    assert manifest["run_id"] == "zürich" and [r["question_id"] for r in records] == ["qé"]
 
 
 def test_a_folder_without_manifest_is_not_a_run(tmp_path):
@@ -277,20 +435,26 @@ def test_run_folders_are_named_directly_or_found_inside_a_folder(run_a, tmp_path
 # --- the report files ------------------------------------------------------------------------------------------------
 
 
-def test_write_report_writes_the_three_files_with_every_table(run_a, tmp_path):
-    rep = write_report([run_a], tmp_path / "out", n_resamples=50, min_coverage=0.6)  # methods answered 2 of 3
+def test_write_report_writes_the_three_files_with_every_table(run_a, tmp_path, page_data):
+    out = tmp_path / "reports" / "a"  # its parent is made too
+    rep = write_report([run_a], out, n_resamples=50, min_coverage=0.6)  # methods answered 2 of 3
     table = rep.leaderboard.set_index("label")
     assert table["ranked"].all() and (table["n"] == 2).all()
+    assert sorted(table.index) == sorted([*METHODS, *FITTED_METHODS, "always_0.5"])
+    for fitted, spends_like in (("fitted_platt", "mean"), ("fitted_blend", "pipeline")):
+        assert list(table.loc[fitted, ["tokens_per_question", "extra_tokens_per_question", "cost_usd"]]) == pytest.approx(
+            list(table.loc[spends_like, ["tokens_per_question", "extra_tokens_per_question", "cost_usd"]])), fitted
     assert table.loc["mean", "brier"] == pytest.approx(0.125) and table.loc["always_0.5", "brier"] == 0.25
     assert table.loc["mean", "attempted"] == 3 and table.loc["mean", "failed"] == 1 and table.loc["always_0.5", "failed"] == 0
     assert table.loc["debate", "tokens_per_question"] == pytest.approx(200.0) and table.loc["mean", "cost_usd"] == pytest.approx(0.045)
     assert table.loc["debate", "extra_tokens_per_question"] == pytest.approx(110 / 3)
     assert table.loc["debate", "delta_brier_vs_baseline"] == pytest.approx(((0.2 ** 2 + 0.3 ** 2) - (0.4 ** 2 + 0.3 ** 2)) / 2)
-    assert rep.csv_path == tmp_path / "out" / "leaderboard.csv" and rep.markdown_path == tmp_path / "out" / "leaderboard.md"
-    assert rep.html_path == tmp_path / "out" / "report.html" and rep.notice == ""
-    assert pd.read_csv(rep.csv_path)["label"].tolist() == rep.leaderboard["label"].tolist()
+    assert rep.csv_path == out / "leaderboard.csv" and rep.markdown_path == out / "leaderboard.md"
+    assert rep.html_path == out / "report.html" and rep.notice == ""
+    csv = pd.read_csv(rep.csv_path)
+    assert list(csv.columns) == list(rep.leaderboard.columns) and csv["label"].tolist() == rep.leaderboard["label"].tolist()
     md = rep.markdown_path.read_text()
-    assert md == rep.markdown + "\n\n" + report.DATA_ATTRIBUTION + "\n"
+    assert md == rep.markdown + "\n\n" + report.DATA_ATTRIBUTION + "\n" and md.startswith("## Leaderboard")
     sections = [line for line in rep.markdown.splitlines() if line.startswith("## ")]
     assert sections == ["## Leaderboard (lower Brier is better; 95% clustered bootstrap intervals; baseline for deltas: mean)",
                         "## Cost per method",
@@ -311,12 +475,26 @@ def test_write_report_writes_the_three_files_with_every_table(run_a, tmp_path):
     pipeline_row = next(line for line in cost_md.splitlines() if line.startswith("| pipeline "))
     assert [c.strip() for c in pipeline_row.strip("|").split("|")][:7] == ["pipeline", "750", "70", "50", "0", "10", "0.0700"]
     assert "run_id" not in cost_md and "| method" not in cost_md
+    fitted = section(rep.markdown, report.FITTED_TITLE).split("\n\n")[1]
+    assert [line.split("|")[1].strip() for line in fitted.splitlines()[2:]] == list(FITTED_METHODS)  # one run: no run prefix
     html = rep.html_path.read_text()
-    listed_apart = write_report([run_a], tmp_path / "out2", n_resamples=20).markdown
-    assert "## Not ranked (answered fewer than 80% of the questions; Brier on their own questions)" in listed_apart
-    for title in ("Tokens per role", "Contamination split: questions due after the models", "By source",
-                  "By question type", "By horizon bucket"):
-        assert title in html, title
+    # the page: every table under its title, with its rows
+    assert html_tables(html) == [
+        ("Cost per method", 8), ("Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)", 4),
+        (report.LEARNED_TITLE, 4), (report.FITTED_TITLE, 4), (report.BANDS_TITLE, 8), ("Tokens per role", 4),
+        ("Leakage audit over the prompts actually sent (findings must be 0)", 1),
+        ("Contamination split: questions due after the models' training cutoff", 9),
+        ("By source", 9), ("By question type", 9), ("By horizon bucket", 9)]
+    assert "Δ against mean</span>" in html and f"<small>{report.DATA_ATTRIBUTION}</small>" in unescape(html)
+    bands = page_data[0].confidence_bands  # the page draws the confidence bands' figure from the table it lists
+    assert len(bands) == 8 and bands is page_data[0].tables[report.BANDS_TITLE]
+    assert 'class="notice"' not in html
+    q1_fitted = fit_runs({"a": load_run(run_a)[1]})["a"]["q1"]
+    for m in FITTED_METHODS:  # each question's trace shows its fitted rows
+        assert q1_fitted[m]["note"] in unescape(html), m
+    listed_apart = write_report([run_a], tmp_path / "out2", n_resamples=20)
+    assert "## Not ranked (answered fewer than 80% of the questions; Brier on their own questions)" in listed_apart.markdown
+    assert "answered fewer than 80% of the questions; Brier on their own questions (not comparable)" in listed_apart.html_path.read_text()
 
 
 def test_the_baseline_of_several_runs_is_the_first_runs_method(run_a, tmp_path):
@@ -325,6 +503,8 @@ def test_the_baseline_of_several_runs_is_the_first_runs_method(run_a, tmp_path):
     assert "baseline for deltas: a:mean)" in rep.markdown
     table = rep.leaderboard.set_index("label")
     assert table.loc["b:mean", "delta_brier_vs_baseline"] == pytest.approx(0.0)
+    fitted = section(rep.markdown, report.FITTED_TITLE).split("\n\n")[1]
+    assert [line.split("|")[1].strip() for line in fitted.splitlines()[2:]] == [f"{r}:{m}" for r in "ab" for m in FITTED_METHODS]
     with pytest.raises(DataValidationError) as ei:
         write_report([run_a, b], tmp_path / "out2", baseline="median")
     assert str(ei.value).startswith("baseline 'median' is not among the scored methods: a:always_0.5, a:debate, ")
@@ -369,9 +549,23 @@ def test_simulated_runs_carry_the_notice():
 def test_a_simulated_run_reports_the_notice_first(tmp_path):
     from agent_providers.simulator import SIMULATION_NOTE
 
-    rep = write_report([write_run(tmp_path, "s", standard_records(), specs=("sim",))], tmp_path / "out", n_resamples=20)
+    run = write_run(tmp_path, "s", standard_records(), specs=("sim",))
+    rep = write_report([run], run, n_resamples=20)  # into the run folder itself, as `forecast-reconcile run` does
+    assert rep.csv_path == run / "leaderboard.csv" and (run / "results.jsonl").is_file()
     assert rep.notice == f"{SIMULATION_NOTE} Providers: sim."
     assert rep.markdown.startswith(f"**{rep.notice}**\n\n## Leaderboard")
+    assert f'<span class="badge warn">simulated</span> {rep.notice}</p>' in unescape(rep.html_path.read_text())
+
+
+def test_a_run_in_shards_reports_as_one_run(run_a, tmp_path):
+    recs = standard_records()
+    shards = [write_run(tmp_path / "shards", "s-shard1of2", recs[:2]), write_run(tmp_path / "shards", "s-shard2of2", recs[2:])]
+    rep = write_report([ShardGroup(shards, 2, "s")], tmp_path / "out", n_resamples=20)
+    whole = write_report([run_a], tmp_path / "whole", n_resamples=20)
+    cols = ["label", "n", "n_answered", "brier", "log_loss", "attempted", "failed", "tokens_per_question", "cost_usd"]
+    pd.testing.assert_frame_equal(rep.leaderboard[cols], whole.leaderboard[cols])
+    audit = section(rep.markdown, "Leakage audit over the prompts actually sent (findings must be 0)").splitlines()[2]
+    assert [c.strip() for c in audit.strip("|").split("|")][:3] == ["s", "3", "1"]  # one run of 3 questions, 1 failed
 
 
 def twelve_questions():
@@ -400,11 +594,21 @@ def test_the_report_uses_the_resampling_settings_it_is_given(tmp_path):
         assert got.loc["debate", col] == pytest.approx(direct.loc["debate", col]), col
     assert not np.isnan(got.loc["debate", "brier_ci_low"])
     effect = cost_effectiveness(scored, cost_tables([d])[0], n_resamples=40, seed=5).set_index("label")
-    section = rep.markdown.split("negative is better)")[1].split("## Leakage audit")[0]
-    row = next(line for line in section.splitlines() if line.startswith("| debate "))
+    effect_md = section(rep.markdown, "Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)")
+    row = next(line for line in effect_md.splitlines() if line.startswith("| debate "))
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[:5] == ["debate", "12", f"{effect.loc['debate', 'delta_brier_vs_mean']:.4f}",
                          f"{effect.loc['debate', 'delta_ci_low']:.4f}", f"{effect.loc['debate', 'delta_ci_high']:.4f}"]
+    # the learned-mean and confidence-band tables, with the fitted rows the report scores, use the same settings
+    records = load_run(d)[1]
+    with_fitted = scorable(long_frame([d], added=fit_runs({"big": records}))[0])
+    costs = cost_tables([d], added=fit_runs({"big": records}))[0]
+    learned = cost_effectiveness(with_fitted, costs, reference=LEARNED_MEAN, n_resamples=40, seed=5)
+    assert "delta_brier_vs_fitted_platt" in learned.columns and not learned["delta_ci_low"].isna().any()
+    assert section(rep.markdown, report.LEARNED_TITLE) == learned.to_markdown(index=False, floatfmt=".4f")
+    bands = confidence_band_table(with_fitted, {"big": records}, n_resamples=40, seed=5)
+    assert not bands["brier_ci_low"].isna().all()
+    assert section(rep.markdown, report.BANDS_TITLE) == bands.to_markdown(index=False, floatfmt=".4f")
 
 
 def test_documented_defaults():
@@ -444,7 +648,58 @@ def test_empty_tables_say_none_and_missing_values_say_nan(tmp_path):
 def test_the_errors_name_every_run(tmp_path):
     a, b = write_run(tmp_path, "a", []), write_run(tmp_path, "b", [])
     with pytest.raises(DataValidationError, match=f"^no results in {a}, {b}$"):
-        write_report([a, b], tmp_path / "out")
+        write_report([f"{a}/", b], tmp_path / "out")  # a folder typed with a trailing slash is named as the folder
+
+
+# --- fitted methods across runs ----------------------------------------------------------------------------------
+
+
+def test_fitted_lines_is_one_json_line_per_question_with_fitted_rows():
+    fitted = {"a": {"q1": {"fitted_platt": {"p_yes": 0.6, "n_fit": 0}}, "qé": {"fitted_platt": {"p_yes": None, "n_fit": 3}}},
+              "b": {"q1": {"fitted_blend": {"p_yes": 0.2}}}}
+    records = {"a": [{"question_id": "q1", "forecast_date": "2024-05-01"}, {"question_id": "q0", "forecast_date": "2024-05-01"},
+                     {"question_id": "qé", "forecast_date": "2024-06-01"}],
+               "b": [{"question_id": "q1", "forecast_date": "2024-07-01"}]}
+    text = fitted_lines(fitted, records, ["runs/early", Path("runs/older")])
+    assert text == (
+        '{"run_id": "a", "question_id": "q1", "forecast_date": "2024-05-01", "fit_from": ["runs/early", "runs/older"], '
+        '"methods": {"fitted_platt": {"p_yes": 0.6, "n_fit": 0}}}\n'
+        '{"run_id": "a", "question_id": "qé", "forecast_date": "2024-06-01", "fit_from": ["runs/early", "runs/older"], '
+        '"methods": {"fitted_platt": {"p_yes": null, "n_fit": 3}}}\n'
+        '{"run_id": "b", "question_id": "q1", "forecast_date": "2024-07-01", "fit_from": ["runs/early", "runs/older"], '
+        '"methods": {"fitted_blend": {"p_yes": 0.2}}}\n')  # q0 has no fitted rows: no line
+    assert fitted_lines({}, records, []) == ""
+
+
+def history(n: int = 40) -> list[dict]:
+    """n questions forecast in January 2024 and resolved in February, half Yes; the members lean the right way."""
+    out = []
+    for i in range(n):
+        o = i % 2
+        lean = 0.6 + 0.01 * (i % 7) if o else 0.4 - 0.01 * (i % 5)
+        rec = record(question(f"e{i:02d}", f"2024-01-{i % 28 + 1:02d}", o), members=[lean, lean - 0.05], latencies=[1, 1], final=lean)
+        out.append({**rec, "resolution_date": f"2024-02-{i % 28 + 1:02d}"})
+    return out
+
+
+def test_write_report_fits_on_the_earlier_runs_it_is_given(tmp_path):
+    early = write_run(tmp_path / "history", "early", history())
+    later = write_run(tmp_path, "later", [record(question(q, f, 1), members=[0.7, 0.6], latencies=[1, 1], final=0.65)
+                                          for q, f in (("l1", "2024-06-01"), ("lé", "2024-06-02"))])
+    rep = write_report([later], tmp_path / "out", n_resamples=20, fit_from=[tmp_path / "history"])  # a folder of runs
+    expected = fit_runs({"later": load_run(later)[1]}, [load_run(early)[1]])["later"]
+    text = (tmp_path / "out" / "fitted.jsonl").read_text(encoding="utf-8")
+    assert "lé" in text and text.endswith("}\n")
+    rows = [json.loads(line) for line in text.splitlines()]
+    assert rows == [{"run_id": "later", "question_id": q, "forecast_date": f, "fit_from": [str(tmp_path / "history")],
+                     "methods": expected[q]} for q, f in (("l1", "2024-06-01"), ("lé", "2024-06-02"))]
+    for row in rows:  # fitted on the 40 earlier questions, not fallen back to the unfitted rule
+        assert (row["methods"]["fitted_platt"]["n_fit"], row["methods"]["fitted_platt"]["fallback"]) == (40, False)
+    fitted = section(rep.markdown, report.FITTED_TITLE).split("\n\n")[1]
+    platt = next(line for line in fitted.splitlines() if line.startswith("| fitted_platt "))
+    assert [c.strip() for c in platt.strip("|").split("|")][:5] == ["fitted_platt", "2", "2", "0", "40"]
+    board = rep.leaderboard.set_index("label")
+    assert board.loc["fitted_platt", "brier"] == pytest.approx(np.mean([(1 - expected[q]["fitted_platt"]["p_yes"]) ** 2 for q in expected]))
 
 
 def test_the_default_resampling_is_1000_resamples_with_seed_0(tmp_path):
@@ -462,14 +717,11 @@ def test_the_default_resampling_is_1000_resamples_with_seed_0(tmp_path):
 
 
 
-def test_the_horizon_table_buckets_each_question_and_keeps_unknown_horizons_apart(tmp_path, monkeypatch):
-    pages = []
-    real = report.render_page
-    monkeypatch.setattr(report, "render_page", lambda data: pages.append(data) or real(data))
+def test_the_horizon_table_buckets_each_question_and_keeps_unknown_horizons_apart(tmp_path, page_data):
     horizons = {"t00": 5, "t01": 5, "t02": 100, "t03": None}  # the others: unknown too
     records = [{**r, "horizon_days": horizons.get(r["question_id"])} for r in twelve_questions()]
     write_report([write_run(tmp_path, "h", records)], tmp_path / "out", n_resamples=20)
-    (data,) = pages
+    (data,) = page_data
     table = data.tables["By horizon bucket"]
     mean = table[table["label"] == "mean"].set_index("horizon_bucket")["n"].to_dict()
     assert mean == {"<=7d": 2, "91-180d": 1, "unknown": 9}
