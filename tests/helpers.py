@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import datetime as dt
+import importlib.util
 import json
+
+import pytest
 
 from agent_providers import ScriptedProvider
 from agent_schemas import Question, SearchOutcome, SearchResult
 from agent_tools import SearchClient
+
+#: Marks of a module that runs the real embedded llama.cpp model: the ``llama`` marker, and skipped (saying
+#: why) only when llama-cpp-python is not installed. Use as ``pytestmark = NEEDS_LLAMA``.
+NEEDS_LLAMA = [
+    pytest.mark.llama,
+    pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
+                       reason='llama-cpp-python is not installed: pip install "forecast-reconcile[local]"'),
+]
 
 
 def make_question(qid: str = "q1", forecast_date: str = "2025-11-09", outcome: int | None = 1) -> Question:

@@ -6,7 +6,6 @@ Skipped (with the reason) only when llama-cpp-python is not importable.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import os
 import subprocess
@@ -18,12 +17,9 @@ import pytest
 
 from agent_providers import get_provider
 from agent_schemas import BadRequest, EmptyResponse, ProviderOverloaded, ResponseTruncated
+from tests.helpers import NEEDS_LLAMA
 
-HAVE_LLAMA = importlib.util.find_spec("llama_cpp") is not None
-pytestmark = [
-    pytest.mark.llama,
-    pytest.mark.skipif(not HAVE_LLAMA, reason='llama-cpp-python is not installed: pip install "forecast-reconcile[local]"'),
-]
+pytestmark = NEEDS_LLAMA
 
 FORECAST_SCHEMA = {
     "type": "object",

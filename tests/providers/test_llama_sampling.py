@@ -3,18 +3,14 @@ only on rejection) against llama-cpp-python's "filter" chain. Skipped only when 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import pytest
 
 from agent_schemas import BadRequest, ResponseTruncated
+from tests.helpers import NEEDS_LLAMA
 
-HAVE_LLAMA = importlib.util.find_spec("llama_cpp") is not None
-pytestmark = [
-    pytest.mark.llama,
-    pytest.mark.skipif(not HAVE_LLAMA, reason='llama-cpp-python is not installed: pip install "forecast-reconcile[local]"'),
-]
+pytestmark = NEEDS_LLAMA
 
 SCHEMA = {
     "type": "object",

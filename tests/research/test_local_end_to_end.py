@@ -1,14 +1,8 @@
 """One end-to-end pipeline run on the embedded model (SmolLM2 via llama.cpp) on a real bundled question."""
 
-import importlib.util
+from tests.helpers import NEEDS_LLAMA
 
-import pytest
-
-pytestmark = [
-    pytest.mark.llama,
-    pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
-                       reason='llama-cpp-python is not installed: pip install "forecast-reconcile[local]"'),
-]
+pytestmark = NEEDS_LLAMA
 
 
 def test_full_pipeline_on_the_embedded_model_returns_a_complete_trace():
