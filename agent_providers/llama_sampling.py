@@ -18,8 +18,8 @@ does the same.
 * Every answer still satisfies the grammar: a token leaves the sampler only after the grammar allowed it.
 
 Measured on SmolLM2-135M, one thread, the nine calls of one pipeline question (``benchmarks/perf/
-grammar_sampling.py``): about 10% of generated tokens are rejected and resampled, and generation runs
-faster (figures in that script's output). Select llama-cpp-python's chain with
+grammar_sampling.py --rounds 2``, on a loaded machine): 11% of generated tokens are rejected and
+resampled; 26.8 instead of 30.9 ms per generated token (1.15x); the greedy answers of all nine calls identical. Select llama-cpp-python's chain with
 ``LocalLlamaProvider(grammar_sampling="filter")``.
 """
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import ctypes
 import math
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -35,7 +35,7 @@ import numpy as np
 #: only when the grammar rejects it (llama.cpp's default); ``"filter"`` filters the whole vocabulary at
 #: every token (llama-cpp-python's chain, the behaviour before issue 15).
 GrammarSampling = Literal["resample", "filter"]
-GRAMMAR_SAMPLING_MODES: tuple[str, ...] = ("resample", "filter")
+GRAMMAR_SAMPLING_MODES: tuple[str, ...] = get_args(GrammarSampling)
 
 
 class ResamplingGrammarSampler:

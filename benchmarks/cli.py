@@ -23,6 +23,7 @@ import typer
 import typer.core
 from pydantic import ValidationError
 
+from agent_providers.llama_sampling import GRAMMAR_SAMPLING_MODES
 from agent_schemas import ReconcileError
 
 #: click's exception root as typer raises it (typer >= 0.20 vendors click as ``typer._click``).
@@ -191,11 +192,8 @@ class Search(str, Enum):
     none = "none"
 
 
-class GrammarSamplingChoice(str, Enum):
-    """How the embedded model's answer grammar constrains sampling (``agent_providers.llama_sampling``)."""
-
-    resample = "resample"
-    filter = "filter"
+#: How the embedded model's answer grammar constrains sampling (``agent_providers.llama_sampling``).
+GrammarSamplingChoice = Enum("GrammarSamplingChoice", {m: m for m in GRAMMAR_SAMPLING_MODES}, type=str)
 
 
 class QuestionType(str, Enum):

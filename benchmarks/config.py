@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
+from agent_providers.llama_sampling import GrammarSampling
 from agent_research import DebateSettings, MemberSettings, PipelineConfig, SupervisorSettings
 from benchmarks.baselines import BASELINES
 from benchmarks.methods import DEFAULT_METHODS, validate_methods
@@ -145,7 +146,7 @@ class RunConfig(BaseModel):
     n_slots: int | None = Field(None, ge=1, description="Contexts of the embedded model computing at once; default one per core at n_threads threads each.")
     n_threads_batch: int | None = Field(None, ge=1, description="Threads of the embedded model's prompt processing; default n_threads.")
     n_ctx: int | None = Field(None, ge=256, description="Context window of each embedded-model context (tokens, prompt + answer); default agent_providers.local_llama.DEFAULT_N_CTX (4,096).")
-    grammar_sampling: Literal["resample", "filter"] | None = Field(None, description="How the embedded model's answer grammar constrains sampling (default 'resample'): 'resample' checks each sampled token and filters the vocabulary only on rejection (llama.cpp's way); 'filter' filters every token (llama-cpp-python's chain, before issue 15). See agent_providers.llama_sampling.")
+    grammar_sampling: GrammarSampling | None = Field(None, description="How the embedded model's answer grammar constrains sampling (default 'resample'): 'resample' checks each sampled token and filters the vocabulary only on rejection (llama.cpp's way); 'filter' filters every token (llama-cpp-python's chain, before issue 15). See agent_providers.llama_sampling.")
 
     # execution at scale (benchmarks/executors, agent_providers.ratelimit, agent_providers.batch)
     rate_limits: dict[str, str] = Field(default_factory=dict, description="Rate limits by provider spec or prefix, e.g. {'anthropic': 'rpm:4000,itpm:2000000,otpm:400000'} (agent_providers.ratelimit.parse_rate_limits), set over the provider's defaults.")
