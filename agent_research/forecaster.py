@@ -6,6 +6,7 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 from agent_providers import Ask, Provider, UsageMeter, provider_ask, run_sync
@@ -162,7 +163,7 @@ class ForecasterAgent:
         evidence, role and task), so providers with prompt caching process it once per question and each
         further member only its persona (measured: ``benchmarks/perf/main_job_profile.py``).
         """
-        results = _dedupe([r for o in outcomes if o.ok for r in o.results])
+        results = shown_results(outcomes)
         if self.executor is None or not outcomes:
             evidence = prompts.NO_EVIDENCE_NOTE
         elif results:
@@ -176,10 +177,11 @@ class ForecasterAgent:
         tail = [prompts.FORECASTER_ROLE, prompts.forecaster_task(self.max_evidence)] + ([prompts.PERSONA_HEADER + persona] if persona else [])
         return stable_prefix(question, evidence) + [ChatMessage(role="user", content="\n\n".join(tail))]
 
-    def call_params(self) -> dict[str, Any]:
-        """Provider call options of the forecast call (answer schema, temperature, max_tokens, seed)."""
-        return dict(json_schema=forecast_json_schema(self.max_evidence), temperature=self.temperature,
-                    max_tokens=self.max_tokens, seed=self.seed)
+    def call_params(self, outcomes: list[SearchOutcome] = ()) -> dict[str, Any]:
+        """Provider call options of the forecast call after research ``outcomes`` (answer schema, whose
+        evidence cites one of the numbered results the prompt shows; temperature, max_tokens, seed)."""
+        return dict(json_schema=forecast_json_schema(self.max_evidence, n_sources=len(shown_results(outcomes))),
+                    temperature=self.temperature, max_tokens=self.max_tokens, seed=self.seed)
 
     # --- run -----------------------------------------------------------------------------------
     async def aforecast(self, question: VisibleQuestion | Question, *, timeout_s: float | None = None, ask: Ask | None = None) -> Forecast:
@@ -215,7 +217,7 @@ class ForecasterAgent:
     async def _forecast(self, question: VisibleQuestion, progress: MemberProgress, ask: Ask, t0: float) -> Forecast:
         try:
             await self._research(question, progress)
-            text = await progress.call(ask, self.build_messages(question, progress.outcomes), self.call_params())
+            text = await progress.call(ask, self.build_messages(question, progress.outcomes), self.call_params(progress.outcomes))
         except Exception as exc:  # provider, cache or tool: this member fails, the question goes on
             return self.artifact(question, progress, t0, error=exc)
         return self.artifact(question, progress, t0, text)
@@ -230,8 +232,8 @@ class ForecasterAgent:
         """
         if error is None:
             try:
-                parsed = parse_forecast(text or "")
-                results = _dedupe([r for o in progress.outcomes if o.ok for r in o.results])
+                results = shown_results(progress.outcomes)
+                parsed = parse_forecast(text or "", sources=results)
                 return Forecast(
                     status="ok",
                     p_yes=parsed.p_yes,
@@ -260,10 +262,12 @@ class ForecasterAgent:
         return run_sync(self.aforecast(question))
 
 
-def _dedupe(results: list[SearchResult]) -> list[SearchResult]:
+def shown_results(outcomes: Sequence[SearchOutcome]) -> list[SearchResult]:
+    """The search results a member's prompt shows, in their numbered order ``[1]``, ``[2]``, ...: every
+    result of the successful ``outcomes``, without repeats of one (url, title). Evidence cites them by number."""
     seen: set[tuple[str, str]] = set()
     out = []
-    for r in results:
+    for r in (r for o in outcomes if o.ok for r in o.results):
         key = (r.url, r.title)
         if key not in seen:
             seen.add(key)
@@ -272,7 +276,7 @@ def _dedupe(results: list[SearchResult]) -> list[SearchResult]:
 
 
 def _audit(outcomes: list[SearchOutcome]) -> dict[str, Any]:
-    results = _dedupe([r for o in outcomes if o.ok for r in o.results])
+    results = shown_results(outcomes)
     dates = [r.published for r in results if r.published is not None]
     return dict(
         n_evidence_dropped=sum(o.dropped_after_cutoff + o.dropped_undated for o in outcomes),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from agent_tools.parsing import EVIDENCE_ITEM_FORMAT
+
 FORECASTER_ROLE = (
     "## YOUR ROLE\nYou are a careful forecaster. You reason from base rates first, then adjust for "
     "specific evidence."
@@ -12,12 +14,12 @@ def forecaster_task(max_evidence: int = 2) -> str:
     return (
         "## TASK\n"
         "Give a one-sentence rationale (at most 200 characters), up to "
-        f"{max_evidence} key evidence items (claim and source_url) taken from the "
-        "evidence above, your confidence in this forecast (high, medium or low: low when the evidence is "
-        "thin or missing), and the probability that the question resolves Yes as an integer percent from "
-        "0 to 100. Answer with one JSON object only:\n"
+        f"{max_evidence} key evidence items taken from the evidence above (a claim and the number [n] of "
+        "the search result it comes from), your confidence in this forecast (high, medium or low: low when "
+        "the evidence is thin or missing), and the probability that the question resolves Yes as an integer "
+        "percent from 0 to 100. Answer with one JSON object only:\n"
         '{"rationale": "<text>", '
-        '"key_evidence": [{"claim": "<text>", "source_url": "<url or null>"}], '
+        f'"key_evidence": [{EVIDENCE_ITEM_FORMAT}], '
         '"confidence": "high|medium|low", "p_yes_percent": <integer 0-100>}'
     )
 

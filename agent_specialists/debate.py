@@ -106,24 +106,27 @@ class DebateAgent:
         context = prompts.render_agent_summaries(agent_summaries)
         return stable_prefix(question, context) + [ChatMessage(role="user", content="\n\n".join(turn))]
 
-    def call_params(self) -> dict[str, Any]:
-        """Provider call options of every turn (answer schema, temperature, max_tokens, seed)."""
-        return dict(json_schema=prompts.DEBATE_SCHEMA, temperature=self.temperature, max_tokens=self.max_tokens, seed=self.seed)
+    def call_params(self, n_sources: int = 0) -> dict[str, Any]:
+        """Provider call options of a turn whose prompt numbers ``n_sources`` member evidence items (answer
+        schema, temperature, max_tokens, seed)."""
+        return dict(json_schema=prompts.debate_schema(n_sources), temperature=self.temperature, max_tokens=self.max_tokens, seed=self.seed)
 
     @staticmethod
     def turn_from_answer(side: Side, text: str | None, usage: TokenUsage, error: BaseException | None = None,
                          *, sources: Sequence[EvidenceItem] = ()) -> DebateTurn:
         """One side's :class:`DebateTurn` from its answer ``text`` (or the ``error`` the call raised).
 
-        Its evidence gets dates only from ``sources`` (the members' evidence it was shown, dated by their
-        searches; :func:`agent_tools.provenance.attach_provenance`): a date the side states itself is dropped.
+        ``sources`` are the members' evidence items it was shown, numbered as the prompt numbers them
+        (:func:`agent_specialists.prompts.summary_sources`): evidence citing ``[n]`` takes the n-th's URL, and
+        dates come only from them (dated by the members' searches;
+        :func:`agent_tools.provenance.attach_provenance`): a date the side states itself is dropped.
 
         An answer that cannot be parsed, or any exception of the call, gives a failed turn with the typed
         error (:func:`agent_schemas.as_reconcile_error`); spent tokens count.
         """
         if error is None:
             try:
-                parsed = parse_forecast(text or "")
+                parsed = parse_forecast(text or "", sources=sources)
             except Exception as exc:
                 error = exc
         if error is not None:
@@ -198,7 +201,7 @@ class DebateAgent:
         last = self.last_turns(rounds, bull)
         opponent: Side = "bear" if side == "bull" else "bull"
         messages = self.build_messages(side, question, agent_summaries, aggregate_p_yes, last[opponent], last[side], len(rounds) + 1)
-        return messages, self.call_params()
+        return messages, self.call_params(len(prompts.summary_sources(agent_summaries)))
 
     async def aturn(
         self,
@@ -221,7 +224,7 @@ class DebateAgent:
             text, usage = await (ask or provider_ask(self.llms[side]))(messages, options)
         except Exception as exc:  # provider, cache or prompt: a failed turn, not a failed debate
             return self.turn_from_answer(side, None, TokenUsage(), exc)
-        return self.turn_from_answer(side, text, usage, sources=[e for s in agent_summaries for e in s.top_evidence])
+        return self.turn_from_answer(side, text, usage, sources=prompts.summary_sources(agent_summaries))
 
     def close_round(self, rounds: Sequence[DebateRound], bull: DebateTurn, bear: DebateTurn) -> DebateRound:
         """The :class:`DebateRound` that follows ``rounds``, with its consensus flag (:meth:`is_consensus`)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_tools.evidence import fence
-from agent_tools.parsing import evidence_list_schema, probability_schema, text_schema
+from agent_tools.parsing import EVIDENCE_ITEM_FORMAT, evidence_list_schema, probability_schema, text_schema
 
 DEBATE_ROLE = {
     side: (
@@ -23,17 +23,24 @@ DEBATE_ROLE = {
 
 DEBATE_TASK = (
     "## TASK\nGive your argument (at most 200 characters), your probability that the question resolves Yes as "
-    "an integer percent, and up to 1 key evidence item. Answer with one JSON object only:\n"
+    "an integer percent, and up to 1 key evidence item (a claim and the number [n] of the forecasters' "
+    "evidence it comes from). Answer with one JSON object only:\n"
     '{"argument": "<text>", '
-    '"key_evidence": [{"claim": "<text>", "source_url": "<url or null>"}], '
+    f'"key_evidence": [{EVIDENCE_ITEM_FORMAT}], '
     '"p_yes_percent": <integer 0-100>}'
 )
 
-DEBATE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"argument": text_schema(), "key_evidence": evidence_list_schema(1), **probability_schema("p_yes_percent")},
-    "required": ["argument", "key_evidence", "p_yes_percent"],
-}
+
+def debate_schema(n_sources: int) -> dict[str, Any]:
+    """JSON schema of a debate turn: ``argument``, at most one evidence item citing one of the
+    ``n_sources`` numbered member evidence items (:func:`summary_sources`), then ``p_yes_percent``."""
+    return {
+        "type": "object",
+        "properties": {"argument": text_schema(), "key_evidence": evidence_list_schema(1, n_sources),
+                       **probability_schema("p_yes_percent")},
+        "required": ["argument", "key_evidence", "p_yes_percent"],
+    }
+
 
 SUPERVISOR_ROLE = (
     "## YOUR ROLE\nYou are the SUPERVISOR. The forecasters above answered the same question and disagree. "
@@ -80,37 +87,53 @@ SUPERVISOR_DECISION_TASK = (
     SUPERVISOR_ROLE + "\n\n"
     "## TASK\nReconcile the forecasts. Give the probability that the question resolves Yes as an integer "
     "percent, your confidence in this reconciliation (high, medium or low: low when the evidence gaps "
-    "above leave the disagreement open), a short rationale, and up to 1 key evidence item. Answer with "
+    "above leave the disagreement open), a short rationale, and up to 1 key evidence item (a claim and the "
+    "number [n] of the forecasters' evidence or clarifying search result it comes from). Answer with "
     "one JSON object only:\n"
     '{"rationale": "<text>", '
-    '"key_evidence": [{"claim": "<text>", "source_url": "<url or null>"}], '
+    f'"key_evidence": [{EVIDENCE_ITEM_FORMAT}], '
     '"confidence": "high|medium|low", "p_yes_percent": <integer 0-100>}'
 )
 
-DECISION_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "rationale": text_schema(),
-        "key_evidence": evidence_list_schema(1),
-        "confidence": {"type": "string", "enum": ["high", "medium", "low"]},
-        **probability_schema("p_yes_percent"),
-    },
-    "required": ["rationale", "key_evidence", "confidence", "p_yes_percent"],
-}
+
+def decision_schema(n_sources: int) -> dict[str, Any]:
+    """JSON schema of the supervisor's decision: ``rationale``, at most one evidence item citing one of the
+    ``n_sources`` numbered sources (the members' evidence, then the clarifying search results), a
+    ``confidence`` and ``p_yes_percent``."""
+    return {
+        "type": "object",
+        "properties": {
+            "rationale": text_schema(),
+            "key_evidence": evidence_list_schema(1, n_sources),
+            "confidence": {"type": "string", "enum": ["high", "medium", "low"]},
+            **probability_schema("p_yes_percent"),
+        },
+        "required": ["rationale", "key_evidence", "confidence", "p_yes_percent"],
+    }
+
+
+def summary_sources(summaries) -> list:
+    """The members' evidence items (:class:`agent_schemas.EvidenceItem`) in the order
+    :func:`render_agent_summaries` numbers them ``[1]``, ``[2]``, ...: what a debate turn or the
+    supervisor's decision cites by number."""
+    return [e for s in summaries for e in s.top_evidence]
 
 
 def render_agent_summaries(summaries) -> str:
-    """Render member summaries (p_yes, one-line rationale, top evidence with sources) as a Markdown list
-    inside an ``<untrusted_agent_text>`` fence (:func:`agent_tools.evidence.fence`): rationales and claims
-    were written by models that read untrusted sources, so they are quoted as data, one line each."""
+    """Render member summaries (p_yes, one-line rationale, top evidence numbered ``[n]`` in the order of
+    :func:`summary_sources`, with sources) as a Markdown list inside an ``<untrusted_agent_text>`` fence
+    (:func:`agent_tools.evidence.fence`): rationales and claims were written by models that read untrusted
+    sources, so they are quoted as data, one line each."""
     lines = []
+    n = 0
     for s in summaries:
         p = "failed" if s.p_yes is None else f"{100 * s.p_yes:.0f}%"
         lines.append(f"- {s.agent_id} ({s.model}): p_yes {p}. {s.rationale}")
         for e in s.top_evidence:
+            n += 1
             src = e.source_url or "no source"
             date = e.published.isoformat() if e.published else "undated"
-            lines.append(f"    - evidence: {e.claim} [{src}, {date}]")
+            lines.append(f"    - evidence [{n}]: {e.claim} [{src}, {date}]")
     return "## FORECASTERS (structured summaries)\n" + fence(lines, "agent")
 
 

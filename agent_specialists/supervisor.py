@@ -21,10 +21,12 @@ from agent_schemas import (
     ChatMessage,
     CoverageNote,
     Disagreement,
+    EvidenceItem,
     ForecastParseError,
     Question,
     ReconcileError,
     SearchOutcome,
+    SearchResult,
     SupervisorArtifact,
     VisibleQuestion,
     as_reconcile_error,
@@ -46,6 +48,9 @@ class SupervisorProgress(UsageMeter):
     queries: list[str] = field(default_factory=list)
     outcomes: list[SearchOutcome] = field(default_factory=list)
     coverage: list[CoverageNote] = field(default_factory=list)
+    #: The sources the decision prompt numbers ``[1]``, ``[2]``, ...: the members' evidence, then the
+    #: clarifying search results (set by :meth:`SupervisorAgent.decision_request`); the decision cites them.
+    sources: list[EvidenceItem | SearchResult] = field(default_factory=list)
     error: ReconcileError | None = None
 
     def fail(self, exc: BaseException) -> None:
@@ -173,14 +178,18 @@ class SupervisorAgent:
     def decision_request(self, question: VisibleQuestion, summaries: Sequence[AgentSummary],
                          progress: SupervisorProgress) -> tuple[list[ChatMessage], dict[str, Any]]:
         """Messages and call options of the decision call: the disagreements with their coverage and the
-        clarifying evidence found so far (``progress``)."""
+        clarifying evidence found so far (``progress``), numbered after the members' evidence; records the
+        numbered sources in ``progress.sources``."""
+        members = prompts.summary_sources(summaries)
         results = [r for o in progress.outcomes if o.ok for r in o.results]
+        progress.sources = [*members, *results]
         msgs = self.prefix(question, summaries) + [ChatMessage(role="user", content="\n\n".join([
             prompts.render_disagreements(progress.disagreements, progress.coverage),
-            "## CLARIFYING EVIDENCE\n" + (render_evidence(results) if results else "None obtained (see coverage gaps)."),
+            "## CLARIFYING EVIDENCE\n" + (render_evidence(results, start=len(members) + 1) if results
+                                          else "None obtained (see coverage gaps)."),
             prompts.SUPERVISOR_DECISION_TASK,
         ]))]
-        return msgs, self.call_params(prompts.DECISION_SCHEMA)
+        return msgs, self.call_params(prompts.decision_schema(len(progress.sources)))
 
     def artifact(self, question: VisibleQuestion, progress: SupervisorProgress, text: str | None) -> SupervisorArtifact:
         """The :class:`SupervisorArtifact` of a run from its ``progress`` and the decision answer ``text``
@@ -188,7 +197,7 @@ class SupervisorAgent:
         an answer that does not parse, gives a failed artifact with the typed error and the usage spent."""
         if progress.error is None:
             try:
-                parsed = parse_forecast(text or "")
+                parsed = parse_forecast(text or "", sources=progress.sources)
                 confidence = str(parsed.data.get("confidence", "")).strip().lower()
                 if confidence not in ("high", "medium", "low"):
                     raise ForecastParseError(f"confidence must be high, medium or low, got {parsed.data.get('confidence')!r}",
@@ -201,9 +210,8 @@ class SupervisorAgent:
         if progress.error is not None:
             return SupervisorArtifact(**common, status="failed", error=progress.error.to_info(),
                                       wall_time_s=time.perf_counter() - progress.t0)
-        results = [r for o in progress.outcomes if o.ok for r in o.results]
         return SupervisorArtifact(**common, p_yes=parsed.p_yes, confidence=confidence, rationale=parsed.rationale,
-                                  key_evidence=attach_provenance(parsed.key_evidence, results),
+                                  key_evidence=attach_provenance(parsed.key_evidence, progress.sources),
                                   wall_time_s=time.perf_counter() - progress.t0)
 
     # --- the three steps (each records its failure in ``progress`` and never raises) ---------------

@@ -34,9 +34,11 @@ import math
 import numbers
 import re
 from dataclasses import dataclass, field as dc_field
+from collections.abc import Sequence
 from typing import Any
 
-from agent_schemas import EvidenceItem, ForecastParseError
+from agent_schemas import EvidenceItem, ForecastParseError, SearchResult
+from agent_tools.provenance import source_url
 
 _REASONING_TAGS = r"think|thinking|thought|reasoning|reflection|scratchpad|analysis"
 _BLOCK_RE = re.compile(rf"<\s*({_REASONING_TAGS})\b[^>]*>.*?<\s*/\s*\1\s*>", re.I | re.S)
@@ -364,12 +366,22 @@ def _str_or_none(value: Any) -> str | None:
     return None if s.lower() in ("", "null", "none", "n/a") else s
 
 
-def parse_evidence(value: Any) -> list[EvidenceItem]:
+def parse_evidence(value: Any, sources: Sequence[SearchResult | EvidenceItem] = ()) -> list[EvidenceItem]:
     """Read a ``key_evidence`` value leniently into :class:`EvidenceItem` objects.
 
-    Items may be objects ``{claim, source_url | url, published, title}`` or plain strings (claims).
-    A malformed or missing ``published`` becomes None (an evidence date is not the probability, so it
-    does not fail the forecast); items without a claim are skipped.
+    Items may be objects ``{claim, source | source_url | url, published, title}`` or plain strings (claims).
+    ``source`` is the number ``[n]`` of the cited item in the numbered list ``sources`` the model was shown
+    (1-based; 0, a number outside ``1..len(sources)`` or no ``sources`` cite nothing); it becomes that
+    source's URL (:func:`agent_tools.provenance.source_url`), so the record never holds a URL the model
+    wrote itself. A URL given as ``source_url`` or ``url`` is kept when no number cites a source (dates
+    come only from :func:`agent_tools.provenance.attach_provenance`). A malformed or missing ``published``
+    becomes None (an evidence date is not the probability, so it does not fail the forecast); items without
+    a claim are skipped.
+
+    >>> from agent_schemas import SearchResult
+    >>> shown = [SearchResult(title="T", url="https://a.org/1", snippet="S", source="news")]
+    >>> [e.source_url for e in parse_evidence([{"claim": "c", "source": 1}, {"claim": "d", "source": 2}], shown)]
+    ['https://a.org/1', None]
     """
     if value is None:
         return []
@@ -391,16 +403,30 @@ def parse_evidence(value: Any) -> list[EvidenceItem]:
         claim = str(claim).strip()
         if not claim:
             continue
+        cited = _cited_source(item.get("source"), sources)
         items.append(EvidenceItem(
             claim=claim,
-            source_url=_str_or_none(item.get("source_url")) or _str_or_none(item.get("url")),
+            source_url=(source_url(cited) if cited is not None
+                        else _str_or_none(item.get("source_url")) or _str_or_none(item.get("url"))),
             published=_evidence_date(item.get("published", item.get("date"))),
             title=_str_or_none(item.get("title")),
         ))
     return items
 
 
-def parse_forecast(text: str, *, prob_field: str = "p_yes") -> ParsedForecast:
+def _cited_source(number: Any, sources: Sequence[SearchResult | EvidenceItem]) -> SearchResult | EvidenceItem | None:
+    """The item of ``sources`` that the 1-based ``number`` cites (an int, or a string such as "2" or "[2]"),
+    or None for 0, anything out of range or unreadable."""
+    if isinstance(number, str):
+        digits = number.strip().strip("[]").strip()
+        number = int(digits) if digits.isdigit() else None
+    if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= len(sources):
+        return None
+    return sources[number - 1]
+
+
+def parse_forecast(text: str, *, prob_field: str = "p_yes",
+                   sources: Sequence[SearchResult | EvidenceItem] = ()) -> ParsedForecast:
     """Parse a forecaster's answer into a :class:`ParsedForecast`.
 
     Reads every top-level JSON object of the answer part (after reasoning blocks) that has
@@ -414,6 +440,9 @@ def parse_forecast(text: str, *, prob_field: str = "p_yes") -> ParsedForecast:
         The full model answer.
     prob_field : str
         Name of the probability field (``"p_yes"``); ``"<prob_field>_percent"`` in [0, 100] is also accepted.
+    sources : sequence of SearchResult or EvidenceItem
+        The numbered sources the prompt showed, in order: evidence citing ``"source": n`` gets the URL of
+        the n-th (:func:`parse_evidence`).
 
     Raises
     ------
@@ -448,7 +477,7 @@ def parse_forecast(text: str, *, prob_field: str = "p_yes") -> ParsedForecast:
         rationale = ""
     elif not isinstance(rationale, str):
         rationale = json.dumps(rationale, ensure_ascii=False)
-    return ParsedForecast(p_yes=p, rationale=rationale.strip(), key_evidence=parse_evidence(obj.get("key_evidence")), data=obj)
+    return ParsedForecast(p_yes=p, rationale=rationale.strip(), key_evidence=parse_evidence(obj.get("key_evidence"), sources), data=obj)
 
 
 #: Two probabilities of one answer closer than this (probability units) are the same answer written
@@ -494,27 +523,41 @@ CONFIDENCE_SCHEMA: dict[str, Any] = {"type": "string", "enum": list(CONFIDENCE_V
 #: and one or two evidence items keep a whole answer under 512 tokens even at one token per character.
 RATIONALE_CHARS = 200
 CLAIM_CHARS = 120
-URL_CHARS = 120
-
-#: An evidence item a model cites: the claim and the URL of its source. No date: a publication date is
-#: recorded only from the source a search returned (:func:`agent_tools.provenance.attach_provenance`), so
-#: a stated date would be dropped anyway (and costs about 15 generated tokens: SmolLM2 writes a digit per
-#: token). The parser still reads a ``published`` a model sends unasked.
-EVIDENCE_ITEM_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "claim": {"type": "string", "maxLength": CLAIM_CHARS},
-        # a plain string, not ["string", "null"]: llama.cpp's grammar ignores maxLength on type unions;
-        # the parser reads "", "null" and "none" as missing
-        "source_url": {"type": "string", "maxLength": URL_CHARS},
-    },
-    "required": ["claim", "source_url"],
-}
 
 
-def evidence_list_schema(max_items: int = 2) -> dict[str, Any]:
-    """JSON schema of a ``key_evidence`` list of at most ``max_items`` items (claim, source_url)."""
-    return {"type": "array", "maxItems": max_items, "items": EVIDENCE_ITEM_SCHEMA}
+def evidence_item_schema(n_sources: int = 0) -> dict[str, Any]:
+    """JSON schema of one evidence item a model cites: its ``claim`` and ``source``, the number ``[n]`` of
+    the item it comes from in the numbered list of ``n_sources`` sources the prompt shows (an integer
+    ``enum`` 0..``n_sources``, which llama.cpp's grammar enforces; 0 cites none).
+
+    A number, not a URL or a date: :func:`parse_evidence` maps it to the source's URL and
+    :func:`agent_tools.provenance.attach_provenance` takes the date from the source, so a model can neither
+    cite a URL nobody retrieved nor state a date. It is also cheaper: SmolLM2 spends about 30 generated
+    tokens on a corpus URL (a digit or a few letters per token) and one or two on a number.
+
+    >>> evidence_item_schema(2)["properties"]["source"]["enum"]
+    [0, 1, 2]
+    """
+    if n_sources < 0:
+        raise ValueError(f"n_sources must be >= 0, got {n_sources}")
+    return {
+        "type": "object",
+        "properties": {
+            "claim": {"type": "string", "maxLength": CLAIM_CHARS},
+            "source": {"type": "integer", "enum": list(range(n_sources + 1))},
+        },
+        "required": ["claim", "source"],
+    }
+
+
+def evidence_list_schema(max_items: int = 2, n_sources: int = 0) -> dict[str, Any]:
+    """JSON schema of a ``key_evidence`` list of at most ``max_items`` items (:func:`evidence_item_schema`
+    citing one of ``n_sources`` numbered sources)."""
+    return {"type": "array", "maxItems": max_items, "items": evidence_item_schema(n_sources)}
+
+
+#: How a task text shows one evidence item (the claim and the number of its source).
+EVIDENCE_ITEM_FORMAT = '{"claim": "<text>", "source": <number [n] of its source, 0 if none>}'
 
 
 def text_schema(max_chars: int = RATIONALE_CHARS) -> dict[str, Any]:
@@ -522,17 +565,18 @@ def text_schema(max_chars: int = RATIONALE_CHARS) -> dict[str, Any]:
     return {"type": "string", "maxLength": max_chars}
 
 
-@functools.lru_cache(maxsize=32)
-def forecast_json_schema(max_evidence: int = 2, rationale_chars: int = RATIONALE_CHARS) -> dict[str, Any]:
-    """JSON schema a forecaster requests (one shared object per arguments: do not mutate it): ``rationale``, ``key_evidence`` (at most ``max_evidence``
-    items), ``confidence`` (:data:`CONFIDENCE_SCHEMA`), then ``p_yes_percent`` (property order matters for
-    grammar-constrained models: reasons first, number last). Fewer evidence items mean fewer generated tokens
-    (about 60 per item); the confidence costs about 5."""
+@functools.lru_cache(maxsize=256)
+def forecast_json_schema(max_evidence: int = 2, rationale_chars: int = RATIONALE_CHARS, n_sources: int = 0) -> dict[str, Any]:
+    """JSON schema a forecaster requests (one shared object per arguments: do not mutate it): ``rationale``,
+    ``key_evidence`` (at most ``max_evidence`` items, each citing one of ``n_sources`` numbered search
+    results: :func:`evidence_item_schema`), ``confidence`` (:data:`CONFIDENCE_SCHEMA`), then ``p_yes_percent``
+    (property order matters for grammar-constrained models: reasons first, number last). Fewer evidence
+    items mean fewer generated tokens (about 30 per item on SmolLM2); the confidence costs about 5."""
     return {
         "type": "object",
         "properties": {
             "rationale": text_schema(rationale_chars),
-            "key_evidence": evidence_list_schema(max_evidence),
+            "key_evidence": evidence_list_schema(max_evidence, n_sources),
             "confidence": CONFIDENCE_SCHEMA,
             **probability_schema("p_yes_percent"),
         },

@@ -5,6 +5,10 @@ question's scheduled close date into ``published``). A date enters the record, a
 when a search backend reported it: evidence citing a retrieved source takes that source's date and title;
 evidence citing anything else keeps its claim and URL but has no date (``published`` None, rendered as
 "undated").
+
+Models cite a source by its number ``[n]`` in the numbered list their prompt shows
+(:func:`agent_tools.parsing.evidence_item_schema`); the parser turns the number into the source's URL with
+:func:`source_url`, and :func:`attach_provenance` then dates it.
 """
 
 from __future__ import annotations
@@ -12,6 +16,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agent_schemas import EvidenceItem, SearchResult
+
+
+def source_url(source: SearchResult | EvidenceItem) -> str | None:
+    """The URL of a retrieved source: a search result's ``url`` or an evidence item's ``source_url`` (None
+    when it has none)."""
+    return (source.url if isinstance(source, SearchResult) else source.source_url) or None
 
 
 def attach_provenance(items: Sequence[EvidenceItem], sources: Sequence[SearchResult | EvidenceItem]) -> list[EvidenceItem]:
@@ -34,7 +44,7 @@ def attach_provenance(items: Sequence[EvidenceItem], sources: Sequence[SearchRes
     """
     by_url: dict[str, SearchResult | EvidenceItem] = {}
     for s in sources:
-        url = s.url if isinstance(s, SearchResult) else s.source_url
+        url = source_url(s)
         if url:
             by_url.setdefault(url, s)
     out = []

@@ -12,7 +12,7 @@ the facts only the harness holds (the outcome and the actual resolution date). I
 ``evidence_dated_after_cutoff``
     Evidence items rendered into a prompt with a publication date after the forecast date. The two
     renderers' date labels are read: search results (``[n] title — source, YYYY-MM-DD — url``) and
-    member evidence in summaries (``- evidence: claim [source, YYYY-MM-DD]``).
+    member evidence in summaries (``- evidence [n]: claim [source, YYYY-MM-DD]``).
 ``hindsight_resolution_date``
     Prompts that contain the question's actual resolution date (ISO ``2026-02-02`` or ``February 2,
     2026``) where it differs from the close date shown to forecasters and does not occur in the visible
@@ -47,7 +47,7 @@ _ISO = r"(\d{4}-\d{2}-\d{2})"
 #: member summaries of ``agent_specialists.prompts.render_agent_summaries``.
 _EVIDENCE_DATE_RES = (
     re.compile(rf"^\s*\[\d+\] .*? — .*?, {_ISO}(?: — |\s*$)", re.M),
-    re.compile(rf"^\s*- evidence: .*\[[^\[\]]*, {_ISO}\]\s*$", re.M),
+    re.compile(rf"^\s*- evidence(?: \[\d+\])?: .*\[[^\[\]]*, {_ISO}\]\s*$", re.M),
 )
 _OUTCOME_STATEMENT = r"(?:resolved(?:\s+to)?\s+(?:yes|no)\b|outcome\W{0,3}(?:yes|no|0|1)\b)"
 _OUTCOME_LINE = re.compile(r"^\W*outcome\s*[:=]\s*(?:yes|no|0|1|true|false)\b", re.I | re.M)

@@ -20,6 +20,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import sys
 import threading
@@ -71,21 +72,25 @@ def workload() -> list[tuple[list[dict[str, str]], dict[str, Any]]]:
     trace = asyncio.run(pipeline.arun(q))
     out = []
     for call in trace.recorded_calls:
-        schema = _schema_of(call.role, call.messages[-1].content)
+        schema = _schema_of(call.role, call.messages)
         out.append(([{"role": m.role, "content": m.content} for m in call.messages],
                     {"grammar": grammar_for_schema(schema), "max_tokens": 512, "temperature": 0.0, "seed": 0}))
     return out
 
 
-def _schema_of(role: str, task: str) -> dict[str, Any]:
+def _schema_of(role: str, messages: list[Any]) -> dict[str, Any]:
+    """The answer schema of a recorded call of ``role`` with ``messages`` (its evidence cites one of the
+    sources the prompt numbers ``[n]``)."""
     from agent_specialists import prompts as sp
     from agent_tools.parsing import forecast_json_schema
 
+    numbers = [int(n) for m in messages for n in re.findall(r"^\s*(?:- evidence )?\[(\d+)\]", m.content, re.M)]
+    n_sources = max(numbers, default=0)
     if role == "forecaster":
-        return forecast_json_schema(1)
+        return forecast_json_schema(1, n_sources=n_sources)
     if role in ("bull", "bear"):
-        return sp.DEBATE_SCHEMA
-    return sp.DECISION_SCHEMA if sp.SUPERVISOR_DECISION_TASK in task else sp.disagreement_schema(2)
+        return sp.debate_schema(n_sources)
+    return sp.decision_schema(n_sources) if sp.SUPERVISOR_DECISION_TASK in messages[-1].content else sp.disagreement_schema(2)
 
 
 def run_round(llamas: list[Any], calls: list[tuple[list[dict[str, str]], dict[str, Any]]]) -> tuple[float, int, int]:

@@ -48,7 +48,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 #: Options of ``forecast-reconcile run`` that reproduce the main job as it was before issue 15: 6 questions,
 #: one model context of one thread (llama-cpp-python's default prompt threads: every core), one question in
 #: flight, every question reconciled, llama-cpp-python's grammar sampling (the whole vocabulary filtered at
-#: every token), a 2,048-token context. (Not an option: members' prompts now put the persona last.)
+#: every token), a 2,048-token context. (Not options: members' prompts now put the persona last, and answers
+#: cite evidence by number.)
 TODAY = ("--n 6 --slots 1 --threads 1 --threads-batch 2 --concurrency 1 --reconcile-min-spread 0 "
          "--grammar-sampling filter --n-ctx 2048")
 #: The settings compared by default: name -> options of ``forecast-reconcile run``.

@@ -57,6 +57,15 @@ def test_evidence_dates_are_read_from_both_renderers():
                  "- evidence: Cut announced [https://ecb.example/b, 2025-12-18]")
     assert evidence_dates(search_block) == [dt.date(2025, 11, 1), dt.date(2025, 12, 2)]
     assert evidence_dates(summaries) == [dt.date(2025, 10, 30), dt.date(2025, 12, 18)]
+    from agent_schemas import AgentSummary, EvidenceItem
+    from agent_specialists.prompts import render_agent_summaries
+
+    rendered = render_agent_summaries([AgentSummary(agent_id="member-0", p_yes=0.4, top_evidence=[
+        EvidenceItem(claim="Rates held", source_url="https://ecb.example/a", published=dt.date(2025, 10, 30)),
+        EvidenceItem(claim="Own claim"),
+        EvidenceItem(claim="Cut announced", source_url="https://ecb.example/b", published=dt.date(2025, 12, 18))])])
+    assert "- evidence [3]: Cut announced [https://ecb.example/b, 2025-12-18]" in rendered
+    assert evidence_dates(rendered) == [dt.date(2025, 10, 30), dt.date(2025, 12, 18)]  # the renderer as it is
     assert evidence_dates("published 2025-12-01 somewhere in prose") == []
 
 
@@ -303,3 +312,70 @@ def test_dates_stated_by_models_do_not_reach_prompts_or_the_record(tmp_path):
     assert "updated in 2026 [https://polymarket.com/market/made-up.json, undated]" in text
     assert late not in text
     assert r["audit"]["evidence_dated_after_cutoff"] == 0 and r["audit"]["findings"] == 0
+
+
+def test_evidence_is_cited_by_number_and_takes_the_numbered_sources_url_and_date(tmp_path):
+    """Every agent cites evidence by the number [n] its prompt shows, under a schema whose ``source`` enum
+    holds exactly those numbers; the record gets the n-th source's URL and search date, and a number
+    outside the list cites nothing (no URL, undated)."""
+    from benchmarks.questions import load_forecastbench
+
+    q = load_forecastbench(question_type="market", one_per_source_question=True, sample_n=1, seed=4)[0]
+    before = (q.forecast_date - dt.timedelta(days=3)).isoformat()
+
+    def responder(messages):
+        user = "\n".join(m.content for m in messages[1:])
+        if "You are the BULL" in user or "You are the BEAR" in user:
+            n = 1 if "You are the BULL" in user else 2
+            return '{"argument": "as found", "key_evidence": [{"claim": "cited", "source": %d}], "p_yes_percent": 60}' % n
+        if "Reconcile the forecasts" in user:
+            return ('{"rationale": "r", "key_evidence": [{"claim": "clarified", "source": 5}], '
+                    '"confidence": "medium", "p_yes_percent": 55}')
+        if "You are the SUPERVISOR" in user:
+            return respond(messages)
+        return ('{"rationale": "sure", "key_evidence": [{"claim": "rates held", "source": 1}, '
+                '{"claim": "invented", "source": 5}], "confidence": "low", "p_yes_percent": 40}')
+
+    providers = []
+
+    def factory(spec):
+        providers.append(ScriptedProvider(responder=responder, model="m"))
+        return providers[-1]
+
+    config = RunConfig(output_dir=str(tmp_path), run_id="cite", providers=["scripted/m"], n_members=2,
+                       methods=["mean", "debate", "supervisor"], baselines=["always_0.5"], cache=False)
+    runner = BenchmarkRunner(config, provider_factory=factory, search_client=LeakySearch(), questions=[q],
+                             progress=False, retry_sleep=lambda s: None)
+    asyncio.run(runner.arun())
+    (r,) = read_results(runner.run_dir / "results.jsonl")
+    trace = r["trace"]
+    # members saw one result ([1] Before: the guard dropped the later and the undated ones)
+    for f in trace["forecasts"]:
+        assert [(e["claim"], e["source_url"], e["published"]) for e in f["key_evidence"]] == [
+            ("rates held", "https://news.example/before", before), ("invented", None, None)]
+    # the debate's sources are the members' four evidence items, numbered [1]..[4] in their prompts
+    turns = [t for rnd in trace["debate"]["rounds"] for t in (rnd["bull"], rnd["bear"])]
+    assert [(t["side"], t["key_evidence"][0]["source_url"], t["key_evidence"][0]["published"]) for t in turns[:2]] == [
+        ("bull", "https://news.example/before", before), ("bear", None, None)]
+    bull_prompt = next(c for c in trace["recorded_calls"] if c["role"] == "bull")["messages"]
+    text = "\n".join(m["content"] for m in bull_prompt)
+    assert f"- evidence [1]: rates held [https://news.example/before, {before}]" in text
+    assert "- evidence [4]: invented [no source, undated]" in text
+    # the decision numbers the clarifying results after the members' evidence: [5] is the first of them
+    decision = next(c for c in trace["recorded_calls"] if "Reconcile the forecasts" in c["messages"][-1]["content"])
+    assert "[5] Before — news, " + before + " — https://news.example/before" in decision["messages"][-1]["content"]
+    assert [(e["claim"], e["source_url"], e["published"]) for e in trace["supervisor"]["key_evidence"]] == [
+        ("clarified", "https://news.example/before", before)]
+    # each call's schema allows exactly the numbers its prompt shows (0 cites none)
+    enums = {}
+    for request in (req for p in providers for req in p.requests):
+        items = request["json_schema"]["properties"].get("key_evidence", {}).get("items")
+        content = request["messages"][-1].content
+        role = ("decision" if "Reconcile the forecasts" in content else "bull" if "You are the BULL" in content
+                else "bear" if "You are the BEAR" in content else "supervisor" if "SUPERVISOR" in content else "member")
+        if items is not None:
+            enums.setdefault(role, set()).add(tuple(items["properties"]["source"]["enum"]))
+    n_clarifying = len([x for o in trace["supervisor"]["search_outcomes"] if o["status"] == "ok" for x in o["results"]])
+    assert enums == {"member": {(0, 1)}, "bull": {(0, 1, 2, 3, 4)}, "bear": {(0, 1, 2, 3, 4)},
+                     "decision": {tuple(range(4 + n_clarifying + 1))}}
+    assert n_clarifying >= 1 and r["audit"]["findings"] == 0

@@ -63,10 +63,10 @@ def test_every_answer_validates_against_the_schema_its_request_sent(questions, b
     supervisor = [c for c in trace.recorded_calls if c.role == "supervisor"]
     calls, schema = {
         "forecaster": ([c for c in trace.recorded_calls if c.role == "forecaster"], ForecasterAgent(llm).call_params()["json_schema"]),
-        "bull": ([c for c in trace.recorded_calls if c.role == "bull"], prompts.DEBATE_SCHEMA),
-        "bear": ([c for c in trace.recorded_calls if c.role == "bear"], prompts.DEBATE_SCHEMA),
+        "bull": ([c for c in trace.recorded_calls if c.role == "bull"], prompts.debate_schema(0)),
+        "bear": ([c for c in trace.recorded_calls if c.role == "bear"], prompts.debate_schema(0)),
         "disagreements": (supervisor[:1], prompts.disagreement_schema(2)),
-        "decision": (supervisor[1:], prompts.DECISION_SCHEMA),
+        "decision": (supervisor[1:], prompts.decision_schema(0)),
     }[role]
     assert calls
     for call in calls:

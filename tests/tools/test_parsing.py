@@ -248,7 +248,7 @@ def test_forecast_schema_is_grammar_friendly():
     assert props["p_yes_percent"]["enum"] == list(range(101))
     assert set(FORECAST_JSON_SCHEMA["required"]) == {"p_yes_percent", "rationale", "key_evidence", "confidence"}
     assert props["confidence"] == {"type": "string", "enum": ["high", "medium", "low"]}  # a string enum the grammar enforces
-    assert set(props["key_evidence"]["items"]["properties"]) == {"claim", "source_url"}  # dates come from sources
+    assert set(props["key_evidence"]["items"]["properties"]) == {"claim", "source"}  # a number: URL and date come from sources
     dumped = json.dumps(FORECAST_JSON_SCHEMA)
     for banned in ('"pattern"', '"minimum"', '"maximum"'):
         assert banned not in dumped

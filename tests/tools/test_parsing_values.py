@@ -10,7 +10,8 @@ import pytest
 
 from agent_schemas import EvidenceItem, ForecastParseError
 from agent_tools import extract_json_objects, parse_forecast, parse_json, parse_probability, probability_schema, strip_reasoning
-from agent_tools.parsing import (CLAIM_CHARS, EVIDENCE_ITEM_SCHEMA, RATIONALE_CHARS, URL_CHARS, evidence_list_schema,
+from agent_schemas import SearchResult
+from agent_tools.parsing import (CLAIM_CHARS, RATIONALE_CHARS, evidence_item_schema, evidence_list_schema,
                                  forecast_json_schema, parse_evidence, text_schema)
 
 # --- probabilities: every refusal names the field, the value and the reason ---------------------------------------
@@ -235,7 +236,7 @@ def test_evidence_shapes(value, claims):
 
 
 def test_schemas_are_exactly_what_the_grammar_needs():
-    assert (RATIONALE_CHARS, CLAIM_CHARS, URL_CHARS) == (200, 120, 120)
+    assert (RATIONALE_CHARS, CLAIM_CHARS) == (200, 120)
     default = "Probability that the question resolves Yes, as an integer percent (0-100)."
     assert probability_schema() == {"p_yes_percent": {"type": "integer", "enum": list(range(101)), "description": default}}
     assert probability_schema("x_percent", description="Bull's view.") == {
@@ -243,11 +244,16 @@ def test_schemas_are_exactly_what_the_grammar_needs():
     with pytest.raises(ValueError, match="^field must end with '_percent' \\(percent units are read from the name\\), got 'p'$"):
         probability_schema("p")
     assert text_schema() == {"type": "string", "maxLength": 200} and text_schema(50) == {"type": "string", "maxLength": 50}
-    assert evidence_list_schema() == {"type": "array", "maxItems": 2, "items": EVIDENCE_ITEM_SCHEMA}
+    assert evidence_list_schema() == {"type": "array", "maxItems": 2, "items": evidence_item_schema(0)}
     assert evidence_list_schema(0)["maxItems"] == 0
-    assert EVIDENCE_ITEM_SCHEMA == {"type": "object", "properties": {
-        "claim": {"type": "string", "maxLength": 120}, "source_url": {"type": "string", "maxLength": 120}},
-        "required": ["claim", "source_url"]}  # no date: provenance dates evidence from its source
+    assert evidence_list_schema(1, 3) == {"type": "array", "maxItems": 1, "items": evidence_item_schema(3)}
+    # no URL and no date: a number of the prompt's numbered sources (0 cites none)
+    assert evidence_item_schema(3) == {"type": "object", "properties": {
+        "claim": {"type": "string", "maxLength": 120}, "source": {"type": "integer", "enum": [0, 1, 2, 3]}},
+        "required": ["claim", "source"]}
+    assert evidence_item_schema()["properties"]["source"] == {"type": "integer", "enum": [0]}
+    with pytest.raises(ValueError, match="^n_sources must be >= 0, got -1$"):
+        evidence_item_schema(-1)
     schema = forecast_json_schema(1, 80)
     assert schema == {"type": "object", "properties": {"rationale": {"type": "string", "maxLength": 80},
                                                        "key_evidence": evidence_list_schema(1),
@@ -256,4 +262,29 @@ def test_schemas_are_exactly_what_the_grammar_needs():
                       "required": ["rationale", "key_evidence", "confidence", "p_yes_percent"]}
     assert list(schema["properties"]) == ["rationale", "key_evidence", "confidence", "p_yes_percent"]  # reasons first, number last
     assert forecast_json_schema() is forecast_json_schema()  # one shared object
-    assert json.dumps(forecast_json_schema()).count('"maxLength": 120') == 2
+    assert forecast_json_schema(2, n_sources=4)["properties"]["key_evidence"] == evidence_list_schema(2, 4)
+    assert json.dumps(forecast_json_schema()).count('"maxLength": 120') == 1
+
+
+SHOWN = [SearchResult(title="A", url="https://ex.org/a", snippet="s", source="news"),
+         SearchResult(title="B", url="https://ex.org/b", snippet="s", source="news")]
+
+
+@pytest.mark.parametrize("source, url", [
+    (1, "https://ex.org/a"), (2, "https://ex.org/b"),
+    ("2", "https://ex.org/b"), ("[1]", "https://ex.org/a"), (" 2 ", "https://ex.org/b"),  # lenient spellings of a number
+    (0, None), (3, None), (-1, None), (True, None), (1.0, None), ("two", None), (None, None),  # cites nothing
+])
+def test_a_cited_number_becomes_the_numbered_sources_url(source, url):
+    (item,) = parse_evidence([{"claim": "c", "source": source}], SHOWN)
+    assert item.source_url == url
+
+
+def test_a_number_wins_over_a_written_url_and_a_url_alone_is_kept():
+    items = parse_evidence([{"claim": "n", "source": 2, "source_url": "https://made.up/x"},
+                            {"claim": "u", "source": 0, "source_url": "https://made.up/y"},
+                            {"claim": "w", "url": "https://ex.org/a"}], SHOWN)
+    assert [e.source_url for e in items] == ["https://ex.org/b", "https://made.up/y", "https://ex.org/a"]
+    assert [e.source_url for e in parse_evidence([{"claim": "c", "source": 1}])] == [None]  # nothing was shown
+    parsed = parse_forecast('{"p_yes_percent": 30, "key_evidence": [{"claim": "c", "source": 1}]}', sources=SHOWN[1:])
+    assert parsed.key_evidence == [EvidenceItem(claim="c", source_url="https://ex.org/b")]
