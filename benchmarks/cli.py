@@ -23,6 +23,7 @@ import typer
 import typer.core
 from pydantic import ValidationError
 
+from agent_providers.gguf_weights import WEIGHT_FORMATS
 from agent_providers.llama_sampling import GRAMMAR_SAMPLING_MODES
 from agent_schemas import ReconcileError
 
@@ -193,6 +194,7 @@ class Search(str, Enum):
 
 
 #: How the embedded model's answer grammar constrains sampling (``agent_providers.llama_sampling``).
+WeightsChoice = Enum("WeightsChoice", {m: m for m in WEIGHT_FORMATS}, type=str)
 GrammarSamplingChoice = Enum("GrammarSamplingChoice", {m: m for m in GRAMMAR_SAMPLING_MODES}, type=str)
 
 
@@ -236,6 +238,7 @@ def run(
     n_slots: Optional[int] = typer.Option(None, "--slots", envvar="FORECAST_RECONCILE_SLOTS", min=1, help="Contexts of the embedded model computing at once, one question each (default: one per core at --threads threads each)."),
     n_threads_batch: Optional[int] = typer.Option(None, "--threads-batch", envvar="FORECAST_RECONCILE_THREADS_BATCH", min=1, help="Threads of the embedded model's prompt processing (default: --threads)."),
     n_ctx: Optional[int] = typer.Option(None, "--n-ctx", min=256, help="Context window of each context of the embedded model, in tokens (default 4096)."),
+    weights: Optional[WeightsChoice] = typer.Option(None, "--weights", help="How the embedded SmolLM2's weights are stored (default q8_0): 'q8_0' re-encodes the packaged Q4_1 weights as Q8_0 once (llama.cpp's quantizer, about 145 MB in ~/.cache/forecast-reconcile/models or $FORECAST_RECONCILE_MODEL_CACHE), whose prompt kernels are faster; 'packaged' loads the file as shipped."),
     grammar_sampling: Optional[GrammarSamplingChoice] = typer.Option(None, "--grammar-sampling", help="How the embedded model's answer grammar constrains sampling (default resample): 'resample' checks each sampled token and filters the vocabulary only when the grammar rejects it (llama.cpp's way, faster); 'filter' filters every token (llama-cpp-python's chain)."),
     cache: bool = typer.Option(True, "--cache/--no-cache", help="Persistent response cache: a resumed or repeated run pays no call twice."),
     cache_dir: Optional[Path] = typer.Option(None, envvar="FORECAST_RECONCILE_CACHE", help="Response cache folder shared between runs (default: inside the run folder)."),
@@ -295,7 +298,8 @@ def run(
                 close_by_snapshot=not include_unclosed, show_crowd=show_crowd, search=search.value, debate_rounds=debate_rounds,
                 supervisor_queries=supervisor_queries, max_tokens=max_tokens, concurrency=concurrency, seed=seed,
                 output_dir=str(output_dir), run_id=run_id, n_threads=n_threads, n_slots=n_slots, n_threads_batch=n_threads_batch,
-                n_ctx=n_ctx, grammar_sampling=grammar_sampling.value if grammar_sampling else None, cache=cache,
+                n_ctx=n_ctx, weights=weights.value if weights else None,
+                grammar_sampling=grammar_sampling.value if grammar_sampling else None, cache=cache,
                 cache_dir=str(cache_dir) if cache_dir else None, rate_limits=_rate_limits(rate_limit or []),
                 max_cost_usd=max_cost, batch=batch, executor=executor, ray_address=ray_address, shard=shard,
             )

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
+from agent_providers.gguf_weights import WeightFormat
 from agent_providers.llama_sampling import GrammarSampling
 from agent_research import DebateSettings, MemberSettings, PipelineConfig, SupervisorSettings
 from benchmarks.baselines import BASELINES
@@ -146,6 +147,7 @@ class RunConfig(BaseModel):
     n_slots: int | None = Field(None, ge=1, description="Contexts of the embedded model computing at once; default one per core at n_threads threads each.")
     n_threads_batch: int | None = Field(None, ge=1, description="Threads of the embedded model's prompt processing; default n_threads.")
     n_ctx: int | None = Field(None, ge=256, description="Context window of each embedded-model context (tokens, prompt + answer); default agent_providers.local_llama.DEFAULT_N_CTX (4,096).")
+    weights: WeightFormat | None = Field(None, description="How the embedded model's weights are stored (default 'q8_0' for the packaged SmolLM2): 'q8_0' re-encodes the packaged Q4_1 weights as Q8_0, whose prompt kernels are faster; 'packaged' loads the file as shipped (before issue 15). See agent_providers.gguf_weights.")
     grammar_sampling: GrammarSampling | None = Field(None, description="How the embedded model's answer grammar constrains sampling (default 'resample'): 'resample' checks each sampled token and filters the vocabulary only on rejection (llama.cpp's way); 'filter' filters every token (llama-cpp-python's chain, before issue 15). See agent_providers.llama_sampling.")
 
     # execution at scale (benchmarks/executors, agent_providers.ratelimit, agent_providers.batch)
@@ -160,7 +162,8 @@ class RunConfig(BaseModel):
     def local_model_options(self) -> dict[str, int | str]:
         """The embedded model's options this config sets (``LocalLlamaProvider`` keywords)."""
         return {k: v for k, v in (("n_threads", self.n_threads), ("n_slots", self.n_slots),
-                                  ("n_threads_batch", self.n_threads_batch), ("n_ctx", self.n_ctx), ("grammar_sampling", self.grammar_sampling)) if v}
+                                  ("n_threads_batch", self.n_threads_batch), ("n_ctx", self.n_ctx), ("weights", self.weights),
+                                  ("grammar_sampling", self.grammar_sampling)) if v}
 
     @model_validator(mode="before")
     @classmethod

@@ -7,14 +7,15 @@ hits them alike. Every call starts from an empty context (no prefix reuse), so p
 generation are both measured. Prints per setting: wall seconds per round (median), prompt tokens per
 second, generated tokens per second, and the workload's throughput relative to the first setting.
 
-Settings are ``threads x slots / threads_batch / n_batch``: ``slots`` contexts each run ``threads``
-threads and take calls at once (:class:`agent_providers.local_llama.LoadedModel`). The default list
-compares today's setting (1 thread, prompt processing on every core, 1 slot), one thread everywhere,
-two threads, and two slots of one thread.
+Settings are ``threads x slots / threads_batch / n_batch [/ weights]``: ``slots`` contexts each run
+``threads`` threads and take calls at once (:class:`agent_providers.local_llama.LoadedModel`), on the
+packaged weights or another format (:mod:`agent_providers.gguf_weights`; default ``packaged``). The
+default list compares today's setting (1 thread, prompt processing on every core, 1 slot), one thread
+everywhere, two threads, two slots of one thread, batch sizes, and the default Q8_0 weights.
 
 Usage::
 
-    python benchmarks/perf/llama_settings.py [--rounds 3] [--settings "1x1/2/512,1x1/1/512,2x1/2/512,1x2/1/512"]
+    python benchmarks/perf/llama_settings.py [--rounds 3] [--settings "1x1/2/512,1x2/1/512,1x2/1/512/q8_0"]
 """
 
 from __future__ import annotations
@@ -31,27 +32,31 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-DEFAULT_SETTINGS = "1x1/2/512,1x1/1/512,2x1/2/512,1x2/1/512,1x2/1/256,1x2/1/1024"
+DEFAULT_SETTINGS = "1x1/2/512,1x1/1/512,2x1/2/512,1x2/1/512,1x2/1/256,1x2/1/1024,1x1/2/512/q8_0,1x2/1/512/q8_0"
 
 
 @dataclass(frozen=True)
 class Setting:
-    """``threads`` per context, ``slots`` contexts, prompt-processing threads, prompt batch (tokens)."""
+    """``threads`` per context, ``slots`` contexts, prompt-processing threads, prompt batch (tokens), and
+    the weight format (:data:`agent_providers.gguf_weights.WEIGHT_FORMATS`)."""
 
     threads: int
     slots: int
     threads_batch: int
     n_batch: int
+    weights: str = "packaged"
 
     @classmethod
     def parse(cls, text: str) -> "Setting":
-        """``"1x2/1/512"`` -> 1 thread, 2 slots, 1 prompt thread, batches of 512 tokens."""
-        ts, tb, nb = text.split("/")
+        """``"1x2/1/512"`` -> 1 thread, 2 slots, 1 prompt thread, batches of 512 tokens, packaged weights;
+        ``"1x2/1/512/q8_0"`` the same on Q8_0 weights."""
+        ts, tb, nb, *weights = text.split("/")
         t, s = ts.split("x")
-        return cls(int(t), int(s), int(tb), int(nb))
+        return cls(int(t), int(s), int(tb), int(nb), *weights)
 
     def __str__(self) -> str:
-        return f"{self.threads}x{self.slots}/{self.threads_batch}/{self.n_batch}"
+        tail = "" if self.weights == "packaged" else f"/{self.weights}"
+        return f"{self.threads}x{self.slots}/{self.threads_batch}/{self.n_batch}{tail}"
 
 
 def workload() -> list[tuple[list[dict[str, str]], dict[str, Any]]]:
@@ -126,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import llama_cpp
 
+    from agent_providers.gguf_weights import weights_file
     from agent_providers.local_llama import smollm2_path
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -135,8 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     settings = [Setting.parse(s) for s in args.settings.split(",")]
     calls = workload()
-    path = str(smollm2_path())
-    models = {s: [llama_cpp.Llama(model_path=path, n_ctx=args.n_ctx, n_threads=s.threads, n_threads_batch=s.threads_batch,
+    models = {s: [llama_cpp.Llama(model_path=str(weights_file(smollm2_path(), s.weights)), n_ctx=args.n_ctx, n_threads=s.threads, n_threads_batch=s.threads_batch,
                                   n_batch=s.n_batch, verbose=False) for _ in range(s.slots)] for s in settings}
     print(f"{len(calls)} calls per round; {os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}")
     results: dict[Setting, list[tuple[float, int, int]]] = {s: [] for s in settings}

@@ -50,7 +50,7 @@ def test_local_forecast_follows_schema_with_token_counts(local):
     assert isinstance(obj["rationale"], str)
     assert c.usage.input_tokens > 0 and c.usage.output_tokens > 0
     assert c.usage.cost_usd == 0.0 and c.usage.calls == 1
-    assert c.provider == "local/smollm2" and c.model == "smollm2"
+    assert c.provider == "local/smollm2-q8_0" and c.model == "smollm2-q8_0"  # default weights (gguf_weights)
     assert c.latency_s > 0
 
 
@@ -236,3 +236,30 @@ def test_a_prompt_longer_than_the_context_is_a_bad_request_and_the_default_conte
     assert default.n_ctx == DEFAULT_N_CTX == 4096
     c = default.complete(long_prompt, max_tokens=2, temperature=0.0)  # about 2,400 tokens: over the old 2,048
     assert 2048 < c.usage.input_tokens < 2700
+
+
+@pytest.mark.parametrize("weights", ["packaged", "q8_0"])
+def test_an_answer_does_not_depend_on_what_the_context_held_before(weights):
+    """The same prompt and seed give the same answer on a fresh context, on one holding the whole prompt
+    (the last prompt token is evaluated again, alone), and on one holding only a shared system prompt
+    (local_llama.history_independent). Without it the Q8_0 weights answered the repeated call otherwise."""
+    from agent_providers.local_llama import LocalLlamaProvider
+
+    p = LocalLlamaProvider(n_threads=1, n_slots=1, weights=weights)
+    snow = [{"role": "system", "content": "You are a careful forecaster."},
+            {"role": "user", "content": "Will it snow in Oslo on some day next January? Answer briefly."}]
+    ecb = [{"role": "system", "content": "You are a careful forecaster."},
+           {"role": "user", "content": "Will the ECB cut rates in March? Answer briefly."}]
+
+    def answer(messages, **options):
+        try:
+            return p.complete(messages, max_tokens=24, **options).text
+        except ResponseTruncated as stopped:  # free text runs past 24 tokens
+            return stopped.text
+
+    for options in ({"temperature": 0.0}, {"temperature": 0.8, "seed": 3}):
+        p.llama.reset()
+        fresh = answer(snow, **options)
+        again = answer(snow, **options)  # the context holds the whole prompt
+        after_other = (answer(ecb, **options), answer(snow, **options))[1]  # it holds the system prompt only
+        assert fresh == again == after_other and len(fresh) > 20
