@@ -26,6 +26,13 @@ Usage::
     python benchmarks/perf/main_job_profile.py --repeat 2               # today, default, today, default
     python benchmarks/perf/main_job_profile.py --extra "--n 3"          # more options for every job
     python benchmarks/perf/main_job_profile.py --setting mine="--n 12 --threads 2"   # a setting of your own
+    python benchmarks/perf/main_job_profile.py --before 01f201d          # also the job as the code was then
+
+``--before COMMIT`` also runs ``forecast-reconcile run`` of the source tree at ``COMMIT`` (a git worktree in
+the work folder, on this environment's packages), first in each round. It is timed from outside and its
+questions counted from its ``results.jsonl`` (older code cannot be observed per call), so it credits what
+options cannot reproduce (prompt layout, answer formats). :data:`BEFORE_ISSUE_15` is the main branch when
+issue 15 was filed.
 """
 
 from __future__ import annotations
@@ -48,10 +55,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 #: Options of ``forecast-reconcile run`` that reproduce the main job as it was before issue 15: 6 questions,
 #: one model context of one thread (llama-cpp-python's default prompt threads: every core), one question in
 #: flight, every question reconciled, llama-cpp-python's grammar sampling (the whole vocabulary filtered at
-#: every token), a 2,048-token context. (Not options: members' prompts now put the persona last, and answers
-#: cite evidence by number.)
+#: every token), a 2,048-token context, the packaged Q4_1 weights. (Not options: members' prompts now put
+#: the persona last, and answers cite evidence by number.)
 TODAY = ("--n 6 --slots 1 --threads 1 --threads-batch 2 --concurrency 1 --reconcile-min-spread 0 "
-         "--grammar-sampling filter --n-ctx 2048")
+         "--grammar-sampling filter --n-ctx 2048 --weights packaged")
+#: The main branch when issue 15 was filed ("Before" in its first closing note: 6 questions, 175.5 s).
+BEFORE_ISSUE_15 = "01f201d"
 #: The settings compared by default: name -> options of ``forecast-reconcile run``.
 SETTINGS: dict[str, str] = {"today": TODAY, "default": ""}
 TARGET_RATIO = 2.5
@@ -175,6 +184,32 @@ def run_job(setting: str, options: str, workdir: Path, *, verbose: bool) -> Job:
     return Job(setting, wall, json.loads(result_path.read_text(encoding="utf-8")), load_before=load)
 
 
+def run_commit_job(commit: str, workdir: Path, *, verbose: bool) -> Job:
+    """Run ``forecast-reconcile run`` (no options) of the source tree at ``commit`` in a fresh process, from a
+    git worktree under ``workdir``; timed from outside, questions counted from its results (raises
+    RuntimeError when git or the command fails)."""
+    repo = Path(__file__).resolve().parents[2]
+    tree = workdir / f"tree-{commit}"
+    if not tree.exists():
+        subprocess.run(["git", "-C", str(repo), "worktree", "add", "--detach", str(tree), commit], check=True,
+                       capture_output=True, text=True)
+    out = workdir / f"before-{commit}-{time.strftime('%H%M%S')}"
+    code = "import sys; from benchmarks.cli import app; app(sys.argv[1:])"
+    cmd = [sys.executable, "-c", code, "run", "-o", str(out), "--run-id", "job", "--no-progress"]
+    load = os.getloadavg()[0]
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=tree, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(tree)})
+    wall = time.perf_counter() - t0
+    if verbose or proc.returncode != 0:
+        sys.stderr.write(proc.stderr[-4000:])
+    if proc.returncode != 0:
+        raise RuntimeError(f"the job at {commit} failed with exit code {proc.returncode}")
+    records = [json.loads(line) for line in (out / "job" / "results.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+    profile = {"n_questions": len(records), "n_failed_questions": sum(r["status"] != "ok" for r in records),
+               "n_calls": sum(len(r["trace"].get("recorded_calls", [])) for r in records)}
+    return Job(f"before {commit}", wall, profile, load_before=load)
+
+
 def table(job: Job) -> str:
     """The per-stage profile of ``job`` as aligned text."""
     p = job.profile
@@ -227,6 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=1, help="rounds over the settings (alternating)")
     ap.add_argument("--keep", type=Path, default=None, help="keep the run folders here (default: a temporary folder)")
     ap.add_argument("--verbose", action="store_true", help="show each job's stderr")
+    ap.add_argument("--before", default=None, metavar="COMMIT", help=f"also run the job of the source tree at COMMIT (e.g. {BEFORE_ISSUE_15}, the main branch when issue 15 was filed), timed from outside")
     ap.add_argument("--overhead-rounds", type=int, default=2, help="rounds of provider_overhead.py --schema at the end (0: skip)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--child-out", type=Path, default=None, help=argparse.SUPPRESS)
@@ -247,6 +283,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load average before: {os.getloadavg()[0]:.2f}; {os.cpu_count()} cores; run folders in {workdir}")
     jobs: list[Job] = []
     for rnd in range(args.repeat):
+        if args.before:
+            job = run_commit_job(args.before, workdir, verbose=args.verbose)
+            jobs.append(job)
+            p = job.profile
+            print(f"\n== {job.setting} (round {rnd + 1}): forecast-reconcile run of the tree at {args.before}")
+            print(f"{p['n_questions']} questions ({p['n_failed_questions']} failed) in {job.wall_s:.1f} s = "
+                  f"{job.qpm:.2f} questions/min; {p['n_calls']} calls; load before {job.load_before:.2f}")
         for name in names:
             options = " ".join(x for x in (settings[name], args.extra) if x)
             job = run_job(name, options, workdir, verbose=args.verbose)
@@ -254,15 +297,20 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\n== {name} (round {rnd + 1}): forecast-reconcile run {options}".rstrip())
             print(table(job))
             print(summary_line(job))
+    if args.before:  # the worktree's files may stay with --keep; git forgets it
+        repo = Path(__file__).resolve().parents[2]
+        subprocess.run(["git", "-C", str(repo), "worktree", "remove", "--force", str(workdir / f"tree-{args.before}")],
+                       check=False, capture_output=True)
     print(f"\nload average after: {os.getloadavg()[0]:.2f}")
-    qpm = {name: [j.qpm for j in jobs if j.setting == name] for name in names}
+    order = ([f"before {args.before}"] if args.before else []) + names
+    qpm = {name: [j.qpm for j in jobs if j.setting == name] for name in order}
     print("\nquestions per minute: " + "; ".join(f"{n} {' '.join(f'{q:.2f}' for q in v)}" for n, v in qpm.items()))
-    if "today" in qpm and len(qpm) > 1:
-        base = sum(qpm["today"]) / len(qpm["today"])
+    for base_name in [n for n in (f"before {args.before}" if args.before else None, "today") if n in qpm]:
+        base = sum(qpm[base_name]) / len(qpm[base_name])
         for name, v in qpm.items():
-            if name != "today":
-                ratio = (sum(v) / len(v)) / base
-                print(f"ratio {name} / today: {ratio:.2f} (target >= {TARGET_RATIO})")
+            if name not in (base_name, f"before {args.before}"):
+                target = "" if name == "today" else f" (target >= {TARGET_RATIO})"
+                print(f"ratio {name} / {base_name}: {(sum(v) / len(v)) / base:.2f}{target}")
     if args.overhead_rounds > 0:
         print("\nprovider overhead vs raw llama.cpp (benchmarks/perf/provider_overhead.py --schema):", flush=True)
         script = Path(__file__).resolve().parent / "provider_overhead.py"

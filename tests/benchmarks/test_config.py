@@ -64,7 +64,30 @@ def test_baseline_names_is_the_baselines_tuple_under_a_deprecated_name():
 
 def test_embedded_model_options_reach_the_provider_only_when_set():
     assert RunConfig().local_model_options() == {}
-    assert RunConfig(n_threads=1, n_slots=2, n_ctx=2048, grammar_sampling="filter").local_model_options() == {
-        "n_threads": 1, "n_slots": 2, "n_ctx": 2048, "grammar_sampling": "filter"}
+    assert RunConfig(n_threads=1, n_slots=2, n_ctx=2048, grammar_sampling="filter", weights="packaged").local_model_options() == {
+        "n_threads": 1, "n_slots": 2, "n_ctx": 2048, "weights": "packaged", "grammar_sampling": "filter"}
     with pytest.raises(ValueError, match="grammar_sampling"):
         RunConfig(grammar_sampling="fast")
+    with pytest.raises(ValueError, match="weights"):
+        RunConfig(weights="q4_0")
+
+
+def test_the_weights_option_reaches_the_embedded_model(tmp_path, monkeypatch):
+    """``run --weights packaged`` builds the embedded provider with those weights."""
+    from typer.testing import CliRunner
+
+    import benchmarks.runner as runner
+    from benchmarks.cli import app
+
+    built = []
+
+    def fake_get_provider(spec, retry=True, **kwargs):
+        built.append((spec, kwargs))
+        raise RuntimeError("stop here")  # the options are what this test is about
+
+    monkeypatch.setattr(runner, "get_provider", fake_get_provider)
+    result = CliRunner().invoke(app, ["run", "-p", "local/smollm2", "--n", "1", "--weights", "packaged",
+                                      "-o", str(tmp_path), "--no-progress", "--no-report"])
+    assert result.exit_code != 0 and built == [("local/smollm2", {"weights": "packaged"})]
+    bad = CliRunner().invoke(app, ["run", "-p", "local/smollm2", "--weights", "f16", "-o", str(tmp_path)])
+    assert bad.exit_code == 2 and "'f16' is not one of 'packaged', 'q8_0'" in bad.output
