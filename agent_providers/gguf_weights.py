@@ -9,8 +9,11 @@ within half a step of 1/127 of its block's largest magnitude, so the model is th
 the fast kernels read. Answers are not token for token the ones of the Q4_1 file (another kernel rounds
 differently; greedy answers of one pipeline question: 3 of 9 identical), as with any change of kernel.
 
-Measured on this 2-core machine (``benchmarks/perf/llama_settings.py --weights``, one thread, the calls of
-one pipeline question): see issue 15's closing note and the README.
+Measured on a 2-core machine (``benchmarks/perf/llama_settings.py --settings
+1x1/1/512,1x1/1/512/q8_0,1x2/1/512,1x2/1/512/q8_0``: the nine calls of one pipeline question from empty
+contexts, two rounds): 69.9 -> 44.4 s on one context of one thread (1.57x), 43.9 -> 23.9 s on two (1.84x).
+In the main job (``benchmarks/perf/main_job_profile.py``, most of each prompt reused) the same tokens took
+334 -> 283 s of model time. Prompt processing alone, one thread: 181 -> 257-277 tokens/s.
 
 The converted file is written once into :func:`weights_cache_dir` (about 145 MB for SmolLM2-135M, 0.6 s)
 and reused by every later process; its name holds a digest of the source file, so a new source gets a
