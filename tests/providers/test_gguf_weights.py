@@ -113,3 +113,20 @@ def test_the_converted_model_keeps_smollm2s_training_cutoff():
     from benchmarks.model_cutoffs import training_cutoff
 
     assert training_cutoff("local/smollm2-q8_0") == training_cutoff("local/smollm2") == training_cutoff("smollm2-q8_0")
+
+
+def test_a_damaged_converted_copy_is_made_anew_and_a_damaged_file_of_your_own_is_a_bad_request(cache, tmp_path, caplog):
+    from agent_providers.local_llama import LocalLlamaProvider, smollm2_path
+    from agent_schemas import BadRequest
+
+    damaged = converted_path(smollm2_path(), "q8_0", cache)
+    cache.mkdir(parents=True)
+    damaged.write_bytes(b"GGUF" + b"\0" * 100)  # e.g. a disk that filled up under another tool
+    with caplog.at_level(logging.WARNING, logger="agent_providers.local_llama"):
+        p = LocalLlamaProvider(n_threads=1, n_slots=1)
+    assert p.model_path == damaged and damaged.stat().st_size > 100_000_000 and p.model == "smollm2-q8_0"
+    assert any(r.getMessage().startswith(f"the q8_0 copy {damaged} does not load (") for r in caplog.records)
+    own = tmp_path / "own.gguf"
+    own.write_bytes(b"GGUF" + b"\0" * 100)
+    with pytest.raises(BadRequest, match=r"^llama.cpp cannot load '.*own.gguf': Failed to load model from file"):
+        LocalLlamaProvider(model_path=own, n_threads=1, n_slots=1)
