@@ -18,16 +18,18 @@ In the main job (``benchmarks/perf/main_job_profile.py``, most of each prompt re
 The converted file is written once into :func:`weights_cache_dir` (about 145 MB for SmolLM2-135M, 0.6 s)
 and reused by every later process; its name holds a digest of the source file, so a new source gets a
 new copy. Writes go to a temporary file renamed into place, so concurrent first runs never read a torn
-file.
+file; the temporary file of a killed conversion is removed by a later one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import logging
 import os
 import tempfile
+import time
 from pathlib import Path
 from typing import Literal, get_args
 
@@ -105,6 +107,7 @@ def weights_file(source: Path, weights: WeightFormat, cache_dir: Path | None = N
     if target.is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale_parts(target)
     fd, tmp = tempfile.mkstemp(prefix=target.name + ".", suffix=".part", dir=target.parent)
     os.close(fd)
     try:
@@ -115,6 +118,20 @@ def weights_file(source: Path, weights: WeightFormat, cache_dir: Path | None = N
             os.unlink(tmp)
     log.info("converted %s to %s weights at %s", source.name, weights, target)
     return target
+
+
+#: A temporary ``.part`` file older than this (seconds) was left by a conversion that was killed (one
+#: takes about a second), and the next conversion of the same target removes it.
+STALE_PART_S = 3600.0
+
+
+def _remove_stale_parts(target: Path) -> None:
+    """Remove the temporary files of killed conversions of ``target`` (older than :data:`STALE_PART_S`)."""
+    now = time.time()
+    for part in target.parent.glob(target.name + ".*.part"):
+        with contextlib.suppress(OSError):  # another process may be removing it too
+            if now - part.stat().st_mtime > STALE_PART_S:
+                part.unlink()
 
 
 def _quantize(source: Path, target: Path, weights: WeightFormat) -> None:

@@ -130,3 +130,18 @@ def test_a_damaged_converted_copy_is_made_anew_and_a_damaged_file_of_your_own_is
     own.write_bytes(b"GGUF" + b"\0" * 100)
     with pytest.raises(BadRequest, match=r"^llama.cpp cannot load '.*own.gguf': Failed to load model from file"):
         LocalLlamaProvider(model_path=own, n_threads=1, n_slots=1)
+
+
+def test_the_temporary_file_of_a_killed_conversion_is_removed_by_the_next_one(cache):
+    from agent_providers.gguf_weights import STALE_PART_S
+    from agent_providers.local_llama import smollm2_path
+
+    target = converted_path(smollm2_path(), "q8_0", cache)
+    cache.mkdir(parents=True)
+    stale, fresh = (target.parent / f"{target.name}.{tag}.part" for tag in ("killed", "running"))
+    for part in (stale, fresh):
+        part.write_bytes(b"half a model")
+    old = stale.stat().st_mtime - STALE_PART_S - 10
+    os.utime(stale, (old, old))
+    assert weights_file(smollm2_path(), "q8_0", cache) == target
+    assert sorted(p.name for p in cache.iterdir()) == sorted([target.name, fresh.name])  # a running one stays
