@@ -465,7 +465,7 @@ class LocalLlamaProvider(Provider):
         caches and leaderboards tell the two apart); ``model="smollm2-q8_0"`` or ``"smollm2-packaged"``
         names the weights too, so the spec a call was served under builds the same provider again. When
         the cache folder cannot be written, the packaged weights are loaded with a warning, and the name
-        says so.
+        says so (also when llama.cpp cannot convert the file).
     grammar_sampling : {"resample", "filter"}
         How a JSON schema's grammar constrains sampling (:mod:`agent_providers.llama_sampling`):
         ``"resample"`` (default, llama.cpp's own way) checks each sampled token and filters the vocabulary
@@ -519,7 +519,7 @@ class LocalLlamaProvider(Provider):
             raise BadRequest(f"weights must be one of {', '.join(WEIGHT_FORMATS)}, got {weights!r}")
         try:
             path = weights_file(source, weights)
-        except OSError as exc:
+        except (OSError, RuntimeError) as exc:  # a cache folder it cannot write, or llama.cpp's quantizer failed
             log.warning("cannot keep %s weights of %s (%s): loading the packaged weights", weights, source.name, exc)
             path, weights = source, "packaged"
         super().__init__(name if weights == "packaged" else f"{name}-{weights}")

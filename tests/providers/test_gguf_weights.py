@@ -130,6 +130,11 @@ def test_a_damaged_converted_copy_is_made_anew_and_a_damaged_file_of_your_own_is
     own.write_bytes(b"GGUF" + b"\0" * 100)
     with pytest.raises(BadRequest, match=r"^llama.cpp cannot load '.*own.gguf': Failed to load model from file"):
         LocalLlamaProvider(model_path=own, n_threads=1, n_slots=1)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="agent_providers.local_llama"):  # the quantizer fails first
+        with pytest.raises(BadRequest, match=r"^llama.cpp cannot load '.*own.gguf'"):
+            LocalLlamaProvider(model_path=own, weights="q8_0", n_threads=1, n_slots=1)
+    assert [r.getMessage().split(" (")[0] for r in caplog.records] == ["cannot keep q8_0 weights of own.gguf"]
 
 
 def test_the_temporary_file_of_a_killed_conversion_is_removed_by_the_next_one(cache):
