@@ -138,7 +138,7 @@ def _decode_at(text: str, i: int) -> tuple[Any, int] | None:
     for a balanced span that cannot be read even after repair; None for a span that never closes."""
     try:
         return _DECODER.raw_decode(text, i)
-    except json.JSONDecodeError:
+    except ValueError:  # JSONDecodeError, or an integer past Python's 4,300-digit limit
         pass
     end = _balanced_end(text, i)
     if end is None:
@@ -146,7 +146,7 @@ def _decode_at(text: str, i: int) -> tuple[Any, int] | None:
     repaired = _repair(text[i:end])
     try:
         return json.loads(repaired), end
-    except json.JSONDecodeError:
+    except ValueError:
         pass
     try:
         value = ast.literal_eval(repaired)
@@ -419,7 +419,8 @@ def _cited_source(number: Any, sources: Sequence[SearchResult | EvidenceItem]) -
     or None for 0, anything out of range or unreadable."""
     if isinstance(number, str):
         digits = number.strip().strip("[]").strip()
-        number = int(digits) if digits.isdigit() else None
+        # ASCII digits only ("²" and "١" are isdigit()), and short: int() refuses 4,300 digits
+        number = int(digits) if digits.isascii() and digits.isdigit() and len(digits) <= 9 else None
     if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= len(sources):
         return None
     return sources[number - 1]

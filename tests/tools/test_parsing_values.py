@@ -274,6 +274,7 @@ SHOWN = [SearchResult(title="A", url="https://ex.org/a", snippet="s", source="ne
     (1, "https://ex.org/a"), (2, "https://ex.org/b"),
     ("2", "https://ex.org/b"), ("[1]", "https://ex.org/a"), (" 2 ", "https://ex.org/b"),  # lenient spellings of a number
     (0, None), (3, None), (-1, None), (True, None), (1.0, None), ("two", None), (None, None),  # cites nothing
+    ("²", None), ("١", None), ("9" * 5000, None), (10 ** 12, None),  # not ASCII digits, too long, out of range
 ])
 def test_a_cited_number_becomes_the_numbered_sources_url(source, url):
     (item,) = parse_evidence([{"claim": "c", "source": source}], SHOWN)
@@ -288,3 +289,10 @@ def test_a_number_wins_over_a_written_url_and_a_url_alone_is_kept():
     assert [e.source_url for e in parse_evidence([{"claim": "c", "source": 1}])] == [None]  # nothing was shown
     parsed = parse_forecast('{"p_yes_percent": 30, "key_evidence": [{"claim": "c", "source": 1}]}', sources=SHOWN[1:])
     assert parsed.key_evidence == [EvidenceItem(claim="c", source_url="https://ex.org/b")]
+
+
+def test_a_number_past_pythons_digit_limit_is_read_as_unreadable_not_raised():
+    with pytest.raises(ForecastParseError):
+        parse_forecast('{"p_yes_percent": 30, "x": ' + "9" * 5000 + "}")
+    parsed = parse_forecast('{"x": ' + "9" * 5000 + '} {"p_yes_percent": 30}')  # the unreadable object is skipped
+    assert parsed.p_yes == 0.3
