@@ -18,7 +18,7 @@ In the main job (``benchmarks/perf/main_job_profile.py``, most of each prompt re
 The converted file is written once into :func:`weights_cache_dir` (about 145 MB for SmolLM2-135M, 0.6 s)
 and reused by every later process; its name holds a digest of the source file, so a new source gets a
 new copy. Writes go to a temporary file renamed into place, so concurrent first runs never read a torn
-file; the temporary file of a killed conversion is removed by a later one.
+file; the temporary file of a killed conversion is removed by a later use of the same copy.
 """
 
 from __future__ import annotations
@@ -104,10 +104,10 @@ def weights_file(source: Path, weights: WeightFormat, cache_dir: Path | None = N
     if weights == "packaged":
         return source
     target = converted_path(source, weights, cache_dir)
+    _remove_stale_parts(target)
     if target.is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    _remove_stale_parts(target)
     fd, tmp = tempfile.mkstemp(prefix=target.name + ".", suffix=".part", dir=target.parent)
     os.close(fd)
     try:
@@ -121,7 +121,7 @@ def weights_file(source: Path, weights: WeightFormat, cache_dir: Path | None = N
 
 
 #: A temporary ``.part`` file older than this (seconds) was left by a conversion that was killed (one
-#: takes about a second), and the next conversion of the same target removes it.
+#: takes about a second), and the next use of the same copy removes it.
 STALE_PART_S = 3600.0
 
 

@@ -294,9 +294,11 @@ def history_independent(llama_cls: type) -> type:
     batch of one token with another kernel than a longer batch (measured on SmolLM2-135M: the last
     token's logits differ by up to 0.37 on the Q4_1 weights; on the Q8_0 weights a repeated call's greedy
     answer changed), so the first sampled token, and all after it, could depend on the context's
-    history. Here every prompt evaluation takes its last token alone (``eval(tokens[:-1])`` then
-    ``eval(tokens[-1:])``), which is exactly what the fully cached case does; the prefix's KV cells are
-    the same however it was split into batches of two or more tokens (also measured). Cost: one more
+    history. Here every prompt evaluation takes its last token alone, which is exactly what the fully
+    cached case does, and no other token of a prompt is evaluated in a batch of one: a prefix's KV cells are
+    the same however it was split into batches of two or more tokens (measured), but a 1-token batch inside
+    the prompt (``n_batch`` leaving one token over, or a context holding all but the last two tokens)
+    changed the logits by up to 0.85; such a token is evaluated with its neighbour. Cost: about one more
     decode step per call (about 15 ms on SmolLM2, one thread).
     ``tests/providers/test_llama.py`` checks it on the real model.
     """
@@ -304,10 +306,18 @@ def history_independent(llama_cls: type) -> type:
     if cls is None:
         def eval(self: Any, tokens: Sequence[int]) -> None:
             tokens = list(tokens)
-            if len(tokens) > 1:
-                llama_cls.eval(self, tokens[:-1])
-                tokens = tokens[-1:]
-            llama_cls.eval(self, tokens)
+            if len(tokens) <= 1:  # a generated token, or the last prompt token of a fully cached prompt
+                llama_cls.eval(self, tokens)
+                return
+            head = tokens[:-1]
+            if len(head) == 1 and self.n_tokens > 0:  # no 1-token batch inside a prompt: take one cached token again
+                self.n_tokens -= 1  # llama_cls.eval drops the KV cells from n_tokens on
+                head = [int(self.input_ids[self.n_tokens]), *head]
+            chunks = [head[i:i + self.n_batch] for i in range(0, len(head), self.n_batch)]
+            if len(chunks) > 1 and len(chunks[-1]) == 1:  # n_batch would leave one token alone: move one over
+                chunks[-2:] = [chunks[-2][:-1], chunks[-2][-1:] + chunks[-1]]
+            for chunk in [*chunks, tokens[-1:]]:
+                llama_cls.eval(self, chunk)
 
         cls = type(f"HistoryIndependent{llama_cls.__name__}", (llama_cls,), {"eval": eval, "__doc__": history_independent.__doc__})
         _HISTORY_INDEPENDENT[llama_cls] = cls
@@ -517,15 +527,6 @@ class LocalLlamaProvider(Provider):
             weights = DEFAULT_WEIGHTS if name == DEFAULT_LOCAL_MODEL and model_path is None else "packaged"
         if weights not in WEIGHT_FORMATS:
             raise BadRequest(f"weights must be one of {', '.join(WEIGHT_FORMATS)}, got {weights!r}")
-        try:
-            path = weights_file(source, weights)
-        except (OSError, RuntimeError) as exc:  # a cache folder it cannot write, or llama.cpp's quantizer failed
-            log.warning("cannot keep %s weights of %s (%s): loading the packaged weights", weights, source.name, exc)
-            path, weights = source, "packaged"
-        super().__init__(name if weights == "packaged" else f"{name}-{weights}")
-        self.source_path = source
-        self.model_path = path
-        self.weights = weights
         self.n_threads = int(n_threads or default_threads())
         self.n_slots = int(n_slots or default_slots(self.n_threads))
         self.n_threads_batch = int(n_threads_batch or self.n_threads)
@@ -536,15 +537,33 @@ class LocalLlamaProvider(Provider):
         self.grammar_sampling = grammar_sampling
         self.seed = int(seed)
         self.verbose = verbose
+        self.source_path = source
+        self._loaded = self._load_weights(source, weights)
+        super().__init__(name if self.weights == "packaged" else f"{name}-{self.weights}")
+
+    def _load_weights(self, source: Path, weights: WeightFormat) -> LoadedModel:
+        """Load ``source`` as ``weights`` (sets :attr:`model_path` and :attr:`weights`): a copy that cannot be
+        made or kept falls back to ``source`` with a warning; a copy that does not load is made again once."""
+        for _ in range(2):
+            try:
+                self.model_path, self.weights = weights_file(source, weights), weights
+            except (OSError, RuntimeError) as exc:  # a cache folder it cannot write, or llama.cpp's quantizer failed
+                log.warning("cannot keep %s weights of %s (%s): loading the packaged weights", weights, source.name, exc)
+                self.model_path, self.weights = source, "packaged"
+            try:
+                return self._load()
+            except ValueError as exc:  # llama.cpp: "Failed to load model from file"
+                if self.model_path == source:
+                    raise BadRequest(f"llama.cpp cannot load {str(source)!r}: {exc}") from exc
+                log.warning("the %s copy %s does not load (%s): converting it again", weights, self.model_path, exc)
+                with contextlib.suppress(OSError):  # a damaged cache entry: made anew (or, read-only, skipped)
+                    self.model_path.unlink()
+        log.warning("the %s copy of %s does not load twice: loading the packaged weights", weights, source.name)
+        self.model_path, self.weights = source, "packaged"
         try:
-            self._loaded = self._load()
-        except ValueError as exc:  # llama.cpp: "Failed to load model from file"
-            if self.model_path == source:
-                raise BadRequest(f"llama.cpp cannot load {str(source)!r}: {exc}") from exc
-            log.warning("the %s copy %s does not load (%s): converting it again", weights, self.model_path, exc)
-            self.model_path.unlink(missing_ok=True)  # a damaged cache entry: make it anew, once
-            self.model_path = weights_file(source, weights)
-            self._loaded = self._load()
+            return self._load()
+        except ValueError as exc:
+            raise BadRequest(f"llama.cpp cannot load {str(source)!r}: {exc}") from exc
 
     def _load(self) -> LoadedModel:
         """The process's :class:`LoadedModel` of :attr:`model_path` with this provider's settings."""

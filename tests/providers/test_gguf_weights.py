@@ -150,3 +150,39 @@ def test_the_temporary_file_of_a_killed_conversion_is_removed_by_the_next_one(ca
     os.utime(stale, (old, old))
     assert weights_file(smollm2_path(), "q8_0", cache) == target
     assert sorted(p.name for p in cache.iterdir()) == sorted([target.name, fresh.name])  # a running one stays
+
+
+def test_a_damaged_copy_that_cannot_be_made_again_falls_back_to_the_packaged_weights(cache, monkeypatch, caplog):
+    """A read-only cache holding a damaged copy: the copy does not load and cannot be replaced."""
+    import agent_providers.local_llama as local_llama
+    from agent_providers.local_llama import LocalLlamaProvider, smollm2_path
+
+    damaged = converted_path(smollm2_path(), "q8_0", cache)
+    cache.mkdir(parents=True)
+    damaged.write_bytes(b"GGUF" + b"\0" * 100)
+    calls = []
+
+    def read_only(source, weights, cache_dir=None):
+        calls.append(weights)
+        if len(calls) > 1:
+            raise OSError(30, "Read-only file system")
+        return damaged
+
+    monkeypatch.setattr(local_llama, "weights_file", read_only)
+    with caplog.at_level(logging.WARNING, logger="agent_providers.local_llama"):
+        p = LocalLlamaProvider(n_threads=1, n_slots=1)
+    assert (p.model, p.weights, p.model_path) == ("smollm2", "packaged", smollm2_path()) and calls == ["q8_0", "q8_0"]
+    assert [r.getMessage().split(" (")[0] for r in caplog.records] == [
+        f"the q8_0 copy {damaged} does not load", "cannot keep q8_0 weights of SmolLM2-135M-Instruct.Q4_1.gguf"]
+
+
+def test_stale_temporary_files_go_also_when_the_copy_exists(cache):
+    from agent_providers.gguf_weights import STALE_PART_S
+    from agent_providers.local_llama import smollm2_path
+
+    target = weights_file(smollm2_path(), "q8_0", cache)
+    stale = target.parent / f"{target.name}.killed.part"
+    stale.write_bytes(b"half")
+    old = stale.stat().st_mtime - STALE_PART_S - 10
+    os.utime(stale, (old, old))
+    assert weights_file(smollm2_path(), "q8_0", cache) == target and not stale.exists()

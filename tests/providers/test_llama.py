@@ -263,3 +263,30 @@ def test_an_answer_does_not_depend_on_what_the_context_held_before(weights):
         again = answer(snow, **options)  # the context holds the whole prompt
         after_other = (answer(ecb, **options), answer(snow, **options))[1]  # it holds the system prompt only
         assert fresh == again == after_other and len(fresh) > 20
+
+
+def test_no_token_inside_a_prompt_is_evaluated_alone_whatever_n_batch_leaves_over():
+    """With a small ``n_batch`` a prompt's batches can leave one token over; evaluated alone it changed the
+    answer (2 of these 9 prompts before the fix): a fresh context, one after another prompt sharing the
+    system message, and one holding the whole prompt answer alike."""
+    from agent_providers.local_llama import LocalLlamaProvider
+
+    p = LocalLlamaProvider(n_threads=1, n_slots=1, n_batch=16)
+    system = {"role": "system", "content": "You are a careful forecaster. Background: the market opened at forty "
+                                           "percent and moved little over the week."}
+    other = [system, {"role": "user", "content": "Something else entirely."}]
+
+    def answer(messages, **options):
+        try:
+            return p.complete(messages, **options).text
+        except ResponseTruncated as stopped:
+            return stopped.text
+
+    for k in range(9):  # prompt lengths over two n_batch periods
+        question = [system, {"role": "user", "content": "Question " + "x " * k + "Will it snow in Oslo next January? Answer briefly."}]
+        p.llama.reset()
+        fresh = answer(question, max_tokens=20, temperature=0.8, seed=1)
+        answer(other, max_tokens=2, temperature=0.0)
+        after_other = answer(question, max_tokens=20, temperature=0.8, seed=1)
+        again = answer(question, max_tokens=20, temperature=0.8, seed=1)
+        assert fresh == after_other == again, k
