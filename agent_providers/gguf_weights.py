@@ -48,11 +48,11 @@ WEIGHTS_CACHE_ENV = "FORECAST_RECONCILE_MODEL_CACHE"
 
 
 def weights_cache_dir() -> Path:
-    """Folder of converted weights: ``$FORECAST_RECONCILE_MODEL_CACHE`` if set, else
+    """Folder of converted weights (absolute): ``$FORECAST_RECONCILE_MODEL_CACHE`` if set (``~`` expanded), else
     ``$XDG_CACHE_HOME/forecast-reconcile/models`` (``~/.cache/forecast-reconcile/models``)."""
     env = os.environ.get(WEIGHTS_CACHE_ENV)
     if env:
-        return Path(env)
+        return Path(env).expanduser().absolute()
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "forecast-reconcile" / "models"
 

@@ -16,6 +16,12 @@ pytestmark = NEEDS_LLAMA
 def test_the_cache_folder_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("FORECAST_RECONCILE_MODEL_CACHE", str(tmp_path / "m"))
     assert weights_cache_dir() == tmp_path / "m"
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("FORECAST_RECONCILE_MODEL_CACHE", "~/models")
+    assert weights_cache_dir() == tmp_path / "models"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("FORECAST_RECONCILE_MODEL_CACHE", "rel")
+    assert weights_cache_dir() == tmp_path / "rel"  # absolute: a later chdir does not move it
     monkeypatch.delenv("FORECAST_RECONCILE_MODEL_CACHE")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert weights_cache_dir() == tmp_path / "xdg" / "forecast-reconcile" / "models"
