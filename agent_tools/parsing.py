@@ -372,9 +372,10 @@ def parse_evidence(value: Any, sources: Sequence[SearchResult | EvidenceItem] = 
     Items may be objects ``{claim, source | source_url | url, published, title}`` or plain strings (claims).
     ``source`` is the number ``[n]`` of the cited item in the numbered list ``sources`` the model was shown
     (1-based; 0, a number outside ``1..len(sources)`` or no ``sources`` cite nothing); it becomes that
-    source's URL (:func:`agent_tools.provenance.source_url`), so the record never holds a URL the model
-    wrote itself. A URL given as ``source_url`` or ``url`` is kept when no number cites a source (dates
-    come only from :func:`agent_tools.provenance.attach_provenance`). A malformed or missing ``published``
+    source's URL (:func:`agent_tools.provenance.source_url`), so a cited number never carries a URL the
+    model wrote. A URL given as ``source_url`` or ``url`` is kept when no number cites a source (answers of
+    providers without a grammar; the schema asks for a number only), and it gets no date unless it is a
+    retrieved source's (dates come only from :func:`agent_tools.provenance.attach_provenance`). A malformed or missing ``published``
     becomes None (an evidence date is not the probability, so it does not fail the forecast); items without
     a claim are skipped.
 
