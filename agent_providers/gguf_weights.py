@@ -1,8 +1,8 @@
 """Weight formats of the embedded model: a GGUF as shipped, or the same weights re-encoded by llama.cpp.
 
 SmolLM2's packaged GGUF stores its weights as Q4_1 (4 bits and a per-block scale and offset). llama.cpp's
-x86 CPU backend has fast matrix-matrix kernels (llamafile's sgemm) for Q8_0, Q4_0 and F16 weights but
-not for Q4_1, so prompt processing, about two thirds of the main job's model time, runs on the generic
+x86 CPU backend has fast matrix-matrix kernels (ggml's ``llamafile_sgemm``: F32, F16, Q8_0, Q4_0, Q5_0
+and IQ4_NL weights, for batches of two or more tokens) but none for Q4_1, so prompt processing, about two thirds of the main job's model time, runs on the generic
 dot-product path. ``q8_0`` re-encodes the same weights as Q8_0 (8 bits, one scale per block of 32) with
 llama.cpp's own quantizer (``llama_model_quantize`` with ``allow_requantize``): each Q4_1 value is kept
 within half a step of 1/127 of its block's largest magnitude, so the model is the same model in a format

@@ -291,7 +291,8 @@ def history_independent(llama_cls: type) -> type:
 
     Why: when a context already holds the whole prompt, ``Llama.generate`` evaluates only its last token
     again, alone; on a fresh context that token is evaluated in the prompt's batch. llama.cpp computes a
-    batch of one token with another kernel than a longer batch (measured on SmolLM2-135M: the last
+    batch of one token with another kernel than a longer batch (ggml's ``llamafile_sgemm`` serves only
+    batches of two or more tokens, "only enable sgemm for prompt processing"; measured on SmolLM2-135M: the last
     token's logits differ by up to 0.37 on the Q4_1 weights; on the Q8_0 weights a repeated call's greedy
     answer changed), so the first sampled token, and all after it, could depend on the context's
     history. Here every prompt evaluation takes its last token alone, which is exactly what the fully
