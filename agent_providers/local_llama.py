@@ -161,6 +161,13 @@ AFFINITY_CHARS = 256
 #: first slot and left the others idle; 0.5 let the decision call take the other question's context
 #: (issue 15's profile: 13% of its prompt reused).
 WAIT_FRACTION = 0.3
+#: ... or at least this many characters more (about 250 tokens, a second of prompt processing on SmolLM2),
+#: whichever bar is lower. A fraction alone let a long prompt leave its question's context: the decision
+#: prompt of a question with long evidence (about 9,600 characters) shares about 2,800 of them (29%) with
+#: its question's context, so it took the other question's context, processed its prefix again and evicted
+#: that question's prefix too (issue 15's profiles: one to three calls a run, 600 to 700 tokens each). Both
+#: contexts share the opening every prompt has (367 characters in the main job), which counts for neither.
+WAIT_CHARS = 1000
 
 
 class LoadedModel:
@@ -194,7 +201,7 @@ class LoadedModel:
         The slot chosen is a free one whose last prompt shares the longest prefix with ``prompt`` (its KV
         cache then holds the most of it); among free slots within :data:`AFFINITY_CHARS` of the longest,
         the least recently used (its context is the least likely to be needed again). When a busy slot
-        shares at least :data:`WAIT_FRACTION` of the prompt more than every free one, the call waits for it. As llama.cpp's server
+        holds at least :func:`wait_bar` characters of the prompt more than every free one, the call waits for it. As llama.cpp's server
         picks slots by prompt similarity, but it also waits: with two questions in flight, each question's
         calls stay on one context and reuse its prefix.
         """
@@ -217,7 +224,7 @@ class LoadedModel:
         free = [s for s in self.slots if not s.lock.locked()]
         if not free:
             return None
-        if max(shared.values()) - max(shared[s.index] for s in free) >= max(AFFINITY_CHARS, WAIT_FRACTION * len(prompt)):
+        if max(shared.values()) - max(shared[s.index] for s in free) >= wait_bar(len(prompt)):
             return None  # a busy slot holds much more of this prompt: wait for it
         best = max(shared[s.index] for s in free)
         for s in sorted((s for s in free if shared[s.index] > best - AFFINITY_CHARS), key=lambda s: s.last_used):
@@ -225,6 +232,17 @@ class LoadedModel:
                 s.prompt = prompt  # what its KV cache will hold: later calls wait for it by affinity
                 return s
         return None
+
+
+def wait_bar(prompt_chars: int) -> float:
+    """Characters of a prompt of ``prompt_chars`` characters that a busy slot must hold beyond every free
+    slot for a call to wait for it: :data:`WAIT_FRACTION` of the prompt or :data:`WAIT_CHARS`, whichever is
+    lower, and at least :data:`AFFINITY_CHARS`.
+
+    >>> wait_bar(2000), wait_bar(9600), wait_bar(100)
+    (600.0, 1000, 256)
+    """
+    return max(AFFINITY_CHARS, min(WAIT_FRACTION * prompt_chars, WAIT_CHARS))
 
 
 def common_prefix_chars(a: str, b: str) -> int:

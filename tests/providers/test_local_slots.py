@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from agent_providers.local_llama import AFFINITY_CHARS, WAIT_FRACTION, LoadedModel, ModelSlot, common_prefix_chars, default_slots
+from agent_providers.local_llama import AFFINITY_CHARS, WAIT_CHARS, WAIT_FRACTION, LoadedModel, ModelSlot, common_prefix_chars, default_slots, wait_bar
 
 SYSTEM = "system\nYou forecast binary questions.\nuser\n"
 QUESTION_A = SYSTEM + "## CASE FACTS\n- Question: Will the A index close above 100?\n" + "evidence about A. " * 30
@@ -159,7 +159,8 @@ def test_a_new_question_takes_the_empty_slot_although_the_busy_one_shares_the_co
     m = model()
     got, release, t = hold(m, MEMBER_C)
     shared = common_prefix_chars(MEMBER_C, MEMBER_D)
-    assert AFFINITY_CHARS < shared < WAIT_FRACTION * len(MEMBER_D)  # more than the old bar of 256: it used to wait
+    assert AFFINITY_CHARS < shared < wait_bar(len(MEMBER_D))  # more than the old bar of 256: it used to wait
+    assert shared < WAIT_CHARS  # the common opening is below the absolute bar too
     other = {}
 
     def question_d():
@@ -226,3 +227,38 @@ def test_a_specialist_waits_for_the_slot_holding_its_questions_case_facts_and_su
     t_a.join(5)
     w.join(5)
     assert waiter == {"index": 1}
+
+
+def test_the_wait_bar_is_a_fraction_of_a_short_prompt_and_a_fixed_length_for_a_long_one():
+    assert wait_bar(2000) == pytest.approx(WAIT_FRACTION * 2000) == pytest.approx(600)
+    assert wait_bar(9600) == WAIT_CHARS == 1000  # 30% would be 2,880 characters
+    assert wait_bar(500) == AFFINITY_CHARS
+
+
+def test_a_long_decision_prompt_waits_for_its_questions_context_although_it_shares_under_a_third():
+    # the main job's longest decision (issue 15's profiles): about 9,600 characters, of which the
+    # question's context holds about 2,800 (29%); it used to take the other question's context
+    prefix = SYSTEM + "## CASE FACTS\n- Question: Will the A index close above 100?\n" + "summary of A. " * 190
+    bear = prefix + "## YOUR ROLE\nYou are the BEAR. " + "argue lower. " * 60
+    decision = prefix + "## DISAGREEMENTS\n" + "clarifying evidence of A. " * 260 + "## TASK\nReconcile."
+    shared = common_prefix_chars(bear, decision)
+    assert 0.25 < shared / len(decision) < WAIT_FRACTION and shared > WAIT_CHARS
+    m = model()
+    got_b, release_b, t_b = hold(m, QUESTION_B)  # question B on slot 0
+    got_a, release_a, t_a = hold(m, bear)  # question A's bear turn on slot 1
+    release_b.set()  # question B's context is free now
+    t_b.join(5)
+    waiter = {}
+
+    def supervisor():
+        with m.slot(decision) as s:
+            waiter["index"] = s.index
+
+    w = threading.Thread(target=supervisor)
+    w.start()
+    time.sleep(0.2)
+    assert waiter == {}  # slot 0 is free, but slot 1 holds 2,800 characters of the prompt more
+    release_a.set()
+    t_a.join(5)
+    w.join(5)
+    assert (got_b, got_a, waiter) == ({"index": 0}, {"index": 1}, {"index": 1})
