@@ -279,7 +279,10 @@ def load_model(path: Path, *, n_ctx: int, n_threads: int, n_slots: int = 1, n_th
     The cache key is ``(path, n_ctx, n_threads, n_slots, n_threads_batch, n_batch, grammar_sampling)``; ``seed`` and
     ``verbose`` of the first load win (per-call seeds are passed to each completion anyway).
     ``n_threads_batch`` (threads of prompt processing) defaults to ``n_threads``; llama-cpp-python's own
-    default is every core, which oversubscribes the cores when several contexts compute at once.
+    default is every core, which oversubscribes the cores when several contexts compute at once. Measured
+    on 2 cores, two contexts each processing a prompt: one thread each 237 and 252 tokens/s, two threads
+    each 238 and 232, two threads beside one thread 163 and 171; the main job with ``--threads-batch 2``
+    answered 4.30 and 4.21 questions per minute against 4.30 and 4.35 by default (issue 15).
     """
     n_threads_batch = int(n_threads_batch or n_threads)
     key = (str(path), int(n_ctx), int(n_threads), int(n_slots), n_threads_batch, int(n_batch), grammar_sampling)
