@@ -168,6 +168,11 @@ WAIT_FRACTION = 0.3
 #: that question's prefix too (issue 15's profiles: one to three calls a run, 600 to 700 tokens each). Both
 #: contexts share the opening every prompt has (367 characters in the main job), which counts for neither.
 WAIT_CHARS = 1000
+#: ... unless a free slot has been idle this long (seconds) since its last call: then nothing else wants it
+#: (in the main job a context's question issues its next call within a fraction of a second; a context
+#: idles this long only when no question is left for it, at the end of a run), and the call takes it
+#: rather than leave a core idle. A slot never used is not idle in this sense: a new question takes it.
+IDLE_S = 1.0
 
 
 class LoadedModel:
@@ -201,7 +206,8 @@ class LoadedModel:
         The slot chosen is a free one whose last prompt shares the longest prefix with ``prompt`` (its KV
         cache then holds the most of it); among free slots within :data:`AFFINITY_CHARS` of the longest,
         the least recently used (its context is the least likely to be needed again). When a busy slot
-        holds at least :func:`wait_bar` characters of the prompt more than every free one, the call waits for it. As llama.cpp's server
+        holds at least :func:`wait_bar` characters of the prompt more than every free one, the call waits for it,
+        unless a free slot has been idle for :data:`IDLE_S` seconds since its last call. As llama.cpp's server
         picks slots by prompt similarity, but it also waits: with two questions in flight, each question's
         calls stay on one context and reuse its prefix.
         """
@@ -224,7 +230,9 @@ class LoadedModel:
         free = [s for s in self.slots if not s.lock.locked()]
         if not free:
             return None
-        if max(shared.values()) - max(shared[s.index] for s in free) >= wait_bar(len(prompt)):
+        now = time.monotonic()
+        idle = any(s.last_used and now - s.last_used >= IDLE_S for s in free)
+        if not idle and max(shared.values()) - max(shared[s.index] for s in free) >= wait_bar(len(prompt)):
             return None  # a busy slot holds much more of this prompt: wait for it
         best = max(shared[s.index] for s in free)
         for s in sorted((s for s in free if shared[s.index] > best - AFFINITY_CHARS), key=lambda s: s.last_used):

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from agent_providers.local_llama import AFFINITY_CHARS, WAIT_CHARS, WAIT_FRACTION, LoadedModel, ModelSlot, common_prefix_chars, default_slots, wait_bar
+from agent_providers.local_llama import AFFINITY_CHARS, IDLE_S, WAIT_CHARS, WAIT_FRACTION, LoadedModel, ModelSlot, common_prefix_chars, default_slots, wait_bar
 
 SYSTEM = "system\nYou forecast binary questions.\nuser\n"
 QUESTION_A = SYSTEM + "## CASE FACTS\n- Question: Will the A index close above 100?\n" + "evidence about A. " * 30
@@ -262,3 +262,49 @@ def test_a_long_decision_prompt_waits_for_its_questions_context_although_it_shar
     t_a.join(5)
     w.join(5)
     assert (got_b, got_a, waiter) == ({"index": 0}, {"index": 1}, {"index": 1})
+
+
+def test_at_the_end_of_a_run_a_call_takes_the_context_idle_for_a_second_rather_than_wait():
+    # the last question of a run: the other question's context finished its last call over IDLE_S ago,
+    # so the member takes it (and processes its prompt there) instead of leaving a core idle
+    m = model()
+    with m.slot(QUESTION_B) as s:
+        assert s.index == 0
+    got, release, t = hold(m, MEMBER_C)  # question C's member 1 on slot 1
+    assert got == {"index": 1}
+    m.slots[0].last_used = time.monotonic() - IDLE_S - 0.5  # question B's context: idle since
+    member_2 = {}
+
+    def run():
+        with m.slot(MEMBER_C.replace("base rates", "news")) as s:  # slot 1 holds 97% of it, but is busy
+            member_2["index"] = s.index
+
+    w = threading.Thread(target=run)
+    w.start()
+    w.join(2)
+    taken_at_once = dict(member_2)
+    release.set()
+    t.join(5)
+    w.join(5)
+    assert taken_at_once == {"index": 0}
+
+
+def test_a_context_idle_for_less_than_a_second_is_left_to_its_question():
+    m = model()
+    with m.slot(QUESTION_B):
+        pass  # slot 0: question B's last call just ended; its next call comes within a second
+    got, release, t = hold(m, MEMBER_C)
+    order = []
+
+    def member_2():
+        with m.slot(MEMBER_C.replace("base rates", "news")) as s:
+            order.append(("member 2", s.index))
+
+    w = threading.Thread(target=member_2)
+    w.start()
+    time.sleep(0.2)
+    assert order == [] and IDLE_S > 0.2
+    release.set()
+    t.join(5)
+    w.join(5)
+    assert order == [("member 2", 1)] and got == {"index": 1}
