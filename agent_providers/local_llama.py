@@ -165,7 +165,7 @@ WAIT_FRACTION = 0.3
 #: whichever bar is lower. A fraction alone let a long prompt leave its question's context: the decision
 #: prompt of a question with long evidence (about 9,600 characters) shares about 2,800 of them (29%) with
 #: its question's context, so it took the other question's context, processed its prefix again and evicted
-#: that question's prefix too (issue 15's profiles: one to three calls a run, 600 to 700 tokens each). Both
+#: that question's prefix too (issue 15's profiles: up to four calls a run, 600 to 700 tokens each). Both
 #: contexts share the opening every prompt has (367 characters in the main job), which counts for neither.
 WAIT_CHARS = 1000
 #: ... unless a free slot has been idle this long (seconds) since its last call: then nothing else wants it
