@@ -155,20 +155,27 @@ def hold(m: LoadedModel, prompt: str):
     return got, release, t
 
 
+def start_call(m: LoadedModel, prompt: str):
+    """Ask for a slot for ``prompt`` in a thread that gives it back at once; returns the dict that gets the
+    slot's index and the thread."""
+    got = {}
+
+    def run():
+        with m.slot(prompt) as s:
+            got["index"] = s.index
+
+    t = threading.Thread(target=run)
+    t.start()
+    return got, t
+
+
 def test_a_new_question_takes_the_empty_slot_although_the_busy_one_shares_the_common_opening():
     m = model()
     got, release, t = hold(m, MEMBER_C)
     shared = common_prefix_chars(MEMBER_C, MEMBER_D)
     assert AFFINITY_CHARS < shared < wait_bar(len(MEMBER_D))  # more than the old bar of 256: it used to wait
     assert shared < WAIT_CHARS  # the common opening is below the absolute bar too
-    other = {}
-
-    def question_d():
-        with m.slot(MEMBER_D) as s:
-            other["index"] = s.index
-
-    d = threading.Thread(target=question_d)
-    d.start()
+    other, d = start_call(m, MEMBER_D)
     d.join(2)  # at once, beside the other question (the old rule waited here for slot 0)
     assert other == {"index": 1} and got["index"] == 0
     release.set()
@@ -176,8 +183,13 @@ def test_a_new_question_takes_the_empty_slot_although_the_busy_one_shares_the_co
     d.join(5)
 
 
-def test_a_member_waits_for_the_slot_holding_its_questions_evidence():
+@pytest.mark.parametrize("other_question_just_ended", [False, True], ids=["other slot never used", "other slot used just now"])
+def test_a_member_waits_for_the_slot_holding_its_questions_evidence(other_question_just_ended):
     m = model()
+    if other_question_just_ended:  # the other slot's question issued its last call under IDLE_S ago
+        with m.slot(QUESTION_B):
+            pass
+        assert IDLE_S > 0.2
     got, release, t = hold(m, MEMBER_C)
     order = []
 
@@ -188,12 +200,12 @@ def test_a_member_waits_for_the_slot_holding_its_questions_evidence():
     w = threading.Thread(target=member_2)
     w.start()
     time.sleep(0.2)
-    assert order == []  # slot 1 is free, but slot 0 holds 97% of the prompt
+    assert order == []  # the other slot is free, but this one holds 97% of the prompt
     order.append(("released", got["index"]))
     release.set()
     t.join(5)
     w.join(5)
-    assert order == [("released", 0), ("member 2", 0)]
+    assert order == [("released", got["index"]), ("member 2", got["index"])]
 
 
 def test_a_specialist_waits_for_the_slot_holding_its_questions_case_facts_and_summaries():
@@ -248,14 +260,7 @@ def test_a_long_decision_prompt_waits_for_its_questions_context_although_it_shar
     got_a, release_a, t_a = hold(m, bear)  # question A's bear turn on slot 1
     release_b.set()  # question B's context is free now
     t_b.join(5)
-    waiter = {}
-
-    def supervisor():
-        with m.slot(decision) as s:
-            waiter["index"] = s.index
-
-    w = threading.Thread(target=supervisor)
-    w.start()
+    waiter, w = start_call(m, decision)
     time.sleep(0.2)
     assert waiter == {}  # slot 0 is free, but slot 1 holds 2,800 characters of the prompt more
     release_a.set()
@@ -273,14 +278,7 @@ def test_at_the_end_of_a_run_a_call_takes_the_context_idle_for_a_second_rather_t
     got, release, t = hold(m, MEMBER_C)  # question C's member 1 on slot 1
     assert got == {"index": 1}
     m.slots[0].last_used = time.monotonic() - IDLE_S - 0.5  # question B's context: idle since
-    member_2 = {}
-
-    def run():
-        with m.slot(MEMBER_C.replace("base rates", "news")) as s:  # slot 1 holds 97% of it, but is busy
-            member_2["index"] = s.index
-
-    w = threading.Thread(target=run)
-    w.start()
+    member_2, w = start_call(m, MEMBER_C.replace("base rates", "news"))  # slot 1 holds 97% of it, but is busy
     w.join(2)
     taken_at_once = dict(member_2)
     release.set()
@@ -288,23 +286,3 @@ def test_at_the_end_of_a_run_a_call_takes_the_context_idle_for_a_second_rather_t
     w.join(5)
     assert taken_at_once == {"index": 0}
 
-
-def test_a_context_idle_for_less_than_a_second_is_left_to_its_question():
-    m = model()
-    with m.slot(QUESTION_B):
-        pass  # slot 0: question B's last call just ended; its next call comes within a second
-    got, release, t = hold(m, MEMBER_C)
-    order = []
-
-    def member_2():
-        with m.slot(MEMBER_C.replace("base rates", "news")) as s:
-            order.append(("member 2", s.index))
-
-    w = threading.Thread(target=member_2)
-    w.start()
-    time.sleep(0.2)
-    assert order == [] and IDLE_S > 0.2
-    release.set()
-    t.join(5)
-    w.join(5)
-    assert order == [("member 2", 1)] and got == {"index": 1}
