@@ -6,7 +6,6 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass, field
-from collections.abc import Sequence
 from typing import Any
 
 from agent_providers import Ask, Provider, UsageMeter, provider_ask, run_sync
@@ -17,13 +16,12 @@ from agent_schemas import (
     Question,
     ReconcileError,
     SearchOutcome,
-    SearchResult,
     TokenUsage,
     VisibleQuestion,
     as_reconcile_error,
     as_visible,
 )
-from agent_tools import ToolExecutor, parse_forecast, parse_json, render_evidence
+from agent_tools import ToolExecutor, parse_forecast, parse_json, render_evidence, shown_results
 from agent_tools.case_facts import stable_prefix
 from agent_tools.provenance import attach_provenance
 from agent_tools.parsing import forecast_json_schema, text_schema
@@ -260,19 +258,6 @@ class ForecasterAgent:
     def forecast(self, question: VisibleQuestion | Question) -> Forecast:
         """Synchronous form of :meth:`aforecast`."""
         return run_sync(self.aforecast(question))
-
-
-def shown_results(outcomes: Sequence[SearchOutcome]) -> list[SearchResult]:
-    """The search results a member's prompt shows, in their numbered order ``[1]``, ``[2]``, ...: every
-    result of the successful ``outcomes``, without repeats of one (url, title). Evidence cites them by number."""
-    seen: set[tuple[str, str]] = set()
-    out = []
-    for r in (r for o in outcomes if o.ok for r in o.results):
-        key = (r.url, r.title)
-        if key not in seen:
-            seen.add(key)
-            out.append(r)
-    return out
 
 
 def _audit(outcomes: list[SearchOutcome]) -> dict[str, Any]:

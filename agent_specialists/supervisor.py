@@ -33,7 +33,7 @@ from agent_schemas import (
     as_visible,
 )
 from agent_specialists import prompts
-from agent_tools import SearchClient, ToolExecutor, parse_forecast, parse_json, render_evidence
+from agent_tools import SearchClient, ToolExecutor, parse_forecast, parse_json, render_evidence, shown_results
 from agent_tools.case_facts import stable_prefix
 from agent_tools.provenance import attach_provenance
 
@@ -178,10 +178,10 @@ class SupervisorAgent:
     def decision_request(self, question: VisibleQuestion, summaries: Sequence[AgentSummary],
                          progress: SupervisorProgress) -> tuple[list[ChatMessage], dict[str, Any]]:
         """Messages and call options of the decision call: the disagreements with their coverage and the
-        clarifying evidence found so far (``progress``), numbered after the members' evidence; records the
-        numbered sources in ``progress.sources``."""
+        clarifying evidence found so far (``progress``; each result once, :func:`agent_tools.shown_results`),
+        numbered after the members' evidence; records the numbered sources in ``progress.sources``."""
         members = prompts.summary_sources(summaries)
-        results = [r for o in progress.outcomes if o.ok for r in o.results]
+        results = shown_results(progress.outcomes)
         progress.sources = [*members, *results]
         msgs = self.prefix(question, summaries) + [ChatMessage(role="user", content="\n\n".join([
             prompts.render_disagreements(progress.disagreements, progress.coverage),

@@ -17,6 +17,7 @@ from agent_tools.evidence import (
     neutralise,
     render_evidence,
     render_search_outcome,
+    shown_results,
 )
 from agent_tools.executor import ToolExecutor, UndatedPolicy
 from agent_tools.local_corpus import CorpusDocument, LocalCorpusSearch, best_passage
@@ -40,5 +41,5 @@ __all__ = [
     "best_passage", "classify_ddgs_error", "evidence_items_from_results", "extract_json_objects", "forecastbench_dir",
     "latest_published", "load_forecastbench_human_forecasts", "load_forecastbench_questions", "fence", "neutralise", "parse_evidence", "parse_forecast", "parse_json",
     "parse_probability", "parse_published", "probability_schema", "render_evidence", "render_search_outcome",
-    "require_ok", "strip_reasoning", "to_date", "trim_text",
+    "require_ok", "shown_results", "strip_reasoning", "to_date", "trim_text",
 ]

@@ -156,6 +156,24 @@ def _date_label(r: SearchResult) -> str:
     return "undated (flagged)" if r.flagged_undated else "undated"
 
 
+def shown_results(outcomes: Sequence[SearchOutcome]) -> list[SearchResult]:
+    """The search results a prompt shows for ``outcomes``, in their numbered order ``[1]``, ``[2]``, ...:
+    every result of the successful outcomes, each (url, title) once, where it first appears.
+
+    A member's evidence and the supervisor's clarifying evidence both come from several searches, which
+    often return the same page; shown once, it costs its tokens once and every citation of it gets one
+    number. Evidence cites results by these numbers, so a prompt builder and its parser use the same list.
+    """
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for r in (r for o in outcomes if o.ok for r in o.results):
+        key = (r.url, r.title)
+        if key not in seen:
+            seen.add(key)
+            out.append(r)
+    return out
+
+
 def render_evidence(results: Sequence[SearchResult], *, start: int = 1, max_snippet_chars: int = 300) -> str:
     """Format search results as a numbered, fenced block of untrusted data for a prompt.
 

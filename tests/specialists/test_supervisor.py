@@ -105,3 +105,22 @@ def test_executor_and_max_results_like_the_forecaster_old_names_warn():
     a, b = new.run(make_question(), SUMMARIES), old.run(make_question(), SUMMARIES)
     assert (a.p_yes, a.queries, a.usage) == (b.p_yes, b.queries, b.usage) == (0.35, ["euro area inflation November 2025"], a.usage)
     assert len(a.search_outcomes[0].results) == len(b.search_outcomes[0].results) == 2
+
+
+def test_a_result_two_clarifying_searches_return_is_shown_and_numbered_once():
+    """The decision prompt lists each clarifying result once, as a member's evidence does
+    (:func:`agent_tools.shown_results`): the same result under two numbers would cost its tokens twice
+    and split the citations of one source."""
+    a = SearchResult(title="HICP flash", url="https://ex.org/a", snippet="inflation 2.1%", published=dt.date(2025, 11, 1), source="fixed")
+    b = SearchResult(title="GDP flash", url="https://ex.org/b", snippet="GDP +0.2%", published=dt.date(2025, 10, 30), source="fixed")
+    cited = {"claim": "GDP grew 0.2%", "source": 2}
+    llm = ScriptedProvider([DISAGREE, decision(40, key_evidence=[cited])])
+    art = SupervisorAgent(llm, executor=FixedSearch([a, b]), max_queries=2).run(make_question(), SUMMARIES)
+    assert art.queries == ["euro area inflation November 2025", "euro area GDP Q3 2025"]  # both searches ran
+    assert [c.status for c in art.coverage] == ["supported", "supported"]
+    assert [len(o.results) for o in art.search_outcomes] == [2, 2]  # each outcome is kept whole
+    prompt = llm.requests[1]["messages"][-1].content
+    assert prompt.count("https://ex.org/a") == 1 and prompt.count("https://ex.org/b") == 1
+    assert "[1] HICP flash" in prompt and "[2] GDP flash" in prompt and "[3]" not in prompt
+    assert llm.requests[1]["json_schema"]["properties"]["key_evidence"]["items"]["properties"]["source"]["enum"] == [0, 1, 2]
+    assert art.key_evidence[0].source_url == "https://ex.org/b" and art.key_evidence[0].published == dt.date(2025, 10, 30)
