@@ -8,7 +8,8 @@ the facts only the harness holds (the outcome and the actual resolution date). I
 ``prompts_scanned``
     Provider requests whose messages were recorded.
 ``evidence_in_prompt`` / ``dropped_by_cutoff_guard``
-    Evidence items the members' and supervisor's searches put in prompts, and results the guard dropped.
+    Search results shown in the members' prompts and the supervisor's decision prompt (each prompt shows a
+    result once, :func:`agent_tools.shown_results`), and results the guard dropped.
 ``evidence_dated_after_cutoff``
     Evidence items rendered into a prompt with a publication date after the forecast date. The two
     renderers' date labels are read: search results (``[n] title — source, YYYY-MM-DD — url``) and
@@ -33,6 +34,7 @@ import re
 from collections.abc import Iterable
 
 from agent_schemas import PipelineTrace, Question
+from agent_tools import shown_results
 
 __all__ = ["AUDIT_KEYS", "audit_prompts", "leakage_audit"]
 
@@ -124,9 +126,8 @@ def leakage_audit(trace: PipelineTrace, question: Question) -> dict[str, int]:
     dropped = sum(f.n_evidence_dropped for f in trace.forecasts)
     in_prompt = sum(f.n_evidence_in_prompt for f in trace.forecasts)
     if trace.supervisor is not None:
-        for o in trace.supervisor.search_outcomes:
-            dropped += o.dropped_after_cutoff + o.dropped_undated
-            in_prompt += len(o.results)
+        dropped += sum(o.dropped_after_cutoff + o.dropped_undated for o in trace.supervisor.search_outcomes)
+        in_prompt += len(shown_results(trace.supervisor.search_outcomes))  # as the decision prompt numbers them
     findings = counts["evidence_dated_after_cutoff"] + counts["hindsight_resolution_date"] + counts["hindsight_outcome"]
     out = {"evidence_in_prompt": in_prompt, "dropped_by_cutoff_guard": dropped, **counts, "findings": findings}
     return {k: int(out[k]) for k in AUDIT_KEYS}

@@ -196,6 +196,15 @@ def test_trace_audit_reads_every_role_and_sums_the_guards_drops():
                      "evidence_dated_after_cutoff": 2, "hindsight_resolution_date": 1, "hindsight_outcome": 1, "findings": 4}
 
 
+def test_a_page_two_clarifying_searches_return_counts_once_as_the_decision_prompt_shows_it():
+    page, other = result(FORECAST, 1), result(FORECAST, 2)
+    trace = PipelineTrace(question=Q.visible(), supervisor=SupervisorArtifact(
+        question_id=Q.id, p_yes=0.5, confidence="low", search_outcomes=[
+            SearchOutcome(status="ok", attempted_query="a", results=[page]),
+            SearchOutcome(status="ok", attempted_query="b", results=[page, other])]))
+    assert leakage_audit(trace, Q)["evidence_in_prompt"] == 2  # [1] page, [2] other (agent_tools.shown_results)
+
+
 def test_member_prompts_alone_are_audited():
     trace = PipelineTrace(question=Q.visible(), recorded_calls=[call("forecaster", "system", "closed 2025-12-18, horizon 39 days")])
     assert leakage_audit(trace, Q) == {"prompts_scanned": 1, "evidence_in_prompt": 0, "dropped_by_cutoff_guard": 0,
@@ -264,8 +273,9 @@ def test_leaky_search_is_guarded_and_audited_and_extreme_members_are_clipped(tmp
         assert (rows["min"]["p_yes"], rows["max"]["p_yes"], rows["mean"]["p_yes"]) == (0.01, 0.99, 0.5)
         n_sup = len(r["trace"]["supervisor"]["search_outcomes"])
         assert n_sup >= 1
-        # each search: 1 result kept; 2 late and 1 undated dropped by the guard (2 members + the supervisor's searches)
-        assert r["audit"] == {"prompts_scanned": len(r["trace"]["recorded_calls"]), "evidence_in_prompt": 2 + n_sup,
+        # each search: 1 result kept, the same page every time (each member's prompt shows it, and the decision
+        # prompt once however many searches returned it); 2 late and 1 undated dropped by the guard per search
+        assert r["audit"] == {"prompts_scanned": len(r["trace"]["recorded_calls"]), "evidence_in_prompt": 2 + 1,
                               "dropped_by_cutoff_guard": 3 * (2 + n_sup), "evidence_dated_after_cutoff": 0,
                               "hindsight_resolution_date": 0, "hindsight_outcome": 0, "findings": 0}
         prompts = "\n".join(m["content"] for c in r["trace"]["recorded_calls"] for m in c["messages"])
@@ -375,7 +385,7 @@ def test_evidence_is_cited_by_number_and_takes_the_numbered_sources_url_and_date
                 else "bear" if "You are the BEAR" in content else "supervisor" if "SUPERVISOR" in content else "member")
         if items is not None:
             enums.setdefault(role, set()).add(tuple(items["properties"]["source"]["enum"]))
-    n_clarifying = len([x for o in trace["supervisor"]["search_outcomes"] if o["status"] == "ok" for x in o["results"]])
+    n_clarifying = len({(x["url"], x["title"]) for o in trace["supervisor"]["search_outcomes"] if o["status"] == "ok" for x in o["results"]})
     assert enums == {"member": {(0, 1)}, "bull": {(0, 1, 2, 3, 4)}, "bear": {(0, 1, 2, 3, 4)},
                      "decision": {tuple(range(4 + n_clarifying + 1))}}
     assert n_clarifying >= 1 and r["audit"]["findings"] == 0
