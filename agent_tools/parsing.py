@@ -372,10 +372,11 @@ def parse_evidence(value: Any, sources: Sequence[SearchResult | EvidenceItem] = 
     Items may be objects ``{claim, source | source_url | url, published, title}`` or plain strings (claims).
     ``source`` is the number ``[n]`` of the cited item in the numbered list ``sources`` the model was shown
     (1-based; 0, a number outside ``1..len(sources)`` or no ``sources`` cite nothing); it becomes that
-    source's URL (:func:`agent_tools.provenance.source_url`), so a cited number never carries a URL the
-    model wrote. A URL given as ``source_url`` or ``url`` is kept when no number cites a source (answers of
-    providers without a grammar; the schema asks for a number only), and it gets no date unless it is a
-    retrieved source's (dates come only from :func:`agent_tools.provenance.attach_provenance`). A malformed or missing ``published``
+    source's URL (:func:`agent_tools.provenance.source_url`), date and title, so a cited number never carries
+    a URL or date the model wrote. A URL given as ``source_url`` or ``url`` is kept when no number cites a
+    source (answers of providers without a grammar; the schema asks for a number only), with the date the
+    model stated until :func:`agent_tools.provenance.attach_provenance` replaces it by a retrieved source's
+    (or None). A malformed or missing ``published``
     becomes None (an evidence date is not the probability, so it does not fail the forecast); items without
     a claim are skipped.
 
@@ -405,10 +406,13 @@ def parse_evidence(value: Any, sources: Sequence[SearchResult | EvidenceItem] = 
         if not claim:
             continue
         cited = _cited_source(item.get("source"), sources)
+        if cited is not None:  # the numbered source's own URL, date and title (several sources may share a URL)
+            items.append(EvidenceItem(claim=claim, source_url=source_url(cited), published=cited.published,
+                                      title=_str_or_none(item.get("title")) or cited.title))
+            continue
         items.append(EvidenceItem(
             claim=claim,
-            source_url=(source_url(cited) if cited is not None
-                        else _str_or_none(item.get("source_url")) or _str_or_none(item.get("url"))),
+            source_url=_str_or_none(item.get("source_url")) or _str_or_none(item.get("url")),
             published=_evidence_date(item.get("published", item.get("date"))),
             title=_str_or_none(item.get("title")),
         ))

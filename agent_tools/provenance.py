@@ -8,7 +8,8 @@ evidence citing anything else keeps its claim and URL but has no date (``publish
 
 Models cite a source by its number ``[n]`` in the numbered list their prompt shows
 (:func:`agent_tools.parsing.evidence_item_schema`); the parser turns the number into the source's URL with
-:func:`source_url`, and :func:`attach_provenance` then dates it.
+:func:`source_url` and gives it that source's date and title; :func:`attach_provenance` then checks every
+item against the sources by URL (the numbered one first, when several share a URL).
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ def source_url(source: SearchResult | EvidenceItem) -> str | None:
 def attach_provenance(items: Sequence[EvidenceItem], sources: Sequence[SearchResult | EvidenceItem]) -> list[EvidenceItem]:
     """Return ``items`` with ``published`` and ``title`` taken from the source with the same URL.
 
+    When several sources share the URL, the one whose date and title the item already carries wins (an
+    item cited by number, :func:`agent_tools.parsing.parse_evidence`), then one with its date, then the first.
+
     Parameters
     ----------
     items : sequence of EvidenceItem
@@ -42,14 +46,17 @@ def attach_provenance(items: Sequence[EvidenceItem], sources: Sequence[SearchRes
         source is undated) and, when it has none, its title; an item citing no source (no URL, or a URL
         not among ``sources``) has ``published`` None: its stated date is not evidence.
     """
-    by_url: dict[str, SearchResult | EvidenceItem] = {}
+    by_url: dict[str, list[SearchResult | EvidenceItem]] = {}
     for s in sources:
         url = source_url(s)
         if url:
-            by_url.setdefault(url, s)
+            by_url.setdefault(url, []).append(s)
     out = []
     for item in items:
-        s = by_url.get(item.source_url or "")
+        same_url = by_url.get(item.source_url or "", [])
+        # an item cited by number carries its source's date and title (parse_evidence): that source, else the first
+        s = next((c for c in same_url if (c.published, c.title) == (item.published, item.title)),
+                 next((c for c in same_url if c.published == item.published), same_url[0] if same_url else None))
         if s is None:
             item = item.model_copy(update={"published": None})
         else:

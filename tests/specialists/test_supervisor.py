@@ -4,7 +4,7 @@ import json
 import pytest
 
 from agent_providers import ScriptedProvider
-from agent_schemas import AgentSummary, SearchResult
+from agent_schemas import AgentSummary, EvidenceItem, SearchResult
 from agent_specialists import SupervisorAgent
 from tests.helpers import FixedSearch, make_question
 
@@ -124,3 +124,13 @@ def test_a_result_two_clarifying_searches_return_is_shown_and_numbered_once():
     assert "[1] HICP flash" in prompt and "[2] GDP flash" in prompt and "[3]" not in prompt
     assert llm.requests[1]["json_schema"]["properties"]["key_evidence"]["items"]["properties"]["source"]["enum"] == [0, 1, 2]
     assert art.key_evidence[0].source_url == "https://ex.org/b" and art.key_evidence[0].published == dt.date(2025, 10, 30)
+
+
+def test_a_cited_clarifying_result_keeps_its_own_date_when_a_members_evidence_has_its_url():
+    member = EvidenceItem(claim="old figure", source_url="https://ex.org/a", published=dt.date(2025, 9, 1))
+    summaries = [AgentSummary(agent_id="member-0", p_yes=0.2, rationale="r", top_evidence=[member]), SUMMARIES[1]]
+    later = SearchResult(title="HICP flash", url="https://ex.org/a", snippet="2.1%", published=dt.date(2025, 11, 5), source="fixed")
+    llm = ScriptedProvider([DISAGREE, decision(40, key_evidence=[{"claim": "2.1%", "source": 2}])])
+    art = SupervisorAgent(llm, executor=FixedSearch([later]), max_queries=1).run(make_question(), summaries)
+    assert "[2] HICP flash — fixed, 2025-11-05 — https://ex.org/a" in llm.requests[1]["messages"][-1].content
+    assert [(e.source_url, e.published, e.title) for e in art.key_evidence] == [("https://ex.org/a", dt.date(2025, 11, 5), "HICP flash")]

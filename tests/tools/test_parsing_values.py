@@ -288,7 +288,7 @@ def test_a_number_wins_over_a_written_url_and_a_url_alone_is_kept():
     assert [e.source_url for e in items] == ["https://ex.org/b", "https://made.up/y", "https://ex.org/a"]
     assert [e.source_url for e in parse_evidence([{"claim": "c", "source": 1}])] == [None]  # nothing was shown
     parsed = parse_forecast('{"p_yes_percent": 30, "key_evidence": [{"claim": "c", "source": 1}]}', sources=SHOWN[1:])
-    assert parsed.key_evidence == [EvidenceItem(claim="c", source_url="https://ex.org/b")]
+    assert parsed.key_evidence == [EvidenceItem(claim="c", source_url="https://ex.org/b", title="B")]  # and its (no) date
 
 
 def test_a_number_past_pythons_digit_limit_is_read_as_unreadable_not_raised():

@@ -39,3 +39,16 @@ def test_evidence_items_already_dated_by_a_search_are_sources_too():
     out = attach_provenance(debate, members)
     assert [(e.published, e.title) for e in out] == [(dt.date(2025, 11, 1), "HICP flash"), (None, None)]
     assert attach_provenance(debate, []) == [e.model_copy(update={"published": None}) for e in debate]
+
+
+def test_a_citation_by_number_keeps_the_numbered_sources_date_and_title_when_another_source_shares_its_url():
+    """Sources can share a URL (a member's evidence and a clarifying result; two results of one page): the
+    number the model cites picks the source, not the first one with that URL."""
+    from agent_tools import parse_forecast
+
+    text = ('{"p_yes_percent": 40, "rationale": "r", "key_evidence": [{"claim": "later copy", "source": 3}, '
+            '{"claim": "first", "source": 1}, {"claim": "own title", "source": 3, "title": "Mine", "published": "2024-01-01"}]}')
+    out = attach_provenance(parse_forecast(text, sources=RESULTS).key_evidence, RESULTS)
+    assert [(e.source_url, e.published, e.title) for e in out] == [
+        ("https://ex.org/a", dt.date(2025, 11, 5), "Duplicate"), ("https://ex.org/a", dt.date(2025, 11, 1), "HICP flash"),
+        ("https://ex.org/a", dt.date(2025, 11, 5), "Mine")]  # a stated date never; a stated title is the model's
