@@ -28,8 +28,8 @@ def source_url(source: SearchResult | EvidenceItem) -> str | None:
 def attach_provenance(items: Sequence[EvidenceItem], sources: Sequence[SearchResult | EvidenceItem]) -> list[EvidenceItem]:
     """Return ``items`` with ``published`` and ``title`` taken from the source with the same URL.
 
-    When several sources share the URL, the one whose date and title the item already carries wins (an
-    item cited by number, :func:`agent_tools.parsing.parse_evidence`), then one with its date, then the first.
+    When several sources share the URL, one with the date the item already carries wins (an item cited by
+    number carries its source's date and title, :func:`agent_tools.parsing.parse_evidence`), else the first.
 
     Parameters
     ----------
@@ -54,9 +54,8 @@ def attach_provenance(items: Sequence[EvidenceItem], sources: Sequence[SearchRes
     out = []
     for item in items:
         same_url = by_url.get(item.source_url or "", [])
-        # an item cited by number carries its source's date and title (parse_evidence): that source, else the first
-        s = next((c for c in same_url if (c.published, c.title) == (item.published, item.title)),
-                 next((c for c in same_url if c.published == item.published), same_url[0] if same_url else None))
+        # an item cited by number carries its source's date (parse_evidence): a source with it, else the first
+        s = next((c for c in same_url if c.published == item.published), same_url[0] if same_url else None)
         if s is None:
             item = item.model_copy(update={"published": None})
         else:
