@@ -63,11 +63,14 @@ def test_sibling_markets_share_a_cluster():
     assert ca.n_source_questions == 1097 and ca.merged == ca.n_source_questions - ca.n_clusters > 300
     # unrelated questions that share only a date phrase stay apart
     assert not one_pattern("Starmer out by June 30, 2026?", "Will Scotiabank fail by June 30, 2026?")
-    # a question repeated across rounds keeps one cluster; dataset questions are never merged by text
-    fred = load_forecastbench(sources="fred", rounds=["2025-11-09", "2025-11-23"])
+    # dataset questions are merged by source, round and resolution date (rule 4), never by text
+    fred = load_forecastbench(sources="fred", rounds=["2025-11-09", "2025-11-23"], one_per_source_question=True)
     labels = sibling_clusters(fred).labels
+    groups: dict = {}
     for q in fred:
-        assert labels[q.id] == q.cluster_id
+        groups.setdefault((q.forecast_date, q.scheduled_close_date), set()).add(labels[q.id])
+    assert len(fred) > 50 and len(groups) > 2 and all(len(g) == 1 for g in groups.values())
+    assert len(set(labels.values())) == len(groups)  # one series per question: no chain joins two groups
 
 
 def test_score_ranks_on_one_question_set_and_clusters_siblings(tmp_path):
