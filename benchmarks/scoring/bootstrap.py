@@ -4,22 +4,27 @@ Welsh 2007), with no interval below :data:`MIN_CLUSTERS_FOR_INTERVAL` clusters.
 The interval is the **expanded percentile** interval (Hesterberg 2015): the percentile interval of the
 cluster bootstrap taken at the tail probability :func:`expanded_tail` instead of ``(1 - confidence) / 2``,
 which widens it by the small-sample factor a t interval has over a normal one. The plain percentile
-interval is too narrow with few clusters. Its coverage and the expanded one's, measured on the simulator
-(``python benchmarks/perf/interval_coverage.py``: 1,500 draws of k clusters with replacement from the
-736 clusters of a 1,112-question simulated run; Brier of mean, supervisor and min, and three paired
-differences against mean):
+interval is too narrow with few clusters. Both, measured on the simulator by
+``python benchmarks/perf/interval_coverage.py`` (1,500 draws of k clusters with replacement from the 736
+clusters of a 1,112-question simulated run; the range over the Brier of mean, supervisor and min and the
+paired differences of supervisor, debate and extremized against mean; nominal 0.95, Monte Carlo error
+about 0.006):
 
-=========  =========================  =========================
-clusters   percentile (old)           expanded percentile
-=========  =========================  =========================
-12         0.866-0.883                0.899-0.929
-30         0.918-0.934                0.934-0.941
-50         0.930-0.937                0.940-0.948
-=========  =========================  =========================
+=========  ==================  ===================
+clusters   percentile          expanded percentile
+=========  ==================  ===================
+12         0.863-0.883         0.893-0.923
+20         0.899-0.923         0.926-0.941
+30         0.908-0.927         0.923-0.943
+50         0.923-0.934         0.928-0.944
+200        0.939-0.955         0.940-0.957
+=========  ==================  ===================
 
-Bootstrap-t covered the Brier means better at 12 clusters (0.94) but paired differences worse (0.88-0.89:
-many questions have a zero difference), BCa and a t interval on cluster totals were no better than the
-expanded percentile; see the script for the figures of this code.
+In a prototype on the same population (800-1,500 draws), bootstrap-t covered the Brier means better at 12
+clusters (0.94) but the paired differences worse (0.88-0.89: many questions have a zero difference), and
+BCa (0.83-0.92) and a t interval on cluster totals (0.87-0.96) were no closer to 0.95 than the expanded
+percentile over the six targets. No interval reaches 0.95 at 12 clusters: below
+:data:`benchmarks.leaderboard.MIN_CLUSTERS_TO_RANK` the leaderboard shows no ranks.
 """
 
 from __future__ import annotations
@@ -46,14 +51,14 @@ _PARALLEL_MIN_DRAWS = 2**22  # below this many draws, threads cost more than the
 _MAX_THREADS = 4
 
 MIN_CLUSTERS_FOR_INTERVAL: int = 10
-"""Fewest clusters a bootstrap interval is reported for. Below it the percentile interval of a cluster
+"""Fewest clusters a bootstrap interval is reported for. Below it the interval of a cluster
 bootstrap is too narrow to mean anything (one cluster gives a zero-width interval; Cameron, Gelbach &
 Miller 2008 [6] show poor coverage with few clusters): the bounds are NaN and tables flag them. It is a
 floor, not a guarantee of coverage."""
 
 
 class BootstrapCI(NamedTuple):
-    """A point estimate with a percentile bootstrap interval; unpacks as ``(mean, low, high)``."""
+    """A point estimate with a bootstrap interval; unpacks as ``(mean, low, high)``."""
 
     mean: float
     low: float

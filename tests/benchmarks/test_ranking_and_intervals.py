@@ -21,7 +21,7 @@ def test_a_method_answering_two_easy_questions_cannot_outrank_one_answering_all_
     outcomes = {"q1": 1, "q2": 0, "q3": 1, "q4": 0}
     rows = [("steady", q, 0.7 if o else 0.3, o, q) for q, o in outcomes.items()]  # Brier 0.09 on all four
     rows += [("cherry", "q1", 1.0, 1, "q1"), ("cherry", "q2", 0.0, 0, "q2")]  # Brier 0 on the easy two
-    t = rank_methods(_frame(rows), baseline="steady", n_resamples=50, min_clusters=2).set_index("label")
+    t = rank_methods(_frame(rows), baseline="steady", n_resamples=50, min_clusters=2, min_clusters_to_rank=4).set_index("label")
     assert bool(t.loc["steady", "ranked"]) and t.loc["steady", "rank"] == 1
     assert not t.loc["cherry", "ranked"] and pd.isna(t.loc["cherry", "rank"])
     assert (t.loc["cherry", "n_answered"], t.loc["cherry", "coverage"]) == (2, 0.5)
@@ -29,19 +29,20 @@ def test_a_method_answering_two_easy_questions_cannot_outrank_one_answering_all_
     assert t.loc["cherry", "delta_brier_vs_baseline"] == pytest.approx(-0.09)  # paired on q1, q2
 
 
-def test_ranked_methods_are_scored_on_the_questions_all_of_them_answered():
+def test_a_method_that_skipped_a_question_is_scored_on_it_as_its_fallback_and_the_others_keep_every_question():
     rows = []
     for i in range(12):
         o = i % 2
         rows.append(("a", f"q{i}", 0.6 if o else 0.4, o, f"c{i}"))
-        if i != 3:  # b skipped one question: coverage 11/12 >= 0.8, still ranked
+        if i != 3:  # b skipped one question: coverage 11/12 >= 0.8, still compared
             rows.append(("b", f"q{i}", 0.9 if o else 0.1, o, f"c{i}"))
     t = rank_methods(_frame(rows), baseline="a", n_resamples=100).set_index("label")
-    assert t.loc["a", "n"] == t.loc["b", "n"] == 11 and t.loc["a", "n_answered"] == 12
-    assert t.loc["a", "brier"] == pytest.approx(0.16) and t.loc["b", "brier"] == pytest.approx(0.01)
-    assert list(t.index) == ["b", "a"] and not t.loc["a", "too_small_to_rank"]
+    assert t.loc["a", "n"] == t.loc["b", "n"] == 12 and t.loc["a", "n_answered"] == 12 and t.loc["b", "n_fallback"] == 1
+    assert t.loc["a", "brier"] == pytest.approx(0.16) and t.loc["b", "brier"] == pytest.approx((11 * 0.01 + 0.25) / 12)
+    assert list(t.index) == ["b", "a"] and t.loc["a", "too_small_to_rank"]  # 12 clusters < 30: no ranks
+    assert t["rank"].isna().all()
     assert t.loc["a", "brier_ci_low"] == pytest.approx(0.16) == t.loc["a", "brier_ci_high"]  # every score is 0.16
-    assert t.loc["b", "delta_brier_ci_high"] == pytest.approx(-0.15)
+    assert t.loc["b", "delta_brier_vs_baseline"] == pytest.approx((11 * -0.15 + 0.09) / 12)
 
 
 def test_too_few_clusters_are_flagged_not_given_a_normal_looking_interval():
