@@ -127,6 +127,47 @@ def test_a_broken_candidate_beside_objects_without_the_probability_says_it_could
     assert ei.value.field == "json" and ei.value.message.startswith("the answer's JSON object could not be read")
 
 
+def test_the_messages_show_the_values_and_the_broken_object():
+    long_a, long_b = "é" * 70, "b" * 60
+    with pytest.raises(ForecastParseError) as ei:
+        parse_forecast(json.dumps({"p_yes_percent": 20})[:-1] + f', "rationale": "{long_a}", "rationale": "{long_b}"}}')
+    shown_a, shown_b = '"' + "é" * 56 + "...", '"' + "b" * 56 + "..."  # JSON text, not escaped, cut to 60 characters
+    assert ei.value.message == f"the answer's JSON object gives 'rationale' 2 times with different values ({shown_a}, {shown_b}): refusing to pick one"
+    assert ei.value.value == [long_a, long_b]
+    with pytest.raises(ForecastParseError) as ei:  # JSON text of 60 characters is shown whole, of 61 cut
+        parse_forecast(f'{{"p_yes": 0.2, "rationale": "{"a" * 58}", "rationale": "{"b" * 59}"}}')
+    assert f'("{"a" * 58}", "{"b" * 56}...)' in ei.value.message
+    with pytest.raises(ForecastParseError) as ei:  # a Python literal's values need not be JSON
+        parse_forecast("{'p_yes': 0.2, 'x': {1}, 'x': {2}}")
+    assert ei.value.message == "the answer's JSON object gives 'x' 2 times with different values (\"{1}\", \"{2}\"): refusing to pick one"
+    # a broken object beside two readable ones, quoted to 200 characters
+    broken = '{"rationale": "the "favourite" wins' + "." * 300 + '", "p_yes_percent": 20}'
+    text = '{"p_yes_percent": 50} {"p_yes_percent": 50} ' + broken
+    with pytest.raises(ForecastParseError) as ei:
+        parse_forecast(text)
+    assert ei.value.message.startswith("the answer has a JSON object with p_yes or p_yes_percent that could not be read "
+                                       "(unescaped quotes?) besides 2 readable ones: ")
+    assert ei.value.message.endswith(repr(broken[:200])) and ei.value.value == broken[:200] and ei.value.raw_text == text
+    # without required keys any object is a candidate and any unreadable span a broken one
+    with pytest.raises(ForecastParseError) as ei:
+        parse_json('{"a": 1} {b}')
+    assert (ei.value.field, ei.value.value) == ("json", "{b}")
+
+
+@pytest.mark.parametrize("text, field, message", [
+    # nothing readable, and what cannot be read gives no probability
+    ('{"rationale": "the "x" one"}', "json", "the answer's JSON object could not be read"),
+    # readable objects without the probability, beside an unreadable one that gives none
+    ('{"probability": 0.3} {"rationale": "the "x" one"}', "p_yes", "no JSON object in the answer has any of ['p_yes', 'p_yes_percent']"),
+    # braces that read as something else than an object
+    ("the set {1, 2}", "json", "no JSON object found in the answer"),
+])
+def test_no_candidate_errors_say_which_case(text, field, message):
+    with pytest.raises(ForecastParseError) as ei:
+        parse_forecast(text)
+    assert ei.value.message.startswith(message) and ei.value.field == field
+
+
 def test_two_different_objects_with_the_required_key_are_refused_by_parse_json():
     first = {"disagreements": [{"topic": "<text>", "query": "<search query>"}]}
     final = {"disagreements": [{"topic": "timing", "query": "ECB December"}]}
@@ -135,9 +176,13 @@ def test_two_different_objects_with_the_required_key_are_refused_by_parse_json()
         parse_json(text, required_keys=("disagreements",))
     assert ei.value.message == ("the answer gives 2 JSON objects with disagreements that differ: refusing to pick one: "
                                 f"{text[:200]!r}")
-    assert (ei.value.field, ei.value.value) == ("disagreements", [first, final])
+    assert (ei.value.field, ei.value.value, ei.value.raw_text) == ("disagreements", [first, final], text)
     # the same object twice is one answer
     assert parse_json(f"{json.dumps(final)} again: {json.dumps(final)}", required_keys=("disagreements",)) == final
+    long = f"{json.dumps(first)}\n{json.dumps(final)}" + " " * 200 + json.dumps(first)
+    with pytest.raises(ForecastParseError) as ei:
+        parse_json(long, required_keys=("disagreements",))
+    assert ei.value.message.endswith(f"refusing to pick one: {long[:200]!r}")
     # without required keys every object is a candidate
     with pytest.raises(ForecastParseError) as ei:
         parse_json('{"a": 1} {"b": 2}')
