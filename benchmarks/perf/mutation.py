@@ -251,6 +251,12 @@ EQUIVALENT: list[Equivalent] = [
                  "span holds no bracket and no comma, and is never the one a repair or bracket count reads")
       for line in ("if i >= seg:", "if seg <= n:")),
     Equivalent("agent_tools/parsing.py", "_candidates", "raw_text=text, field=keys[0], )", _VALUE_NONE_DEFAULT),
+    Equivalent("agent_tools/parsing.py", "_decode_at",
+               "value, end = json.JSONDecoder(strict=None, object_pairs_hook=hook).raw_decode(text, i)",
+               "json's decoder reads strict as a truth value: None is False"),
+    Equivalent("agent_tools/parsing.py", "_show", "s = json.dumps(value, ensure_ascii=None, default=repr)", _ENSURE_ASCII_NONE),
+    Equivalent("agent_tools/parsing.py", "_decode_at", "return _Span(text[i:], closed=None)",
+               "a span's closed is only read as a truth value (if not span.closed, not s.closed), where None and False agree"),
     Equivalent("agent_tools/parsing.py", "parse_forecast",
                'raise ForecastParseError(f"{prob_field} is missing: {text[:200]!r}", raw_text=text, field=prob_field, )',
                _VALUE_NONE_DEFAULT),
