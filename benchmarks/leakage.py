@@ -228,6 +228,7 @@ def _prospective(doc: str, start: int, end: int) -> bool:
 
 
 def _hidden_date_named(text: str, hidden: dt.date, knowable: set[dt.date], forecast_date: dt.date) -> bool:
+    """Whether ``text`` writes the date ``hidden`` where it is hindsight (rules 1-3 of the module docstring)."""
     docs = None
     for w in find_dates(text):
         if hidden not in w.readings or knowable.intersection(w.readings):

@@ -551,7 +551,7 @@ def test_a_run_on_the_rounds_corpus_is_clean_and_a_planted_resolution_is_found(t
     prompts = ["\n".join(m["content"] for m in c["messages"]) for c in r["trace"]["recorded_calls"] if c["messages"]]
     assert sum("increased by 2024-12-15" in p for p in prompts) >= 3  # the members' and the supervisor's prompts
     shown = sum(bool(planted) and planted in p for p in prompts)
-    assert shown == (0 if planted is None else 3)  # two members' searches and the supervisor's clarifying search
+    assert shown == (0 if planted is None else 3)  # the two members' prompts and the supervisor's decision prompt
     assert r["audit"] == {  # each of the three prompts shows the round's document (and the planted page)
         "prompts_scanned": len(prompts), "evidence_in_prompt": 3 * (1 + bool(planted)), "dropped_by_cutoff_guard": 0,
         "evidence_dated_after_cutoff": 0, "hindsight_resolution_date": shown, "hindsight_outcome": shown,
