@@ -267,3 +267,18 @@ def test_hostile_fixture_is_what_the_page_shows(viewer_run):
     rec = record_of(viewer_run, lambda r: r["question_id"] == viewer_run.hostile_id)
     assert rec.trace.question.text == HOSTILE_TEXT
     assert {f.rationale for f in rec.trace.forecasts} == {HOSTILE_RATIONALE}
+
+
+def test_the_supervisor_section_shows_which_results_counted_as_evidence_and_why(viewer_run):
+    """Each clarifying result's judgement (agent_tools.relevance): counted or not, with the shared words."""
+    from markupsafe import escape
+
+    html = viewer_run.page.read_text(encoding="utf-8")
+    notes = [c for r in viewer_run.records if (r["trace"] or {}).get("supervisor")
+             for c in r["trace"]["supervisor"]["coverage"] if c.get("evidence")]
+    judged = [e for c in notes for e in c["evidence"]]
+    assert any(e["counted"] for e in judged) and not all(e["counted"] for e in judged)
+    for e in judged:
+        badge = "counted" if e["counted"] else "not counted"
+        assert f"{badge}</span> {escape(e['title'] or e['url'])} <span class=\"muted\">— {escape(e['reason'])}</span>" in html
+    assert any(str(escape(e["reason"])).startswith("relevant (shares ") for e in judged)
