@@ -21,15 +21,15 @@ word characters: :data:`WORD_PATTERN`, the default splitter of bm25s's tokenizer
 
 A result (its title and snippet) is **relevant** to a disagreement about a question when it shares at least
 :data:`MIN_SHARED_WORDS` (2) distinct content words with the question's text (all of them when it holds
-fewer: "Starmer out in 2025?" has one), or with the question's text and the disagreement's topic and
-description together, at least one of them from the question's text. The disagreement's words count only
-when the disagreement is about the question (it shares a content word with the question's text): the
-embedded model names disagreements such as "The 2020-2021 season of Avatar: The Last Home" on a question
-about the Academy Awards, and its own words must not make its results relevant. Two words, because one is
-often shared by chance ("best", "reach", "nfl" for a question on the NFL and ESPN); one from the question,
-so that a result on the disagreement's words alone is not taken for evidence on the question. A relevant
-result is **counted** as evidence when it is also dated on or before the cutoff; an undated result is never
-dated evidence.
+fewer: "Starmer out in 2025?" has one; a question with none has no relevant result), or with the
+question's text and the disagreement's topic and description together, at least one of them from the
+question's text. The disagreement's words count only when the disagreement is about the question (it
+shares a content word with the question's text): the embedded model names disagreements such as "The
+2020-2021 season of Avatar: The Last Home" on a question about the Academy Awards, and its own words must
+not make its results relevant. Two words, because one is often shared by chance ("best", "reach", "nfl"
+for a question on the NFL and ESPN); one from the question, so that a result on the disagreement's words
+alone is not taken for evidence on the question. A relevant result is **counted** as evidence when it is
+also dated on or before the cutoff; an undated result is never dated evidence.
 
 This is this project's rule, not a published method. A count of shared words rather than a BM25 score: a
 BM25 score depends on the other documents of its collection (the inverse document frequency) and has no
@@ -63,8 +63,8 @@ DATE_WORDS = frozenset(
 FORECASTING_WORDS = frozenset(
     "yes question questions resolve resolves resolved resolution forecast forecasts forecasting date "
     "probability likely chance odds member members says would could might must".split())
-#: Distinct content words a relevant result shares with the question and the disagreement (count; all of
-#: them when these hold fewer).
+#: Distinct content words a relevant result shares with the question and the disagreement (count; all the
+#: question's when it holds fewer).
 MIN_SHARED_WORDS = 2
 #: Name and version of the relevance rule (recorded in the supervisor's grounding rule).
 RELEVANCE_RULE = (f"content-word overlap v1: a result is relevant when it shares >= {MIN_SHARED_WORDS} content "
