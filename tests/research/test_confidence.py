@@ -146,7 +146,8 @@ def test_relevant_results_dated_before_the_cutoff_keep_high_and_the_trace_record
     note = trace.supervisor.coverage[0]
     assert (note.status, note.reason) == ("supported", "1 of 3 results relevant to the question and dated on or before the cutoff")
     # ECB minutes, "dovish: room to cut the deposit rate" and the question "Will the ECB cut its deposit rate at its
-    # December 2025 meeting?" share cut, deposit, ecb, rate; the disagreement adds "cut" again
+    # December 2025 meeting?" share cut, deposit, ecb, rate; the disagreement ("timing of the cut", so about the
+    # question: its words count too) adds none of its own
     assert [(e.shared_words, e.counted) for e in note.evidence] == [([], False), ([], False), (["cut", "deposit", "ecb", "rate"], True)]
     assert note.evidence[2].reason == "relevant (shares cut, deposit, ecb, rate), dated 2025-10-30"
     assert (trace.supervisor.grounding.effective, trace.supervisor.grounding.reasons) == ("high", [])
