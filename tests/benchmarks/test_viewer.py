@@ -289,3 +289,18 @@ def test_the_terminal_shows_a_small_paired_interval_with_the_digits_it_needs(vie
     board.loc[row, ["delta_brier_vs_baseline", "delta_brier_ci_low", "delta_brier_ci_high"]] = [-0.001, -0.0034, 0.0012]
     line = next(ln for ln in _print(board) if " median " in ln)
     assert "−0.001 [−0.003, +0.001]" in line and "[0.00, 0.00]" not in line and "[−0.00, +0.00]" not in line
+
+
+def test_the_supervisor_section_shows_which_results_counted_as_evidence_and_why(viewer_run):
+    """Each clarifying result's judgement (agent_tools.relevance): counted or not, with the shared words."""
+    from markupsafe import escape
+
+    html = viewer_run.page.read_text(encoding="utf-8")
+    notes = [c for r in viewer_run.records if (r["trace"] or {}).get("supervisor")
+             for c in r["trace"]["supervisor"]["coverage"] if c.get("evidence")]
+    judged = [e for c in notes for e in c["evidence"]]
+    assert any(e["counted"] for e in judged) and not all(e["counted"] for e in judged)
+    for e in judged:
+        badge = "counted" if e["counted"] else "not counted"
+        assert f"{badge}</span> {escape(e['title'] or e['url'])} <span class=\"muted\">— {escape(e['reason'])}</span>" in html
+    assert any(str(escape(e["reason"])).startswith("relevant (shares ") for e in judged)
