@@ -146,7 +146,7 @@ def compare(
             f["fallback"] = True
             filled.append(f[rows.columns].astype(rows.dtypes.to_dict()))
     frame = pd.concat([rows, *filled], ignore_index=True) if filled else rows.reset_index(drop=True)
-    return Comparison(frame, compared, apart, answered.astype("int64"), coverage.astype(float))
+    return Comparison(frame, compared, apart, answered, coverage)
 
 
 def rank_methods(

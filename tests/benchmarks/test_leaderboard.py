@@ -174,3 +174,45 @@ def test_other_column_names_and_no_rows():
     assert list(t["system"]) == ["m", "part"] and list(t["n"]) == [5, 2] and list(t["n_answered"]) == [5, 2]
     empty = rank_methods(frame({}, OUT).reindex(columns=["label", "question_id", "p_yes", "outcome", "cluster"]), baseline=None)
     assert empty.empty
+
+
+def test_a_set_the_caller_fixes_is_the_only_one_compared_on():
+    """Several runs: the questions every run planned (benchmarks.report.planned_questions)."""
+    answers = {"a": {q: 0.5 for q in OUT}, "b": {"q0": 0.3, "q1": 0.3, "q2": 0.3}, "out": {"q3": 0.9, "q4": 0.9}}
+    c = compare(frame(answers, OUT), questions={"q0", "q1", "q2", "elsewhere"})  # an unanswered id counts for nothing
+    assert (c.compared, c.apart) == (["a", "b"], ["out"])
+    assert c.answered.to_dict() == {"a": 3, "b": 3, "out": 0} and c.coverage.to_dict() == {"a": 1.0, "b": 1.0, "out": 0.0}
+    assert set(c.frame["question_id"]) == {"q0", "q1", "q2"} and not c.frame["fallback"].any()
+    t = rank_methods(frame(answers, OUT), baseline=None, questions={"q0", "q1", "q2"}, n_resamples=10).set_index("label")
+    assert t["n"].to_dict() == {"a": 3, "b": 3, "out": 2}  # listed apart on its own questions, outside the set
+    assert t["n_answered"].to_dict() == {"a": 3, "b": 3, "out": 0}
+    none = compare(frame(answers, OUT), questions=set())
+    assert none.compared == [] and none.apart == ["a", "b", "out"] and (none.coverage == 0.0).all()
+    t = rank_methods(frame(answers, OUT), baseline=None, questions=set(), n_resamples=10)
+    assert not t["ranked"].any() and list(t["label"]) == ["b", "a", "out"] and list(t["n"]) == [3, 5, 2]  # by own Brier
+    assert (t["coverage"] == 0.0).all() and t["rank"].isna().all() and t["rank"].dtype == "Int64"
+
+
+def test_a_filled_row_takes_the_questions_facts_and_the_methods_own_columns():
+    rows = pd.DataFrame([
+        {"label": "m", "run_id": "r1", "kind": "method", "question_id": "q0", "p_yes": 0.8, "outcome": 1, "cluster": "c0", "source": "x"},
+        {"label": "b", "run_id": "r2", "kind": "baseline", "question_id": "q0", "p_yes": 0.5, "outcome": 1, "cluster": "c0", "source": "x"},
+        {"label": "b", "run_id": "r2", "kind": "baseline", "question_id": "q1", "p_yes": 0.5, "outcome": 0, "cluster": "c1", "source": "y"},
+    ])
+    c = compare(rows, min_coverage=0.5, question_cols=("outcome", "cluster", "source"), fallbacks={("m", "q1"): 0.1})
+    filled = c.frame[c.frame["fallback"]].iloc[0].to_dict()
+    assert filled == {"label": "m", "run_id": "r1", "kind": "method", "question_id": "q1", "p_yes": 0.1, "outcome": 0,
+                      "cluster": "c1", "source": "y", "fallback": True}
+    t = rank_methods(rows, baseline=None, min_coverage=0.5, n_resamples=10)
+    assert t["n_fallback"].dtype == np.int64 and t.set_index("label")["n_fallback"].to_dict() == {"m": 1, "b": 0}
+
+
+def test_methods_listed_apart_use_the_same_bootstrap_settings():
+    outcomes = {f"q{i}": i % 2 for i in range(40)}
+    answers = {"all": {q: 0.4 for q in outcomes},
+               "half": {q: (0.2 + i / 100 if o else 0.6 - i / 100) for i, (q, o) in enumerate(outcomes.items()) if i < 20}}
+    t = rank_methods(frame(answers, outcomes), baseline="all", n_resamples=300, seed=7).set_index("label")
+    own = scoring.score_table(frame(answers, outcomes), method_col="label", baseline="all", n_resamples=300, seed=7).set_index("label")
+    assert not t.loc["half", "ranked"] and t.loc["half", "n_clusters"] == 20
+    cols = ["brier_ci_low", "brier_ci_high", "delta_brier_ci_low", "delta_brier_ci_high"]
+    assert t.loc["half", cols].tolist() == own.loc["half", cols].tolist()
