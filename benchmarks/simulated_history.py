@@ -1,9 +1,13 @@
-"""Fit inputs of simulated questions drawn from the simulator directly (no pipeline, no prompts): thousands of
-questions in about a second, for the known-optimum checks of the fitted methods."""
+"""Resolved question histories drawn from the simulator directly (no pipeline, no prompts): the fitted
+methods' inputs for thousands of questions in about a second, for the known-optimum tests of
+:mod:`benchmarks.fitted` and the measurement that chose its recency rule
+(``benchmarks/perf/fitted_recency.py``).
+"""
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -11,7 +15,11 @@ from agent_providers.simulator import SimParams, SimulatorProvider, SimWorld, qu
 from agent_schemas import Question
 from benchmarks.fitted import FitInputs
 
+__all__ = ["CLIP", "SOURCE", "simulated_inputs", "simulated_questions"]
+
+#: The source of every simulated question (one yes-rate ``m`` for the simulator's anchors).
 SOURCE = "sim-test"
+#: The combination rule's bounds the simulated mean is clipped to (p_yes).
 CLIP = (0.01, 0.99)
 
 
@@ -20,17 +28,39 @@ def _said(x: float) -> float:
     return min(max(round(100 / (1 + np.exp(-x))), 1), 99) / 100
 
 
-def simulated_questions(n: int, *, seed: int = 0, yes_rate: float = 0.4, per_round: int = 50) -> list[Question]:
-    """``n`` resolved questions in rounds of ``per_round`` (one forecast date each, 14 days apart), each
-    resolving 20-119 days after its forecast date, Yes with probability ``yes_rate``."""
+def simulated_questions(n: int, *, seed: int = 0, yes_rate: float | Sequence[float] = 0.4, per_round: int = 50,
+                        resolution_days: Callable[[np.random.Generator], int] | None = None) -> list[Question]:
+    """``n`` resolved questions in rounds of ``per_round`` (one forecast date each, 14 days apart).
+
+    Parameters
+    ----------
+    n, per_round : int
+        Questions, and questions per round (count).
+    seed : int
+        Seed of the outcomes and resolution dates.
+    yes_rate : float or sequence of float
+        Probability of Yes in [0, 1]: one for every round, or one per round (at least ``ceil(n / per_round)``
+        values; a drifting world).
+    resolution_days : callable, optional
+        Days from forecast date to resolution date (>= 1) drawn from the generator; default uniform on 20-119.
+
+    Returns
+    -------
+    list of Question
+        Ids ``sim-<i>``, source :data:`SOURCE`, forecast date 2024-01-07 plus 14 days per round.
+    """
     rng = np.random.default_rng(seed)
     start = dt.date(2024, 1, 7)
+    rates = np.broadcast_to(np.asarray(yes_rate, dtype=float), (-(-n // per_round),)) if np.ndim(yes_rate) == 0 \
+        else np.asarray(yes_rate, dtype=float)
+    lag = resolution_days or (lambda g: int(g.integers(20, 120)))
     out = []
     for i in range(n):
         f = start + dt.timedelta(days=14 * (i // per_round))
+        days = lag(rng)
         out.append(Question(id=f"sim-{i}", text=f"Will simulated event {i} happen?", forecast_date=f,
-                            resolution_date=f + dt.timedelta(days=int(rng.integers(20, 120))),
-                            outcome=int(rng.random() < yes_rate), source=SOURCE, question_type="market"))
+                            resolution_date=f + dt.timedelta(days=days),
+                            outcome=int(rng.random() < rates[i // per_round]), source=SOURCE, question_type="market"))
     return out
 
 
@@ -39,7 +69,8 @@ def simulated_inputs(questions: list[Question], params: SimParams, *, n_members:
     """Each question's members (``member-i@sim``), mean, debate and supervisor as the simulator answers them.
 
     ``member_bias`` gives member ``i`` its own ``bias`` (a second provider with the same seed, so the shared
-    error draw is the same and the errors stay correlated).
+    error draw is the same and the errors stay correlated). Returns the inputs, in the questions' order, and
+    the simulator's world (whose source yes-rate ``m`` the anchors are drawn around).
     """
     world = SimWorld.from_questions(questions)
     sim = SimulatorProvider(params, world=world)
