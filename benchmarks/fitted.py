@@ -80,7 +80,8 @@ from agent_schemas import TokenUsage
 from benchmarks.methods import method_of
 
 __all__ = ["BLEND_INPUTS", "FITTED_METHODS", "LEARNED_MEAN", "MIN_FIT_PER_CLASS", "MIN_FIT_QUESTIONS", "PLATT_RECENCY",
-           "UNFITTED_RULE", "FitInputs", "RecencyWeights", "fit_inputs", "fit_runs", "fitted_summary", "walk_forward"]
+           "UNFITTED_RULE", "FitInputs", "RecencyWeights", "fallback_equals", "fit_inputs", "fit_runs", "fitted_summary",
+           "walk_forward"]
 
 #: The fitted methods, in leaderboard order.
 FITTED_METHODS: tuple[str, ...] = ("fitted_extremized", "fitted_platt", "fitted_blend", "fitted_member_weights")
@@ -406,6 +407,43 @@ def fit_runs(runs: Mapping[str, Sequence[Mapping[str, Any]]], earlier: Sequence[
     for run_id, records in runs.items():
         targets = fit_inputs(records, run_id)
         out[run_id] = walk_forward(targets, [*targets, *history], **kwargs)
+    return out
+
+
+def fallback_equals(fitted: Mapping[str, Mapping[str, Mapping[str, Mapping[str, Any]]]], *, prefix_run: bool = False,
+                    min_questions: int = MIN_FIT_QUESTIONS, min_per_class: int = MIN_FIT_PER_CLASS) -> dict[str, str]:
+    """The fitted methods that fell back on every question they answered, with what they equal and why.
+
+    Such a method is its unfitted rule under another name (``fitted_platt`` is then ``mean`` on every
+    question), so the leaderboard gives it no rank of its own
+    (:func:`benchmarks.leaderboard.rank_methods`, ``equals``).
+
+    Parameters
+    ----------
+    fitted : mapping
+        ``{run_id: {question_id: {method: row}}}`` (:func:`fit_runs`).
+    prefix_run : bool
+        Label methods ``<run_id>:<method>`` (the leaderboard's labels when several runs are compared).
+    min_questions, min_per_class : int
+        The fit's minimums (counts, as given to :func:`walk_forward`), named in the reason.
+
+    Returns
+    -------
+    dict
+        ``{label: "<rule> (not fitted: n < 30)"}``, e.g. ``{"fitted_platt": "mean (not fitted: n < 30)"}``;
+        the reason is ``fewer than 5 of an outcome`` when 30 questions were there but not both outcomes.
+        The rule is the one the rows used (``fitted_blend`` without a pipeline: ``mean``).
+    """
+    out = {}
+    for run_id, questions in fitted.items():
+        for method in FITTED_METHODS:
+            got = [q[method] for q in questions.values() if method in q and q[method]["status"] == "ok"]
+            if not got or not all(r["fallback"] for r in got):
+                continue
+            rule = " or ".join(dict.fromkeys(r.get("equals") or UNFITTED_RULE[method] for r in got))
+            n_max = max(r["n_fit"] for r in got)
+            why = f"n < {min_questions}" if n_max < min_questions else f"fewer than {min_per_class} of an outcome"
+            out[f"{run_id}:{method}" if prefix_run else method] = f"{rule} (not fitted: {why})"
     return out
 
 

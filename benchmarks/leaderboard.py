@@ -14,10 +14,14 @@ A method that answered only the easy questions must not outrank one that answere
 4. ``too_small_to_rank`` is true when the common set has fewer than
    :data:`benchmarks.scoring.MIN_CLUSTERS_FOR_INTERVAL` clusters: intervals are then not available
    and the order says nothing.
+5. A method that is another under a second name (``equals``: a fitted method that fell back to its
+   unfitted rule on every question, :func:`benchmarks.fitted.fallback_equals`) is scored with the ranked
+   methods but takes no rank: its row says what it equals and why.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -40,6 +44,7 @@ def rank_methods(
     baseline: str | None = "mean",
     min_coverage: float = MIN_COVERAGE,
     min_clusters: int = scoring.MIN_CLUSTERS_FOR_INTERVAL,
+    equals: Mapping[str, str] | None = None,
     **score_kwargs: Any,
 ) -> pd.DataFrame:
     """The leaderboard of ``scored`` (one row per method): ranked methods first, by Brier on the common set.
@@ -57,6 +62,9 @@ def rank_methods(
         Coverage a method needs to be ranked.
     min_clusters : int
         Fewest clusters for an interval (and for the ranking to mean anything).
+    equals : mapping of str to str, optional
+        Methods that are another method under a second name, with what they equal and why (e.g.
+        ``{"fitted_platt": "mean (not fitted: n < 30)"}``): no rank of their own (point 5 above).
     **score_kwargs
         Passed to :func:`benchmarks.scoring.score_table` (``n_resamples``, ``seed``, ``n_bins``...).
 
@@ -64,9 +72,10 @@ def rank_methods(
     -------
     pandas.DataFrame
         The :func:`~benchmarks.scoring.score_table` columns plus ``ranked`` (bool), ``rank`` (1..k for
-        ranked methods, missing otherwise; nullable integer), ``n_answered`` (questions the method answered), ``coverage``
-        (fraction) and ``too_small_to_rank`` (bool, the same for every ranked row). Ranked rows come
-        first, sorted by Brier; unranked rows follow, sorted by Brier on their own questions.
+        ranked methods, missing otherwise and for ``equals`` methods; nullable integer), ``n_answered`` (questions
+        the method answered), ``coverage`` (fraction), ``too_small_to_rank`` (bool, the same for every ranked
+        row) and ``equals`` (text, '' unless given). Ranked rows come first, sorted by Brier; unranked rows
+        follow, sorted by Brier on their own questions.
 
     Raises
     ------
@@ -96,7 +105,8 @@ def rank_methods(
                                 **score_kwargs)
         t = t.sort_values("brier", kind="mergesort").reset_index(drop=True)
         t["ranked"] = True
-        t["rank"] = pd.array(np.arange(1, len(t) + 1), dtype="Int64")
+        copy = t[method_col].isin(list(equals or {})).to_numpy()
+        t["rank"] = pd.array([pd.NA if c else int(k) for c, k in zip(copy, np.cumsum(~copy))], dtype="Int64")
         t["too_small_to_rank"] = bool(t["n_clusters"].max() < min_clusters) if len(t) else True
         parts.append(t)
     if unranked:
@@ -113,4 +123,5 @@ def rank_methods(
     if not table.empty:
         table["n_answered"] = table[method_col].map(answered).astype("int64")
         table["coverage"] = table[method_col].map(coverage).astype(float)
+        table["equals"] = [str((equals or {}).get(m, "")) for m in table[method_col]]
     return table

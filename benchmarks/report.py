@@ -21,7 +21,8 @@ import pandas as pd
 from agent_schemas import DataValidationError, TokenUsage
 from benchmarks import scoring
 from benchmarks.confidence_bands import confidence_band_table
-from benchmarks.fitted import LEARNED_MEAN, MIN_FIT_PER_CLASS, MIN_FIT_QUESTIONS, UNFITTED_RULE, fit_runs, fitted_summary
+from benchmarks.fitted import (LEARNED_MEAN, MIN_FIT_PER_CLASS, MIN_FIT_QUESTIONS, UNFITTED_RULE, fallback_equals, fit_runs,
+                               fitted_summary)
 from benchmarks.leaderboard import MIN_COVERAGE, rank_methods
 from benchmarks.leakage import AUDIT_KEYS
 from benchmarks.model_cutoffs import training_cutoff
@@ -316,6 +317,12 @@ def _md(df: pd.DataFrame) -> str:
     return df.to_markdown(index=False, floatfmt=".4f") if not df.empty else "(none)"
 
 
+def _board_md(rows: pd.DataFrame) -> str:
+    """Leaderboard rows in Markdown: rank ``=`` for a method that equals another (``equals``), none for the unranked."""
+    rows = rows.assign(rank=["=" if e else ("" if pd.isna(k) else str(k)) for k, e in zip(rows["rank"], rows.get("equals", [""] * len(rows)))])
+    return _md(rows)
+
+
 def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: str = "mean",
                  n_resamples: int = 1000, seed: int = 0, min_coverage: float = MIN_COVERAGE,
                  fit_from: Sequence[str | Path] = ()) -> Report:
@@ -361,8 +368,9 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
             raise DataValidationError(f"baseline {baseline!r} is not among the scored methods: {', '.join(labels)}",
                                       field="baseline", value=baseline)
         base_label = prefixed[0]
+    # a fitted method that fell back on every question is its unfitted rule: shown as "= mean (not fitted: n < 30)", no rank
     table = rank_methods(scored, method_col="label", baseline=base_label, min_coverage=min_coverage,
-                         n_resamples=n_resamples, seed=seed)
+                         equals=fallback_equals(fitted, prefix_run=len(records) > 1), n_resamples=n_resamples, seed=seed)
     attempts = df.groupby("label").agg(attempted=("question_id", "size"), failed=("status", lambda s: int((s == "failed").sum())))
     table = table.merge(attempts, left_on="label", right_index=True, how="left")
     costs, roles = cost_tables(run_dirs, added=fitted)  # never empty: every question has its fitted methods' rows
@@ -377,18 +385,18 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
     segments = {col: scoring.segment_table(scored, col, method_col="label") for col in ("source", "question_type", "horizon_bucket")}
 
     csv_path = out_dir / "leaderboard.csv"
-    main_cols = [c for c in ("rank", "label", "n", "n_answered", "brier", "brier_ci_low", "brier_ci_high", "log_loss", "ece",
+    main_cols = [c for c in ("rank", "label", "equals", "n", "n_answered", "brier", "brier_ci_low", "brier_ci_high", "log_loss", "ece",
                              "delta_brier_vs_baseline", "delta_brier_ci_low", "delta_brier_ci_high",
-                             "tokens_per_question", "failed") if c in table.columns]
+                             "tokens_per_question", "failed") if c in table.columns and (c != "equals" or table[c].astype(bool).any())]
     ranked, unranked = table[table["ranked"]], table[~table["ranked"]]
     simulated = simulation_note(manifests)
     md = "\n\n".join([
         *([f"**{simulated}**"] if simulated else []),
         f"## Leaderboard (lower Brier is better; 95% clustered bootstrap intervals; baseline for deltas: {base_label})",
         ranking_note(ranked, min_coverage),
-        _md(ranked[main_cols]),
+        _board_md(ranked[main_cols]),
         *([f"## Not ranked (answered fewer than {min_coverage:.0%} of the questions; Brier on their own questions)",
-           _md(unranked[main_cols])] if len(unranked) else []),
+           _board_md(unranked[main_cols])] if len(unranked) else []),
         "## Cost per method", _md(costs.drop(columns=["run_id", "method"])),
         "## Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)", _md(effect),
         f"## {LEARNED_TITLE}", _md(learned),

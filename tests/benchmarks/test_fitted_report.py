@@ -78,8 +78,8 @@ def test_every_question_records_each_fitted_method_with_its_parameters_and_n(fir
 def test_the_report_ranks_the_fitted_methods_and_shows_their_tables(first_run):
     tmp, qs, fitted = first_run
     board = pd.read_csv(tmp / "runs" / "early" / "leaderboard.csv").set_index("label")
-    for m in FITTED_METHODS:
-        assert board.loc[m, "n_answered"] == len(qs) and board.loc[m, "ranked"]
+    for m in FITTED_METHODS:  # fitted on the later questions: a method of its own, with a rank
+        assert board.loc[m, "n_answered"] == len(qs) and board.loc[m, "ranked"] and not pd.isna(board.loc[m, "rank"])
     assert board.loc["fitted_blend", "tokens_per_question"] == board.loc["pipeline", "tokens_per_question"]
     assert board.loc["fitted_platt", "tokens_per_question"] == board.loc["mean", "tokens_per_question"]
     md = (tmp / "runs" / "early" / "leaderboard.md").read_text()
@@ -124,3 +124,27 @@ def test_fit_from_an_earlier_run_gives_a_new_run_the_history_it_lacks(first_run)
                               "--fit-from", str(tmp / "nowhere")])
     assert res.exit_code == 2 and res.stderr.startswith("error: ") and "nowhere" in res.stderr
     assert not (tmp / "runs" / "never").exists()
+
+
+def test_a_fitted_method_that_fell_back_everywhere_takes_no_rank_and_says_what_it_equals(tmp_path):
+    # twelve questions: no question has 30 resolved before it, so every fitted method is its unfitted rule
+    res = runner.invoke(app, ["run", "-p", "sim", "--n", "12", "--search", "none", "-o", str(tmp_path), "--run-id", "small",
+                              "--no-progress"])
+    assert res.exit_code == 0, res.output
+    board = pd.read_csv(tmp_path / "small" / "leaderboard.csv", keep_default_na=False).set_index("label")
+    said = {"fitted_platt": "mean", "fitted_member_weights": "mean", "fitted_extremized": "extremized", "fitted_blend": "pipeline"}
+    for m, rule in said.items():
+        assert board.loc[m, "rank"] == "" and board.loc[m, "equals"] == f"{rule} (not fitted: n < 30)", m
+        assert board.loc[m, "brier"] == board.loc[rule, "brier"]  # it is the rule, under another name
+    ranks = sorted(int(r) for r in board["rank"] if r != "")
+    assert ranks == list(range(1, len(ranks) + 1)) and all(board.loc[m, "rank"] != "" for m in ("mean", "extremized", "pipeline"))
+    # the terminal: "=" instead of a rank, and what it equals
+    rows = {x.split()[1]: x.split() for x in res.stdout.splitlines() if len(x.split()) > 2 and x.split()[1] in board.index}
+    for m, rule in said.items():
+        assert rows[m][:3] == ["=", m, str(board.loc[m, "n"])] and rows[m][3:10] == ["=", rule, "not", "fitted:", "n", "<", "30"], rows[m]
+    assert rows["mean"][0] == board.loc["mean", "rank"]
+    md = (tmp_path / "small" / "leaderboard.md").read_text()
+    cells = {c[1]: c for c in ([x.strip() for x in line.strip("|").split("|")] for line in md.splitlines() if line.startswith("| "))}
+    assert cells["fitted_platt"][:3] == ["=", "fitted_platt", "mean (not fitted: n < 30)"] and cells["mean"][:3] == [board.loc["mean", "rank"], "mean", ""]
+    html = (tmp_path / "small" / "report.html").read_text()
+    assert "= mean (not fitted: n &lt; 30)" in html

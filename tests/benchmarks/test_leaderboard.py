@@ -147,3 +147,18 @@ def test_other_column_names_and_no_rows():
     assert list(t["system"]) == ["m", "part"] and list(t["n"]) == [5, 2] and list(t["n_answered"]) == [5, 2]
     empty = rank_methods(frame({}, OUT).reindex(columns=["label", "question_id", "p_yes", "outcome", "cluster"]), baseline=None)
     assert empty.empty
+
+
+def test_a_method_equal_to_another_is_scored_with_the_ranked_but_takes_no_rank():
+    answers = {
+        "good": {q: (0.9 if o else 0.1) for q, o in OUT.items()},  # Brier 0.01
+        "coin": {q: 0.5 for q in OUT},  # 0.25
+        "copy": {q: 0.5 for q in OUT},  # the coin under another name
+        "fair": {q: (0.6 if o else 0.4) for q, o in OUT.items()},  # 0.16
+    }
+    t = rank_methods(frame(answers, OUT), baseline="coin", equals={"copy": "coin (not fitted: n < 30)"}, n_resamples=20)
+    assert list(t["label"]) == ["good", "fair", "coin", "copy"] and t["ranked"].all()
+    assert list(t["rank"][:3]) == [1, 2, 3] and pd.isna(t["rank"].iloc[3])  # no gap: the copy holds no place
+    assert list(t["equals"]) == ["", "", "", "coin (not fitted: n < 30)"]
+    assert t["brier"].iloc[3] == pytest.approx(0.25) and t["n"].iloc[3] == 5
+    assert (rank_methods(frame(answers, OUT), baseline="coin", n_resamples=20)["equals"] == "").all()

@@ -466,8 +466,8 @@ def test_write_report_writes_the_three_files_with_every_table(run_a, tmp_path, p
                         "## Leakage audit over the prompts actually sent (findings must be 0)"]
     board_md = rep.markdown.split("## Leaderboard")[1].split("## Cost per method")[0]
     header = next(line for line in board_md.splitlines() if line.startswith("| "))
-    assert [c.strip() for c in header.strip("|").split("|")] == [
-        "rank", "label", "n", "n_answered", "brier", "brier_ci_low", "brier_ci_high", "log_loss", "ece", "delta_brier_vs_baseline",
+    assert [c.strip() for c in header.strip("|").split("|")] == [  # equals: the fitted methods fell back on all 3 questions
+        "rank", "label", "equals", "n", "n_answered", "brier", "brier_ci_low", "brier_ci_high", "log_loss", "ece", "delta_brier_vs_baseline",
         "delta_brier_ci_low", "delta_brier_ci_high", "tokens_per_question", "failed"]
     audit_md = rep.markdown.split("## Leakage audit over the prompts actually sent (findings must be 0)")[1]
     assert "| a        |           3 |                  1 |" in audit_md  # run a: 3 questions, 1 failed
