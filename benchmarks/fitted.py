@@ -76,12 +76,12 @@ from agent_research.aggregation import (
     fit_platt_scaling,
 )
 from agent_research.learned import fit_pool_weights, weighted_pool
-from agent_schemas import TokenUsage
+from agent_schemas import DataValidationError, TokenUsage
 from benchmarks.methods import method_of
 
 __all__ = ["BLEND_INPUTS", "FITTED_METHODS", "LEARNED_MEAN", "MIN_FIT_PER_CLASS", "MIN_FIT_QUESTIONS", "PLATT_RECENCY",
-           "UNFITTED_RULE", "FitInputs", "RecencyWeights", "fallback_equals", "fit_inputs", "fit_runs", "fitted_summary",
-           "walk_forward"]
+           "UNFITTED_RULE", "FitInputs", "RecencyWeights", "fallback_equals", "fit_inputs", "fit_runs", "fit_sources",
+           "fitted_summary", "refuse_other_models", "run_models", "walk_forward"]
 
 #: The fitted methods, in leaderboard order.
 FITTED_METHODS: tuple[str, ...] = ("fitted_extremized", "fitted_platt", "fitted_blend", "fitted_member_weights")
@@ -445,6 +445,70 @@ def fallback_equals(fitted: Mapping[str, Mapping[str, Mapping[str, Mapping[str, 
             why = f"n < {min_questions}" if n_max < min_questions else f"fewer than {min_per_class} of an outcome"
             out[f"{run_id}:{method}" if prefix_run else method] = f"{rule} (not fitted: {why})"
     return out
+
+
+def run_models(manifest: Mapping[str, Any]) -> tuple[str, ...]:
+    """The models of a run, as ``<provider>/<model>`` from its manifest (sorted, each once).
+
+    The provider is the spec's prefix and the model the manifest's ``model`` (the simulator's: its
+    parameters), so ``openai-compatible/qwen`` is one model at any URL and ``sim`` with other parameters
+    is another model; a manifest without ``model`` gives the spec.
+    """
+    out = set()
+    for p in manifest.get("providers") or []:
+        spec = str(p.get("spec", ""))
+        out.add(f"{spec.partition('/')[0]}/{p['model']}" if p.get("model") else spec)
+    return tuple(sorted(out))
+
+
+def fit_sources(scored: Mapping[str, Mapping[str, Any]], earlier: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
+    """The runs the fitted methods learn from, and their models.
+
+    Parameters
+    ----------
+    scored : mapping of str to manifest
+        The scored runs (folder as given -> ``manifest.json`` content): each learns from its own questions.
+    earlier : mapping of str to manifest
+        The ``--fit-from`` runs (folder -> manifest): every scored run learns from them too.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per run: ``run`` (folder), ``run_id``, ``learned_as`` ("scored run" or "--fit-from"),
+        ``models`` (:func:`run_models`, comma-separated) and ``other_model`` (bool: a ``--fit-from`` run whose
+        models differ from a scored run's, so that run's fit would learn another model's forecasts).
+    """
+    mine = {run_models(m) for m in scored.values()}
+    rows = [{"run": run, "run_id": m.get("run_id", ""), "learned_as": "scored run", "models": ", ".join(run_models(m)),
+             "other_model": False} for run, m in scored.items()]
+    rows += [{"run": run, "run_id": m.get("run_id", ""), "learned_as": "--fit-from", "models": ", ".join(run_models(m)),
+              "other_model": any(run_models(m) != models for models in mine)} for run, m in earlier.items()]
+    return pd.DataFrame(rows, columns=["run", "run_id", "learned_as", "models", "other_model"])
+
+
+def refuse_other_models(sources: pd.DataFrame) -> None:
+    """Raise when a ``--fit-from`` run has other models than a scored run (:func:`fit_sources`).
+
+    A fitted method learns how one model's forecasts relate to outcomes (its calibration, its members'
+    weights); fitted on another model's records it measures neither. ``--fit-from-any-model`` allows it.
+
+    Raises
+    ------
+    DataValidationError
+        One line naming the runs and their models (field ``--fit-from``).
+    """
+    other = sources[sources["other_model"]]
+    if other.empty:
+        return
+
+    def named(rows: pd.DataFrame) -> str:
+        return "; ".join(f"{r.run} ({r.models or 'models unknown'})" for r in rows.itertuples())
+
+    scored = sources[(sources["learned_as"] == "scored run") & ~sources["models"].isin(set(other["models"]))]
+    raise DataValidationError(
+        f"--fit-from {named(other)} {'is' if len(other) == 1 else 'are'} not the model of {named(scored)}: its fit would "
+        "learn one model's forecasts for another's; give --fit-from-any-model to fit on it anyway",
+        field="--fit-from", value=", ".join(other["run"]))
 
 
 def _median_params(rows: list[dict[str, Any]]) -> dict[str, float]:

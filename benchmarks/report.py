@@ -22,7 +22,7 @@ from agent_schemas import DataValidationError, TokenUsage
 from benchmarks import scoring
 from benchmarks.confidence_bands import confidence_band_table
 from benchmarks.fitted import (LEARNED_MEAN, MIN_FIT_PER_CLASS, MIN_FIT_QUESTIONS, UNFITTED_RULE, fallback_equals, fit_runs,
-                               fitted_summary)
+                               fit_sources, fitted_summary, refuse_other_models)
 from benchmarks.leaderboard import MIN_COVERAGE, rank_methods
 from benchmarks.leakage import AUDIT_KEYS
 from benchmarks.model_cutoffs import training_cutoff
@@ -325,7 +325,7 @@ def _board_md(rows: pd.DataFrame) -> str:
 
 def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: str = "mean",
                  n_resamples: int = 1000, seed: int = 0, min_coverage: float = MIN_COVERAGE,
-                 fit_from: Sequence[str | Path] = ()) -> Report:
+                 fit_from: Sequence[str | Path] = (), fit_from_any_model: bool = False) -> Report:
     """Score the runs and write ``leaderboard.csv``, ``leaderboard.md``, ``report.html`` (the run viewer's
     page, :func:`benchmarks.viewer.render_page`) and ``fitted.jsonl`` into ``out_dir``.
 
@@ -336,23 +336,31 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
     The fitted methods (:mod:`benchmarks.fitted`) are computed here, walk-forward: each run's questions
     are fitted on the questions of the run, and of the earlier runs ``fit_from`` (run folders or folders
     of runs), that resolved before each question's forecast date. ``fitted.jsonl`` holds one line per
-    (run, question) with every fitted method's p_yes, parameters, ``n_fit`` and fallback flag.
+    (run, question) with every fitted method's p_yes, parameters, ``n_fit`` and fallback flag. A ``fit_from``
+    run of other models than a scored run is refused unless ``fit_from_any_model``
+    (:func:`benchmarks.fitted.refuse_other_models`); the report names the runs and models the fits learned
+    from (:func:`benchmarks.fitted.fit_sources`).
 
     Nothing is written until everything is computed; each file is written atomically.
 
     Raises
     ------
     DataValidationError
-        When the runs hold no scorable forecasts (no resolved outcomes or no probabilities).
+        When the runs hold no scorable forecasts (no resolved outcomes or no probabilities), or a ``fit_from``
+        run has other models than a scored run (without ``fit_from_any_model``); nothing is written.
     OSError
         When ``out_dir`` cannot be created or a file cannot be written (``filename`` names it); files
         already there are left as they were.
     """
     run_dirs = [d if isinstance(d, ShardGroup) else Path(d) for d in run_dirs]
     out_dir = Path(out_dir)
-    records = {m["run_id"]: recs for m, recs in map(load_run, run_dirs)}
-    earlier = [recs for _, recs in map(load_run, run_folders(list(fit_from)))]
-    fitted = fit_runs(records, earlier)
+    loaded = [load_run(d) for d in run_dirs]
+    records = {m["run_id"]: recs for m, recs in loaded}
+    earlier = {str(d): load_run(d) for d in run_folders(list(fit_from))}
+    sources = fit_sources({_run_name(d, m): m for d, (m, _) in zip(run_dirs, loaded)}, {d: m for d, (m, _) in earlier.items()})
+    if not fit_from_any_model:
+        refuse_other_models(sources)
+    fitted = fit_runs(records, [recs for _, recs in earlier.values()])
     df, manifests = long_frame(run_dirs, added=fitted)
     if df.empty:
         raise DataValidationError(f"no results in {', '.join(map(str, run_dirs))}", field="results.jsonl", value=0)
@@ -401,6 +409,7 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
         "## Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)", _md(effect),
         f"## {LEARNED_TITLE}", _md(learned),
         f"## {FITTED_TITLE}", FITTED_NOTE, _md(fit_table.drop(columns=["run_id", "method"])),
+        fit_sources_note(sources), _md(sources),
         f"## {BANDS_TITLE}", _md(bands),
         "## Leakage audit over the prompts actually sent (findings must be 0)", _md(audit),
     ])
@@ -408,7 +417,7 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
     html_path = out_dir / PAGE_FILE
     shown = {rid: [{**r, "methods": methods_of(r, rid, fitted)} for r in recs] for rid, recs in records.items()}
     tables = {"Cost per method": costs, "Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)": effect,
-              LEARNED_TITLE: learned, FITTED_TITLE: fit_table, BANDS_TITLE: bands,
+              LEARNED_TITLE: learned, FITTED_TITLE: fit_table, SOURCES_TITLE: sources, BANDS_TITLE: bands,
               "Tokens per role": roles, "Leakage audit over the prompts actually sent (findings must be 0)": audit,
               "Contamination split: questions due after the models' training cutoff": contamination,
               **{f"By {col.replace('_', ' ')}": seg for col, seg in segments.items()}}
@@ -433,6 +442,24 @@ FITTED_NOTE = (f"`fitted` questions used parameters fitted on at least {MIN_FIT_
                "of each outcome); `fallback` questions had fewer and used the unfitted rule ("
                + ", ".join(f"{m}: {rule}" for m, rule in UNFITTED_RULE.items()) + f"). Per-question parameters and n are in {FITTED_FILE}.")
 BANDS_TITLE = "Brier and calibration by confidence band (does the confidence mean anything?)"
+SOURCES_TITLE = "Fitted methods: the runs they learned from, and their models"
+
+
+def _run_name(run_dir: "Path | ShardGroup", manifest: Mapping[str, Any]) -> str:
+    return str(run_dir) if isinstance(run_dir, Path) else str(manifest.get("run_id", run_dir))
+
+
+def fit_sources_note(sources: pd.DataFrame) -> str:
+    """One line on what the fitted methods learned from (:func:`benchmarks.fitted.fit_sources`), saying so
+    when a ``--fit-from`` run is of another model (accepted with ``--fit-from-any-model``)."""
+    earlier = sources[sources["learned_as"] == "--fit-from"]
+    line = "Learned from each scored run's own questions" + (
+        f" and {len(earlier)} --fit-from run(s): {', '.join(f'{r.run} ({r.models})' for r in earlier.itertuples())}." if len(earlier) else ".")
+    other = earlier[earlier["other_model"]]
+    if len(other):
+        line += (f" **Another model**: {', '.join(other['run'])} (accepted with --fit-from-any-model); the fits learned "
+                 "those models' forecasts, not only the scored run's.")
+    return line
 
 
 def fitted_lines(fitted: AddedMethods, records: Mapping[str, Sequence[Mapping[str, Any]]], fit_from: Sequence[str | Path]) -> str:

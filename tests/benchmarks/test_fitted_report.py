@@ -3,6 +3,7 @@ fitted-methods, confidence-band and learned-mean tables, and --fit-from from the
 
 import datetime as dt
 import json
+import shutil
 from html import escape
 
 import numpy as np
@@ -148,3 +149,63 @@ def test_a_fitted_method_that_fell_back_everywhere_takes_no_rank_and_says_what_i
     assert cells["fitted_platt"][:3] == ["=", "fitted_platt", "mean (not fitted: n < 30)"] and cells["mean"][:3] == [board.loc["mean", "rank"], "mean", ""]
     html = (tmp_path / "small" / "report.html").read_text()
     assert "= mean (not fitted: n &lt; 30)" in html
+
+
+def test_fit_from_a_run_of_another_model_is_refused_unless_any_model_is_given(first_run):
+    tmp, early, _ = first_run
+    runs = tmp / "runs"
+    _questions(tmp / "other.csv", 12, start=dt.date(2025, 4, 20), seed=2, per_round=12)
+    # the simulator with its default parameters: another model than the earlier run's SIM
+    res = runner.invoke(app, ["run", "-p", "sim", "--questions", str(tmp / "other.csv"), "--search", "none", "-o", str(runs),
+                              "--run-id", "mine", "--no-progress", "--no-report", "--n", "0"])
+    assert res.exit_code == 0, res.output
+    theirs = "sim/anchor=truth,k=2,noise=0.4,rho=0.5,bias=0,scale=0.5,seed=0"
+    mine = "sim/anchor=truth,k=2,noise=0.5,rho=0.3,bias=0,scale=1,seed=0"
+    res = runner.invoke(app, ["leaderboard", str(runs / "mine"), "-o", str(tmp / "refused"), "--fit-from", str(runs / "early")])
+    assert res.exit_code == 2 and res.stdout == ""
+    assert res.stderr == (f"error: --fit-from {runs / 'early'} ({theirs}) is not the model of {runs / 'mine'} ({mine}): its fit "
+                          "would learn one model's forecasts for another's; give --fit-from-any-model to fit on it anyway\n")
+    assert not (tmp / "refused").exists()
+    # the case: an embedded model's run fitted on a simulated run (its manifest as the embedded model writes it)
+    shutil.copytree(runs / "mine", runs / "embedded")
+    manifest = json.loads((runs / "embedded" / "manifest.json").read_text())
+    manifest.update(run_id="embedded", providers=[{"spec": "local/smollm2-q8_0", "model": "smollm2-q8_0"}])
+    (runs / "embedded" / "manifest.json").write_text(json.dumps(manifest))
+    res = runner.invoke(app, ["leaderboard", str(runs / "embedded"), "-o", str(tmp / "refused"), "--fit-from", str(runs / "mine")])
+    assert res.exit_code == 2 and f"{runs / 'mine'} ({mine}) is not the model of {runs / 'embedded'} (local/smollm2-q8_0)" in res.stderr
+    # run --fit-from refuses before anything is written
+    res = runner.invoke(app, ["run", "-p", "sim", "--questions", str(tmp / "other.csv"), "--search", "none", "-o", str(runs),
+                              "--run-id", "never-fitted", "--no-progress", "--n", "0", "--fit-from", str(runs / "early")])
+    assert res.exit_code == 2 and res.stderr.startswith(f"error: --fit-from {runs / 'early'} ({theirs}) is not the model of")
+    assert not (runs / "never-fitted").exists()
+    # --fit-from-any-model: fitted on the other model's questions, and the report says so
+    res = runner.invoke(app, ["leaderboard", str(runs / "mine"), "-o", str(tmp / "any"), "--fit-from", str(runs / "early"),
+                              "--fit-from-any-model"])
+    assert res.exit_code == 0, res.output
+    known = early[pd.to_datetime(early["resolution_date"]).dt.date < dt.date(2025, 4, 20)]
+    rows = [json.loads(line) for line in (tmp / "any" / "fitted.jsonl").read_text().splitlines()]
+    assert all(r["methods"]["fitted_platt"]["n_fit"] == len(known) for r in rows)
+    md = (tmp / "any" / "leaderboard.md").read_text()
+    assert (f"Learned from each scored run's own questions and 1 --fit-from run(s): {runs / 'early'} ({theirs}). **Another model**: "
+            f"{runs / 'early'} (accepted with --fit-from-any-model)") in md
+    sources = md[md.index("Learned from"):md.index("## Brier and calibration")]
+    table = [[c.strip() for c in line.strip("|").split("|")] for line in sources.splitlines() if line.startswith("| ")]
+    assert table == [["run", "run_id", "learned_as", "models", "other_model"],
+                     [str(runs / "mine"), "mine", "scored run", mine, "False"], [str(runs / "early"), "early", "--fit-from", theirs, "True"]]
+    html = (tmp / "any" / "report.html").read_text()
+    assert "Fitted methods: the runs they learned from, and their models" in html and escape(theirs) in html
+
+
+def test_a_model_is_its_provider_and_name_not_its_url():
+    from benchmarks.fitted import run_models
+
+    def manifest(*providers):
+        return {"providers": [{"spec": s, "model": m} for s, m in providers]}
+
+    here = manifest(("openai-compatible/qwen@http://127.0.0.1:8000/v1", "qwen"))
+    there = manifest(("openai-compatible/qwen@http://10.0.0.2:9000/v1?key=***", "qwen"))
+    assert run_models(here) == run_models(there) == ("openai-compatible/qwen",)
+    assert run_models(manifest(("openai/qwen", "qwen"))) == ("openai/qwen",)  # another provider: another model
+    two = manifest(("sim", "anchor=truth,seed=0"), ("local/smollm2-q8_0", "smollm2-q8_0"), ("sim", "anchor=truth,seed=0"))
+    assert run_models(two) == ("local/smollm2-q8_0", "sim/anchor=truth,seed=0")
+    assert run_models({"providers": [{"spec": "scripted"}]}) == ("scripted",)  # an older manifest without model

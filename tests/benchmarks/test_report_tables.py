@@ -481,7 +481,7 @@ def test_write_report_writes_the_three_files_with_every_table(run_a, tmp_path, p
     # the page: every table under its title, with its rows
     assert html_tables(html) == [
         ("Cost per method", 8), ("Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)", 4),
-        (report.LEARNED_TITLE, 4), (report.FITTED_TITLE, 4), (report.BANDS_TITLE, 8), ("Tokens per role", 4),
+        (report.LEARNED_TITLE, 4), (report.FITTED_TITLE, 4), (report.SOURCES_TITLE, 1), (report.BANDS_TITLE, 8), ("Tokens per role", 4),
         ("Leakage audit over the prompts actually sent (findings must be 0)", 1),
         ("Contamination split: questions due after the models' training cutoff", 9),
         ("By source", 9), ("By question type", 9), ("By horizon bucket", 9)]
@@ -615,7 +615,8 @@ def test_documented_defaults():
     def defaults(fn):
         return {k: v.default for k, v in inspect.signature(fn).parameters.items() if v.default is not inspect.Parameter.empty}
 
-    assert defaults(write_report) == {"baseline": "mean", "n_resamples": 1000, "seed": 0, "min_coverage": 0.8, "fit_from": ()}
+    assert defaults(write_report) == {"baseline": "mean", "n_resamples": 1000, "seed": 0, "min_coverage": 0.8, "fit_from": (),
+                                      "fit_from_any_model": False}
     assert defaults(cost_effectiveness) == {"reference": "mean", "n_resamples": 1000, "seed": 0}
 
 
