@@ -241,6 +241,44 @@ def cost_effectiveness(scored: pd.DataFrame, costs: pd.DataFrame, *, reference: 
     return pd.DataFrame(out)
 
 
+def reference_vs_mean(scored: pd.DataFrame, reference: str = LEARNED_MEAN, *, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """Per run, the paired Brier difference ``reference - mean`` on the questions both answered, with its
+    clustered bootstrap interval: how far the learned mean, the reference of the second cost-effectiveness
+    table, is from the mean. Where it is positive (the learned mean is worse), every gain measured against it
+    overstates the gain against the mean by as much.
+
+    Columns: ``label`` (the reference's), ``n`` (questions), ``delta_brier_vs_mean``, ``delta_ci_low``,
+    ``delta_ci_high`` (Brier, negative: the reference is better).
+    """
+    out = []
+    for _, g in scored.groupby("run_id"):
+        ref = g[g["method"] == reference].set_index("question_id")
+        mean = g[g["method"] == "mean"].set_index("question_id")
+        common = ref.index.intersection(mean.index)
+        if len(common) == 0:
+            continue
+        o = ref.loc[common, "outcome"].to_numpy()
+        diff, lo, hi = scoring.paired_difference_ci(scoring.brier_score(ref.loc[common, "p_yes"].to_numpy(), o),
+                                                    scoring.brier_score(mean.loc[common, "p_yes"].to_numpy(), o),
+                                                    ref.loc[common, "cluster"].to_numpy(), n_resamples=n_resamples, seed=seed)
+        out.append({"label": ref["label"].iloc[0], "n": len(common), "delta_brier_vs_mean": diff, "delta_ci_low": lo, "delta_ci_high": hi})
+    return pd.DataFrame(out, columns=["label", "n", "delta_brier_vs_mean", "delta_ci_low", "delta_ci_high"])
+
+
+def reference_note(vs_mean: pd.DataFrame) -> str:
+    """One line under the learned-mean table: the learned mean against the mean (:func:`reference_vs_mean`)."""
+    if vs_mean.empty:
+        return f"{LEARNED_MEAN} has no question in common with mean."
+    def signed(x: float) -> str:
+        return f"{round(x, 4) + 0.0:+.4f}"  # + 0.0: a rounded -0.00001 reads +0.0000, not -0.0000
+
+    shown = "; ".join(f"{r.label} {signed(r.delta_brier_vs_mean)} "
+                      + (f"[{signed(r.delta_ci_low)}, {signed(r.delta_ci_high)}]" if r.delta_ci_low == r.delta_ci_low else "[no interval: too few clusters]")
+                      + f" on {r.n} questions" for r in vs_mean.itertuples())
+    return (f"The reference against mean (Brier difference, 95% interval): {shown}. Where it is positive the learned mean "
+            "is worse than the mean, and each gain in this table overstates the gain against mean by as much: read the table against mean too.")
+
+
 # --- audits --------------------------------------------------------------------------------------
 
 
@@ -385,6 +423,7 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
     table = table.merge(costs[["label", "tokens_per_question", "extra_tokens_per_question", "cost_usd"]], on="label", how="left")
     effect = cost_effectiveness(scored, costs, reference="mean", n_resamples=n_resamples, seed=seed)
     learned = cost_effectiveness(scored, costs, reference=LEARNED_MEAN, n_resamples=n_resamples, seed=seed)
+    learned_vs_mean = reference_vs_mean(scored, n_resamples=n_resamples, seed=seed)
     fit_table = fitted_summary(fitted, prefix_run=len(records) > 1)
     bands = confidence_band_table(scored, records, n_resamples=n_resamples, seed=seed)
     audit = leakage_audit(run_dirs)
@@ -407,7 +446,7 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
            _board_md(unranked[main_cols])] if len(unranked) else []),
         "## Cost per method", _md(costs.drop(columns=["run_id", "method"])),
         "## Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)", _md(effect),
-        f"## {LEARNED_TITLE}", _md(learned),
+        f"## {LEARNED_TITLE}", reference_note(learned_vs_mean), _md(learned),
         f"## {FITTED_TITLE}", FITTED_NOTE, _md(fit_table.drop(columns=["run_id", "method"])),
         fit_sources_note(sources), _md(sources),
         f"## {BANDS_TITLE}", _md(bands),
@@ -417,7 +456,7 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
     html_path = out_dir / PAGE_FILE
     shown = {rid: [{**r, "methods": methods_of(r, rid, fitted)} for r in recs] for rid, recs in records.items()}
     tables = {"Cost per method": costs, "Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)": effect,
-              LEARNED_TITLE: learned, FITTED_TITLE: fit_table, SOURCES_TITLE: sources, BANDS_TITLE: bands,
+              LEARNED_TITLE: learned, REFERENCE_TITLE: learned_vs_mean, FITTED_TITLE: fit_table, SOURCES_TITLE: sources, BANDS_TITLE: bands,
               "Tokens per role": roles, "Leakage audit over the prompts actually sent (findings must be 0)": audit,
               "Contamination split: questions due after the models' training cutoff": contamination,
               **{f"By {col.replace('_', ' ')}": seg for col, seg in segments.items()}}
@@ -443,6 +482,7 @@ FITTED_NOTE = (f"`fitted` questions used parameters fitted on at least {MIN_FIT_
                + ", ".join(f"{m}: {rule}" for m, rule in UNFITTED_RULE.items()) + f"). Per-question parameters and n are in {FITTED_FILE}.")
 BANDS_TITLE = "Brier and calibration by confidence band (does the confidence mean anything?)"
 SOURCES_TITLE = "Fitted methods: the runs they learned from, and their models"
+REFERENCE_TITLE = f"The learned mean ({LEARNED_MEAN}) against mean: the reference of the cost-effectiveness table above"
 
 
 def _run_name(run_dir: "Path | ShardGroup", manifest: Mapping[str, Any]) -> str:

@@ -90,6 +90,14 @@ def test_the_report_ranks_the_fitted_methods_and_shows_their_tables(first_run):
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[1:5] == [str(len(qs)), str(len(qs) - n_fallback), str(n_fallback), str(max(r["methods"]["fitted_platt"]["n_fit"] for r in fitted.values()))]
     assert "## Cost-effectiveness against the learned mean (fitted_platt" in md
+    # under it, how far the reference itself is from mean (recomputed from the fitted rows and the records)
+    records = [json.loads(line) for line in (tmp / "runs" / "early" / "results.jsonl").read_text().splitlines()]
+    o = np.array([r["outcome"] for r in records])
+    learned = np.array([fitted[r["question_id"]]["methods"]["fitted_platt"]["p_yes"] for r in records])
+    mean = np.array([r["methods"]["mean"]["p_yes"] for r in records])
+    diff = float(np.mean((learned - o) ** 2 - (mean - o) ** 2))
+    assert f"The reference against mean (Brier difference, 95% interval): fitted_platt {diff:+.4f} [" in md
+    assert f"] on {len(qs)} questions. Where it is positive the learned mean is worse than the mean" in md
     bands = md[md.index("## Brier and calibration by confidence band"):]
     assert "overall (weakest link)" in bands and "supervisor, grounded in its evidence" in bands
     html = (tmp / "runs" / "early" / "report.html").read_text()

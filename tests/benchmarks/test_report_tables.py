@@ -481,7 +481,7 @@ def test_write_report_writes_the_three_files_with_every_table(run_a, tmp_path, p
     # the page: every table under its title, with its rows
     assert html_tables(html) == [
         ("Cost per method", 8), ("Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)", 4),
-        (report.LEARNED_TITLE, 4), (report.FITTED_TITLE, 4), (report.SOURCES_TITLE, 1), (report.BANDS_TITLE, 8), ("Tokens per role", 4),
+        (report.LEARNED_TITLE, 4), (report.REFERENCE_TITLE, 1), (report.FITTED_TITLE, 4), (report.SOURCES_TITLE, 1), (report.BANDS_TITLE, 8), ("Tokens per role", 4),
         ("Leakage audit over the prompts actually sent (findings must be 0)", 1),
         ("Contamination split: questions due after the models' training cutoff", 9),
         ("By source", 9), ("By question type", 9), ("By horizon bucket", 9)]
@@ -605,7 +605,8 @@ def test_the_report_uses_the_resampling_settings_it_is_given(tmp_path):
     costs = cost_tables([d], added=fit_runs({"big": records}))[0]
     learned = cost_effectiveness(with_fitted, costs, reference=LEARNED_MEAN, n_resamples=40, seed=5)
     assert "delta_brier_vs_fitted_platt" in learned.columns and not learned["delta_ci_low"].isna().any()
-    assert section(rep.markdown, report.LEARNED_TITLE) == learned.to_markdown(index=False, floatfmt=".4f")
+    vs_mean = report.reference_vs_mean(with_fitted, n_resamples=40, seed=5)
+    assert section(rep.markdown, report.LEARNED_TITLE) == report.reference_note(vs_mean) + "\n\n" + learned.to_markdown(index=False, floatfmt=".4f")
     bands = confidence_band_table(with_fitted, {"big": records}, n_resamples=40, seed=5)
     assert not bands["brier_ci_low"].isna().all()
     assert section(rep.markdown, report.BANDS_TITLE) == bands.to_markdown(index=False, floatfmt=".4f")
@@ -641,7 +642,10 @@ def test_empty_tables_say_none_and_missing_values_say_nan(tmp_path):
     md = write_report([d], tmp_path / "out", n_resamples=20).markdown
     after = md.split("negative is better)\n\n")[1]
     assert after.startswith("(none)\n\n## Cost-effectiveness against the learned mean")
-    assert after.split("Brier change per 1,000 extra tokens)\n\n")[1].startswith("(none)\n\n## Fitted methods")
+    assert after.split("Brier change per 1,000 extra tokens)\n\n")[1].startswith(
+        "The reference against mean (Brier difference, 95% interval): fitted_platt +0.0000 [no interval: too few clusters] on 2 "
+        "questions. Where it is positive the learned mean is worse than the mean, and each gain in this table overstates the gain "
+        "against mean by as much: read the table against mean too.\n\n(none)\n\n## Fitted methods")
     leaderboard = md.split("## Cost per method")[0]
     assert " nan " in leaderboard and "NAN" not in leaderboard  # no interval for 2 clusters
 
