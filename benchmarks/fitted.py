@@ -80,7 +80,7 @@ from agent_schemas import DataValidationError, TokenUsage
 from benchmarks.methods import method_of
 
 __all__ = ["BLEND_INPUTS", "FITTED_METHODS", "LEARNED_MEAN", "MIN_FIT_PER_CLASS", "MIN_FIT_QUESTIONS", "PLATT_RECENCY",
-           "UNFITTED_RULE", "FitInputs", "RecencyWeights", "fallback_equals", "fit_inputs", "fit_runs", "fit_sources",
+           "RECENCY_METHODS", "UNFITTED_RULE", "FitInputs", "RecencyWeights", "fallback_equals", "fit_inputs", "fit_runs", "fit_sources",
            "fitted_summary", "refuse_other_models", "run_models", "walk_forward"]
 
 #: The fitted methods, in leaderboard order.
@@ -504,10 +504,11 @@ def refuse_other_models(sources: pd.DataFrame) -> None:
     def named(rows: pd.DataFrame) -> str:
         return "; ".join(f"{r.run} ({r.models or 'models unknown'})" for r in rows.itertuples())
 
-    scored = sources[(sources["learned_as"] == "scored run") & ~sources["models"].isin(set(other["models"]))]
+    scored = sources[sources["learned_as"] == "scored run"]
+    differ = scored[~scored["models"].isin(set(other["models"]))]  # name the scored runs of other models
     raise DataValidationError(
-        f"--fit-from {named(other)} {'is' if len(other) == 1 else 'are'} not the model of {named(scored)}: its fit would "
-        "learn one model's forecasts for another's; give --fit-from-any-model to fit on it anyway",
+        f"--fit-from {named(other)} {'is' if len(other) == 1 else 'are'} not the model of {named(differ if len(differ) else scored)}: "
+        "the fitted methods would learn one model's forecasts for another's; give --fit-from-any-model to fit on it anyway",
         field="--fit-from", value=", ".join(other["run"]))
 
 

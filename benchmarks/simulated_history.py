@@ -48,11 +48,18 @@ def simulated_questions(n: int, *, seed: int = 0, yes_rate: float | Sequence[flo
     -------
     list of Question
         Ids ``sim-<i>``, source :data:`SOURCE`, forecast date 2024-01-07 plus 14 days per round.
+
+    Raises
+    ------
+    ValueError
+        When ``yes_rate`` has fewer values than rounds.
     """
     rng = np.random.default_rng(seed)
     start = dt.date(2024, 1, 7)
-    rates = np.broadcast_to(np.asarray(yes_rate, dtype=float), (-(-n // per_round),)) if np.ndim(yes_rate) == 0 \
-        else np.asarray(yes_rate, dtype=float)
+    rounds = -(-n // per_round)
+    rates = np.full(rounds, float(yes_rate)) if np.ndim(yes_rate) == 0 else np.asarray(yes_rate, dtype=float)  # type: ignore[arg-type]
+    if rates.shape[0] < rounds:
+        raise ValueError(f"yes_rate has {rates.shape[0]} values for {rounds} rounds")
     lag = resolution_days or (lambda g: int(g.integers(20, 120)))
     out = []
     for i in range(n):

@@ -171,8 +171,8 @@ def test_fit_from_a_run_of_another_model_is_refused_unless_any_model_is_given(fi
     mine = "sim/anchor=truth,k=2,noise=0.5,rho=0.3,bias=0,scale=1,seed=0"
     res = runner.invoke(app, ["leaderboard", str(runs / "mine"), "-o", str(tmp / "refused"), "--fit-from", str(runs / "early")])
     assert res.exit_code == 2 and res.stdout == ""
-    assert res.stderr == (f"error: --fit-from {runs / 'early'} ({theirs}) is not the model of {runs / 'mine'} ({mine}): its fit "
-                          "would learn one model's forecasts for another's; give --fit-from-any-model to fit on it anyway\n")
+    assert res.stderr == (f"error: --fit-from {runs / 'early'} ({theirs}) is not the model of {runs / 'mine'} ({mine}): the fitted "
+                          "methods would learn one model's forecasts for another's; give --fit-from-any-model to fit on it anyway\n")
     assert not (tmp / "refused").exists()
     # the case: an embedded model's run fitted on a simulated run (its manifest as the embedded model writes it)
     shutil.copytree(runs / "mine", runs / "embedded")
