@@ -15,16 +15,25 @@ every cap that applies:
 
 * searches were run and **every one failed** (access failures): at most **low**. There is no evidence
   beyond the members', and a failure says nothing about the world;
-* **no disagreement supported** by dated evidence (every coverage note a gap: no results before the
-  cutoff, no query proposed, no search configured), or no disagreement named at all: at most
-  **medium**. It reconciled by judgement alone: one more opinion, never a replacement;
+* **no disagreement supported** by evidence (every coverage note a gap: no result both relevant to
+  the question and the disagreement and dated on or before the cutoff, no query proposed, no search
+  configured), or no disagreement named at all: at most **medium**. It reconciled by judgement alone:
+  one more opinion, never a replacement;
 * **some disagreements left open** (a coverage gap): at most **medium**. The members those
   disagreements name were not reconciled.
 
+So "high" stands only when every named disagreement's search returned a relevant result dated on or
+before the cutoff. Evidence is counted, not hits: a coverage note is "supported" only by such a result
+(the supervisor judges each result by the content-word rule of :mod:`agent_tools.relevance`:
+:data:`agent_tools.relevance.RELEVANCE_RULE`, and records the shared words in the note's ``evidence``); a
+query of "2025-10-26" that returned chess ratings, or a relevant page with no date, supports nothing.
+
 A failed supervisor has no confidence (None). The rule reads only the supervisor's artifact (its
 disagreements, coverage notes and search outcomes), so the combination rule can apply it to any
-artifact, recorded or not (:func:`effective_confidence`). The caps are this project's rule, not a
-published method; the report's confidence-band table measures whether the result means anything.
+artifact, recorded or not (:func:`effective_confidence`). In traces written before results were judged
+(notes without ``evidence``, grounding rule ``v1``) "supported" meant any dated result; their recorded
+grounding is read as it was. The caps are this project's rule, not a published method; the report's
+confidence-band table measures whether the result means anything.
 
 A question's overall confidence (:func:`question_confidence`)
 ------------------------------------------------------------
@@ -39,6 +48,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agent_schemas import Forecast, GroundedConfidence, QuestionConfidence, SupervisorArtifact
+from agent_tools.relevance import RELEVANCE_RULE
 
 __all__ = ["CONFIDENCE_LEVELS", "GROUNDING_RULE", "effective_confidence", "ground_supervisor", "grounded",
            "lowest", "question_confidence"]
@@ -46,7 +56,8 @@ __all__ = ["CONFIDENCE_LEVELS", "GROUNDING_RULE", "effective_confidence", "groun
 #: Confidence levels from lowest to highest.
 CONFIDENCE_LEVELS: tuple[str, ...] = ("low", "medium", "high")
 #: Name and version of the supervisor's grounding rule, recorded with every grounded confidence.
-GROUNDING_RULE = "evidence caps v1: all searches failed -> low; no disagreement supported -> medium; a gap -> medium"
+GROUNDING_RULE = ("evidence caps v2: all searches failed -> low; no disagreement supported by a relevant result dated "
+                  f"on or before the cutoff -> medium; a gap -> medium (relevance: {RELEVANCE_RULE})")
 
 
 def lowest(levels: Sequence[str | None]) -> str | None:
@@ -100,7 +111,8 @@ def ground_supervisor(artifact: SupervisorArtifact) -> GroundedConfidence:
         caps.append(("medium", "no disagreement was named, so nothing was checked against evidence"))
     elif artifact.coverage and len(gaps) == len(artifact.coverage):
         reasons = "; ".join(sorted({g.reason for g in gaps if g.reason}))
-        caps.append(("medium", f"no disagreement is supported by dated evidence ({len(gaps)} gap(s): {reasons or 'no reason given'})"))
+        caps.append(("medium", "no disagreement is supported by a relevant result dated on or before the cutoff "
+                               f"({len(gaps)} gap(s): {reasons or 'no reason given'})"))
     elif gaps:
         open_topics = {g.topic for g in gaps}
         members = sorted({a for d in artifact.disagreements if d.topic in open_topics for a in d.agents})

@@ -42,7 +42,7 @@ from agent_schemas.reconciliation import (
     RecordedCall,
     SupervisorArtifact,
 )
-from agent_schemas.search import RecordedSearch, SearchOutcome, SearchResult
+from agent_schemas.search import RecordedSearch, ResultRelevance, SearchOutcome, SearchResult
 from agent_schemas.usage import TokenUsage, UsageEntry, UsageLedger
 
 __all__ = [
@@ -51,7 +51,7 @@ __all__ = [
     "EnsembleFailed", "ErrorInfo", "EvidenceItem", "Forecast", "ForecastParseError", "GroundedConfidence", "MissingDependency",
     "PipelineTrace", "ProviderConnectionError", "ProviderError", "ProviderOverloaded", "ProviderTimeout",
     "Question", "QuestionConfidence", "QuestionFacts", "RateLimited", "ReconcileGate", "RecordedCall", "RecordedSearch", "ReconcileError", "ResponseRefused",
-    "ResponseTruncated", "ScriptExhausted",
+    "ResponseTruncated", "ResultRelevance", "ScriptExhausted",
     "SearchAccessError", "SearchOutcome", "SearchResult", "SupervisorArtifact", "TokenUsage", "UnexpectedError",
     "UnexpectedProviderError", "UnknownProvider", "UnreadableResponse", "UsageEntry", "UsageLedger", "VisibleQuestion",
     "as_reconcile_error", "as_visible", "check_probabilities",

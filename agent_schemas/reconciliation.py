@@ -12,7 +12,7 @@ from agent_schemas.errors import ErrorInfo
 from agent_schemas.forecasts import Confidence, EvidenceItem, Forecast
 from agent_schemas.messages import ChatMessage, Completion
 from agent_schemas.questions import VisibleQuestion
-from agent_schemas.search import RecordedSearch, SearchOutcome
+from agent_schemas.search import RecordedSearch, ResultRelevance, SearchOutcome
 from agent_schemas.usage import TokenUsage, UsageLedger
 
 #: Artifacts say ``usage`` like :class:`Forecast`; traces written before 0.2 said ``token_usage`` and still validate.
@@ -81,11 +81,20 @@ class Disagreement(BaseModel):
 
 
 class CoverageNote(BaseModel):
-    """Whether a disagreement is supported by evidence or is a gap, and why."""
+    """Whether a disagreement is supported by evidence or is a gap, and why.
+
+    "supported" means its search returned a result relevant to the question and the disagreement
+    (:mod:`agent_tools.relevance`) and dated on or before the cutoff; ``evidence`` shows each result's
+    judgement. Traces written before results were judged have ``evidence`` None: there "supported" meant
+    any result dated on or before the cutoff (a hit count).
+    """
 
     topic: str
     status: Literal["supported", "gap"]
-    reason: str = Field("", description="E.g. 'search failed: rate_limited' or '3 dated results before cutoff'.")
+    reason: str = Field("", description="E.g. 'search failed: rate_limited' or '2 of 5 results relevant and dated on or before the cutoff'.")
+    evidence: list[ResultRelevance] | None = Field(
+        None, description="Each result of the disagreement's search as judged for relevance and date, in the search's "
+                          "order; None when no search answered (or in traces written before results were judged).")
 
 
 class GroundedConfidence(BaseModel):

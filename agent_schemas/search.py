@@ -1,4 +1,5 @@
-"""Search results, the search outcome envelope (never a bare list) and a recorded search."""
+"""Search results, the search outcome envelope (never a bare list), a recorded search and how a result was
+judged as evidence."""
 
 from __future__ import annotations
 
@@ -66,3 +67,23 @@ class RecordedSearch(BaseModel):
     max_results: int = Field(description="Results asked for (count).")
     cutoff_date: str | None = Field(None, description="Cutoff passed to the backend (ISO date) or None.")
     outcome: SearchOutcome = Field(description="The backend's raw outcome (before the cutoff guard).")
+
+
+class ResultRelevance(BaseModel):
+    """How one search result was judged as evidence for what was searched: relevant by the content-word rule
+    of :mod:`agent_tools.relevance`, and counted when also dated on or before the cutoff."""
+
+    title: str = Field("", description="The result's title.")
+    url: str = Field("", description="The result's URL (or corpus document id URL).")
+    published: dt.date | None = Field(None, description="The result's publication date; None when undated.")
+    shared_words: list[str] = Field(
+        default_factory=list,
+        description="Content words the result's title and snippet share with the question's text (and with the "
+                    "disagreement's topic and description when the disagreement is about the question), sorted: what "
+                    "the relevance rule counted.")
+    question_words: list[str] = Field(
+        default_factory=list, description="Those of ``shared_words`` that are in the question's text, sorted.")
+    relevant: bool = Field(description="True when the relevance rule holds: at least two shared words (all the question has, "
+                                       "when fewer), at least one from the question.")
+    counted: bool = Field(description="True when relevant and dated on or before the cutoff: evidence that supports the disagreement.")
+    reason: str = Field("", description="Why, in words, e.g. 'relevant (shares ecb, rates), dated 2025-10-01' or 'not relevant: shares 1 content word (rate), 2 needed'.")

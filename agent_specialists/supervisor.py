@@ -2,8 +2,10 @@
 
 Two model calls: (1) name up to ``max_queries`` disagreements, each with a search query; (2) after the
 searches, give a reconciled ``p_yes`` with a confidence (high, medium, low). Every search outcome is
-kept, failures included, and each disagreement gets a coverage note: "supported" when dated evidence
-came back, "gap" with the reason otherwise. A failed search is a gap, never "no evidence".
+kept, failures included, and each disagreement gets a coverage note: "supported" when its search returned
+a result relevant to the question and the disagreement (:mod:`agent_tools.relevance`) and dated on or
+before the cutoff, "gap" with the reason otherwise; the note records each result's judgement. A failed
+search is a gap, never "no evidence"; results on another subject are a gap, never support.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from agent_specialists import prompts
 from agent_tools import SearchClient, ToolExecutor, parse_forecast, parse_json, render_evidence, shown_results
 from agent_tools.case_facts import stable_prefix
 from agent_tools.provenance import attach_provenance
+from agent_tools.relevance import judge_results
 
 
 @dataclass
@@ -155,9 +158,12 @@ class SupervisorAgent:
                 ))
         return out
 
-    async def asearch(self, disagreements: list[Disagreement], cutoff_date: dt.date) -> tuple[list[str], list[SearchOutcome], list[CoverageNote]]:
+    async def asearch(self, disagreements: list[Disagreement], cutoff_date: dt.date, *,
+                      question: VisibleQuestion) -> tuple[list[str], list[SearchOutcome], list[CoverageNote]]:
         """Run one clarifying search per disagreement under ``cutoff_date``: ``(queries run, their outcomes,
-        one coverage note per disagreement)``. A repeated query is searched once and its outcome reused."""
+        one coverage note per disagreement)``. A repeated query is searched once and its outcome reused;
+        each disagreement's results are judged against ``question``'s text and that disagreement
+        (:func:`agent_tools.relevance.judge_results`)."""
         queries, outcomes, coverage = [], [], []
         for d in disagreements:
             if self.executor is None:
@@ -167,12 +173,12 @@ class SupervisorAgent:
                 coverage.append(CoverageNote(topic=d.topic, status="gap", reason="no query proposed"))
                 continue
             if d.query in queries:  # the same query twice: reuse its outcome, search once
-                coverage.append(_coverage(d.topic, outcomes[queries.index(d.query)]))
+                coverage.append(_coverage(question, d, outcomes[queries.index(d.query)], cutoff_date))
                 continue
             outcome = await self.executor.aexecute_search(d.query, max_results=self.max_results, cutoff_date=cutoff_date)
             queries.append(d.query)
             outcomes.append(outcome)
-            coverage.append(_coverage(d.topic, outcome))
+            coverage.append(_coverage(question, d, outcome, cutoff_date))
         return queries, outcomes, coverage
 
     def decision_request(self, question: VisibleQuestion, summaries: Sequence[AgentSummary],
@@ -227,12 +233,13 @@ class SupervisorAgent:
         except Exception as exc:  # provider, parser or cache: a failed supervisor, not a failed question
             progress.fail(exc)
 
-    async def aclarify(self, progress: SupervisorProgress, cutoff_date: dt.date) -> None:
-        """Step 2: the clarifying searches of the named disagreements (:meth:`asearch`)."""
+    async def aclarify(self, progress: SupervisorProgress, cutoff_date: dt.date, *, question: VisibleQuestion) -> None:
+        """Step 2: the clarifying searches of the named disagreements about ``question`` (:meth:`asearch`)."""
         if progress.error is not None or self.max_queries == 0:
             return
         try:
-            progress.queries, progress.outcomes, progress.coverage = await self.asearch(progress.disagreements, cutoff_date)
+            progress.queries, progress.outcomes, progress.coverage = await self.asearch(
+                progress.disagreements, cutoff_date, question=question)
         except Exception as exc:  # a search tool that raised
             progress.fail(exc)
 
@@ -284,7 +291,7 @@ class SupervisorAgent:
         cutoff = self.cutoff(question, cutoff_date)
         progress = SupervisorProgress()
         await self.aname_disagreements(question, agent_summaries, progress, ask=ask)
-        await self.aclarify(progress, cutoff)
+        await self.aclarify(progress, cutoff, question=question)
         text = await self.adecide(question, agent_summaries, progress, ask=ask)
         return self.artifact(question, progress, text)
 
@@ -293,12 +300,28 @@ class SupervisorAgent:
         return run_sync(self.arun(question, agent_summaries, cutoff_date))
 
 
-def _coverage(topic: str, outcome: SearchOutcome) -> CoverageNote:
+def _coverage(question: VisibleQuestion, d: Disagreement, outcome: SearchOutcome, cutoff_date: dt.date) -> CoverageNote:
+    """The coverage note of disagreement ``d`` from its search's ``outcome``: supported by a result relevant
+    to the question and ``d`` and dated on or before the cutoff, else a gap saying why."""
+    topic = d.topic
     if not outcome.ok:
         transient = " (transient; a retry may succeed)" if outcome.is_transient else ""
         return CoverageNote(topic=topic, status="gap", reason=f"search failed: {outcome.failure_type}{transient}")
     if not outcome.results:
         dropped = outcome.dropped_after_cutoff + outcome.dropped_undated
         extra = f"; {dropped} dropped by the cutoff guard" if dropped else ""
-        return CoverageNote(topic=topic, status="gap", reason=f"no results dated on or before the cutoff{extra}")
-    return CoverageNote(topic=topic, status="supported", reason=f"{len(outcome.results)} results dated on or before the cutoff")
+        return CoverageNote(topic=topic, status="gap", reason=f"no results dated on or before the cutoff{extra}", evidence=[])
+    evidence = judge_results(outcome.results, question=question.text, disagreement=f"{d.topic}\n{d.description}",
+                             cutoff_date=cutoff_date)
+    n, counted = len(evidence), sum(e.counted for e in evidence)
+    if counted:
+        return CoverageNote(topic=topic, status="supported", evidence=evidence,
+                            reason=f"{counted} of {n} results relevant to the question and dated on or before the cutoff")
+    relevant = [e for e in evidence if e.relevant]
+    undated = sum(e.published is None for e in relevant)
+    parts = [f"{undated} relevant but undated"] if undated else []
+    if len(relevant) > undated:  # the cutoff guard drops these; a judgement never relies on it
+        parts.append(f"{len(relevant) - undated} relevant but dated after the cutoff")
+    why = "; ".join(parts) or "none relevant: too few content words shared with the question and the disagreement"
+    return CoverageNote(topic=topic, status="gap", evidence=evidence,
+                        reason=f"no relevant result dated on or before the cutoff ({n} results; {why})")

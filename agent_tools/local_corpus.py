@@ -23,9 +23,9 @@ import numpy as np
 
 from agent_schemas import DataValidationError, SearchOutcome, SearchResult
 from agent_tools.datasets import QUESTIONS_FILE, forecastbench_dir
+from agent_tools.relevance import word_tokens
 from agent_tools.search_base import DateLike, SearchClient, parse_published, to_date, trim_text
 
-_WORD = re.compile(r"(?u)\b\w\w+\b")
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
 _UNDATED = np.iinfo(np.int64).min
 
@@ -287,7 +287,7 @@ def best_passage(text: str, terms: set[str], max_chars: int = 300) -> str:
     sentences = [s for s in sentences if s]
     if not sentences:
         return ""
-    words = [_WORD.findall(s.lower()) for s in sentences]
+    words = [word_tokens(s) for s in sentences]
     best, best_key = 0, (-1, -1)
     best_end = 1
     for i in range(len(sentences)):

@@ -8,15 +8,35 @@ strings are handled by the JSON parser itself), and only when that fails repairs
 reads it as a Python literal (single quotes, True/False/None). Objects inside reasoning blocks are
 never used: the answer is what follows them.
 
-Never a value it cannot stand behind:
+Never a value it cannot stand behind: one answer, or a :class:`ForecastParseError` saying why.
 
 * An object that cannot be read even after repair is skipped *as a whole*: the scanner never looks
   inside it, so an object quoted in a broken answer's string (``"rationale": "member 2 wrote
   {"p_yes_percent": 90}"`` with unescaped quotes) is not read as the answer. An unclosed object ends
   the scan. If nothing readable is left, :class:`ForecastParseError` is raised.
-* :func:`parse_forecast` reads every top-level object that carries a probability. If they disagree
-  (two fields of one object such as ``p_yes: 0.35`` and ``p_yes_percent: 40``, or several objects
-  with different values), it raises; equal values are one answer (the last object gives the rationale).
+* The *candidates* are the readable top-level objects of the answer part that carry the answer's keys
+  (:func:`parse_forecast`: the probability field; :func:`parse_json`: its ``required_keys``, every object
+  without them). They must be one answer. Beside a *broken* candidate, a readable one may be a format
+  example, a draft or a quoted object, so a readable candidate is refused when the answer also has
+
+  - an object that never closes (a final answer cut off after a format example, a revision cut off
+    after a first answer), or
+  - an object that cannot be read and gives the probability field (a required key) a value: an answer
+    broken by unescaped quotes, before or after an example or a draft. A template's placeholder
+    (``"p_yes_percent": <integer 0-100>``, ``...``, ``null``) is no value: a model that echoes the
+    prompt's template and then answers is read.
+
+  Prose braces that give no such key (``{Yes, No}``) are not candidates. Drafts inside reasoning blocks
+  are removed before all this (:func:`strip_reasoning`), so a readable final answer after a
+  ``<think>`` draft is read, and a broken one is an error, never the draft's value.
+* A key given twice with different values (``"p_yes_percent": 90, ... "p_yes_percent": 20``) in a
+  candidate, at any depth (an evidence item's ``source``, the ``confidence``), is an error: RFC 8259
+  (section 4) calls such an object unpredictable, and :func:`json.loads` silently keeps the last value.
+  The same key with the same value is read.
+* :func:`parse_forecast` reads the probability of every candidate. If they disagree (two fields of one
+  object such as ``p_yes: 0.35`` and ``p_yes_percent: 40``, or several objects with different values),
+  it raises; equal values are one answer (the last object gives the rationale). :func:`parse_json`
+  requires its candidates to be equal objects.
 * Values outside [0, 1] (e.g. 1.198, 12489), NaN, infinities, booleans and non-numeric strings raise
   :class:`ForecastParseError` carrying ``raw_text``, ``field`` and ``value``. Accepted forms: a number in
   [0, 1]; a percentage string (``"35.4%"`` -> 0.354); a ``*_percent`` field in [0, 100]
@@ -44,7 +64,6 @@ _REASONING_TAGS = r"think|thinking|thought|reasoning|reflection|scratchpad|analy
 _BLOCK_RE = re.compile(rf"<\s*({_REASONING_TAGS})\b[^>]*>.*?<\s*/\s*\1\s*>", re.I | re.S)
 _OPEN_RE = re.compile(rf"<\s*(?:{_REASONING_TAGS})\b[^>]*>", re.I)
 _CLOSE_RE = re.compile(rf"<\s*/\s*(?:{_REASONING_TAGS})\s*>", re.I)
-_DECODER = json.JSONDecoder(strict=False)  # raw newlines/tabs inside strings are read, not rejected
 
 
 # --- JSON extraction ------------------------------------------------------------------------------
@@ -133,45 +152,88 @@ def _repair(s: str) -> str:
 _UNREADABLE = object()
 
 
-def _decode_at(text: str, i: int) -> tuple[Any, int] | None:
-    """The value of the bracketed span starting at ``i`` and the index after it; ``(_UNREADABLE, end)``
-    for a balanced span that cannot be read even after repair; None for a span that never closes."""
+@dataclass(frozen=True)
+class _Span:
+    """One top-level ``{`` of an answer and what it reads as.
+
+    ``text`` runs to the span's closing brace, or to the end of the answer when it never closes (``closed``
+    False). ``value`` is the decoded value, ``_UNREADABLE`` when the span cannot be read even after repair (a
+    key given twice keeps its last value there, as in :func:`json.loads`); ``duplicates`` lists, at any depth,
+    each key given more than once with different values, as ``(key, its values in order)``.
+    """
+
+    text: str
+    value: Any = _UNREADABLE
+    closed: bool = True
+    duplicates: tuple[tuple[Any, tuple[Any, ...]], ...] = ()
+
+    @property
+    def is_object(self) -> bool:
+        return isinstance(self.value, dict)
+
+
+def _dict_noting_duplicates(pairs: Any, found: list[tuple[Any, tuple[Any, ...]]]) -> dict[Any, Any]:
+    """The dict of the ``(key, value)`` ``pairs`` (a repeated key keeps its last value, as :func:`json.loads`
+    does); appends to ``found`` each key given more than once with different values. An ``object_pairs_hook``."""
+    obj: dict[Any, Any] = {}
+    values: dict[Any, list[Any]] = {}
+    for key, value in pairs:
+        values.setdefault(key, []).append(value)
+        obj[key] = value
+    found.extend((key, tuple(vs)) for key, vs in values.items() if any(v != vs[0] for v in vs[1:]))
+    return obj
+
+
+def _literal_eval(s: str) -> tuple[Any, list[tuple[Any, tuple[Any, ...]]]]:
+    """``s`` read as a Python literal (single quotes, True/False/None) and its keys given twice with different values.
+
+    Raises what :func:`ast.parse` and :func:`ast.literal_eval` raise."""
+    tree = ast.parse(s, mode="eval")
+    value = ast.literal_eval(tree)
+    found: list[tuple[Any, tuple[Any, ...]]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            _dict_noting_duplicates(((ast.literal_eval(k), ast.literal_eval(v)) for k, v in zip(node.keys, node.values)), found)
+    return value, found
+
+
+def _decode_at(text: str, i: int) -> _Span:
+    """The span of the bracket at ``i``: read as JSON (raw newlines and tabs inside strings are read, not
+    rejected), else repaired (:func:`_repair`) and read as JSON or as a Python literal; unreadable if none works."""
+    found: list[tuple[Any, tuple[Any, ...]]] = []
+    hook = functools.partial(_dict_noting_duplicates, found=found)
     try:
-        return _DECODER.raw_decode(text, i)
+        value, end = json.JSONDecoder(strict=False, object_pairs_hook=hook).raw_decode(text, i)
+        return _Span(text[i:end], value, duplicates=tuple(found))
     except ValueError:  # JSONDecodeError, or an integer past Python's 4,300-digit limit
-        pass
+        found.clear()
     end = _balanced_end(text, i)
-    if end is None:
-        return None
+    if end is None:  # never closes: everything after it is inside it
+        return _Span(text[i:], closed=False)
     repaired = _repair(text[i:end])
     try:
-        return json.loads(repaired), end
+        return _Span(text[i:end], json.loads(repaired, object_pairs_hook=hook), duplicates=tuple(found))
     except ValueError:
         pass
     try:
-        value = ast.literal_eval(repaired)
+        value, duplicates = _literal_eval(repaired)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return _UNREADABLE, end
-    return value, end
+        return _Span(text[i:end])
+    return _Span(text[i:end], value, duplicates=tuple(duplicates))
 
 
-def _scan(text: str) -> tuple[list[dict[str, Any]], int]:
-    """Top-level objects of ``text`` and the number of top-level spans that could not be read."""
-    out: list[dict[str, Any]] = []
-    unreadable = 0
+def _scan(text: str) -> list[_Span]:
+    """The top-level spans of ``text`` in order: each ``{`` outside the spans before it. A span that never
+    closes is the last (everything after it is inside it)."""
+    spans: list[_Span] = []
     i = text.find("{")
     while i >= 0:
-        decoded = _decode_at(text, i)
-        if decoded is None:  # never closes: everything after it is inside it
-            unreadable += 1
+        span = _decode_at(text, i)
+        spans.append(span)
+        if not span.closed:
             break
-        value, end = decoded
-        if value is _UNREADABLE:
-            unreadable += 1
-        elif isinstance(value, dict):
-            out.append(value)
-        i = text.find("{", end)
-    return out, unreadable
+        i = text.find("{", i + len(span.text))
+    return spans
 
 
 def extract_json_objects(text: str) -> list[dict[str, Any]]:
@@ -181,68 +243,129 @@ def extract_json_objects(text: str) -> list[dict[str, Any]]:
     as a whole (objects nested in it are not listed separately). A span that fails is repaired
     (trailing commas, bare percentages) or read as a Python literal; a span that still cannot be read
     is skipped *as a whole* (nothing inside it is read), and an object that never closes ends the scan.
-    Reasoning blocks are *not* removed here (see :func:`strip_reasoning`).
+    An object in which a key is given twice with different values, at any depth, cannot be read as one
+    object and is skipped too (the same key with the same value twice is read). Reasoning blocks are
+    *not* removed here (see :func:`strip_reasoning`).
 
     Examples
     --------
-    >>> extract_json_objects('{"a": "b {"c": 1}", "d": 2} then {"e": 3}')
+    >>> extract_json_objects('{"a": "b {"c": 1}", "d": 2} then {"e": 3} {"f": 1, "f": 2}')
     [{'e': 3}]
     """
-    return _scan(text)[0]
+    return [s.value for s in _scan(text) if s.is_object and not s.duplicates]
 
 
-def _answer_objects(text: Any) -> list[dict[str, Any]]:
+#: What an answer template shows in place of a value (``"p_yes_percent": <integer 0-100>``, ``...``, null) or
+#: nothing at all: a span that cannot be read and gives a key only such a value is a template, not an answer.
+_PLACEHOLDER = r"(?:<|\.\.\.|…|null\b|None\b|[,}\]]|$)"
+
+
+def _gives_a_value(span: str, keys: tuple[str, ...]) -> bool:
+    """Whether the (unreadable) ``span`` writes one of ``keys`` as a key (quoted or bare) followed by a value
+    that is not a placeholder."""
+    names = "|".join(re.escape(k) for k in keys)
+    return re.search(rf"(?<!\w)[\"']?(?:{names})[\"']?\s*:(?!\s*{_PLACEHOLDER})", span) is not None
+
+
+def _show(value: Any) -> str:
+    """A value as JSON text, cut to 60 characters (for messages)."""
+    s = json.dumps(value, ensure_ascii=False, default=repr)
+    return s if len(s) <= 60 else s[:57] + "..."
+
+
+def _candidates(text: Any, keys: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The candidate answers of ``text``: its readable top-level objects, outside reasoning blocks, that have
+    one of ``keys`` (every object when ``keys`` is empty), in order; at least one, or an error.
+
+    Raises
+    ------
+    ForecastParseError
+        ``field="json"`` when ``text`` is not a string, has no object, or no object that can be read (also
+        when the only objects giving one of ``keys`` a value cannot be read); ``field=keys[0]``,
+        ``value=None`` when objects exist but none has a key; ``field=<the key>``, ``value=<its values>``
+        when a candidate gives a key (at any depth) twice with different values; ``field=keys[0]`` (or
+        ``"json"``), ``value=<the span, 200 characters>`` when a readable candidate has a *broken* one
+        beside it: a span that never closes, or one that cannot be read and gives one of ``keys`` a value
+        that is not a placeholder (any unreadable span when ``keys`` is empty).
+    """
     if not isinstance(text, str):
         raise ForecastParseError(f"answer must be text, got {type(text).__name__}", raw_text=repr(text), field="json", value=text)
     answer = strip_reasoning(text)
-    objs, unreadable = _scan(answer)
-    if not objs:
-        where = " after the reasoning block" if answer != text else ""
-        if unreadable:
+    spans = _scan(answer)
+    candidates = [s for s in spans if s.is_object and (not keys or any(k in s.value for k in keys))]
+    for s in candidates:
+        if s.duplicates:
+            key, values = s.duplicates[0]
             raise ForecastParseError(
-                f"the answer's JSON object{where} could not be read (unescaped quotes, unclosed braces?); "
-                f"nothing inside it is used: {text[:200]!r}", raw_text=text, field="json")
+                f"the answer's JSON object gives {key!r} {len(values)} times with different values "
+                f"({', '.join(_show(v) for v in values)}): refusing to pick one", raw_text=text, field=str(key), value=list(values))
+    broken = [s for s in spans if s.value is _UNREADABLE and (not s.closed or not keys or _gives_a_value(s.text, keys))]
+    if candidates and broken:
+        s = broken[0]
+        what = f" with {' or '.join(keys)}" if keys and s.closed else ""
+        problem = "could not be read (unescaped quotes?) besides" if s.closed else "never closes (cut off, or a revision?) after"
+        raise ForecastParseError(
+            f"the answer has a JSON object{what} that {problem} {len(candidates)} readable one{'s' if len(candidates) > 1 else ''}: "
+            f"a readable one may be an example, a draft or a quoted object, so none is taken: {s.text[:200]!r}",
+            raw_text=text, field=keys[0] if keys else "json", value=s.text[:200])
+    if candidates:
+        return [s.value for s in candidates]
+    where = " after the reasoning block" if answer != text else ""
+    if broken or (not any(s.is_object for s in spans) and any(s.value is _UNREADABLE for s in spans)):
+        raise ForecastParseError(
+            f"the answer's JSON object{where} could not be read (unescaped quotes, unclosed braces?); "
+            f"nothing inside it is used: {text[:200]!r}", raw_text=text, field="json")
+    if not any(s.is_object for s in spans):
         raise ForecastParseError(f"no JSON object found in the answer{where}: {text[:200]!r}", raw_text=text, field="json")
-    return objs
+    raise ForecastParseError(
+        f"no JSON object in the answer has any of {list(keys)}: {text[:200]!r}",
+        raw_text=text, field=keys[0], value=None,
+    )
 
 
 def parse_json(text: str, *, required_keys: tuple[str, ...] | None = None) -> dict[str, Any]:
-    """The intended JSON object of a model answer.
+    """The one JSON object a model answer gives.
+
+    The candidates are the readable top-level objects of the answer part (after reasoning blocks) that have
+    one of ``required_keys`` (every object when none are given). They must be one answer: the same object
+    (written once, or repeated), no key given twice with different values, and no broken candidate beside
+    them (an object that never closes, or one that cannot be read and gives a required key a value: the
+    readable one may then be an example, a draft or a quoted object). See the module docstring.
 
     Parameters
     ----------
     text : str
         The full answer (may contain code fences, reasoning tags, prose).
     required_keys : tuple of str, optional
-        When given, the last top-level object containing any of these keys is returned.
+        When given, only objects containing one of these keys are candidates.
 
     Returns
     -------
     dict
-        The last top-level object of the answer part (after reasoning blocks), or the last one that has
-        one of ``required_keys``.
+        The answer's object.
 
     Raises
     ------
     ForecastParseError
-        ``field="json"`` when no object is found outside reasoning blocks; ``field=<first required key>``
-        when objects exist but none has a required key.
+        ``field="json"`` when no object can be read outside reasoning blocks; ``field=<first required key>``
+        (``"json"`` without required keys) when objects exist but none has a required key (``value=None``),
+        when the candidates differ (``value`` the list of them) or when a broken candidate is beside them
+        (``value`` its text); ``field=<the key>`` when a key is given twice with different values.
 
     Examples
     --------
     >>> parse_json('<think>maybe {"p_yes": 0.9}</think> ```json\\n{"p_yes": 0.3,}\\n```')
     {'p_yes': 0.3}
+    >>> parse_json('{"queries": ["a"]} {"tokens": 12}', required_keys=("queries",))
+    {'queries': ['a']}
     """
-    objs = _answer_objects(text)
-    if not required_keys:
-        return objs[-1]
-    for obj in reversed(objs):
-        if any(k in obj for k in required_keys):
-            return obj
-    raise ForecastParseError(
-        f"no JSON object in the answer has any of {list(required_keys)}: {text[:200]!r}",
-        raw_text=text, field=required_keys[0], value=None,
-    )
+    keys = tuple(required_keys or ())
+    objs = _candidates(text, keys)
+    if any(o != objs[-1] for o in objs):
+        what = f" with {' or '.join(keys)}" if keys else ""
+        raise ForecastParseError(f"the answer gives {len(objs)} JSON objects{what} that differ: refusing to pick one: {text[:200]!r}",
+                                 raw_text=text, field=keys[0] if keys else "json", value=objs)
+    return objs[-1]
 
 
 # --- probabilities --------------------------------------------------------------------------------
@@ -438,7 +561,11 @@ def parse_forecast(text: str, *, prob_field: str = "p_yes",
     Reads every top-level JSON object of the answer part (after reasoning blocks) that has
     ``prob_field`` or ``<prob_field>_percent`` and its probability with :func:`parse_probability`.
     They must agree (within half a percentage point): one answer given twice is fine, two different
-    answers are an error, never a choice. The last such object gives rationale and evidence.
+    answers are an error, never a choice. The last such object gives rationale and evidence. An answer
+    that might be another than the one read is refused too (the module docstring has the rules): a key
+    given twice with different values, or a readable object beside one that never closes or cannot be
+    read and gives the probability a value (the readable one may be a format example, a draft or a
+    quoted object). A draft inside a reasoning block is never read.
 
     Parameters
     ----------
@@ -454,8 +581,10 @@ def parse_forecast(text: str, *, prob_field: str = "p_yes",
     ------
     ForecastParseError
         No readable JSON object (``field="json"``), no probability field (``field=prob_field``,
-        ``value=None``), an invalid probability (see :func:`parse_probability`), or probabilities that
-        disagree (``field=prob_field``, ``value`` the list of values).
+        ``value=None``), an invalid probability (see :func:`parse_probability`), probabilities that
+        disagree (``field=prob_field``, ``value`` the list of values), a key given twice with different
+        values (``field`` the key, ``value`` its values), or a broken candidate beside a readable one
+        (``field=prob_field``, ``value`` the broken object's first 200 characters).
 
     Examples
     --------
@@ -463,9 +592,8 @@ def parse_forecast(text: str, *, prob_field: str = "p_yes",
     0.35
     """
     pct_field = f"{prob_field}_percent"
-    objs = [o for o in _answer_objects(text) if o.get(prob_field) is not None or o.get(pct_field) is not None]
+    objs = [o for o in _candidates(text, (prob_field, pct_field)) if o.get(prob_field) is not None or o.get(pct_field) is not None]
     if not objs:
-        parse_json(text, required_keys=(prob_field, pct_field))  # raises the "no field" error
         raise ForecastParseError(f"{prob_field} is missing: {text[:200]!r}", raw_text=text, field=prob_field, value=None)
     values = []
     for obj in objs:

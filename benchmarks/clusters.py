@@ -16,6 +16,14 @@ these holds, and clusters are closed under it (connected components):
    differ in one contiguous span only: the shared leading and trailing words number at least
    :data:`MIN_SHARED_WORDS` and at least :data:`MIN_SHARED_FRACTION` of the longer text, and each
    differing span has at most :data:`MAX_SPAN_WORDS` words (names of candidates, films, categories).
+4. **One dataset round** (dataset questions): same ``source``, same forecast date (the question set's round)
+   and same resolution date (``scheduled_close_date``, fixed in advance for a dataset question). Series of
+   one source resolving on one day move together: in the bundled questions the outcomes of such questions
+   correlate (dbnomics 0.29, yfinance 0.09 between questions of one source, round and date), so they are
+   not independent draws. A run takes one question per series (``one_per_source_question``), so there
+   this rule groups by source, round and date: 200 sampled dataset questions form 63 clusters instead of
+   200. Where a series appears at several dates, rule 1 chains its dates, and a source's whole round
+   becomes one cluster.
 
 The rule errs towards merging: a merge widens intervals, a missed sibling narrows them falsely. On the
 1,958 bundled market questions due from 2025-08-01 rule 2 alone merges 342 markets into 107 groups; the
@@ -38,7 +46,8 @@ MIN_SHARED_WORDS = 5  # 4 would join unrelated "<X> by June 30, 2026?" questions
 MIN_SHARED_FRACTION = 0.4
 MAX_SPAN_WORDS = 8
 RULE = ("same source question; or, for market questions of one source, the same background "
-        f"(>= {MIN_BACKGROUND_CHARS} chars) or one question pattern with the same scheduled close date")
+        f"(>= {MIN_BACKGROUND_CHARS} chars) or one question pattern with the same scheduled close date; "
+        "or, for dataset questions of one source, the same forecast date and resolution date")
 
 
 @dataclass
@@ -125,7 +134,10 @@ def sibling_clusters(questions: Sequence[Question]) -> ClusterAssignment:
 
     by_background: dict[tuple[str, str], list[str]] = defaultdict(list)
     by_close: dict[tuple, dict[str, str]] = defaultdict(dict)
+    by_dataset_round: dict[tuple, list[str]] = defaultdict(list)
     for q in questions:
+        if q.question_type == "dataset" and q.scheduled_close_date is not None:
+            by_dataset_round[(q.source, q.forecast_date, q.scheduled_close_date)].append(q.cluster_id)
         if q.question_type != "market":
             continue
         bg = " ".join(q.background.split())
@@ -135,7 +147,7 @@ def sibling_clusters(questions: Sequence[Question]) -> ClusterAssignment:
             first = by_close[(q.source, q.scheduled_close_date)].setdefault(" ".join(q.text.split()), q.cluster_id)
             if first != q.cluster_id:  # the same text again (one question listed twice): one pattern, zero spans
                 union(first, q.cluster_id)
-    for members in by_background.values():
+    for members in (*by_background.values(), *by_dataset_round.values()):
         for k in members[1:]:
             union(members[0], k)
     for texts in by_close.values():

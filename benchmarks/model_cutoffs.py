@@ -16,6 +16,17 @@ question counted "after cutoff" really is after it.
 Every entry says where its value comes from and whether it was checked (``verified``); values not
 checked against a provider page in the session that wrote this table say so in ``source``. ``as_of`` is
 the date the entry was last checked. Update the table when providers publish new dates.
+
+How a spec finds its entry
+--------------------------
+Only the **model name** is read (:func:`model_name`): the part of the spec after the provider and before
+``@`` (the server URL is never read), and of that the part after the last ``/`` (an organisation prefix
+such as OpenRouter's ``openai/gpt-4o`` or Hugging Face's ``HuggingFaceTB/SmolLM2-135M-Instruct``), lower-cased
+with ``.``, ``_``, ``:`` and spaces as ``-``. The name must match one of an entry's :attr:`ModelCutoff.patterns`
+**whole**, anchored at both ends, optionally followed by a dated snapshot (``-20250929``, ``-2024-08-06``).
+Variants an entry covers are spelled out in its patterns (``o3(?:-pro)?``). So ``marco-o1``,
+``Skywork-o1-Open-Llama-3.1-8B`` and a server whose URL path says ``gpt-4o`` match nothing, and a name that
+matches nothing has no cutoff: the run stops and asks for ``--date-from`` (it fails closed).
 """
 
 from __future__ import annotations
@@ -28,9 +39,13 @@ from dataclasses import dataclass
 
 from agent_schemas import DataValidationError, Question
 
-__all__ = ["MODEL_CUTOFFS", "ModelCutoff", "after_cutoff_mask", "lookup_model", "training_cutoff"]
+__all__ = ["MODEL_CUTOFFS", "ModelCutoff", "after_cutoff_mask", "lookup_model", "model_name", "training_cutoff"]
 
 _AS_OF = dt.date(2026, 11, 30)
+
+
+#: A dated snapshot of a model (``claude-sonnet-4-5-20250929``, ``gpt-4o-2024-08-06``), after normalising.
+_SNAPSHOT = r"(?:-\d{8}|-\d{4}-\d{2}-\d{2})?"
 
 
 def _month_end(month: str) -> dt.date:
@@ -47,7 +62,10 @@ class ModelCutoff:
     name : str
         Display name, e.g. ``"Claude Sonnet 4.5"``.
     patterns : tuple of str
-        Normalised name fragments that identify the model in a provider spec (see :func:`lookup_model`).
+        Regular expressions over the normalised model name (see :func:`model_name`), each matched whole:
+        anchored at both ends, with an optional dated snapshot suffix added by :meth:`matches`.
+    examples : tuple of str
+        Specs that must find this entry and no other (checked by the tests); the first is the canonical name.
     training_data_month : str or None
         Training-data cutoff as ``"YYYY-MM"``, if published.
     reliable_knowledge_month : str or None
@@ -64,6 +82,7 @@ class ModelCutoff:
 
     name: str
     patterns: tuple[str, ...]
+    examples: tuple[str, ...]
     training_data_month: str | None
     reliable_knowledge_month: str | None
     source: str
@@ -78,6 +97,11 @@ class ModelCutoff:
         assert month is not None, f"{self.name} has no cutoff month"
         return _month_end(month)
 
+    def matches(self, name: str) -> bool:
+        """Whether a normalised model name (:func:`model_name`) is this model: one pattern matches it whole,
+        optionally followed by a dated snapshot (``-YYYYMMDD`` or ``-YYYY-MM-DD``)."""
+        return any(re.fullmatch(f"(?:{p}){_SNAPSHOT}", name) for p in self.patterns)
+
     @property
     def reliable_knowledge_cutoff(self) -> dt.date | None:
         """Last day of the reliable-knowledge month, if published."""
@@ -88,11 +112,14 @@ _ANTHROPIC_HUB = "Anthropic Transparency Hub, 'Model Report' (anthropic.com/tran
 _CLAUDE4_CARD = "'System Card: Claude Opus 4 & Claude Sonnet 4' (May 2025): trained on public web data 'as of March 2025'"
 _ANTHROPIC_OVERVIEW = "Anthropic docs 'Models overview' training-data cutoff column"
 _OPENAI_MODELS = "OpenAI API docs model page ('knowledge cutoff')"
+#: SmolLM2 of any size, instruct or base, under the names llama.cpp, Ollama and Hugging Face serve it, and the
+#: embedded provider's own names (``smollm2-q8_0``, ``smollm2-packaged``) and GGUF quantisations (``-q4_k_m``).
+_SMOLLM2 = r"smollm2(?:-(?:135m|360m|1-7b))?(?:-instruct)?(?:-(?:i?q\d(?:-[a-z0-9]+){0,2}|f16|bf16|f32|packaged))?"
 
-#: The table. Order does not matter: :func:`lookup_model` prefers the longest matching pattern.
+#: The table. Order does not matter: a name matches at most one entry (the tests check every example).
 MODEL_CUTOFFS: tuple[ModelCutoff, ...] = (
     ModelCutoff(
-        "Claude Sonnet 4.6", ("claude-sonnet-4-6", "claude-4-6-sonnet", "sonnet-4-6"), "2026-02", "2025-05",
+        "Claude Sonnet 4.6", ("claude-sonnet-4-6", "claude-4-6-sonnet"), ("claude-sonnet-4-6", "anthropic/claude-sonnet-4.6"), "2026-02", "2025-05",
         source=f"reliable knowledge May 2025: {_ANTHROPIC_HUB}, Claude Sonnet 4.6 summary table (verified); "
         "no training-data cutoff found on a provider page: the release month (released 2026-02-17, "
         "platform.claude.com model page) is used as an upper bound",
@@ -100,88 +127,92 @@ MODEL_CUTOFFS: tuple[ModelCutoff, ...] = (
         note="Upper bound only (release month); questions due after February 2026 are certainly after its training data.",
     ),
     ModelCutoff(
-        "Claude Sonnet 4.5", ("claude-sonnet-4-5", "claude-4-5-sonnet", "sonnet-4-5"), "2025-07", "2025-01",
+        "Claude Sonnet 4.5", ("claude-sonnet-4-5", "claude-4-5-sonnet"),
+        ("claude-sonnet-4-5", "anthropic/claude-sonnet-4-5-20250929", "openai-compatible/anthropic/claude-sonnet-4.5@https://openrouter.ai/api/v1"), "2025-07", "2025-01",
         source=f"reliable knowledge Jan 2025: {_ANTHROPIC_HUB} (verified); training data Jul 2025: "
         f"{_ANTHROPIC_OVERVIEW} (NOT verified here: only a third-party listing, apxml.com, was found)",
         verified=False,
     ),
     ModelCutoff(
-        "Claude Haiku 4.5", ("claude-haiku-4-5", "claude-4-5-haiku", "haiku-4-5"), "2025-07", "2025-02",
+        "Claude Haiku 4.5", ("claude-haiku-4-5", "claude-4-5-haiku"), ("claude-haiku-4-5", "anthropic/claude-haiku-4-5-20251001"), "2025-07", "2025-02",
         source=f"reliable knowledge Feb 2025: {_ANTHROPIC_HUB} (verified); training data Jul 2025: "
         f"{_ANTHROPIC_OVERVIEW} (NOT verified here)",
         verified=False,
     ),
     ModelCutoff(
-        "Claude Opus 4.5", ("claude-opus-4-5", "claude-4-5-opus", "opus-4-5"), "2025-08", "2025-05",
+        "Claude Opus 4.5", ("claude-opus-4-5", "claude-4-5-opus"), ("claude-opus-4-5", "anthropic/claude-opus-4-5-20251101"), "2025-08", "2025-05",
         source=f"{_ANTHROPIC_OVERVIEW}: reliable knowledge May 2025, training data Aug 2025 (NOT verified here: "
         "no provider page with these dates was found)",
         verified=False,
     ),
     ModelCutoff(
-        "Claude Opus 4.1", ("claude-opus-4-1", "claude-4-1-opus", "opus-4-1"), "2025-03", "2025-01",
+        "Claude Opus 4.1", ("claude-opus-4-1", "claude-4-1-opus"), ("claude-opus-4-1", "anthropic/claude-opus-4-1-20250805"), "2025-03", "2025-01",
         source=f"training data Mar 2025 and reliable knowledge Jan 2025: {_ANTHROPIC_OVERVIEW} (NOT verified "
         f"here; consistent with {_CLAUDE4_CARD} for its predecessor)",
         verified=False,
     ),
     ModelCutoff(
-        "Claude Opus 4", ("claude-opus-4", "claude-4-opus", "opus-4"), "2025-03", "2025-01",
+        "Claude Opus 4", ("claude-opus-4", "claude-4-opus"), ("claude-opus-4", "anthropic/claude-opus-4-20250514"), "2025-03", "2025-01",
         source=f"training data Mar 2025: {_CLAUDE4_CARD} (verified via the quote in Stanford CRFM FMTI 2025 "
         f"Anthropic report); reliable knowledge Jan 2025: {_ANTHROPIC_OVERVIEW} (NOT verified here)",
         verified=True,
     ),
     ModelCutoff(
-        "Claude Sonnet 4", ("claude-sonnet-4", "claude-4-sonnet", "sonnet-4"), "2025-03", "2025-01",
+        "Claude Sonnet 4", ("claude-sonnet-4", "claude-4-sonnet"), ("claude-sonnet-4", "anthropic/claude-sonnet-4-20250514"), "2025-03", "2025-01",
         source=f"training data Mar 2025: {_CLAUDE4_CARD} (verified via the quote in Stanford CRFM FMTI 2025 "
         f"Anthropic report); reliable knowledge Jan 2025: {_ANTHROPIC_OVERVIEW} (NOT verified here)",
         verified=True,
     ),
     ModelCutoff(
-        "GPT-4.1", ("gpt-4-1",), "2024-06", None,
+        "GPT-4.1", ("gpt-4-1(?:-nano)?",), ("gpt-4.1", "openai/gpt-4.1-2025-04-14", "openai/gpt-4.1-nano"), "2024-06", None,
         source="OpenAI 'Introducing GPT-4.1 in the API' (2025-04-14): 'refreshed knowledge cutoff of June 2024' "
         f"(verified via quotes in github/docs and aimlapi docs); {_OPENAI_MODELS}: Jun 01, 2024",
         verified=True, note="Also covers gpt-4.1-nano (same announcement).",
     ),
     ModelCutoff(
-        "GPT-4.1 mini", ("gpt-4-1-mini",), "2024-06", None,
+        "GPT-4.1 mini", ("gpt-4-1-mini",), ("gpt-4.1-mini", "openai/gpt-4.1-mini-2025-04-14"), "2024-06", None,
         source="OpenAI 'Introducing GPT-4.1 in the API' (2025-04-14): the GPT-4.1 family has a June 2024 "
         f"knowledge cutoff (verified via quotes); {_OPENAI_MODELS}: Jun 01, 2024",
         verified=True,
     ),
     ModelCutoff(
-        "GPT-4o", ("gpt-4o",), "2023-10", None,
+        "GPT-4o", ("gpt-4o",), ("gpt-4o", "openai/gpt-4o-2024-08-06", "openai-compatible/openai/gpt-4o@https://openrouter.ai/api/v1"), "2023-10", None,
         source=f"{_OPENAI_MODELS}: Oct 01, 2023 (NOT verified here; ChatGPT system prompt 'Knowledge cutoff: "
         "2023-10' and model catalogues agree; one catalogue says 2023-09)",
         verified=False,
     ),
     ModelCutoff(
-        "GPT-4o mini", ("gpt-4o-mini",), "2023-10", None,
+        "GPT-4o mini", ("gpt-4o-mini",), ("gpt-4o-mini", "openai/gpt-4o-mini-2024-07-18"), "2023-10", None,
         source=f"{_OPENAI_MODELS}: Oct 01, 2023 (verified via the published GPT-4o-mini ChatGPT system prompt "
         "'Knowledge cutoff: 2023-10')",
         verified=True,
     ),
     ModelCutoff(
-        "o1", ("o1",), "2023-10", None,
+        "o1", ("o1",), ("o1", "openai/o1-2024-12-17"), "2023-10", None,
         source=f"{_OPENAI_MODELS}: Oct 01, 2023 (NOT verified here)", verified=False,
     ),
     ModelCutoff(
-        "o1-mini", ("o1-mini",), "2023-10", None,
+        "o1-mini", ("o1-mini",), ("o1-mini", "openai/o1-mini-2024-09-12"), "2023-10", None,
         source=f"{_OPENAI_MODELS}: Oct 01, 2023 (NOT verified here)", verified=False,
     ),
     ModelCutoff(
-        "o3-mini", ("o3-mini",), "2023-10", None,
+        "o3-mini", ("o3-mini",), ("o3-mini", "openai/o3-mini-2025-01-31"), "2023-10", None,
         source=f"{_OPENAI_MODELS}: Oct 01, 2023 (NOT verified here)", verified=False,
     ),
     ModelCutoff(
-        "o3", ("o3",), "2024-06", None,
+        "o3", ("o3(?:-pro)?",), ("o3", "openai/o3-2025-04-16", "openai/o3-pro"), "2024-06", None,
         source=f"{_OPENAI_MODELS}: Jun 01, 2024 (NOT verified here)", verified=False,
         note="Also matches o3-pro (same base model).",
     ),
     ModelCutoff(
-        "o4-mini", ("o4-mini",), "2024-06", None,
+        "o4-mini", ("o4-mini",), ("o4-mini", "openai/o4-mini-2025-04-16"), "2024-06", None,
         source=f"{_OPENAI_MODELS}: Jun 01, 2024 (NOT verified here)", verified=False,
     ),
     ModelCutoff(
-        "SmolLM2-135M-Instruct", ("smollm2",), "2024-11", None,
+        "SmolLM2-135M-Instruct", (_SMOLLM2,),
+        ("smollm2", "local/smollm2-q8_0", "local/smollm2-packaged", "openai-compatible/smollm2:135m@http://127.0.0.1:11434/v1",
+         "openai-compatible/HuggingFaceTB/SmolLM2-135M-Instruct@http://127.0.0.1:8080/v1",
+         "openai-compatible/smollm2-1.7b-instruct-q4_k_m@http://127.0.0.1:8080/v1"), "2024-11", None,
         source="HuggingFaceTB/SmolLM2-135M-Instruct model card (Hugging Face): no cutoff stated; trained on "
         "FineWeb-Edu, DCLM, The Stack and new filtered datasets (verified); released 2024-11",
         verified=False,
@@ -191,60 +222,49 @@ MODEL_CUTOFFS: tuple[ModelCutoff, ...] = (
 )
 
 
-def _normalise(spec: str) -> str:
-    """Lower-case; '.', '_', ' ' and ':' become '-' (so 'claude-sonnet-4.5' == 'claude-sonnet-4-5')."""
-    return re.sub(r"[._ :]+", "-", spec.strip().lower())
+def model_name(spec: str) -> str:
+    """The normalised model name of a provider spec: the only part of it a cutoff is looked up by.
 
+    The part before the first ``@`` (a server URL is never read), after its last ``/`` (the provider, and an
+    organisation prefix such as ``openai/`` on OpenRouter or ``HuggingFaceTB/``), lower-cased, with ``.``,
+    ``_``, ``:`` and spaces as ``-`` (so ``claude-sonnet-4.5`` is ``claude-sonnet-4-5``).
 
-def _pattern_matches(pattern: str, spec: str) -> bool:
-    """Whether ``pattern`` occurs in ``spec`` as a whole name, not as the prefix of a newer version.
-
-    The match must start at the beginning or after a non-alphanumeric character and end at the end, or
-    before a separator that is not followed by a 1-2 digit minor version (``claude-opus-4`` matches
-    ``claude-opus-4-20250514`` but not ``claude-opus-4-6``).
+    Examples
+    --------
+    >>> model_name("openai-compatible/marco-o1@http://127.0.0.1:9/gpt-4o/v1")
+    'marco-o1'
+    >>> model_name("local/smollm2-q8_0")
+    'smollm2-q8-0'
     """
-    for m in re.finditer(re.escape(pattern), spec):
-        start, end = m.start(), m.end()
-        if start > 0 and spec[start - 1].isalnum():
-            continue
-        rest = spec[end:]
-        if rest and rest[0].isalnum():
-            continue
-        if re.match(r"-\d{1,2}(?!\d)", rest):
-            continue
-        return True
-    return False
+    name = spec.split("@", 1)[0].rsplit("/", 1)[-1]
+    return re.sub(r"[._ :]+", "-", name.strip().lower())
 
 
 #: Moving aliases name whichever model the provider serves today (``chatgpt-4o-latest``,
-#: ``claude-3-5-sonnet-latest``, ``gpt-5-chat-latest``): their training cutoff moves with them, so it is unknown.
-_MOVING_ALIAS = re.compile(r"(?:^|[-/])latest$|^chatgpt-")
+#: ``claude-3-5-sonnet-latest``, ``gpt-5-chat-latest``): their training cutoff moves with them, so it is
+#: unknown. No pattern of the table admits one; this guard keeps it so when patterns are added.
+_MOVING_ALIAS = re.compile(r"-latest$|^chatgpt-")
 
 
 def lookup_model(model_spec: str) -> ModelCutoff | None:
-    """The table entry for a model spec, or None if the model is not in the table or is a moving alias.
+    """The table entry for a model spec, or None if its model name is not in the table or is a moving alias.
 
     Parameters
     ----------
     model_spec : str
         A provider spec or model name, e.g. ``"anthropic/claude-sonnet-4-5-20250929"``,
-        ``"openai/gpt-4.1-mini"``, ``"local/smollm2"``. Matching is by name fragment after normalising
-        case and separators; the longest matching pattern wins (``gpt-4o-mini`` over ``gpt-4o``).
+        ``"openai/gpt-4.1-mini"``, ``"local/smollm2"``. Only :func:`model_name` of it is read, and it must
+        match an entry's pattern whole (see the module docstring): ``"openai-compatible/marco-o1@..."`` is not
+        o1.
 
     Returns
     -------
     ModelCutoff or None
     """
-    spec = _normalise(model_spec)
-    name = spec.split("/", 1)[-1].split("@", 1)[0]
+    name = model_name(model_spec)
     if _MOVING_ALIAS.search(name):
         return None
-    best: tuple[int, ModelCutoff] | None = None
-    for entry in MODEL_CUTOFFS:
-        for pat in entry.patterns:
-            if (best is None or len(pat) > best[0]) and _pattern_matches(pat, spec):
-                best = (len(pat), entry)
-    return None if best is None else best[1]
+    return next((entry for entry in MODEL_CUTOFFS if entry.matches(name)), None)
 
 
 def training_cutoff(model_spec: str) -> dt.date | None:

@@ -23,7 +23,7 @@ from benchmarks import scoring
 from benchmarks.confidence_bands import confidence_band_table
 from benchmarks.fitted import (LEARNED_MEAN, MIN_FIT_PER_CLASS, MIN_FIT_QUESTIONS, UNFITTED_RULE, fallback_equals, fit_runs,
                                fit_sources, fitted_summary, refuse_other_models)
-from benchmarks.leaderboard import MIN_COVERAGE, rank_methods
+from benchmarks.leaderboard import FALLBACK_RULE, MIN_CLUSTERS_TO_RANK, MIN_COVERAGE, compare, rank_methods
 from benchmarks.leakage import AUDIT_KEYS
 from benchmarks.model_cutoffs import training_cutoff
 from benchmarks.methods import method_of
@@ -151,6 +151,45 @@ def scorable(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+#: Columns of :func:`long_frame` that describe the question (the same in every method's row).
+QUESTION_COLUMNS = ("outcome", "source", "question_type", "cluster", "horizon_days", "forecast_date")
+
+
+def planned_questions(manifests: Mapping[str, Mapping[str, Any]], records: Mapping[str, Sequence[Mapping[str, Any]]]
+                      ) -> tuple[set[str], str]:
+    """The questions every run planned, and a note when the runs planned different ones ('' otherwise).
+
+    A run's plan is its manifest's ``question_ids`` (what it was set to answer, finished or not), or the
+    questions of its records for a manifest without them. Runs are compared on the questions all of them
+    planned, never on those all of them *answered*: a failure or an unfinished question is scored as the
+    method's fallback instead (:func:`benchmarks.leaderboard.compare`).
+    """
+    plans = {rid: set(m.get("question_ids") or []) or {r.get("question_id") for r in records.get(rid, [])}
+             for rid, m in manifests.items()}
+    common = set.intersection(*plans.values()) if plans else set()
+    if len({frozenset(p) for p in plans.values()}) <= 1:
+        return common, ""
+    sizes = ", ".join(f"{rid} {len(p)}" for rid, p in plans.items())
+    if not common:
+        return common, (f"The runs planned no question in common ({sizes}): nothing is compared, and every method is "
+                        "listed apart on its own questions.")
+    return common, f"The runs planned different questions ({sizes}): compared on the {len(common)} every run planned."
+
+
+def method_fallbacks(df: pd.DataFrame) -> dict[tuple[str, str], float]:
+    """What each LLM method's missing answer is scored as (:data:`benchmarks.leaderboard.FALLBACK_RULE`):
+    ``{(label, question_id): p_yes}`` of the same run's ``mean`` on that question, for every method row
+    (``kind == "method"``) of a run on every question where the run's mean answered. Baselines and
+    questions whose ensemble failed are not in it (they fall back to 0.5)."""
+    ok = df[(df["method"] == "mean") & (df["status"] == "ok") & df["p_yes"].notna()]
+    means = {(r, q): float(p) for r, q, p in zip(ok["run_id"], ok["question_id"], ok["p_yes"])}
+    methods = df.loc[df["kind"] == "method", ["run_id", "label"]].drop_duplicates()
+    out: dict[tuple[str, str], float] = {}
+    for run_id, label in zip(methods["run_id"], methods["label"]):
+        out.update({(label, q): p for (r, q), p in means.items() if r == run_id})
+    return out
+
+
 # --- cost ----------------------------------------------------------------------------------------
 
 
@@ -212,8 +251,10 @@ def cost_effectiveness(scored: pd.DataFrame, costs: pd.DataFrame, *, reference: 
     """Brier change against ``reference`` per 1,000 extra tokens, with its clustered bootstrap interval.
 
     For each method with extra tokens, the paired Brier difference (method - reference) on the
-    questions both answered, divided by the mean extra tokens per question / 1,000. Negative is
+    questions both have a row for, divided by the mean extra tokens per question / 1,000. Negative is
     better (Brier falls). The interval scales the paired-difference interval by the same factor.
+    :func:`write_report` passes the compared methods' rows with their fallbacks filled in
+    (:func:`benchmarks.leaderboard.compare`), so a compared method is paired on every question.
     """
     out = []
     for run_id, g in scored.groupby("run_id"):
@@ -336,18 +377,20 @@ class Report:
     """'' or why the numbers are not a model's (:func:`simulation_note`)."""
 
 
-def ranking_note(ranked: pd.DataFrame, min_coverage: float) -> str:
-    """One line saying what the ranking rests on: the common question set, its clusters, and whether
-    it is too small to rank."""
+def ranking_note(ranked: pd.DataFrame, min_coverage: float, *, plan_note: str = "") -> str:
+    """What the ranking rests on, in a few sentences: the question set, its clusters, how missing answers
+    are scored, and whether there are too few clusters to rank."""
     if ranked.empty:
-        return (f"Nothing is ranked: no method answered {min_coverage:.0%} of the questions, or those that did "
-                "share no question.")
+        return plan_note or f"Nothing is ranked: no method answered {min_coverage:.0%} of the questions."
     n, k = int(ranked["n"].max()), int(ranked["n_clusters"].max())
-    line = (f"Ranked on the same {n} questions ({k} clusters of related questions) answered by every ranked method; "
-            f"methods that answered fewer than {min_coverage:.0%} of the questions are listed apart.")
+    line = (f"Compared on the same {n} questions ({k} clusters of related questions); {FALLBACK_RULE}; the number of "
+            f"such questions is the row's n_fallback. Methods that answered fewer than {min_coverage:.0%} of the "
+            "questions are listed apart.")
+    if plan_note:
+        line += " " + plan_note
     if bool(ranked["too_small_to_rank"].iloc[0]):
-        line += (f" **Too small to rank**: {k} clusters < {scoring.MIN_CLUSTERS_FOR_INTERVAL}, so no interval is "
-                 "available and the order is not evidence.")
+        line += (f" **Too few clusters to rank**: {k} < {MIN_CLUSTERS_TO_RANK}; the rows are listed by Brier without "
+                 "ranks, and the order is not evidence.")
     return line
 
 
@@ -377,7 +420,8 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
     (run, question) with every fitted method's p_yes, parameters, ``n_fit`` and fallback flag. A ``fit_from``
     run of other models than a scored run is refused unless ``fit_from_any_model``
     (:func:`benchmarks.fitted.refuse_other_models`); the report names the runs and models the fits learned
-    from (:func:`benchmarks.fitted.fit_sources`).
+    from (:func:`benchmarks.fitted.fit_sources`). A fitted method that fell back on every question takes no
+    rank (:func:`benchmarks.fitted.fallback_equals`).
 
     Nothing is written until everything is computed; each file is written atomically.
 
@@ -402,6 +446,8 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
     df, manifests = long_frame(run_dirs, added=fitted)
     if df.empty:
         raise DataValidationError(f"no results in {', '.join(map(str, run_dirs))}", field="results.jsonl", value=0)
+    planned, plan_note = planned_questions(manifests, records)
+    the_set = planned if len(manifests) > 1 else None  # several runs: the questions every run planned
     scored = scorable(df)
     if scored.empty:
         raise DataValidationError("no scorable forecasts (need p_yes and a resolved outcome)", field="outcome", value=None)
@@ -414,33 +460,41 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
             raise DataValidationError(f"baseline {baseline!r} is not among the scored methods: {', '.join(labels)}",
                                       field="baseline", value=baseline)
         base_label = prefixed[0]
+    fallbacks = method_fallbacks(df)
     # a fitted method that fell back on every question is its unfitted rule: shown as "= mean (not fitted: n < 30)", no rank
     table = rank_methods(scored, method_col="label", baseline=base_label, min_coverage=min_coverage,
-                         equals=fallback_equals(fitted, prefix_run=len(records) > 1), n_resamples=n_resamples, seed=seed)
+                         n_resamples=n_resamples, seed=seed, fallbacks=fallbacks, question_cols=QUESTION_COLUMNS,
+                         questions=the_set, equals=fallback_equals(fitted, prefix_run=len(records) > 1))
+    # every other comparison uses the same rows: compared methods on every question (fallbacks filled in),
+    # the methods listed apart on their own questions
+    comparison = compare(scored, method_col="label", min_coverage=min_coverage, fallbacks=fallbacks,
+                         question_cols=QUESTION_COLUMNS, questions=the_set)
+    compared = pd.concat([comparison.frame, scored[scored["label"].isin(comparison.apart)].assign(fallback=False)],
+                         ignore_index=True)
     attempts = df.groupby("label").agg(attempted=("question_id", "size"), failed=("status", lambda s: int((s == "failed").sum())))
     table = table.merge(attempts, left_on="label", right_index=True, how="left")
     costs, roles = cost_tables(run_dirs, added=fitted)  # never empty: every question has its fitted methods' rows
     table = table.merge(costs[["label", "tokens_per_question", "extra_tokens_per_question", "cost_usd"]], on="label", how="left")
-    effect = cost_effectiveness(scored, costs, reference="mean", n_resamples=n_resamples, seed=seed)
-    learned = cost_effectiveness(scored, costs, reference=LEARNED_MEAN, n_resamples=n_resamples, seed=seed)
-    learned_vs_mean = reference_vs_mean(scored, n_resamples=n_resamples, seed=seed)
+    effect = cost_effectiveness(compared, costs, reference="mean", n_resamples=n_resamples, seed=seed)
+    learned = cost_effectiveness(compared, costs, reference=LEARNED_MEAN, n_resamples=n_resamples, seed=seed)
+    learned_vs_mean = reference_vs_mean(compared, n_resamples=n_resamples, seed=seed)
     fit_table = fitted_summary(fitted, prefix_run=len(records) > 1)
     bands = confidence_band_table(scored, records, n_resamples=n_resamples, seed=seed)
     audit = leakage_audit(run_dirs)
-    contamination = contamination_split(scored, manifests)
-    scored = scored.assign(horizon_bucket=scored["horizon_days"].map(lambda d: scoring.horizon_bucket(d) if d == d and d is not None else "unknown"))
-    segments = {col: scoring.segment_table(scored, col, method_col="label") for col in ("source", "question_type", "horizon_bucket")}
+    contamination = contamination_split(compared, manifests)
+    compared = compared.assign(horizon_bucket=compared["horizon_days"].map(lambda d: scoring.horizon_bucket(d) if d == d and d is not None else "unknown"))
+    segments = {col: scoring.segment_table(compared, col, method_col="label") for col in ("source", "question_type", "horizon_bucket")}
 
     csv_path = out_dir / "leaderboard.csv"
-    main_cols = [c for c in ("rank", "label", "equals", "n", "n_answered", "brier", "brier_ci_low", "brier_ci_high", "log_loss", "ece",
-                             "delta_brier_vs_baseline", "delta_brier_ci_low", "delta_brier_ci_high",
+    main_cols = [c for c in ("rank", "label", "equals", "n", "n_answered", "n_fallback", "brier", "brier_ci_low", "brier_ci_high",
+                             "log_loss", "ece", "delta_brier_vs_baseline", "delta_brier_ci_low", "delta_brier_ci_high",
                              "tokens_per_question", "failed") if c in table.columns and (c != "equals" or table[c].astype(bool).any())]
     ranked, unranked = table[table["ranked"]], table[~table["ranked"]]
     simulated = simulation_note(manifests)
     md = "\n\n".join([
         *([f"**{simulated}**"] if simulated else []),
         f"## Leaderboard (lower Brier is better; 95% clustered bootstrap intervals; baseline for deltas: {base_label})",
-        ranking_note(ranked, min_coverage),
+        ranking_note(ranked, min_coverage, plan_note=plan_note),
         _board_md(ranked[main_cols]),
         *([f"## Not ranked (answered fewer than {min_coverage:.0%} of the questions; Brier on their own questions)",
            _board_md(unranked[main_cols])] if len(unranked) else []),
@@ -461,7 +515,7 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
               "Contamination split: questions due after the models' training cutoff": contamination,
               **{f"By {col.replace('_', ' ')}": seg for col, seg in segments.items()}}
     page = render_page(ReportData(leaderboard=table, baseline=base_label, min_coverage=min_coverage,
-                                  ranking_note=ranking_note(ranked, min_coverage), scored=scored, manifests=manifests,
+                                  ranking_note=ranking_note(ranked, min_coverage, plan_note=plan_note), scored=scored, manifests=manifests,
                                   records=shown, tables=tables, confidence_bands=bands, attribution=DATA_ATTRIBUTION,
                                   notice=simulated))
     # every file is complete or untouched (temp file + os.replace); an OSError names the file

@@ -146,13 +146,16 @@ def explain_trace(trace: PipelineTrace, question: Question | None = None) -> str
             cov = next((c for c in s.coverage if c.topic == dis.topic), None)
             search = f"search {_text(dis.query, 80)!r}" if dis.query else "no search"
             out.append(f"     {search} -> {cov.status if cov else '?'}{': ' + _text(cov.reason, 120) if cov and cov.reason else ''}")
+            for e in (cov.evidence or []) if cov else []:  # each result as judged (agent_tools.relevance)
+                out.append(f"       {'counted' if e.counted else 'not counted'}: {_text(e.title, 70)!r}: {_text(e.reason, 120)}")
         if s.status != "ok":
             out.append(f"  decision failed: {s.error.type if s.error else 'unknown'}: {_text(s.error.message if s.error else '', 200)}")
         else:
             out.append(f"  decision: p_yes {s.p_yes:.3f}, confidence stated {s.confidence}")
             out.append(f"  reasoning: {_text(s.rationale)}")
             if s.grounding is not None:
-                why = "; ".join(s.grounding.reasons) or "every named disagreement is supported by dated evidence"
+                why = "; ".join(s.grounding.reasons) or ("every named disagreement is supported by a relevant result "
+                                                          "dated on or before the cutoff")
                 out.append(f"  grounded confidence: {s.grounding.effective} ({why})")
     qc = trace.confidence
     if qc is not None:

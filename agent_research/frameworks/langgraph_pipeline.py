@@ -169,7 +169,7 @@ class LangGraphPipeline:
 
     async def supervisor_search(self, state: PipelineState) -> dict[str, Any]:
         assert self.spec.supervisor is not None
-        await self.spec.supervisor.aclarify(state["sup"], state["question"].forecast_date)
+        await self.spec.supervisor.aclarify(state["sup"], state["question"].forecast_date, question=state["question"])
         return {"sup": state["sup"]}
 
     async def supervisor_decision(self, state: PipelineState) -> dict[str, Any]:

@@ -85,8 +85,8 @@ MODULE_TESTS: dict[str, list[str]] = {
                                       "tests/research/test_config.py"],
     "agent_providers/registry.py": ["tests/providers/test_registry.py", "tests/providers/test_retry.py",
                                     "tests/providers/test_missing_dependencies.py", "tests/providers/test_credentials.py"],
-    "agent_tools/parsing.py": ["tests/tools/test_parsing_values.py", "tests/tools/test_parsing.py", "tests/research/test_pipeline.py",
-                               "tests/specialists"],
+    "agent_tools/parsing.py": ["tests/tools/test_parsing_values.py", "tests/tools/test_parsing.py",
+                               "tests/tools/test_parsing_candidates.py", "tests/research/test_pipeline.py", "tests/specialists"],
 }
 #: Slow tests left out (the runner's code they reach is covered by faster ones): a SIGKILL/resume subprocess, and
 #: the shard test that builds three reports (the shard selection itself: ``test_a_shard_runs_exactly_its_questions...``).
@@ -250,11 +250,13 @@ EQUIVALENT: list[Equivalent] = [
                  "adds an empty span (before a quote that starts a span, or at the end after a closing quote): an empty "
                  "span holds no bracket and no comma, and is never the one a repair or bracket count reads")
       for line in ("if i >= seg:", "if seg <= n:")),
-    *(Equivalent("agent_tools/parsing.py", "_scan", line,
-                 "the count of unreadable spans is only read as a flag (if unreadable:), and 1, 2 and -1 are all true")
-      for line in ("unreadable = 1", "unreadable -= 1", "unreadable += 2")),
-    Equivalent("agent_tools/parsing.py", "parse_json", "raw_text=text, field=required_keys[0], )",
-               _VALUE_NONE_DEFAULT),
+    Equivalent("agent_tools/parsing.py", "_candidates", "raw_text=text, field=keys[0], )", _VALUE_NONE_DEFAULT),
+    Equivalent("agent_tools/parsing.py", "_decode_at",
+               "value, end = json.JSONDecoder(strict=None, object_pairs_hook=hook).raw_decode(text, i)",
+               "json's decoder reads strict as a truth value: None is False"),
+    Equivalent("agent_tools/parsing.py", "_show", "s = json.dumps(value, ensure_ascii=None, default=repr)", _ENSURE_ASCII_NONE),
+    Equivalent("agent_tools/parsing.py", "_decode_at", "return _Span(text[i:], closed=None)",
+               "a span's closed is only read as a truth value (if not span.closed, not s.closed), where None and False agree"),
     Equivalent("agent_tools/parsing.py", "parse_forecast",
                'raise ForecastParseError(f"{prob_field} is missing: {text[:200]!r}", raw_text=text, field=prob_field, )',
                _VALUE_NONE_DEFAULT),
@@ -316,6 +318,9 @@ KNOWN_MUTATIONS: list[KnownMutation] = [
          'REMOTE_PREFIXES = ("anthropic", "openai", "openai-compatible")', 'REMOTE_PREFIXES = ("anthropic", "openai")'),
         ("agent_tools/parsing.py", "disagreeing probabilities tolerated up to 5 points", "_AGREEMENT_TOLERANCE = 0.005",
          "_AGREEMENT_TOLERANCE = 0.05"),
+        ("agent_tools/parsing.py", "any value in an unreadable object taken for a template's placeholder (a broken answer "
+         "beside a readable example or draft no longer refused)",
+         '_PLACEHOLDER = r"(?:<|\\.\\.\\.|…|null\\b|None\\b|[,}\\]]|$)"', '_PLACEHOLDER = r"(?:.|$)"'),
         ("agent_research/combination.py", "default debate weight 0.5 -> 0.25", "    debate_weight: float = 0.5\n",
          "    debate_weight: float = 0.25\n"),
         ("benchmarks/methods.py", "min left out of the default methods",

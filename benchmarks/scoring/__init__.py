@@ -42,7 +42,7 @@ method and per segment), :mod:`.validation` (the input checks they share).
 
 import warnings as _warnings
 
-from benchmarks.scoring.bootstrap import MIN_CLUSTERS_FOR_INTERVAL, BootstrapCI, clustered_bootstrap_ci, paired_difference_ci
+from benchmarks.scoring.bootstrap import INTERVALS, MIN_CLUSTERS_FOR_INTERVAL, BootstrapCI, clustered_bootstrap_ci, expanded_tail, paired_difference_ci
 from benchmarks.scoring.calibration import MurphyDecomposition, brier_skill_score, expected_calibration_error, murphy_decomposition, reliability_diagram
 from benchmarks.scoring.rules import LOG_LOSS_EPS, brier_score, log_loss, log_score
 from benchmarks.scoring.summary import ScoreSummary, score_summary
@@ -51,6 +51,7 @@ from benchmarks.scoring.tables import HORIZON_BUCKETS, horizon_bucket, score_tab
 __all__ = [
     "BootstrapCI",
     "HORIZON_BUCKETS",
+    "INTERVALS",
     "LOG_LOSS_EPS",
     "MIN_CLUSTERS_FOR_INTERVAL",
     "MurphyDecomposition",
@@ -58,6 +59,7 @@ __all__ = [
     "brier_score",
     "brier_skill_score",
     "clustered_bootstrap_ci",
+    "expanded_tail",
     "expected_calibration_error",
     "horizon_bucket",
     "log_loss",

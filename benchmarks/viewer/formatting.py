@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["is_missing", "fmt_count", "fmt_compact", "fmt_delta", "fmt_interval", "fmt_pct", "fmt_prob", "fmt_usd"]
+__all__ = ["is_missing", "fmt_count", "fmt_compact", "fmt_delta", "fmt_interval", "fmt_pct", "fmt_prob", "fmt_usd",
+           "readable_digits"]
 
 MINUS = "\u2212"
 NOT_AVAILABLE = "not available"
@@ -50,16 +51,46 @@ def fmt_delta(x: Any, digits: int = 3, missing: str = "—") -> str:
     return s.replace("-", MINUS)
 
 
+#: Most decimals :func:`readable_digits` gives.
+MAX_DIGITS = 6
+
+
+def readable_digits(*values: Any, digits: int = 3) -> int:
+    """The fewest decimals, at least ``digits`` (at most :data:`MAX_DIGITS`), at which every non-zero value
+    reads non-zero and two different values read differently.
+
+    So a real interval such as [-0.0034, +0.0012] never reads [0.00, 0.00] or [-0.00, 0.00].
+
+    >>> readable_digits(-0.0034, 0.0012, digits=2), readable_digits(0.18, 0.251, digits=2), readable_digits(0.25, 0.25, digits=2)
+    (3, 2, 2)
+    >>> readable_digits(-2e-17, 3e-17, digits=2)  # floating-point noise around an exact zero
+    2
+    """
+    # below half a unit of the last digit shown is rounding noise (a method equal to mean up to 1e-17), read as 0
+    nums = [0.0 if abs(v) < 0.5 * 10.0 ** -MAX_DIGITS else v for v in (float(v) for v in values if not is_missing(v))]
+    for d in range(digits, MAX_DIGITS):
+        shown = [round(v, d) for v in nums]
+        if all(r != 0 for v, r in zip(nums, shown) if v != 0) and len(set(shown)) == len(set(nums)):
+            return d
+    return MAX_DIGITS
+
+
 def fmt_interval(low: Any, high: Any, digits: int = 3, *, signed: bool = False) -> str:
-    """``[low, high]``, or ``not available`` when either bound is NaN (too few clusters).
+    """``[low, high]`` with at least ``digits`` decimals and as many more as :func:`readable_digits` needs,
+    or ``not available`` when either bound is NaN (too few clusters).
 
     >>> fmt_interval(0.18, 0.251), fmt_interval(-0.02, 0.041, signed=True), fmt_interval(float("nan"), 0.2)
     ('[0.180, 0.251]', '[−0.020, +0.041]', 'not available')
+    >>> fmt_interval(-0.0034, 0.0012, 2, signed=True)
+    '[−0.003, +0.001]'
     """
     if is_missing(low) or is_missing(high):
         return NOT_AVAILABLE
     f = fmt_delta if signed else fmt_prob
-    return f"[{f(low, digits)}, {f(high, digits)}]"
+    d = readable_digits(low, high, digits=digits)
+    if d > digits:  # the noise read as zero prints as zero too
+        low, high = (0.0 if abs(float(v)) < 0.5 * 10.0 ** -MAX_DIGITS else v for v in (low, high))
+    return f"[{f(low, d)}, {f(high, d)}]"
 
 
 def fmt_count(x: Any, missing: str = "—") -> str:

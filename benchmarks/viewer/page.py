@@ -34,6 +34,7 @@ from markupsafe import Markup
 
 from agent_schemas import DataValidationError
 from benchmarks import plots, scoring
+from benchmarks.leaderboard import MIN_CLUSTERS_TO_RANK
 from benchmarks.viewer import formatting as fmt
 from benchmarks.viewer.trace import QuestionView, question_view
 
@@ -337,7 +338,7 @@ def render_page(data: ReportData, *, title: str | None = None) -> str:
         ranked=board[board["ranked"]].to_dict("records"), unranked=board[~board["ranked"]].to_dict("records"),
         has_cost="cost_usd" in board.columns, baseline=data.baseline, min_coverage=data.min_coverage,
         ranking_note=data.ranking_note.replace("**", ""), too_small=too_small,
-        min_clusters=scoring.MIN_CLUSTERS_FOR_INTERVAL,
+        min_clusters_to_rank=MIN_CLUSTERS_TO_RANK,
         figures=_figures(data, board, questions), questions=questions, sources=sources,
         tables=tables, attribution=data.attribution, notice=data.notice,
     )

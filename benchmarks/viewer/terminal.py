@@ -2,6 +2,12 @@
 
 Columns: rank, label, n, Brier with its 95% interval, Δ against the baseline with its interval, tokens
 per question and cost. Everything else stays in ``leaderboard.csv`` / ``.md`` and ``report.html``.
+
+``n`` of a compared method that gave no probability for some questions reads ``answered+fallback``
+(``51+9``), and the caption says what the fallback is. When the question set has too few clusters to
+rank (:data:`benchmarks.leaderboard.MIN_CLUSTERS_TO_RANK`), the rows keep their order by Brier, the rank
+column reads ``-`` and the caption says "too few clusters to rank". Intervals are shown with as many
+decimals as they need to read as what they are (:func:`benchmarks.viewer.formatting.readable_digits`).
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from rich.console import Console
 from rich.text import Text
 from rich.table import Table
 
+from benchmarks.leaderboard import FALLBACK_RULE, MIN_CLUSTERS_TO_RANK
 from benchmarks.viewer import formatting as fmt
 
 __all__ = ["MAX_WIDTH", "compact_leaderboard", "print_compact_leaderboard", "short_label"]
@@ -74,8 +81,18 @@ def compact_leaderboard(board: pd.DataFrame, *, baseline: str, files: str = "") 
         :func:`short_label`).
         An interval that is not available (too few clusters) reads ``[n/a]``.
     """
+    ranked = board[board["ranked"]] if "ranked" in board.columns else board
+    unranked = board[~board["ranked"]] if "ranked" in board.columns else board.iloc[0:0]
+    caption = []
+    if len(ranked) and bool(ranked.get("too_small_to_rank", pd.Series([False])).iloc[0]):
+        caption.append(f"Too few clusters to rank: {int(ranked['n_clusters'].max())} < {MIN_CLUSTERS_TO_RANK}; listed by "
+                       "Brier without ranks (the order is not evidence).")
+    if "n_fallback" in ranked.columns and (ranked["n_fallback"] > 0).any():
+        caption.append(f"n = answered+fallback: {FALLBACK_RULE}.")
+    if files:
+        caption.append(f"Full tables: {files}")
     t = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), collapse_padding=True,
-              caption=f"Full tables: {files}" if files else None, caption_justify="left")
+              caption=Text("\n".join(caption)) if caption else None, caption_justify="left")  # Text: no markup
     t.add_column("#", justify="right", no_wrap=True)
     t.add_column("method", no_wrap=True, overflow="ellipsis")
     t.add_column("n", justify="right", no_wrap=True)
@@ -83,8 +100,6 @@ def compact_leaderboard(board: pd.DataFrame, *, baseline: str, files: str = "") 
     t.add_column(f"Δ vs {short_label(baseline.rpartition(':')[2], 12)}", justify="right", no_wrap=True)
     t.add_column("tokens/q", justify="right", no_wrap=True)
     t.add_column("cost", justify="right", no_wrap=True)
-    ranked = board[board["ranked"]] if "ranked" in board.columns else board
-    unranked = board[~board["ranked"]] if "ranked" in board.columns else board.iloc[0:0]
     for section, rows in ((0, ranked), (1, unranked)):
         if section and len(rows):
             t.add_section()
@@ -99,11 +114,13 @@ def compact_leaderboard(board: pd.DataFrame, *, baseline: str, files: str = "") 
             else:
                 delta = f"{fmt.fmt_delta(r['delta_brier_vs_baseline'])} {_ci(r['delta_brier_ci_low'], r['delta_brier_ci_high'], True)}"
             tokens = r.get("tokens_per_question")
+            filled = r.get("n_fallback") or 0
+            n = f"{fmt.fmt_count(r['n'] - filled)}+{fmt.fmt_count(filled)}" if filled else fmt.fmt_count(r.get("n"))
             brier = f"{fmt.fmt_prob(r.get('brier'))} {_ci(r.get('brier_ci_low'), r.get('brier_ci_high'))}"
             if _equals(r):  # its Brier is the rule's
                 brier = "= " + _equals(r).partition(" (")[0]
-            cells = ("=" if _equals(r) else fmt.fmt_count(r.get("rank"), missing="-"), short_label(str(r["label"])),
-                     fmt.fmt_count(r.get("n")), brier, delta, fmt.fmt_count(tokens), "—" if fmt.is_missing(tokens) else fmt.fmt_usd(r.get("cost_usd")))
+            cells = ("=" if _equals(r) else fmt.fmt_count(r.get("rank"), missing="-"), short_label(str(r["label"])), n,
+                     brier, delta, fmt.fmt_count(tokens), "—" if fmt.is_missing(tokens) else fmt.fmt_usd(r.get("cost_usd")))
             t.add_row(*map(Text, cells))  # Text: labels and "[n/a]" are never read as rich markup
     return t
 

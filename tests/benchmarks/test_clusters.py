@@ -22,7 +22,8 @@ def q(qid: str, text: str = "Will it happen?", *, source="polymarket", sid=None,
 def test_documented_constants():
     assert (MIN_BACKGROUND_CHARS, MIN_SHARED_WORDS, MIN_SHARED_FRACTION, MAX_SPAN_WORDS) == (100, 5, 0.4, 8)
     assert RULE == ("same source question; or, for market questions of one source, the same background (>= 100 chars) "
-                    "or one question pattern with the same scheduled close date")
+                    "or one question pattern with the same scheduled close date; "
+                    "or, for dataset questions of one source, the same forecast date and resolution date")
 
 
 @pytest.mark.parametrize("a, b, same", [
@@ -108,3 +109,28 @@ def test_rules_chain_into_one_cluster():
 def test_no_questions_no_clusters():
     assert sibling_clusters([]) == ClusterAssignment({}, 0, 0)
     assert ClusterAssignment().summary() == {"rule": RULE, "source_questions": 0, "clusters": 0, "merged_siblings": 0}
+
+
+def test_dataset_questions_of_one_source_round_and_resolution_date_share_a_cluster():
+    """Issue 29, fault 6: series of one source resolving on one day in one round move together."""
+    day, later = dt.date(2026, 1, 1), dt.date(2026, 4, 1)
+    qs = [q("gdp", "Will GDP rise?", source="fred", sid="GDP", close=day, kind="dataset"),
+          q("cpi", "Will CPI rise?", source="fred", sid="CPI", close=day, kind="dataset"),
+          q("unrate", "Will unemployment rise?", source="fred", sid="UNRATE", close=later, kind="dataset"),  # other date
+          q("spy", "Will SPY close higher?", source="yfinance", sid="SPY", close=day, kind="dataset"),  # other source
+          q("m", "Will a market rise?", source="fred", sid="M", close=day),  # a market: rule 4 is for datasets
+          q("x", "Will X rise?", source="fred", sid="X", close=None, kind="dataset")]  # no resolution date
+    other_round = Question(id="gdp2", text="Will GDP rise?", forecast_date=dt.date(2025, 12, 1), scheduled_close_date=day,
+                           source="fred", source_question_id="GDP-R2", question_type="dataset")
+    ca = sibling_clusters([*qs, other_round])
+    assert ca.labels == {"gdp": "fred|CPI", "cpi": "fred|CPI", "unrate": "fred|UNRATE", "spy": "yfinance|SPY",
+                         "m": "fred|M", "x": "fred|X", "gdp2": "fred|GDP-R2"}
+    assert (ca.n_source_questions, ca.n_clusters, ca.merged) == (7, 6, 1)
+
+
+def test_a_series_at_several_dates_joins_the_other_series_of_its_round_through_any_date():
+    day, later = dt.date(2026, 1, 1), dt.date(2026, 4, 1)
+    qs = [q("a1", source="dbnomics", sid="A", close=day, kind="dataset"),
+          q("a2", source="dbnomics", sid="A", close=later, kind="dataset"),  # rule 1 with a1
+          q("b2", source="dbnomics", sid="B", close=later, kind="dataset")]  # rule 4 with a2
+    assert set(sibling_clusters(qs).labels.values()) == {"dbnomics|A"}

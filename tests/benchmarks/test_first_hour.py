@@ -175,7 +175,7 @@ def test_score_of_five_rows_shows_the_crowd_row(tmp_path):
     assert f"{mine:.4f}" in next(line for line in res.stdout.splitlines() if "| mine " in line)
     base = compute_baselines(qs, methods=["base_rate"])
     assert f"{sum((p - q.outcome) ** 2 for p, q in zip(base['p_yes'], qs)) / 5:.4f}" in res.stdout
-    assert "5 question id(s) given as short ids" in res.stderr and "too small to rank" in res.stdout.lower()
+    assert "5 question id(s) given as short ids" in res.stderr and "too few clusters to rank" in res.stdout.lower()
     table = pd.read_csv(tmp_path / "out" / "leaderboard.csv").set_index("method")
     assert table.loc["crowd", "brier"] == pytest.approx(crowd) and table.loc["mine", "kind"] == "yours"
     assert (tmp_path / "out" / "leaderboard.md").read_text().startswith("Lower Brier")

@@ -98,9 +98,11 @@ def test_the_actual_resolution_date_and_its_horizon_are_hindsight(text, found):
 def test_a_resolution_date_the_question_itself_shows_is_not_hindsight():
     named = Q.model_copy(update={"resolution_criteria": "Resolves Yes if the ECB cuts at its 2025-12-18 meeting."})
     assert audit_one("The ECB meets on 2025-12-18.", named) == ZERO
-    assert audit_one("On December 18, 2025 the ECB cut.", named)["hindsight_resolution_date"] == 1  # other spelling
-    in_background = Q.model_copy(update={"background": "Next meeting: December 18, 2025."})
+    # the question shows the date, so no spelling of it is hindsight (issue 29: it was, in another spelling)
+    assert audit_one("On December 18, 2025 the ECB cut, horizon 39 days.", named) == ZERO
+    in_background = Q.model_copy(update={"background": "Next meeting: 18 Dec. 2025."})
     assert audit_one("On December 18, 2025 the ECB cut.", in_background)["hindsight_resolution_date"] == 0
+    assert audit_one("The ECB meets on 2025-12-18.", in_background)["hindsight_resolution_date"] == 0
     on_schedule = Q.model_copy(update={"scheduled_close_date": Q.resolution_date})
     assert audit_one("closes 2025-12-18, horizon 39 days", on_schedule) == ZERO
     unresolved = Q.model_copy(update={"resolution_date": None, "outcome": None})
@@ -130,6 +132,86 @@ def test_a_horizon_is_hindsight_when_no_close_date_was_shown():
     assert audit_one("horizon 39 days", no_close)["hindsight_resolution_date"] == 1
 
 
+# --- dates as people write them, and the dates a question may show (issue 29) ----------------------------
+
+MARCH = Q.model_copy(update={"resolution_date": dt.date(2026, 3, 1)})  # resolved early: 112 days, close 2026-03-31 (142)
+
+
+@pytest.mark.parametrize("written", [
+    "1 March 2026", "1st March 2026", "1st of March, 2026", "01-Mar-2026", "Sunday, 1 March 2026",  # day month year
+    "Mar 1, 2026", "Mar. 1st 2026", "march 1 2026", "March 1st, 2026", "MARCH 1, 2026",  # month day year
+    "03/01/2026", "3/1/26",  # numeric, month first (US)
+    "01/03/2026", "01.03.2026", "1-3-2026",  # numeric, day first
+    "2026/03/01", "2026-3-1", "2026-03-01T09:30Z",  # year first
+    "horizon_days: 112", "(112 days after the forecast date)", "a 112-day horizon",  # the horizon derived from it
+])
+def test_the_actual_resolution_date_is_found_however_it_is_written(written):
+    assert audit_one(f"The market closed on {written}.", MARCH) == {**ZERO, "hindsight_resolution_date": 1}
+
+
+@pytest.mark.parametrize("question, written", [
+    (MARCH, "31 March 2026"), (MARCH, "Mar 31st, 2026"), (MARCH, "03/31/2026"), (MARCH, "31.03.2026"),  # scheduled close
+    (MARCH, "9 November 2025"), (MARCH, "11/09/2025"), (MARCH, "horizon 142 days"),  # forecast date, days to close
+    # a dataset question's resolution date is fixed in advance: its scheduled close
+    (Q.model_copy(update={"question_type": "dataset", "scheduled_close_date": Q.resolution_date}), "18 Dec 2025, horizon 39 days"),
+    # the actual resolution date written in the criteria one way and in the prompt another
+    (Q.model_copy(update={"resolution_criteria": "Resolves Yes if the ECB cuts on 18 December 2025."}), "2025-12-18"),
+    (Q.model_copy(update={"resolution_criteria": "Resolves Yes if the ECB cuts on 18 December 2025."}), "12/18/2025"),
+    # a numeric date one of whose readings the question shows is read as that date
+    (Q.model_copy(update={"scheduled_close_date": dt.date(2026, 3, 1), "resolution_date": dt.date(2026, 1, 3)}), "03/01/2026"),
+    (Q.model_copy(update={"scheduled_close_date": dt.date(2026, 1, 3), "resolution_date": dt.date(2026, 3, 1)}), "03/01/2026"),
+])
+def test_a_date_the_question_may_show_is_never_hindsight_however_it_is_written(question, written):
+    assert audit_one(f"The market closes on {written}.", question) == ZERO
+
+
+def test_an_ambiguous_numeric_date_is_hindsight_when_neither_reading_is_shown():
+    jan3 = Q.model_copy(update={"scheduled_close_date": dt.date(2026, 3, 1), "resolution_date": dt.date(2026, 1, 3)})
+    assert audit_one("It closed on 3 January 2026.", jan3)["hindsight_resolution_date"] == 1  # unambiguous: found
+    assert audit_one("It closed on 01/03/2026.", jan3.model_copy(update={"scheduled_close_date": dt.date(2026, 3, 31)}))[
+        "hindsight_resolution_date"] == 1  # 1 March or 3 January: neither shown, one is the actual date
+
+
+#: A market of round 2024-12-08, scored at the benchmark's 7-day horizon (2024-12-15): the resolution date of
+#: every dataset question of its round, whose texts the bundled search corpus holds (the false alarms of a
+#: large simulated run before issue 29: 7 questions of this round).
+ROUND = Question(
+    id="fb|2024-12-08|polymarket|0xfed|2024-12-15", text="Fed rate hike in 2024?",
+    resolution_criteria="Resolves to the outcome of the question found at https://polymarket.com/market/fed-rate-hike-in-2024.",
+    forecast_date=dt.date(2024, 12, 8), scheduled_close_date=dt.date(2024, 12, 18), resolution_date=dt.date(2024, 12, 15),
+    outcome=0, source="polymarket", source_question_id="0xfed", question_type="market",
+    url="https://polymarket.com/market/fed-rate-hike-in-2024")
+
+
+def corpus_doc(title: str, snippet: str, day: dt.date = ROUND.forecast_date) -> str:
+    return render_evidence([SearchResult(title=title, url="https://www.example.org/q/1", snippet=snippet, published=day,
+                                         source="local-corpus:forecastbench:background")])
+
+
+@pytest.mark.parametrize("title, snippet", [
+    ("Will the number of US software development job postings on Indeed have increased by 2024-12-15 as compared "
+     "to its value on 2024-12-08?", "The number of job postings on Indeed."),
+    ("Will CPT's market close price on 2024-12-15 be higher than its market close price on 2024-12-08?", "Stock splits."),
+    ("US x Venezuela military engagement?", 'This market will resolve to "Yes" if the United States commences a '
+     "military offensive between September 6 and December 15, 2024, 11:59 PM ET."),
+    ("Next prime minister of Hungary?", "Parliamentary elections are scheduled to be held in Hungary on December 15, 2024."),
+    ("Liverpool top 4?", "Resolve YES if Liverpool finish 1st after the last match round on Sunday, December 15, 2024."),
+])
+def test_a_date_a_document_from_before_the_forecast_date_names_in_advance_is_not_hindsight(title, snippet):
+    assert audit_one(corpus_doc(title, snippet), ROUND) == ZERO
+
+
+@pytest.mark.parametrize("text, late", [
+    (corpus_doc("Fed news", "The FOMC held rates on 2024-12-15."), 0),  # a past event: a re-dated page
+    (corpus_doc("Fed news", "On December 15, 2024 the FOMC held rates."), 0),
+    (corpus_doc("Fed markets", "Markets closed 15/12/2024 after the FOMC held."), 0),
+    (corpus_doc("Will the Fed hike by 2024-12-15?", "", day=dt.date(2024, 12, 9)), 1),  # a document from after the cutoff
+    ("- member-0 (scripted): p_yes 4%. The FOMC decides by 2024-12-15.", 0),  # written by a model, not a document
+])
+def test_the_actual_resolution_date_as_a_past_event_or_outside_earlier_documents_is_hindsight(text, late):
+    assert audit_one(text, ROUND) == {**ZERO, "hindsight_resolution_date": 1, "evidence_dated_after_cutoff": late}
+
+
 # --- the outcome -----------------------------------------------------------------------------------
 
 
@@ -147,6 +229,49 @@ def test_a_horizon_is_hindsight_when_no_close_date_was_shown():
 ])
 def test_outcome_statements_next_to_the_question_are_hindsight(text, found):
     assert audit_one(text) == {**ZERO, "hindsight_outcome": found}
+
+
+@pytest.mark.parametrize("text", [
+    "This market has already resolved NO.",  # issue 29
+    f"{Q.text} It has already resolved.",
+    "This question resolved early.",  # issue 29
+    f"{Q.text} The market closed ahead of schedule.",
+    f"{Q.text} The answer was No.",
+    "The answer to this question was yes.",
+    "This market: the final outcome turned out to be Yes",
+    "The market settled at No.",
+    "This market was resolved positively.",
+    f"Resolved NO: {Q.text}",  # before the question, on its line
+    f"{ROUND.url} resolved yes",
+    "Resolution: NO",
+])
+def test_outcome_phrases_about_the_question_are_hindsight(text):
+    question = Q.model_copy(update={"url": ROUND.url})
+    assert audit_one(text, question) == {**ZERO, "hindsight_outcome": 1}
+
+
+@pytest.mark.parametrize("text", [
+    "This question will be resolved as “Yes” if the ECB cuts.",  # rules of resolution criteria
+    'In other words, the question may still be resolved as "Yes" even if the rate is unchanged.',
+    "If this market resolved YES, traders won.",
+    "This market resolved YES only if the ECB cut.",
+    "This market resolves YES if the ECB cuts.",
+    "The market will resolve early if the ECB cuts.",
+    "This question is resolved no later than 2026-03-31.",
+    "This market has not resolved yet.",
+    "Another market resolved Yes. It has already resolved.",  # about no question named
+    "The answer is uncertain; the question's answer was unclear.",
+])
+def test_rules_and_statements_about_nothing_named_are_not_hindsight(text):
+    assert audit_one(text, Q) == ZERO
+
+
+def test_an_outcome_statement_the_question_itself_shows_is_not_hindsight():
+    from agent_tools.case_facts import render_case_facts
+
+    told = Q.model_copy(update={"background": "An earlier market on this question resolved Yes in 2024. Rates are 2%."})
+    assert audit_one(render_case_facts(told), told) == ZERO
+    assert audit_one(render_case_facts(told) + "\nThis market has already resolved NO.", told)["hindsight_outcome"] == 1
 
 
 def test_a_long_question_is_recognised_by_its_first_120_characters():
@@ -389,3 +514,45 @@ def test_evidence_is_cited_by_number_and_takes_the_numbered_sources_url_and_date
     assert enums == {"member": {(0, 1)}, "bull": {(0, 1, 2, 3, 4)}, "bear": {(0, 1, 2, 3, 4)},
                      "decision": {tuple(range(4 + n_clarifying + 1))}}
     assert n_clarifying >= 1 and r["audit"]["findings"] == 0
+
+
+# --- end to end: a round-2024-12-08 market and the search corpus of its round (issue 29) ---------------------
+
+
+class RoundCorpus(SearchClient):
+    """Every query gets a dataset question of the market's round (dated on the forecast date, naming the
+    round's 7-day resolution date in advance) and, when ``planted``, a page dated on the forecast date
+    that reports the market's resolution (a page re-dated after the fact)."""
+
+    name = "round"
+
+    def __init__(self, planted: str | None = None) -> None:
+        self.planted = planted
+
+    def search(self, query, *, max_results=5, cutoff_date=None):
+        results = [SearchResult(
+            title="Will the number of US software development job postings on Indeed have increased by 2024-12-15 "
+                  "as compared to its value on 2024-12-08?", url="https://www.example.org/indeed",
+            snippet="Job postings on Indeed.", published=ROUND.forecast_date, source="local-corpus:forecastbench:background")]
+        if self.planted:
+            results.append(SearchResult(title="Fed market", url="https://news.example/fed", snippet=self.planted,
+                                        published=ROUND.forecast_date, source="news"))
+        return SearchOutcome(status="ok", attempted_query=query, results=results[:max_results])
+
+
+@pytest.mark.parametrize("planted", [None, "Update: this market closed on 15 Dec 2024 and has already resolved NO."])
+def test_a_run_on_the_rounds_corpus_is_clean_and_a_planted_resolution_is_found(tmp_path, planted):
+    config = RunConfig(output_dir=str(tmp_path), run_id="round", providers=["scripted/m"], n_members=2,
+                       methods=["mean", "debate", "supervisor"], baselines=["always_0.5"], cache=False)
+    runner = BenchmarkRunner(config, provider_factory=lambda spec: ScriptedProvider(responder=respond, model="m"),
+                             search_client=RoundCorpus(planted), questions=[ROUND], progress=False, retry_sleep=lambda s: None)
+    asyncio.run(runner.arun())
+    (r,) = read_results(runner.run_dir / "results.jsonl")
+    prompts = ["\n".join(m["content"] for m in c["messages"]) for c in r["trace"]["recorded_calls"] if c["messages"]]
+    assert sum("increased by 2024-12-15" in p for p in prompts) >= 3  # the members' and the supervisor's prompts
+    shown = sum(bool(planted) and planted in p for p in prompts)
+    assert shown == (0 if planted is None else 3)  # the two members' prompts and the supervisor's decision prompt
+    assert r["audit"] == {  # each of the three prompts shows the round's document (and the planted page)
+        "prompts_scanned": len(prompts), "evidence_in_prompt": 3 * (1 + bool(planted)), "dropped_by_cutoff_guard": 0,
+        "evidence_dated_after_cutoff": 0, "hindsight_resolution_date": shown, "hindsight_outcome": shown,
+        "findings": 2 * shown}

@@ -21,7 +21,7 @@ def test_a_method_answering_two_easy_questions_cannot_outrank_one_answering_all_
     outcomes = {"q1": 1, "q2": 0, "q3": 1, "q4": 0}
     rows = [("steady", q, 0.7 if o else 0.3, o, q) for q, o in outcomes.items()]  # Brier 0.09 on all four
     rows += [("cherry", "q1", 1.0, 1, "q1"), ("cherry", "q2", 0.0, 0, "q2")]  # Brier 0 on the easy two
-    t = rank_methods(_frame(rows), baseline="steady", n_resamples=50, min_clusters=2).set_index("label")
+    t = rank_methods(_frame(rows), baseline="steady", n_resamples=50, min_clusters=2, min_clusters_to_rank=4).set_index("label")
     assert bool(t.loc["steady", "ranked"]) and t.loc["steady", "rank"] == 1
     assert not t.loc["cherry", "ranked"] and pd.isna(t.loc["cherry", "rank"])
     assert (t.loc["cherry", "n_answered"], t.loc["cherry", "coverage"]) == (2, 0.5)
@@ -29,19 +29,20 @@ def test_a_method_answering_two_easy_questions_cannot_outrank_one_answering_all_
     assert t.loc["cherry", "delta_brier_vs_baseline"] == pytest.approx(-0.09)  # paired on q1, q2
 
 
-def test_ranked_methods_are_scored_on_the_questions_all_of_them_answered():
+def test_a_method_that_skipped_a_question_is_scored_on_it_as_its_fallback_and_the_others_keep_every_question():
     rows = []
     for i in range(12):
         o = i % 2
         rows.append(("a", f"q{i}", 0.6 if o else 0.4, o, f"c{i}"))
-        if i != 3:  # b skipped one question: coverage 11/12 >= 0.8, still ranked
+        if i != 3:  # b skipped one question: coverage 11/12 >= 0.8, still compared
             rows.append(("b", f"q{i}", 0.9 if o else 0.1, o, f"c{i}"))
     t = rank_methods(_frame(rows), baseline="a", n_resamples=100).set_index("label")
-    assert t.loc["a", "n"] == t.loc["b", "n"] == 11 and t.loc["a", "n_answered"] == 12
-    assert t.loc["a", "brier"] == pytest.approx(0.16) and t.loc["b", "brier"] == pytest.approx(0.01)
-    assert list(t.index) == ["b", "a"] and not t.loc["a", "too_small_to_rank"]
+    assert t.loc["a", "n"] == t.loc["b", "n"] == 12 and t.loc["a", "n_answered"] == 12 and t.loc["b", "n_fallback"] == 1
+    assert t.loc["a", "brier"] == pytest.approx(0.16) and t.loc["b", "brier"] == pytest.approx((11 * 0.01 + 0.25) / 12)
+    assert list(t.index) == ["b", "a"] and t.loc["a", "too_small_to_rank"]  # 12 clusters < 30: no ranks
+    assert t["rank"].isna().all()
     assert t.loc["a", "brier_ci_low"] == pytest.approx(0.16) == t.loc["a", "brier_ci_high"]  # every score is 0.16
-    assert t.loc["b", "delta_brier_ci_high"] == pytest.approx(-0.15)
+    assert t.loc["b", "delta_brier_vs_baseline"] == pytest.approx((11 * -0.15 + 0.09) / 12)
 
 
 def test_too_few_clusters_are_flagged_not_given_a_normal_looking_interval():
@@ -63,11 +64,14 @@ def test_sibling_markets_share_a_cluster():
     assert ca.n_source_questions == 1097 and ca.merged == ca.n_source_questions - ca.n_clusters > 300
     # unrelated questions that share only a date phrase stay apart
     assert not one_pattern("Starmer out by June 30, 2026?", "Will Scotiabank fail by June 30, 2026?")
-    # a question repeated across rounds keeps one cluster; dataset questions are never merged by text
-    fred = load_forecastbench(sources="fred", rounds=["2025-11-09", "2025-11-23"])
+    # dataset questions are merged by source, round and resolution date (rule 4), never by text
+    fred = load_forecastbench(sources="fred", rounds=["2025-11-09", "2025-11-23"], one_per_source_question=True)
     labels = sibling_clusters(fred).labels
+    groups: dict = {}
     for q in fred:
-        assert labels[q.id] == q.cluster_id
+        groups.setdefault((q.forecast_date, q.scheduled_close_date), set()).add(labels[q.id])
+    assert len(fred) > 50 and len(groups) > 2 and all(len(g) == 1 for g in groups.values())
+    assert len(set(labels.values())) == len(groups)  # one series per question: no chain joins two groups
 
 
 def test_score_ranks_on_one_question_set_and_clusters_siblings(tmp_path):

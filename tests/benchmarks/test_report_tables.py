@@ -439,16 +439,19 @@ def test_write_report_writes_the_three_files_with_every_table(run_a, tmp_path, p
     out = tmp_path / "reports" / "a"  # its parent is made too
     rep = write_report([run_a], out, n_resamples=50, min_coverage=0.6)  # methods answered 2 of 3
     table = rep.leaderboard.set_index("label")
-    assert table["ranked"].all() and (table["n"] == 2).all()
+    assert table["ranked"].all() and (table["n"] == 3).all()  # q3's failed ensemble: scored as the fallback 0.5
+    assert table.loc["mean", "n_fallback"] == table.loc["debate", "n_fallback"] == 1 and table.loc["always_0.5", "n_fallback"] == 0
     assert sorted(table.index) == sorted([*METHODS, *FITTED_METHODS, "always_0.5"])
     for fitted, spends_like in (("fitted_platt", "mean"), ("fitted_blend", "pipeline")):
         assert list(table.loc[fitted, ["tokens_per_question", "extra_tokens_per_question", "cost_usd"]]) == pytest.approx(
             list(table.loc[spends_like, ["tokens_per_question", "extra_tokens_per_question", "cost_usd"]])), fitted
-    assert table.loc["mean", "brier"] == pytest.approx(0.125) and table.loc["always_0.5", "brier"] == 0.25
+    # mean 0.6 on q1 (yes) and 0.3 on q2 (no): 0.16 and 0.09; q3 (yes) at the fallback 0.5: 0.25
+    assert table.loc["mean", "brier"] == pytest.approx((0.16 + 0.09 + 0.25) / 3) and table.loc["always_0.5", "brier"] == 0.25
     assert table.loc["mean", "attempted"] == 3 and table.loc["mean", "failed"] == 1 and table.loc["always_0.5", "failed"] == 0
     assert table.loc["debate", "tokens_per_question"] == pytest.approx(200.0) and table.loc["mean", "cost_usd"] == pytest.approx(0.045)
     assert table.loc["debate", "extra_tokens_per_question"] == pytest.approx(110 / 3)
-    assert table.loc["debate", "delta_brier_vs_baseline"] == pytest.approx(((0.2 ** 2 + 0.3 ** 2) - (0.4 ** 2 + 0.3 ** 2)) / 2)
+    # paired on all three questions: q3 has both at the fallback (difference 0)
+    assert table.loc["debate", "delta_brier_vs_baseline"] == pytest.approx(((0.2 ** 2 + 0.3 ** 2) - (0.4 ** 2 + 0.3 ** 2)) / 3)
     assert rep.csv_path == out / "leaderboard.csv" and rep.markdown_path == out / "leaderboard.md"
     assert rep.html_path == out / "report.html" and rep.notice == ""
     csv = pd.read_csv(rep.csv_path)
@@ -467,7 +470,7 @@ def test_write_report_writes_the_three_files_with_every_table(run_a, tmp_path, p
     board_md = rep.markdown.split("## Leaderboard")[1].split("## Cost per method")[0]
     header = next(line for line in board_md.splitlines() if line.startswith("| "))
     assert [c.strip() for c in header.strip("|").split("|")] == [  # equals: the fitted methods fell back on all 3 questions
-        "rank", "label", "equals", "n", "n_answered", "brier", "brier_ci_low", "brier_ci_high", "log_loss", "ece", "delta_brier_vs_baseline",
+        "rank", "label", "equals", "n", "n_answered", "n_fallback", "brier", "brier_ci_low", "brier_ci_high", "log_loss", "ece", "delta_brier_vs_baseline",
         "delta_brier_ci_low", "delta_brier_ci_high", "tokens_per_question", "failed"]
     audit_md = rep.markdown.split("## Leakage audit over the prompts actually sent (findings must be 0)")[1]
     assert "| a        |           3 |                  1 |" in audit_md  # run a: 3 questions, 1 failed
@@ -526,15 +529,18 @@ def test_runs_without_scorable_forecasts_are_refused(tmp_path):
 
 
 def test_ranking_note_says_what_the_ranking_rests_on():
-    ranked = pd.DataFrame({"n": [12, 12], "n_clusters": [11, 11], "too_small_to_rank": [False, False]})
-    assert ranking_note(ranked, 0.8) == ("Ranked on the same 12 questions (11 clusters of related questions) answered by every "
-                                         "ranked method; methods that answered fewer than 80% of the questions are listed apart.")
-    small = pd.DataFrame({"n": [4, 3], "n_clusters": [2, 2], "too_small_to_rank": [True, True]})
-    assert ranking_note(small, 0.5).endswith("listed apart. **Too small to rank**: 2 clusters < 10, so no interval is "
-                                             "available and the order is not evidence.")
-    assert ranking_note(small, 0.5).startswith("Ranked on the same 4 questions (2 clusters")
-    assert ranking_note(pd.DataFrame(), 0.75) == ("Nothing is ranked: no method answered 75% of the questions, or those "
-                                                  "that did share no question.")
+    ranked = pd.DataFrame({"n": [40, 40], "n_clusters": [31, 31], "too_small_to_rank": [False, False]})
+    assert ranking_note(ranked, 0.8) == (
+        "Compared on the same 40 questions (31 clusters of related questions); a question a compared method gave no "
+        "probability for is scored as its fallback: the run's ensemble mean for an LLM method (as the pipeline does when "
+        "a reconciler fails), else 0.5; the number of such questions is the row's n_fallback. Methods that answered "
+        "fewer than 80% of the questions are listed apart.")
+    small = pd.DataFrame({"n": [12, 12], "n_clusters": [11, 11], "too_small_to_rank": [True, True]})
+    assert ranking_note(small, 0.5).endswith("listed apart. **Too few clusters to rank**: 11 < 30; the rows are listed "
+                                             "by Brier without ranks, and the order is not evidence.")
+    assert ranking_note(small, 0.5, plan_note="The runs planned different questions.").startswith("Compared on the same 12")
+    assert "listed apart. The runs planned different questions. **Too few" in ranking_note(small, 0.5, plan_note="The runs planned different questions.")
+    assert ranking_note(ranked.iloc[0:0], 0.8, plan_note="No question in common.") == "No question in common."
 
 
 def test_simulated_runs_carry_the_notice():

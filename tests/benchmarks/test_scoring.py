@@ -4,6 +4,7 @@ import doctest
 import math
 
 import numpy as np
+import scipy.stats
 import pandas as pd
 import pytest
 from sklearn.calibration import calibration_curve
@@ -234,9 +235,16 @@ def test_bootstrap_matches_a_naive_loop():
         for row in gen.integers(0, len(uniques), size=(rows, len(uniques))):
             stats.append(np.concatenate([members[c] for c in row]).mean())
     assert len(stats) == 300
-    low, high = np.quantile(stats, [0.05, 0.95])
+    # the expanded percentile interval (Hesterberg 2015) at 90%: the tail is Phi(-sqrt(G/(G-1)) t_{G-1}(0.95))
+    g = len(uniques)
+    tail = scipy.stats.norm.cdf(-np.sqrt(g / (g - 1)) * scipy.stats.t.ppf(0.95, g - 1))
+    assert g == 12 and tail == pytest.approx(0.0303, abs=1e-4)  # t_11(0.95) = 1.796; x sqrt(12/11): 1.876
+    low, high = np.quantile(stats, [tail, 1 - tail])
     assert ci.low == pytest.approx(low, abs=1e-12)
     assert ci.high == pytest.approx(high, abs=1e-12)
+    plain = clustered_bootstrap_ci(scores, clusters, n_resamples=300, confidence=0.9, seed=9, interval="percentile")
+    assert (plain.low, plain.high) == pytest.approx(tuple(np.quantile(stats, [0.05, 0.95])), abs=1e-12)
+    assert ci.low < plain.low and plain.high < ci.high
 
 
 def test_bootstrap_is_independent_of_threading(monkeypatch):

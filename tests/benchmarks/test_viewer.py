@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import doctest
 import io
+import re
 import json
 import os
 import shutil
@@ -213,7 +214,10 @@ def test_run_prints_the_compact_table_not_the_markdown(tmp_path, monkeypatch):
     assert res.exit_code == 0, res.output
     lines = res.stdout.splitlines()
     assert max(map(len, lines)) <= MAX_WIDTH
-    assert any(ln.split()[1:2] == ["pipeline"] for ln in lines if ln.strip()[:1].isdigit())
+    # 4 questions: listed by Brier without ranks, and the caption says why
+    assert any(ln.split()[:2] == ["-", "pipeline"] for ln in lines)
+    assert not any(ln.strip()[:1].isdigit() for ln in lines if "pipeline" in ln or "mean " in ln)
+    assert "Too few clusters to rank: 4 < 30" in res.stdout
     assert "| mean" not in res.stdout and "Full tables: leaderboard.md" in res.stdout
     for name in ("leaderboard.csv", "leaderboard.md", "report.html"):
         assert (tmp_path / "r" / name).stat().st_size > 0
@@ -267,3 +271,38 @@ def test_hostile_fixture_is_what_the_page_shows(viewer_run):
     rec = record_of(viewer_run, lambda r: r["question_id"] == viewer_run.hostile_id)
     assert rec.trace.question.text == HOSTILE_TEXT
     assert {f.rationale for f in rec.trace.forecasts} == {HOSTILE_RATIONALE}
+
+
+def test_the_page_says_too_few_clusters_to_rank_and_shows_no_ranks(viewer_run):
+    board = pd.read_csv(viewer_run.run_dir / "leaderboard.csv")
+    assert board.loc[board["ranked"], "too_small_to_rank"].all() and board["rank"].isna().all()
+    html = viewer_run.page.read_text(encoding="utf-8")
+    assert "too few clusters to rank</span>" in html and "too small to rank" not in html
+    ranked = html.split('id="board-ranked"')[1].split("</table>")[0]
+    rank_cells = re.findall(r'<tr class="row">\s*<td class="num">([^<]*)</td>', ranked)
+    copies = board["ranked"] & board["equals"].fillna("").astype(bool)  # a fitted method that fell back: "=", not a rank
+    assert len(rank_cells) == board["ranked"].sum() - copies.sum() and set(rank_cells) == {"—"}
+    assert ranked.count('<span class="muted" title="no rank: ') == copies.sum()
+
+
+def test_the_terminal_shows_a_small_paired_interval_with_the_digits_it_needs(viewer_run):
+    board = pd.read_csv(viewer_run.run_dir / "leaderboard.csv")
+    row = board.index[board["label"] == "median"][0]
+    board.loc[row, ["delta_brier_vs_baseline", "delta_brier_ci_low", "delta_brier_ci_high"]] = [-0.001, -0.0034, 0.0012]
+    line = next(ln for ln in _print(board) if " median " in ln)
+    assert "−0.001 [−0.003, +0.001]" in line and "[0.00, 0.00]" not in line and "[−0.00, +0.00]" not in line
+
+
+def test_the_supervisor_section_shows_which_results_counted_as_evidence_and_why(viewer_run):
+    """Each clarifying result's judgement (agent_tools.relevance): counted or not, with the shared words."""
+    from markupsafe import escape
+
+    html = viewer_run.page.read_text(encoding="utf-8")
+    notes = [c for r in viewer_run.records if (r["trace"] or {}).get("supervisor")
+             for c in r["trace"]["supervisor"]["coverage"] if c.get("evidence")]
+    judged = [e for c in notes for e in c["evidence"]]
+    assert any(e["counted"] for e in judged) and not all(e["counted"] for e in judged)
+    for e in judged:
+        badge = "counted" if e["counted"] else "not counted"
+        assert f"{badge}</span> {escape(e['title'] or e['url'])} <span class=\"muted\">— {escape(e['reason'])}</span>" in html
+    assert any(str(escape(e["reason"])).startswith("relevant (shares ") for e in judged)

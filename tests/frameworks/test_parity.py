@@ -89,7 +89,7 @@ def hand_responder(messages):
 def test_hand_computed_final_probability_and_calls_per_role():
     # mean(0.2, 0.4, 0.6) = 0.4; debate 2 rounds without consensus -> (0.7 + 0.3) / 2 = 0.5;
     # blend 0.5 * 0.4 + 0.5 * 0.5 = 0.45; supervisor medium (w = 0.5) at 0.9 -> 0.675
-    hit = SearchResult(title="ECB", url="https://ecb.example/a", snippet="inflation 2.1%", published=dt.date(2025, 11, 1), source="fixed")
+    hit = SearchResult(title="ECB", url="https://ecb.example/a", snippet="inflation 2.1%: room to cut the deposit rate", published=dt.date(2025, 11, 1), source="fixed")
     runs = run_all(hand_responder, make_question(), PipelineConfig(debate={"max_rounds": 2}), FixedSearch([hit]))
     for fw, (trace, _) in runs.items():
         assert trace.final_p_yes == pytest.approx(0.675), fw
@@ -116,7 +116,7 @@ def test_every_orchestration_grounds_the_supervisor_before_the_combination(failu
         assert (sup.grounding.reported, sup.grounding.effective) == ("high", "low"), fw
         assert trace.final_p_yes == pytest.approx(0.45), fw
         assert trace.confidence.overall == "low" and "low_confidence" in trace.confidence.flags, fw
-    hit = SearchResult(title="ECB", url="https://ecb.example/a", snippet="inflation 2.1%", published=dt.date(2025, 11, 1), source="fixed")
+    hit = SearchResult(title="ECB", url="https://ecb.example/a", snippet="inflation 2.1%: room to cut the deposit rate", published=dt.date(2025, 11, 1), source="fixed")
     backed = run_all(confident_responder, make_question(), PipelineConfig(debate={"max_rounds": 2}), FixedSearch([hit]))
     for fw, (trace, _) in backed.items():  # the check can fail: with its evidence found, "high" stands and replaces
         assert trace.supervisor.grounding.effective == "high" and trace.final_p_yes == pytest.approx(0.9), fw

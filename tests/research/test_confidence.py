@@ -16,13 +16,15 @@ from agent_specialists import DebateAgent, SupervisorAgent
 from agent_tools import forecast_json_schema
 from tests.helpers import FixedSearch, answer, make_question
 
-DOC = SearchResult(title="ECB minutes", url="https://ex.org/m", snippet="dovish", published=dt.date(2025, 10, 30), source="fixed")
+DOC = SearchResult(title="ECB minutes", url="https://ex.org/m", snippet="dovish: room to cut the deposit rate", published=dt.date(2025, 10, 30),
+                   source="fixed")
 
 
-def _pipeline(search, stated="high", n_disagreements=2, weights=None):
+def _pipeline(search, stated="high", n_disagreements=2, weights=None, named=None):
     members = ScriptedProvider(responder=lambda m: answer(80 if PERSONAS["news"] in m[-1].content else 20, confidence="high"))
     ensemble = Ensemble.from_providers(members, n_members=2, personas=["base_rate", "news"])
-    named = [{"topic": f"t{i}", "description": "d", "agents": [f"member-{i}"], "query": f"ECB query {i}"} for i in range(n_disagreements)]
+    named = named or [{"topic": f"t{i}", "description": "d", "agents": [f"member-{i}"], "query": f"ECB query {i}"}
+                      for i in range(n_disagreements)]
     sup = ScriptedProvider([json.dumps({"disagreements": named}),
                             json.dumps({"p_yes_percent": 90, "confidence": stated, "rationale": "r", "key_evidence": []})])
     debate = ScriptedProvider([answer(60, argument="up"), answer(40, argument="down")] * 2)
@@ -101,6 +103,82 @@ def test_the_trace_records_stated_effective_and_reasons_through_json():
     assert again.confidence.by_agent == {"member-0": "high", "member-1": "high", "supervisor": "high"}
     assert again.confidence.overall == "high" and again.confidence.flags == []
     assert "supervisor(high, w=1.0)" in again.final_source
+
+
+# --- evidence is counted, not hits (issue 29, fault 7) ------------------------------------------------------
+#: What a query of just "2025-10-26" returned in the default embedded run: chess ratings, dated before the cutoff.
+CHESS = [SearchResult(title="FIDE rating list 2025-10-26", url="https://ratings.fide.com/2025-10-26",
+                      snippet="Standard ratings: Carlsen 2839, Nakamura 2816, Caruana 2795", published=dt.date(2025, 10, 26), source="fixed"),
+         SearchResult(title="Chess ratings update", url="https://chess.example/ratings",
+                      snippet="Rapid and blitz ratings as of 26 October 2025", published=dt.date(2025, 10, 26), source="fixed")]
+DATE_QUERY = [{"topic": "timing of the cut", "description": "member-0 expects it on 2025-10-26, member-1 later",
+               "agents": ["member-0", "member-1"], "query": "2025-10-26"}]
+
+
+def test_a_supervisor_whose_searches_return_only_irrelevant_results_is_not_high_and_its_trace_says_why():
+    from agent_schemas import PipelineTrace
+    from benchmarks.trace_summary import explain_trace
+
+    trace = _pipeline(FixedSearch(CHESS), stated="high", named=DATE_QUERY).run(make_question())
+    sup = PipelineTrace.model_validate_json(trace.model_dump_json()).supervisor  # as results.jsonl keeps it
+    assert sup.confidence == "high" and [len(o.results) for o in sup.search_outcomes] == [2]  # two hits, dated
+    note = sup.coverage[0]
+    assert note.status == "gap"
+    assert note.reason == ("no relevant result dated on or before the cutoff (2 results; none relevant: too few content "
+                           "words shared with the question and the disagreement)")
+    assert [(e.title, e.shared_words, e.relevant, e.counted) for e in note.evidence] == [
+        ("FIDE rating list 2025-10-26", [], False, False), ("Chess ratings update", [], False, False)]
+    assert sup.grounding.effective == "medium"
+    assert sup.grounding.reasons == ["at most medium: no disagreement is supported by a relevant result dated on or before "
+                                     f"the cutoff (1 gap(s): {note.reason})"]
+    assert "supervisor(medium, stated high, w=0.5)" in trace.final_source  # blended, no longer replacing the estimate
+    assert trace.confidence.flags == ["unresolved_disagreement"]
+    text = explain_trace(trace)
+    assert ("       not counted: 'FIDE rating list 2025-10-26': not relevant: shares no content word with the question "
+            "and the disagreement") in text
+    # the decision prompt no longer calls the chess ratings support
+    decision = [c for c in trace.recorded_calls if c.role == "supervisor"][-1].messages[-1].content
+    assert "-> GAP: no relevant result dated on or before the cutoff (2 results" in decision and "SUPPORTED" not in decision
+
+
+def test_relevant_results_dated_before_the_cutoff_keep_high_and_the_trace_records_the_shared_words():
+    trace = _pipeline(FixedSearch([*CHESS, DOC]), stated="high", named=DATE_QUERY).run(make_question())
+    note = trace.supervisor.coverage[0]
+    assert (note.status, note.reason) == ("supported", "1 of 3 results relevant to the question and dated on or before the cutoff")
+    # ECB minutes, "dovish: room to cut the deposit rate" and the question "Will the ECB cut its deposit rate at its
+    # December 2025 meeting?" share cut, deposit, ecb, rate; the disagreement ("timing of the cut", so about the
+    # question: its words count too) adds none of its own
+    assert [(e.shared_words, e.counted) for e in note.evidence] == [([], False), ([], False), (["cut", "deposit", "ecb", "rate"], True)]
+    assert note.evidence[2].reason == "relevant (shares cut, deposit, ecb, rate), dated 2025-10-30"
+    assert (trace.supervisor.grounding.effective, trace.supervisor.grounding.reasons) == ("high", [])
+    assert "supervisor(high, w=1.0)" in trace.final_source
+
+
+def test_relevant_but_undated_results_are_not_dated_evidence():
+    from agent_tools import ToolExecutor
+
+    undated = DOC.model_copy(update={"published": None})
+    executor = ToolExecutor(FixedSearch([undated]), undated_policy="flag")  # kept, flagged: visible, never dated
+    trace = _pipeline(executor, stated="high", named=DATE_QUERY).run(make_question())
+    sup = trace.supervisor
+    assert [r.flagged_undated for r in sup.search_outcomes[0].results] == [True]
+    assert sup.coverage[0].status == "gap" and "1 relevant but undated" in sup.coverage[0].reason
+    assert [(e.relevant, e.counted) for e in sup.coverage[0].evidence] == [(True, False)]
+    assert sup.grounding.effective == "medium"
+
+
+def test_a_trace_written_before_results_were_judged_still_reads():
+    """results.jsonl of earlier versions: coverage notes without ``evidence``, grounding rule v1."""
+    from agent_schemas import PipelineTrace
+
+    trace = _pipeline(FixedSearch([DOC]), stated="high", n_disagreements=1).run(make_question())
+    old = json.loads(trace.model_dump_json())
+    for note in old["supervisor"]["coverage"]:
+        del note["evidence"]
+    old["supervisor"]["grounding"]["rule"] = "evidence caps v1: all searches failed -> low; no disagreement supported -> medium; a gap -> medium"
+    again = PipelineTrace.model_validate(old)
+    assert again.supervisor.coverage[0].evidence is None and again.supervisor.grounding.effective == "high"
+    assert effective_confidence(again.supervisor) == "high"  # the recorded grounding is read, not recomputed
 
 
 def _forecast(agent, p, conf, status="ok"):

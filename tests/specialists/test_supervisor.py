@@ -40,7 +40,7 @@ def test_failed_search_is_a_coverage_gap_not_no_evidence():
 
 def test_dated_evidence_before_cutoff_supports_and_after_cutoff_is_dropped():
     results = [
-        SearchResult(title="HICP flash", url="https://ex.org/a", snippet="inflation 2.1%", published=dt.date(2025, 11, 1), source="fixed"),
+        SearchResult(title="HICP flash", url="https://ex.org/a", snippet="inflation 2.1%: room for the ECB to cut its deposit rate", published=dt.date(2025, 11, 1), source="fixed"),
         SearchResult(title="ECB cuts", url="https://ex.org/late", snippet="ECB cut rates", published=dt.date(2025, 12, 18), source="fixed"),
         SearchResult(title="undated blog", url="https://ex.org/u", snippet="rates", published=None, source="fixed"),
     ]
@@ -111,8 +111,8 @@ def test_a_result_two_clarifying_searches_return_is_shown_and_numbered_once():
     """The decision prompt lists each clarifying result once, as a member's evidence does
     (:func:`agent_tools.shown_results`): the same result under two numbers would cost its tokens twice
     and split the citations of one source."""
-    a = SearchResult(title="HICP flash", url="https://ex.org/a", snippet="inflation 2.1%", published=dt.date(2025, 11, 1), source="fixed")
-    b = SearchResult(title="GDP flash", url="https://ex.org/b", snippet="GDP +0.2%", published=dt.date(2025, 10, 30), source="fixed")
+    a = SearchResult(title="HICP flash", url="https://ex.org/a", snippet="inflation 2.1%: room for the ECB to cut its deposit rate", published=dt.date(2025, 11, 1), source="fixed")
+    b = SearchResult(title="GDP flash", url="https://ex.org/b", snippet="GDP +0.2%: growth weak, bets on an ECB rate cut rise", published=dt.date(2025, 10, 30), source="fixed")
     cited = {"claim": "GDP grew 0.2%", "source": 2}
     llm = ScriptedProvider([DISAGREE, decision(40, key_evidence=[cited])])
     art = SupervisorAgent(llm, executor=FixedSearch([a, b]), max_queries=2).run(make_question(), SUMMARIES)

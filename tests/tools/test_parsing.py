@@ -62,14 +62,16 @@ def test_answer_only_inside_reasoning_is_an_error_not_a_guess():
         parse_forecast('<think>so {"p_yes": 0.6} maybe')
 
 
-def test_last_top_level_object_with_prob_field_wins():
+def test_the_one_object_with_the_prob_field_is_the_answer():
     text = (
         'Format: {"p_yes": <float>}. Sources: {"source_url": "https://a.org"}. '
         'Final: {"p_yes": 0.31, "rationale": "x"} and metadata {"tokens": 12}'
     )
     assert parse_forecast(text).p_yes == 0.31
-    # parse_json without required keys returns the last top-level object
-    assert parse_json(text) == {"tokens": 12}
+    assert parse_json(text, required_keys=("p_yes",)) == {"p_yes": 0.31, "rationale": "x"}
+    # without required keys every object is a candidate: these differ
+    with pytest.raises(ForecastParseError):
+        parse_json(text)
 
 
 def test_nested_object_is_not_listed_separately():

@@ -142,11 +142,11 @@ def test_objects_are_listed_in_order_and_unreadable_spans_skipped_whole():
     assert extract_json_objects('{"p_yes": 0.3,}; more') == [{"p_yes": 0.3}]  # the repaired span ends at its brace
 
 
-def test_parse_json_returns_the_last_object_or_the_last_with_a_key():
-    text = '{"queries": ["a"]} {"other": 1} {"queries": ["b"], "n": 2} {"tail": 0}'
-    assert parse_json(text) == {"tail": 0}
-    assert parse_json(text, required_keys=("queries",)) == {"queries": ["b"], "n": 2}
+def test_parse_json_returns_the_one_object_with_a_key():
+    text = '{"queries": ["a"]} {"other": 1} {"queries": ["a"]} {"tail": 0}'
+    assert parse_json(text, required_keys=("queries",)) == {"queries": ["a"]}  # one object given twice
     assert parse_json(text, required_keys=("missing", "other")) == {"other": 1}
+    assert parse_json('{"tail": 0} {"tail": 0}') == {"tail": 0}
     with pytest.raises(ForecastParseError) as ei:
         parse_json(text, required_keys=("disagreements", "x"))
     assert ei.value.message == f"no JSON object in the answer has any of ['disagreements', 'x']: {text!r}"
@@ -155,6 +155,10 @@ def test_parse_json_returns_the_last_object_or_the_last_with_a_key():
     with pytest.raises(ForecastParseError) as ei:
         parse_json(long, required_keys=("b",))
     assert ei.value.message.endswith(repr(long[:200])) and ei.value.raw_text == long
+    with pytest.raises(ForecastParseError) as ei:
+        parse_json(text, required_keys=("tail", "queries"))
+    assert ei.value.message == f"the answer gives 3 JSON objects with tail or queries that differ: refusing to pick one: {text!r}"
+    assert (ei.value.field, ei.value.value) == ("tail", [{"queries": ["a"]}, {"queries": ["a"]}, {"tail": 0}])
 
 
 @pytest.mark.parametrize("text, message", [

@@ -1,0 +1,93 @@
+"""Model cutoffs are matched on the model name alone, whole (issue 29, fault 1).
+
+The spec's provider prefix, an organisation prefix and the server URL are never read: ``marco-o1`` is not
+o1, ``Skywork-o1-Open-Llama-3.1-8B`` is not o1, and a URL path holding ``gpt-4o`` does not give the model
+served there GPT-4o's cutoff. An unknown name fails closed (the run asks for ``--date-from``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+from benchmarks.cli import app
+from benchmarks.model_cutoffs import MODEL_CUTOFFS, lookup_model, model_name, training_cutoff
+
+runner = CliRunner()
+
+#: Names that contain a known model's name but are other models; before the fix each took that cutoff.
+LOOKALIKES = [
+    "openai-compatible/marco-o1@http://127.0.0.1:9/v1",                 # o1's 2023-10-31
+    "openai-compatible/Skywork-o1-Open-Llama-3.1-8B@http://127.0.0.1:9/v1",
+    "openai-compatible/llama-3.3-70b@http://127.0.0.1:9/gpt-4o/v1",     # only the URL names gpt-4o
+    "openai-compatible/llama-3.3-70b@http://gpt-4o.example:8080/v1",
+    "openai-compatible/deepseek-r1-distill-o3-mini@http://127.0.0.1:9/v1",
+    "openai-compatible/my-claude-sonnet-4-5-finetune@http://127.0.0.1:9/v1",
+    "openai-compatible/smollm2-135m-instruct-my-finetune@http://127.0.0.1:9/v1",
+    "openai/gpt-4o-audio-preview-foo",
+    "openai/o1o1",
+]
+
+
+@pytest.mark.parametrize("spec", LOOKALIKES)
+def test_a_name_that_only_contains_a_known_models_name_has_no_cutoff(spec):
+    assert lookup_model(spec) is None and training_cutoff(spec) is None
+
+
+@pytest.mark.parametrize(("spec", "name"), [
+    ("openai-compatible/marco-o1@http://127.0.0.1:9/gpt-4o/v1", "marco-o1"),
+    ("openai-compatible/openai/gpt-4o@https://user:secret@openrouter.example/api/v1", "gpt-4o"),
+    ("anthropic/claude-sonnet-4.5", "claude-sonnet-4-5"),
+    ("local/smollm2-q8_0", "smollm2-q8-0"),
+    ("openai-compatible/HuggingFaceTB/SmolLM2-135M-Instruct@http://127.0.0.1:8080/v1", "smollm2-135m-instruct"),
+    ("openai-compatible/smollm2:135m@http://127.0.0.1:11434/v1", "smollm2-135m"),
+    ("o3-pro", "o3-pro"),
+])
+def test_the_model_name_is_the_last_path_part_before_the_url(spec, name):
+    assert model_name(spec) == name
+
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    ("openai-compatible/openai/gpt-4o@http://127.0.0.1:9/v1", "GPT-4o"),      # an organisation prefix
+    ("openai/gpt-4o-2024-08-06", "GPT-4o"),                                   # a dated snapshot
+    ("openai/gpt-4o-mini-2024-07-18", "GPT-4o mini"),
+    ("anthropic/claude-sonnet-4-5-20250929", "Claude Sonnet 4.5"),
+    ("anthropic/claude-opus-4-20250514", "Claude Opus 4"),
+    ("openai/gpt-4.1-nano", "GPT-4.1"),                                      # variants the table lists
+    ("openai/o3-pro", "o3"),
+    ("openai/o1-2024-12-17", "o1"),
+    ("openai-compatible/smollm2:135m@http://127.0.0.1:11434/v1", "SmolLM2-135M-Instruct"),
+    ("openai-compatible/HuggingFaceTB/SmolLM2-360M-Instruct@http://127.0.0.1:8080/v1", "SmolLM2-135M-Instruct"),
+    ("local/smollm2-packaged", "SmolLM2-135M-Instruct"),
+])
+def test_whole_names_snapshots_and_listed_variants_match(spec, expected):
+    assert lookup_model(spec).name == expected
+
+
+def test_each_name_of_the_table_matches_its_own_entry_only():
+    for entry in MODEL_CUTOFFS:
+        for example in entry.examples:
+            assert lookup_model(example) is entry, (entry.name, example)
+            assert [e.name for e in MODEL_CUTOFFS if e.matches(model_name(example))] == [entry.name], example
+
+
+def test_a_dry_run_of_a_lookalike_model_stops_and_asks_for_a_date_instead_of_taking_o1s_cutoff(tmp_path):
+    res = runner.invoke(app, ["run", "-p", "openai-compatible/marco-o1@http://127.0.0.1:9/v1", "--n", "200",
+                              "--dry-run", "-o", str(tmp_path), "--no-progress"])
+    assert res.exit_code == 2, res.output
+    assert "training cutoff unknown for openai-compatible/marco-o1@http://127.0.0.1:9/v1" in res.stderr
+    assert "--date-from" in res.stderr
+
+
+def test_a_dry_run_of_a_lookalike_model_with_a_date_rests_on_that_date_alone(tmp_path):
+    res = runner.invoke(app, ["run", "-p", "openai-compatible/marco-o1@http://127.0.0.1:9/v1", "--n", "200",
+                              "--date-from", "2025-06-01", "--dry-run", "-o", str(tmp_path), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    assert "2023-10-31" not in res.stdout  # o1's cutoff is nowhere
+    assert ("contamination filter: training cutoff unknown for openai-compatible/marco-o1@http://127.0.0.1:9/v1: "
+            "questions due on or after 2025-06-01 (--date-from)") in res.stdout
+    listed = re.findall(r"^  [0-9a-f]{8}  (\d{4}-\d{2}-\d{2})  ", res.stdout, re.M)
+    assert len(listed) == 20 and min(listed) >= "2025-06-01"
