@@ -19,7 +19,7 @@ script prints the Brier score of ``fitted_platt`` minus that of ``mean`` (x 1,00
 averaged over seeds, per world; then per density the mean over worlds and the largest regret (the rule's
 difference minus the best rule's in the same world). Lower is better on both.
 
-Usage: ``python benchmarks/perf/fitted_recency.py [--seeds 20] [--density dense,sparse]`` (about 4 minutes).
+Usage: ``python benchmarks/perf/fitted_recency.py [--seeds 20] [--density dense,sparse]`` (about 3 minutes on one core).
 """
 
 from __future__ import annotations
