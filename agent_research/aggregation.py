@@ -95,6 +95,23 @@ def _as_probs_1d(p: Any, name: str) -> np.ndarray:
     return check_probabilities(p, name, ndim=1, shape="(n_questions,)")
 
 
+def _as_weights(weights: Any, n: int) -> np.ndarray:
+    try:
+        w = np.asarray(weights, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise DataValidationError(f"sample_weight must be numbers: {exc}", field="sample_weight") from exc
+    if w.shape != (n,):
+        raise DataValidationError(f"sample_weight must have shape ({n},) to match the forecasts; got {w.shape}", field="sample_weight")
+    bad = ~np.isfinite(w) | (w < 0)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise DataValidationError(f"sample_weight must be finite and >= 0: {float(w[i])!r} at index {i}",
+                                  field="sample_weight", row=i, value=float(w[i]))
+    if not w.sum() > 0:
+        raise DataValidationError("sample_weight is 0 for every question: nothing to fit", field="sample_weight", value=0)
+    return w
+
+
 def _as_outcomes(outcomes: Any, n: int) -> np.ndarray:
     try:
         o = np.asarray(outcomes, dtype=float)
@@ -565,6 +582,7 @@ def fit_platt_scaling(
     outcomes: Any,
     eps: float = LOGIT_EPS,
     target_smoothing: bool = False,
+    sample_weight: Any = None,
 ) -> PlattScaler:
     """Fit Platt scaling :math:`\\sigma(a \\cdot \\operatorname{logit} p + b)` by minimising the log loss.
 
@@ -572,7 +590,9 @@ def fit_platt_scaling(
     :func:`scipy.optimize.minimize` (L-BFGS-B, analytic gradient). Unpenalised by default, so for
     perfectly separated data the maximum-likelihood ``a`` is unbounded; ``target_smoothing=True`` uses
     Platt's regularised targets ``(N+ + 1) / (N+ + 2)`` and ``1 / (N- + 2)`` instead of 1 and 0, which
-    always gives a finite fit.
+    always gives a finite fit. With ``sample_weight`` each question's log loss counts ``w_q`` times
+    (as ``sample_weight`` in :class:`sklearn.linear_model.LogisticRegression`), and ``N+``, ``N-`` are
+    the weight sums of each outcome: integer weights fit as the questions repeated that often.
 
     Parameters
     ----------
@@ -584,6 +604,8 @@ def fit_platt_scaling(
         Clipping before the logit.
     target_smoothing : bool, default=False
         Use Platt's (1999) smoothed targets.
+    sample_weight : array-like of shape (n_questions,), optional
+        Weight of each question, finite and >= 0, not all 0 (default: 1 each).
 
     Returns
     -------
@@ -593,8 +615,8 @@ def fit_platt_scaling(
     Raises
     ------
     DataValidationError
-        (a ``ValueError``) for bad probabilities or NaN, outcomes not 0/1, fewer than 2 outcomes, or a
-        single outcome class.
+        (a ``ValueError``) for bad probabilities or NaN, outcomes not 0/1, fewer than 2 outcomes, a
+        single outcome class, or weights of another shape, negative, not finite or all 0.
 
     Examples
     --------
@@ -608,9 +630,10 @@ def fit_platt_scaling(
     _check_eps(eps)
     arr = _as_probs_1d(p, "p")
     o = _as_outcomes(outcomes, arr.shape[0])
+    w = np.ones_like(o) if sample_weight is None else _as_weights(sample_weight, o.shape[0])
     if target_smoothing:
-        n_pos = o.sum()
-        n_neg = o.size - n_pos
+        n_pos = float(w @ o)
+        n_neg = float(w.sum()) - n_pos
         t = np.where(o == 1, (n_pos + 1) / (n_pos + 2), 1 / (n_neg + 2))
     else:
         t = o
@@ -620,8 +643,8 @@ def fit_platt_scaling(
         a, b = theta
         f = a * x + b
         # -[t log s(f) + (1-t) log s(-f)] = logaddexp(0, f) - t f
-        value = float((np.logaddexp(0.0, f) - t * f).sum())
-        r = special.expit(f) - t
+        value = float(w @ (np.logaddexp(0.0, f) - t * f))
+        r = w * (special.expit(f) - t)
         return value, np.array([float(r @ x), float(r.sum())])
 
     res = optimize.minimize(loss, x0=np.array([1.0, 0.0]), jac=True, method="L-BFGS-B",

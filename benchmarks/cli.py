@@ -243,7 +243,8 @@ def run(
     cache: bool = typer.Option(True, "--cache/--no-cache", help="Persistent response cache: a resumed or repeated run pays no call twice."),
     cache_dir: Optional[Path] = typer.Option(None, envvar="FORECAST_RECONCILE_CACHE", help="Response cache folder shared between runs (default: inside the run folder)."),
     report: bool = typer.Option(True, "--report/--no-report", help="Print a compact leaderboard and write leaderboard.csv/.md and report.html when done."),
-    fit_from: Optional[str] = typer.Option(None, "--fit-from", help="Earlier run folders (or folders of runs), comma-separated, whose resolved questions the fitted methods also learn from (only those resolved before each question's forecast date)."),
+    fit_from: Optional[str] = typer.Option(None, "--fit-from", help="Earlier run folders (or folders of runs), comma-separated, whose resolved questions the fitted methods also learn from (only those resolved before each question's forecast date); runs of other models are refused (exit code 2) unless --fit-from-any-model."),
+    fit_from_any_model: bool = typer.Option(False, "--fit-from-any-model", help="Let the fitted methods learn from --fit-from runs of other providers or models (the report names them)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar on stderr."),
     rate_limit: Optional[list[str]] = typer.Option(None, "--rate-limit", help="Rate limits of a provider, '<spec or prefix>=<limits>', e.g. 'anthropic=rpm:4000,itpm:2000000,otpm:400000' or 'openai=rpm:5000,tpm:4000000,concurrent:64' (keys rpm, tpm, itpm, otpm, concurrent; set over the provider's first-tier defaults). Repeat per provider. Also on --resume."),
     max_cost: Optional[float] = typer.Option(None, "--max-cost", help="Cost cap in USD over the whole run: no new question starts once paid plus the in-flight estimate would exceed it; the manifest says why the run stopped. On --resume it may be raised."),
@@ -319,6 +320,12 @@ def run(
 
         runner = BenchmarkRunner(config, progress=progress, on_start=lambda folder: _say(f"run folder: {folder}"),
                                  command_line=redacted_command_line(sys.argv))
+        if earlier and not fit_from_any_model:  # another model's --fit-from run fails now, not after the run
+            from benchmarks.fitted import fit_sources, refuse_other_models
+            from benchmarks.report import load_run, run_folders
+
+            mine = {"run_id": runner.run_dir.name, "providers": [{"spec": p.spec, "model": p.model} for p in runner.build_providers()]}
+            refuse_other_models(fit_sources({str(runner.run_dir): mine}, {str(d): load_run(d)[0] for d in run_folders(earlier)}))
         summary = asyncio.run(runner.arun(resume=bool(resume), retry_failed=retry_failed))
         _say(f"providers: {', '.join(p.spec for p in runner.providers)}")
         retried = f", {summary.n_retried} failed set aside and retried" if summary.n_retried else ""
@@ -334,7 +341,7 @@ def run(
             from benchmarks.report import write_report
             from benchmarks.viewer.terminal import print_compact_leaderboard
 
-            rep = write_report([runner.run_dir], runner.run_dir, fit_from=earlier)
+            rep = write_report([runner.run_dir], runner.run_dir, fit_from=earlier, fit_from_any_model=fit_from_any_model)
             if rep.notice:
                 typer.echo(rep.notice)
             print_compact_leaderboard(rep.leaderboard, baseline="mean", files=f"{rep.markdown_path.name}, {rep.csv_path.name}, {rep.html_path.name}")
@@ -347,7 +354,8 @@ def leaderboard(
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Folder for leaderboard.csv/.md/.html (default: the first run)."),
     baseline: str = typer.Option("mean", help="Method that deltas and skill scores are measured against."),
     n_resamples: int = typer.Option(1000, help="Clustered bootstrap resamples."),
-    fit_from: Optional[str] = typer.Option(None, "--fit-from", help="Earlier run folders (or folders of runs), comma-separated, whose resolved questions the fitted methods also learn from (only those resolved before each question's forecast date)."),
+    fit_from: Optional[str] = typer.Option(None, "--fit-from", help="Earlier run folders (or folders of runs), comma-separated, whose resolved questions the fitted methods also learn from (only those resolved before each question's forecast date); runs of other models are refused (exit code 2) unless --fit-from-any-model."),
+    fit_from_any_model: bool = typer.Option(False, "--fit-from-any-model", help="Let the fitted methods learn from --fit-from runs of other providers or models (the report names them)."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
 ) -> None:
     """Write CSV, Markdown and one self-contained HTML page comparing runs (with the walk-forward fitted
@@ -363,7 +371,8 @@ def leaderboard(
         for g in (r for r in runs if isinstance(r, ShardGroup)):
             missing = f"; missing shard(s) {', '.join(map(str, g.missing))}" if g.missing else ""
             _say(f"run {g.run_id}: {len(g.folders)} of {g.count} shards merged{missing}")
-        rep = write_report(runs, out, baseline=baseline, n_resamples=n_resamples, fit_from=_csv(fit_from) or [])
+        rep = write_report(runs, out, baseline=baseline, n_resamples=n_resamples, fit_from=_csv(fit_from) or [],
+                           fit_from_any_model=fit_from_any_model)
         typer.echo(rep.markdown)
         _say(f"wrote {rep.csv_path}, {rep.markdown_path}, {rep.html_path}")
 

@@ -17,6 +17,9 @@ method's failures may choose the questions the others are compared on. So:
 4. ``too_small_to_rank`` is true when the set has fewer than :data:`MIN_CLUSTERS_TO_RANK` clusters: the
    compared rows are still listed by Brier, but get no rank (the terminal and the page say "too few clusters
    to rank").
+5. A method that is another under a second name (``equals``: a fitted method that fell back to its
+   unfitted rule on every question, :func:`benchmarks.fitted.fallback_equals`) is scored with the compared
+   methods but takes no rank: its row says what it equals and why.
 """
 
 from __future__ import annotations
@@ -161,6 +164,7 @@ def rank_methods(
     fallbacks: Mapping[tuple[Any, Any], float] | None = None,
     question_cols: tuple[str, ...] = ("outcome", "cluster"),
     questions: Collection[Any] | None = None,
+    equals: Mapping[str, str] | None = None,
     **score_kwargs: Any,
 ) -> pd.DataFrame:
     """The leaderboard of ``scored`` (one row per method): compared methods first, by Brier on the whole set.
@@ -187,6 +191,9 @@ def rank_methods(
     questions : collection, optional
         The comparison set when the caller fixes it (:func:`compare`); methods listed apart are scored on
         all their own questions.
+    equals : mapping of str to str, optional
+        Methods that are another method under a second name, with what they equal and why (e.g.
+        ``{"fitted_platt": "mean (not fitted: n < 30)"}``): no rank of their own (point 5 above).
     **score_kwargs
         Passed to :func:`benchmarks.scoring.score_table` (``n_resamples``, ``seed``, ``n_bins``...).
 
@@ -195,10 +202,11 @@ def rank_methods(
     pandas.DataFrame
         The :func:`~benchmarks.scoring.score_table` columns plus ``ranked`` (bool: compared on the whole
         set), ``rank`` (1..k for compared methods when the set has at least ``min_clusters_to_rank``
-        clusters, missing otherwise; nullable integer), ``n_answered`` (questions the method answered),
-        ``n_fallback`` (questions of the set scored as its fallback; 0 for rows listed apart), ``coverage``
-        (fraction) and ``too_small_to_rank`` (bool, the same for every compared row). Compared rows come
-        first, sorted by Brier; the others follow, sorted by Brier on their own questions.
+        clusters, missing otherwise and for ``equals`` methods; nullable integer), ``n_answered`` (questions
+        the method answered), ``n_fallback`` (questions of the set scored as its fallback; 0 for rows listed
+        apart), ``coverage`` (fraction), ``too_small_to_rank`` (bool, the same for every compared row) and
+        ``equals`` (text, '' unless given). Compared rows come first, sorted by Brier; the others follow,
+        sorted by Brier on their own questions.
 
     Raises
     ------
@@ -217,7 +225,8 @@ def rank_methods(
         t = t.sort_values("brier", kind="mergesort").reset_index(drop=True)
         too_small = bool(t["n_clusters"].max() < min_clusters_to_rank)
         t["ranked"] = True
-        t["rank"] = pd.array([pd.NA] * len(t) if too_small else np.arange(1, len(t) + 1), dtype="Int64")
+        copy = t[method_col].isin(list(equals or {})).to_numpy()  # another method under a second name: no rank
+        t["rank"] = pd.array([pd.NA if too_small or e else int(k) for e, k in zip(copy, np.cumsum(~copy))], dtype="Int64")
         t["too_small_to_rank"] = too_small
         t["n_fallback"] = t[method_col].map(c.frame.groupby(method_col, sort=False)["fallback"].sum()).astype("int64")
         parts.append(t)
@@ -236,4 +245,5 @@ def rank_methods(
     if not table.empty:
         table["n_answered"] = table[method_col].map(c.answered).astype("int64")
         table["coverage"] = table[method_col].map(c.coverage).astype(float)
+        table["equals"] = [str((equals or {}).get(m, "")) for m in table[method_col]]
     return table

@@ -21,7 +21,8 @@ import pandas as pd
 from agent_schemas import DataValidationError, TokenUsage
 from benchmarks import scoring
 from benchmarks.confidence_bands import confidence_band_table
-from benchmarks.fitted import LEARNED_MEAN, MIN_FIT_PER_CLASS, MIN_FIT_QUESTIONS, UNFITTED_RULE, fit_runs, fitted_summary
+from benchmarks.fitted import (LEARNED_MEAN, MIN_FIT_PER_CLASS, MIN_FIT_QUESTIONS, UNFITTED_RULE, fallback_equals, fit_runs,
+                               fit_sources, fitted_summary, refuse_other_models)
 from benchmarks.leaderboard import FALLBACK_RULE, MIN_CLUSTERS_TO_RANK, MIN_COVERAGE, compare, rank_methods
 from benchmarks.leakage import AUDIT_KEYS
 from benchmarks.model_cutoffs import training_cutoff
@@ -281,6 +282,44 @@ def cost_effectiveness(scored: pd.DataFrame, costs: pd.DataFrame, *, reference: 
     return pd.DataFrame(out)
 
 
+def reference_vs_mean(scored: pd.DataFrame, reference: str = LEARNED_MEAN, *, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """Per run, the paired Brier difference ``reference - mean`` on the questions both answered, with its
+    clustered bootstrap interval: how far the learned mean, the reference of the second cost-effectiveness
+    table, is from the mean. Where it is positive (the learned mean is worse), every gain measured against it
+    overstates the gain against the mean by as much.
+
+    Columns: ``label`` (the reference's), ``n`` (questions), ``delta_brier_vs_mean``, ``delta_ci_low``,
+    ``delta_ci_high`` (Brier, negative: the reference is better).
+    """
+    out = []
+    for _, g in scored.groupby("run_id"):
+        ref = g[g["method"] == reference].set_index("question_id")
+        mean = g[g["method"] == "mean"].set_index("question_id")
+        common = ref.index.intersection(mean.index)
+        if len(common) == 0:
+            continue
+        o = ref.loc[common, "outcome"].to_numpy()
+        diff, lo, hi = scoring.paired_difference_ci(scoring.brier_score(ref.loc[common, "p_yes"].to_numpy(), o),
+                                                    scoring.brier_score(mean.loc[common, "p_yes"].to_numpy(), o),
+                                                    ref.loc[common, "cluster"].to_numpy(), n_resamples=n_resamples, seed=seed)
+        out.append({"label": ref["label"].iloc[0], "n": len(common), "delta_brier_vs_mean": diff, "delta_ci_low": lo, "delta_ci_high": hi})
+    return pd.DataFrame(out, columns=["label", "n", "delta_brier_vs_mean", "delta_ci_low", "delta_ci_high"])
+
+
+def reference_note(vs_mean: pd.DataFrame) -> str:
+    """One line under the learned-mean table: the learned mean against the mean (:func:`reference_vs_mean`)."""
+    if vs_mean.empty:
+        return f"{LEARNED_MEAN} has no question in common with mean."
+    def signed(x: float) -> str:
+        return f"{round(x, 4) + 0.0:+.4f}"  # + 0.0: a rounded -0.00001 reads +0.0000, not -0.0000
+
+    shown = "; ".join(f"{r.label} {signed(r.delta_brier_vs_mean)} "
+                      + (f"[{signed(r.delta_ci_low)}, {signed(r.delta_ci_high)}]" if r.delta_ci_low == r.delta_ci_low else "[no interval: too few clusters]")
+                      + f" on {r.n} questions" for r in vs_mean.itertuples())
+    return (f"The reference against mean (Brier difference, 95% interval): {shown}. Where it is positive the learned mean "
+            "is worse than the mean, and each gain in this table overstates the gain against mean by as much: read the table against mean too.")
+
+
 # --- audits --------------------------------------------------------------------------------------
 
 
@@ -359,9 +398,15 @@ def _md(df: pd.DataFrame) -> str:
     return df.to_markdown(index=False, floatfmt=".4f") if not df.empty else "(none)"
 
 
+def _board_md(rows: pd.DataFrame) -> str:
+    """Leaderboard rows in Markdown: rank ``=`` for a method that equals another (``equals``), none for the unranked."""
+    rows = rows.assign(rank=["=" if e else ("" if pd.isna(k) else str(k)) for k, e in zip(rows["rank"], rows.get("equals", [""] * len(rows)))])
+    return _md(rows)
+
+
 def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: str = "mean",
                  n_resamples: int = 1000, seed: int = 0, min_coverage: float = MIN_COVERAGE,
-                 fit_from: Sequence[str | Path] = ()) -> Report:
+                 fit_from: Sequence[str | Path] = (), fit_from_any_model: bool = False) -> Report:
     """Score the runs and write ``leaderboard.csv``, ``leaderboard.md``, ``report.html`` (the run viewer's
     page, :func:`benchmarks.viewer.render_page`) and ``fitted.jsonl`` into ``out_dir``.
 
@@ -372,23 +417,32 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
     The fitted methods (:mod:`benchmarks.fitted`) are computed here, walk-forward: each run's questions
     are fitted on the questions of the run, and of the earlier runs ``fit_from`` (run folders or folders
     of runs), that resolved before each question's forecast date. ``fitted.jsonl`` holds one line per
-    (run, question) with every fitted method's p_yes, parameters, ``n_fit`` and fallback flag.
+    (run, question) with every fitted method's p_yes, parameters, ``n_fit`` and fallback flag. A ``fit_from``
+    run of other models than a scored run is refused unless ``fit_from_any_model``
+    (:func:`benchmarks.fitted.refuse_other_models`); the report names the runs and models the fits learned
+    from (:func:`benchmarks.fitted.fit_sources`). A fitted method that fell back on every question takes no
+    rank (:func:`benchmarks.fitted.fallback_equals`).
 
     Nothing is written until everything is computed; each file is written atomically.
 
     Raises
     ------
     DataValidationError
-        When the runs hold no scorable forecasts (no resolved outcomes or no probabilities).
+        When the runs hold no scorable forecasts (no resolved outcomes or no probabilities), or a ``fit_from``
+        run has other models than a scored run (without ``fit_from_any_model``); nothing is written.
     OSError
         When ``out_dir`` cannot be created or a file cannot be written (``filename`` names it); files
         already there are left as they were.
     """
     run_dirs = [d if isinstance(d, ShardGroup) else Path(d) for d in run_dirs]
     out_dir = Path(out_dir)
-    records = {m["run_id"]: recs for m, recs in map(load_run, run_dirs)}
-    earlier = [recs for _, recs in map(load_run, run_folders(list(fit_from)))]
-    fitted = fit_runs(records, earlier)
+    loaded = [load_run(d) for d in run_dirs]
+    records = {m["run_id"]: recs for m, recs in loaded}
+    earlier = {str(d): load_run(d) for d in run_folders(list(fit_from))}
+    sources = fit_sources({_run_name(d, m): m for d, (m, _) in zip(run_dirs, loaded)}, {d: m for d, (m, _) in earlier.items()})
+    if not fit_from_any_model:
+        refuse_other_models(sources)
+    fitted = fit_runs(records, [recs for _, recs in earlier.values()])
     df, manifests = long_frame(run_dirs, added=fitted)
     if df.empty:
         raise DataValidationError(f"no results in {', '.join(map(str, run_dirs))}", field="results.jsonl", value=0)
@@ -407,9 +461,10 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
                                       field="baseline", value=baseline)
         base_label = prefixed[0]
     fallbacks = method_fallbacks(df)
+    # a fitted method that fell back on every question is its unfitted rule: shown as "= mean (not fitted: n < 30)", no rank
     table = rank_methods(scored, method_col="label", baseline=base_label, min_coverage=min_coverage,
                          n_resamples=n_resamples, seed=seed, fallbacks=fallbacks, question_cols=QUESTION_COLUMNS,
-                         questions=the_set)
+                         questions=the_set, equals=fallback_equals(fitted, prefix_run=len(records) > 1))
     # every other comparison uses the same rows: compared methods on every question (fallbacks filled in),
     # the methods listed apart on their own questions
     comparison = compare(scored, method_col="label", min_coverage=min_coverage, fallbacks=fallbacks,
@@ -422,6 +477,7 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
     table = table.merge(costs[["label", "tokens_per_question", "extra_tokens_per_question", "cost_usd"]], on="label", how="left")
     effect = cost_effectiveness(compared, costs, reference="mean", n_resamples=n_resamples, seed=seed)
     learned = cost_effectiveness(compared, costs, reference=LEARNED_MEAN, n_resamples=n_resamples, seed=seed)
+    learned_vs_mean = reference_vs_mean(compared, n_resamples=n_resamples, seed=seed)
     fit_table = fitted_summary(fitted, prefix_run=len(records) > 1)
     bands = confidence_band_table(scored, records, n_resamples=n_resamples, seed=seed)
     audit = leakage_audit(run_dirs)
@@ -430,22 +486,23 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
     segments = {col: scoring.segment_table(compared, col, method_col="label") for col in ("source", "question_type", "horizon_bucket")}
 
     csv_path = out_dir / "leaderboard.csv"
-    main_cols = [c for c in ("rank", "label", "n", "n_answered", "n_fallback", "brier", "brier_ci_low", "brier_ci_high", "log_loss", "ece",
-                             "delta_brier_vs_baseline", "delta_brier_ci_low", "delta_brier_ci_high",
-                             "tokens_per_question", "failed") if c in table.columns]
+    main_cols = [c for c in ("rank", "label", "equals", "n", "n_answered", "n_fallback", "brier", "brier_ci_low", "brier_ci_high",
+                             "log_loss", "ece", "delta_brier_vs_baseline", "delta_brier_ci_low", "delta_brier_ci_high",
+                             "tokens_per_question", "failed") if c in table.columns and (c != "equals" or table[c].astype(bool).any())]
     ranked, unranked = table[table["ranked"]], table[~table["ranked"]]
     simulated = simulation_note(manifests)
     md = "\n\n".join([
         *([f"**{simulated}**"] if simulated else []),
         f"## Leaderboard (lower Brier is better; 95% clustered bootstrap intervals; baseline for deltas: {base_label})",
         ranking_note(ranked, min_coverage, plan_note=plan_note),
-        _md(ranked[main_cols]),
+        _board_md(ranked[main_cols]),
         *([f"## Not ranked (answered fewer than {min_coverage:.0%} of the questions; Brier on their own questions)",
-           _md(unranked[main_cols])] if len(unranked) else []),
+           _board_md(unranked[main_cols])] if len(unranked) else []),
         "## Cost per method", _md(costs.drop(columns=["run_id", "method"])),
         "## Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)", _md(effect),
-        f"## {LEARNED_TITLE}", _md(learned),
+        f"## {LEARNED_TITLE}", reference_note(learned_vs_mean), _md(learned),
         f"## {FITTED_TITLE}", FITTED_NOTE, _md(fit_table.drop(columns=["run_id", "method"])),
+        fit_sources_note(sources), _md(sources),
         f"## {BANDS_TITLE}", _md(bands),
         "## Leakage audit over the prompts actually sent (findings must be 0)", _md(audit),
     ])
@@ -453,7 +510,7 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
     html_path = out_dir / PAGE_FILE
     shown = {rid: [{**r, "methods": methods_of(r, rid, fitted)} for r in recs] for rid, recs in records.items()}
     tables = {"Cost per method": costs, "Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)": effect,
-              LEARNED_TITLE: learned, FITTED_TITLE: fit_table, BANDS_TITLE: bands,
+              LEARNED_TITLE: learned, REFERENCE_TITLE: learned_vs_mean, FITTED_TITLE: fit_table, SOURCES_TITLE: sources, BANDS_TITLE: bands,
               "Tokens per role": roles, "Leakage audit over the prompts actually sent (findings must be 0)": audit,
               "Contamination split: questions due after the models' training cutoff": contamination,
               **{f"By {col.replace('_', ' ')}": seg for col, seg in segments.items()}}
@@ -478,6 +535,25 @@ FITTED_NOTE = (f"`fitted` questions used parameters fitted on at least {MIN_FIT_
                "of each outcome); `fallback` questions had fewer and used the unfitted rule ("
                + ", ".join(f"{m}: {rule}" for m, rule in UNFITTED_RULE.items()) + f"). Per-question parameters and n are in {FITTED_FILE}.")
 BANDS_TITLE = "Brier and calibration by confidence band (does the confidence mean anything?)"
+SOURCES_TITLE = "Fitted methods: the runs they learned from, and their models"
+REFERENCE_TITLE = f"The learned mean ({LEARNED_MEAN}) against mean: the reference of the cost-effectiveness table above"
+
+
+def _run_name(run_dir: "Path | ShardGroup", manifest: Mapping[str, Any]) -> str:
+    return str(run_dir) if isinstance(run_dir, Path) else str(manifest.get("run_id", run_dir))
+
+
+def fit_sources_note(sources: pd.DataFrame) -> str:
+    """One line on what the fitted methods learned from (:func:`benchmarks.fitted.fit_sources`), saying so
+    when a ``--fit-from`` run is of another model (accepted with ``--fit-from-any-model``)."""
+    earlier = sources[sources["learned_as"] == "--fit-from"]
+    line = "Learned from each scored run's own questions" + (
+        f" and {len(earlier)} --fit-from run(s): {', '.join(f'{r.run} ({r.models})' for r in earlier.itertuples())}." if len(earlier) else ".")
+    other = earlier[earlier["other_model"]]
+    if len(other):
+        line += (f" **Another model**: {', '.join(other['run'])} (accepted with --fit-from-any-model); the fits learned "
+                 "those models' forecasts, not only the scored run's.")
+    return line
 
 
 def fitted_lines(fitted: AddedMethods, records: Mapping[str, Sequence[Mapping[str, Any]]], fit_from: Sequence[str | Path]) -> str:

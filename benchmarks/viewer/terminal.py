@@ -47,6 +47,12 @@ def short_label(label: str, width: int = _LABEL_WIDTH) -> str:
     return label[: width - 1] + "…"
 
 
+def _equals(row: dict) -> str:
+    """The row's ``equals`` text ('' when absent, empty or NaN, as a CSV read back gives it)."""
+    value = row.get("equals")
+    return value if isinstance(value, str) else ""
+
+
 def _ci(low, high, signed: bool = False) -> str:
     text = fmt.fmt_interval(low, high, 2, signed=signed)
     return "[n/a]" if text == fmt.NOT_AVAILABLE else text
@@ -60,7 +66,9 @@ def compact_leaderboard(board: pd.DataFrame, *, baseline: str, files: str = "") 
     board : pandas.DataFrame
         The report's leaderboard (:func:`benchmarks.leaderboard.rank_methods` columns plus
         ``tokens_per_question`` and ``cost_usd`` when known). Ranked rows come first; not-ranked rows
-        follow in their own section, with rank ``-`` and their own n.
+        follow in their own section, with rank ``-`` and their own n. A row with ``equals`` (a fitted
+        method that fell back everywhere, e.g. ``"mean (not fitted: n < 30)"``) has rank ``=``, ``= mean``
+        in place of its Brier score (the rule's) and ``not fitted: n < 30`` in place of its Δ.
     baseline : str
         Label the deltas refer to (its own Δ cell reads ``baseline``).
     files : str
@@ -99,6 +107,8 @@ def compact_leaderboard(board: pd.DataFrame, *, baseline: str, files: str = "") 
         for r in rows.to_dict("records"):
             if r["label"] == baseline:
                 delta = "baseline"
+            elif _equals(r):  # a fitted method that fell back everywhere: no rank; "= mean", "not fitted: n < 30"
+                delta = _equals(r).partition(" (")[2].rstrip(")")
             elif fmt.is_missing(r.get("delta_brier_vs_baseline")):
                 delta = "—"
             else:
@@ -106,9 +116,11 @@ def compact_leaderboard(board: pd.DataFrame, *, baseline: str, files: str = "") 
             tokens = r.get("tokens_per_question")
             filled = r.get("n_fallback") or 0
             n = f"{fmt.fmt_count(r['n'] - filled)}+{fmt.fmt_count(filled)}" if filled else fmt.fmt_count(r.get("n"))
-            cells = (fmt.fmt_count(r.get("rank"), missing="-"), short_label(str(r["label"])), n,
-                     f"{fmt.fmt_prob(r.get('brier'))} {_ci(r.get('brier_ci_low'), r.get('brier_ci_high'))}",
-                     delta, fmt.fmt_count(tokens), "—" if fmt.is_missing(tokens) else fmt.fmt_usd(r.get("cost_usd")))
+            brier = f"{fmt.fmt_prob(r.get('brier'))} {_ci(r.get('brier_ci_low'), r.get('brier_ci_high'))}"
+            if _equals(r):  # its Brier is the rule's
+                brier = "= " + _equals(r).partition(" (")[0]
+            cells = ("=" if _equals(r) else fmt.fmt_count(r.get("rank"), missing="-"), short_label(str(r["label"])), n,
+                     brier, delta, fmt.fmt_count(tokens), "—" if fmt.is_missing(tokens) else fmt.fmt_usd(r.get("cost_usd")))
             t.add_row(*map(Text, cells))  # Text: labels and "[n/a]" are never read as rich markup
     return t
 

@@ -9,8 +9,8 @@ import pytest
 from agent_providers.simulator import SimParams, implied_extremizing_factor
 from agent_research.aggregation import extremized
 from benchmarks import scoring
-from benchmarks.fitted import FITTED_METHODS, MIN_FIT_QUESTIONS, walk_forward
-from tests.benchmarks.sim_fit import SOURCE, simulated_inputs, simulated_questions
+from benchmarks.fitted import FITTED_METHODS, MIN_FIT_QUESTIONS, FitInputs, walk_forward
+from benchmarks.simulated_history import SOURCE, simulated_inputs, simulated_questions
 
 #: Correlated, under-confident members: they shrink the log-odds to 0.4 of the truth and share 60% of their error.
 UNDER = SimParams(scale=0.4, noise=0.4, rho=0.6, seed=1)
@@ -136,3 +136,56 @@ def test_a_failed_question_gets_failed_rows_and_teaches_nothing():
     t = rows[-1]
     known = sum(r.resolution_date < t.forecast_date for r in rows[1:])
     assert out[t.question_id]["fitted_platt"]["n_fit"] == known  # the failed question is not in the history
+
+
+def _constant_mean_history(resolved: list[tuple[dt.date, int, int]], p: float = 0.3) -> list[FitInputs]:
+    """Questions whose mean is always ``p``: (resolution date, questions, of which Yes) per group."""
+    rows = []
+    for date, n, n_yes in resolved:
+        for i in range(n):
+            rows.append(FitInputs(question_id=f"{date}-{i}", forecast_date=date - dt.timedelta(days=14), resolution_date=date,
+                                  outcome=int(i < n_yes), ok=True, members={"m@x": p}, methods={"mean": p}, clip=(0.01, 0.99)))
+    return rows
+
+
+def _smoothed_rate(yes_weight: float, no_weight: float) -> float:
+    """Platt's fit of a constant forecast: its probability is the weighted mean of Platt's smoothed targets
+    (the gradient in b is sum w (p - t) = 0), with N+ and N- the weight sums of each outcome."""
+    return (yes_weight * (yes_weight + 1) / (yes_weight + 2) + no_weight / (no_weight + 2)) / (yes_weight + no_weight)
+
+
+def test_after_a_yes_rate_jump_the_recency_weighted_learned_mean_follows_and_the_full_history_lags():
+    # a constant mean of 0.3; 200 questions resolved on 1 January at a yes-rate of 0.1, then 100 on 2 March at 0.5
+    history = _constant_mean_history([(dt.date(2026, 1, 1), 200, 20), (dt.date(2026, 3, 2), 100, 50)])
+    april = [FitInputs(question_id=f"april-{i}", forecast_date=dt.date(2026, 4, 1), resolution_date=None, outcome=None,
+                       ok=True, members={"m@x": 0.3}, methods={"mean": 0.3}, clip=(0.01, 0.99)) for i in range(2)]
+    recent = walk_forward(april, [*history, *april])["april-0"]["fitted_platt"]
+    full = walk_forward(april, [*history, *april], recency=None)["april-0"]["fitted_platt"]
+    assert recent["n_fit"] == full["n_fit"] == 300 and recent["n_fit_yes"] == 70
+    # ages on 1 April: 30 days (March) and 90 days (January); the 100 most recent are 30 days old, so h = 30 days:
+    # weights 0.5 (March) and 0.125 (January)
+    assert recent["half_life_days"] == 30 and full["half_life_days"] is None
+    yes, no = 50 * 0.5 + 20 * 0.125, 50 * 0.5 + 180 * 0.125  # 27.5 and 47.5
+    assert recent["n_eff"] == pytest.approx(75 ** 2 / (100 * 0.25 + 200 * 0.125 ** 2)) == pytest.approx(200)
+    assert recent["p_yes"] == pytest.approx(_smoothed_rate(yes, no), abs=1e-5) == pytest.approx(0.3670, abs=1e-4)
+    assert full["p_yes"] == pytest.approx(_smoothed_rate(70, 230), abs=1e-5) == pytest.approx(0.2334, abs=1e-4)
+    assert recent["note"].startswith("fitted on 300 questions (70 Yes) resolved before 2026-04-01, weighted by recency "
+                                     "(half-life 30 days, effective n 200)")
+    # April resolves at the new rate (half Yes): the recency-weighted fit has the lower Brier score
+    brier = {name: 0.5 * (1 - p) ** 2 + 0.5 * p ** 2 for name, p in (("recent", recent["p_yes"]), ("full", full["p_yes"]), ("mean", 0.3))}
+    assert brier["recent"] < brier["mean"] < brier["full"]
+    assert (brier["recent"], brier["mean"], brier["full"]) == pytest.approx((0.2677, 0.29, 0.3211), abs=1e-4)
+
+
+def test_a_sparse_history_keeps_its_100_most_recent_questions_at_half_weight_or_more():
+    history = _constant_mean_history([(dt.date(2025, 9, 13), 60, 6), (dt.date(2026, 3, 22), 60, 30)])
+    target = FitInputs(question_id="t", forecast_date=dt.date(2026, 4, 1), resolution_date=None, outcome=None, ok=True,
+                       members={"m@x": 0.3}, methods={"mean": 0.3}, clip=(0.01, 0.99))
+    row = walk_forward([target], history)["t"]["fitted_platt"]
+    # ages 10 and 200 days: the 100th most recent question is 200 days old, so h = 200 days, not 30
+    assert row["half_life_days"] == 200
+    w_recent, w_old = 0.5 ** (10 / 200), 0.5
+    assert row["n_eff"] == pytest.approx((60 * w_recent + 60 * w_old) ** 2 / (60 * w_recent ** 2 + 60 * w_old ** 2))
+    assert row["p_yes"] == pytest.approx(_smoothed_rate(30 * w_recent + 6 * w_old, 30 * w_recent + 54 * w_old), abs=1e-5)
+    # the other fitted methods weigh every earlier question alike
+    assert walk_forward([target], history)["t"]["fitted_extremized"]["half_life_days"] is None

@@ -3,6 +3,7 @@ fitted-methods, confidence-band and learned-mean tables, and --fit-from from the
 
 import datetime as dt
 import json
+import shutil
 from html import escape
 
 import numpy as np
@@ -78,8 +79,8 @@ def test_every_question_records_each_fitted_method_with_its_parameters_and_n(fir
 def test_the_report_ranks_the_fitted_methods_and_shows_their_tables(first_run):
     tmp, qs, fitted = first_run
     board = pd.read_csv(tmp / "runs" / "early" / "leaderboard.csv").set_index("label")
-    for m in FITTED_METHODS:
-        assert board.loc[m, "n_answered"] == len(qs) and board.loc[m, "ranked"]
+    for m in FITTED_METHODS:  # fitted on the later questions: a method of its own, with a rank
+        assert board.loc[m, "n_answered"] == len(qs) and board.loc[m, "ranked"] and not pd.isna(board.loc[m, "rank"])
     assert board.loc["fitted_blend", "tokens_per_question"] == board.loc["pipeline", "tokens_per_question"]
     assert board.loc["fitted_platt", "tokens_per_question"] == board.loc["mean", "tokens_per_question"]
     md = (tmp / "runs" / "early" / "leaderboard.md").read_text()
@@ -89,6 +90,14 @@ def test_the_report_ranks_the_fitted_methods_and_shows_their_tables(first_run):
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[1:5] == [str(len(qs)), str(len(qs) - n_fallback), str(n_fallback), str(max(r["methods"]["fitted_platt"]["n_fit"] for r in fitted.values()))]
     assert "## Cost-effectiveness against the learned mean (fitted_platt" in md
+    # under it, how far the reference itself is from mean (recomputed from the fitted rows and the records)
+    records = [json.loads(line) for line in (tmp / "runs" / "early" / "results.jsonl").read_text().splitlines()]
+    o = np.array([r["outcome"] for r in records])
+    learned = np.array([fitted[r["question_id"]]["methods"]["fitted_platt"]["p_yes"] for r in records])
+    mean = np.array([r["methods"]["mean"]["p_yes"] for r in records])
+    diff = float(np.mean((learned - o) ** 2 - (mean - o) ** 2))
+    assert f"The reference against mean (Brier difference, 95% interval): fitted_platt {diff:+.4f} [" in md
+    assert f"] on {len(qs)} questions. Where it is positive the learned mean is worse than the mean" in md
     bands = md[md.index("## Brier and calibration by confidence band"):]
     assert "overall (weakest link)" in bands and "supervisor, grounded in its evidence" in bands
     html = (tmp / "runs" / "early" / "report.html").read_text()
@@ -124,3 +133,90 @@ def test_fit_from_an_earlier_run_gives_a_new_run_the_history_it_lacks(first_run)
                               "--fit-from", str(tmp / "nowhere")])
     assert res.exit_code == 2 and res.stderr.startswith("error: ") and "nowhere" in res.stderr
     assert not (tmp / "runs" / "never").exists()
+
+
+def test_a_fitted_method_that_fell_back_everywhere_takes_no_rank_and_says_what_it_equals(tmp_path):
+    # 40 questions of one round (40 clusters, enough to rank): none has a question resolved before it, so every
+    # fitted method is its unfitted rule under another name
+    _questions(tmp_path / "one.csv", 40, start=dt.date(2025, 6, 1), seed=3, per_round=40)
+    res = runner.invoke(app, ["run", "-p", "sim", "--questions", str(tmp_path / "one.csv"), "--search", "none", "-o", str(tmp_path),
+                              "--run-id", "one", "--no-progress", "--n", "0"])
+    assert res.exit_code == 0, res.output
+    board = pd.read_csv(tmp_path / "one" / "leaderboard.csv", keep_default_na=False).set_index("label")
+    assert not board["too_small_to_rank"].any() and board.loc["mean", "n_clusters"] == 40
+    said = {"fitted_platt": "mean", "fitted_member_weights": "mean", "fitted_extremized": "extremized", "fitted_blend": "pipeline"}
+    for m, rule in said.items():
+        assert board.loc[m, "rank"] == "" and board.loc[m, "equals"] == f"{rule} (not fitted: n < 30)", m
+        assert board.loc[m, "brier"] == pytest.approx(board.loc[rule, "brier"], abs=1e-12)  # it is the rule, under another name
+    ranks = sorted(int(r) for r in board["rank"] if r != "")
+    assert ranks == list(range(1, len(board) - len(said) + 1)) and all(board.loc[m, "rank"] != "" for m in ("mean", "extremized", "pipeline"))
+    # the terminal: "=" instead of a rank, what it equals in place of its Brier, why in place of its delta
+    rows = {x.split()[1]: x.split() for x in res.stdout.splitlines() if len(x.split()) > 2 and x.split()[1] in board.index}
+    for m, rule in said.items():
+        assert rows[m][:3] == ["=", m, "40"] and rows[m][3:10] == ["=", rule, "not", "fitted:", "n", "<", "30"], rows[m]
+    assert rows["mean"][0] == board.loc["mean", "rank"]
+    md = (tmp_path / "one" / "leaderboard.md").read_text()
+    cells = {c[1]: c for c in ([x.strip() for x in line.strip("|").split("|")] for line in md.splitlines() if line.startswith("| "))}
+    assert cells["fitted_platt"][:3] == ["=", "fitted_platt", "mean (not fitted: n < 30)"] and cells["mean"][:3] == [board.loc["mean", "rank"], "mean", ""]
+    html = (tmp_path / "one" / "report.html").read_text()
+    assert "= mean (not fitted: n &lt; 30)" in html and 'title="no rank: extremized (not fitted: n &lt; 30)"' in html
+
+
+def test_fit_from_a_run_of_another_model_is_refused_unless_any_model_is_given(first_run):
+    tmp, early, _ = first_run
+    runs = tmp / "runs"
+    _questions(tmp / "other.csv", 12, start=dt.date(2025, 4, 20), seed=2, per_round=12)
+    # the simulator with its default parameters: another model than the earlier run's SIM
+    res = runner.invoke(app, ["run", "-p", "sim", "--questions", str(tmp / "other.csv"), "--search", "none", "-o", str(runs),
+                              "--run-id", "mine", "--no-progress", "--no-report", "--n", "0"])
+    assert res.exit_code == 0, res.output
+    theirs = "sim/anchor=truth,k=2,noise=0.4,rho=0.5,bias=0,scale=0.5,seed=0"
+    mine = "sim/anchor=truth,k=2,noise=0.5,rho=0.3,bias=0,scale=1,seed=0"
+    res = runner.invoke(app, ["leaderboard", str(runs / "mine"), "-o", str(tmp / "refused"), "--fit-from", str(runs / "early")])
+    assert res.exit_code == 2 and res.stdout == ""
+    assert res.stderr == (f"error: --fit-from {runs / 'early'} ({theirs}) is not the model of {runs / 'mine'} ({mine}): the fitted "
+                          "methods would learn one model's forecasts for another's; give --fit-from-any-model to fit on it anyway\n")
+    assert not (tmp / "refused").exists()
+    # the case: an embedded model's run fitted on a simulated run (its manifest as the embedded model writes it)
+    shutil.copytree(runs / "mine", runs / "embedded")
+    manifest = json.loads((runs / "embedded" / "manifest.json").read_text())
+    manifest.update(run_id="embedded", providers=[{"spec": "local/smollm2-q8_0", "model": "smollm2-q8_0"}])
+    (runs / "embedded" / "manifest.json").write_text(json.dumps(manifest))
+    res = runner.invoke(app, ["leaderboard", str(runs / "embedded"), "-o", str(tmp / "refused"), "--fit-from", str(runs / "mine")])
+    assert res.exit_code == 2 and f"{runs / 'mine'} ({mine}) is not the model of {runs / 'embedded'} (local/smollm2-q8_0)" in res.stderr
+    # run --fit-from refuses before anything is written
+    res = runner.invoke(app, ["run", "-p", "sim", "--questions", str(tmp / "other.csv"), "--search", "none", "-o", str(runs),
+                              "--run-id", "never-fitted", "--no-progress", "--n", "0", "--fit-from", str(runs / "early")])
+    assert res.exit_code == 2 and res.stderr.startswith(f"error: --fit-from {runs / 'early'} ({theirs}) is not the model of")
+    assert not (runs / "never-fitted").exists()
+    # --fit-from-any-model: fitted on the other model's questions, and the report says so
+    res = runner.invoke(app, ["leaderboard", str(runs / "mine"), "-o", str(tmp / "any"), "--fit-from", str(runs / "early"),
+                              "--fit-from-any-model"])
+    assert res.exit_code == 0, res.output
+    known = early[pd.to_datetime(early["resolution_date"]).dt.date < dt.date(2025, 4, 20)]
+    rows = [json.loads(line) for line in (tmp / "any" / "fitted.jsonl").read_text().splitlines()]
+    assert all(r["methods"]["fitted_platt"]["n_fit"] == len(known) for r in rows)
+    md = (tmp / "any" / "leaderboard.md").read_text()
+    assert (f"Learned from each scored run's own questions and 1 --fit-from run(s): {runs / 'early'} ({theirs}). **Another model**: "
+            f"{runs / 'early'} (accepted with --fit-from-any-model)") in md
+    sources = md[md.index("Learned from"):md.index("## Brier and calibration")]
+    table = [[c.strip() for c in line.strip("|").split("|")] for line in sources.splitlines() if line.startswith("| ")]
+    assert table == [["run", "run_id", "learned_as", "models", "other_model"],
+                     [str(runs / "mine"), "mine", "scored run", mine, "False"], [str(runs / "early"), "early", "--fit-from", theirs, "True"]]
+    html = (tmp / "any" / "report.html").read_text()
+    assert "Fitted methods: the runs they learned from, and their models" in html and escape(theirs) in html
+
+
+def test_a_model_is_its_provider_and_name_not_its_url():
+    from benchmarks.fitted import run_models
+
+    def manifest(*providers):
+        return {"providers": [{"spec": s, "model": m} for s, m in providers]}
+
+    here = manifest(("openai-compatible/qwen@http://127.0.0.1:8000/v1", "qwen"))
+    there = manifest(("openai-compatible/qwen@http://10.0.0.2:9000/v1?key=***", "qwen"))
+    assert run_models(here) == run_models(there) == ("openai-compatible/qwen",)
+    assert run_models(manifest(("openai/qwen", "qwen"))) == ("openai/qwen",)  # another provider: another model
+    two = manifest(("sim", "anchor=truth,seed=0"), ("local/smollm2-q8_0", "smollm2-q8_0"), ("sim", "anchor=truth,seed=0"))
+    assert run_models(two) == ("local/smollm2-q8_0", "sim/anchor=truth,seed=0")
+    assert run_models({"providers": [{"spec": "scripted"}]}) == ("scripted",)  # an older manifest without model

@@ -216,3 +216,22 @@ def test_methods_listed_apart_use_the_same_bootstrap_settings():
     assert not t.loc["half", "ranked"] and t.loc["half", "n_clusters"] == 20
     cols = ["brier_ci_low", "brier_ci_high", "delta_brier_ci_low", "delta_brier_ci_high"]
     assert t.loc["half", cols].tolist() == own.loc["half", cols].tolist()
+
+
+def test_a_method_equal_to_another_is_scored_with_the_ranked_but_takes_no_rank():
+    answers = {
+        "good": {q: (0.9 if o else 0.1) for q, o in OUT.items()},  # Brier 0.01
+        "coin": {q: 0.5 for q in OUT},  # 0.25
+        "copy": {q: 0.5 for q in OUT},  # the coin under another name
+        "fair": {q: (0.6 if o else 0.4) for q, o in OUT.items()},  # 0.16
+    }
+    t = rank_methods(frame(answers, OUT), baseline="coin", equals={"copy": "coin (not fitted: n < 30)"}, min_clusters_to_rank=1,
+                     n_resamples=20)
+    assert list(t["label"]) == ["good", "fair", "coin", "copy"] and t["ranked"].all()
+    assert list(t["rank"][:3]) == [1, 2, 3] and pd.isna(t["rank"].iloc[3])  # no gap: the copy holds no place
+    assert list(t["equals"]) == ["", "", "", "coin (not fitted: n < 30)"]
+    assert t["brier"].iloc[3] == pytest.approx(0.25) and t["n"].iloc[3] == 5
+    assert (rank_methods(frame(answers, OUT), baseline="coin", min_clusters_to_rank=1, n_resamples=20)["equals"] == "").all()
+    # too few clusters to rank: nobody has a rank, the copy still says what it is
+    small = rank_methods(frame(answers, OUT), baseline="coin", equals={"copy": "coin (not fitted: n < 30)"}, n_resamples=20)
+    assert small["rank"].isna().all() and list(small["equals"])[3] == "coin (not fitted: n < 30)"

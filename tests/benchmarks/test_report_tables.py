@@ -469,8 +469,8 @@ def test_write_report_writes_the_three_files_with_every_table(run_a, tmp_path, p
                         "## Leakage audit over the prompts actually sent (findings must be 0)"]
     board_md = rep.markdown.split("## Leaderboard")[1].split("## Cost per method")[0]
     header = next(line for line in board_md.splitlines() if line.startswith("| "))
-    assert [c.strip() for c in header.strip("|").split("|")] == [
-        "rank", "label", "n", "n_answered", "n_fallback", "brier", "brier_ci_low", "brier_ci_high", "log_loss", "ece", "delta_brier_vs_baseline",
+    assert [c.strip() for c in header.strip("|").split("|")] == [  # equals: the fitted methods fell back on all 3 questions
+        "rank", "label", "equals", "n", "n_answered", "n_fallback", "brier", "brier_ci_low", "brier_ci_high", "log_loss", "ece", "delta_brier_vs_baseline",
         "delta_brier_ci_low", "delta_brier_ci_high", "tokens_per_question", "failed"]
     audit_md = rep.markdown.split("## Leakage audit over the prompts actually sent (findings must be 0)")[1]
     assert "| a        |           3 |                  1 |" in audit_md  # run a: 3 questions, 1 failed
@@ -484,7 +484,7 @@ def test_write_report_writes_the_three_files_with_every_table(run_a, tmp_path, p
     # the page: every table under its title, with its rows
     assert html_tables(html) == [
         ("Cost per method", 8), ("Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)", 4),
-        (report.LEARNED_TITLE, 4), (report.FITTED_TITLE, 4), (report.BANDS_TITLE, 8), ("Tokens per role", 4),
+        (report.LEARNED_TITLE, 4), (report.REFERENCE_TITLE, 1), (report.FITTED_TITLE, 4), (report.SOURCES_TITLE, 1), (report.BANDS_TITLE, 8), ("Tokens per role", 4),
         ("Leakage audit over the prompts actually sent (findings must be 0)", 1),
         ("Contamination split: questions due after the models' training cutoff", 9),
         ("By source", 9), ("By question type", 9), ("By horizon bucket", 9)]
@@ -611,7 +611,8 @@ def test_the_report_uses_the_resampling_settings_it_is_given(tmp_path):
     costs = cost_tables([d], added=fit_runs({"big": records}))[0]
     learned = cost_effectiveness(with_fitted, costs, reference=LEARNED_MEAN, n_resamples=40, seed=5)
     assert "delta_brier_vs_fitted_platt" in learned.columns and not learned["delta_ci_low"].isna().any()
-    assert section(rep.markdown, report.LEARNED_TITLE) == learned.to_markdown(index=False, floatfmt=".4f")
+    vs_mean = report.reference_vs_mean(with_fitted, n_resamples=40, seed=5)
+    assert section(rep.markdown, report.LEARNED_TITLE) == report.reference_note(vs_mean) + "\n\n" + learned.to_markdown(index=False, floatfmt=".4f")
     bands = confidence_band_table(with_fitted, {"big": records}, n_resamples=40, seed=5)
     assert not bands["brier_ci_low"].isna().all()
     assert section(rep.markdown, report.BANDS_TITLE) == bands.to_markdown(index=False, floatfmt=".4f")
@@ -621,7 +622,8 @@ def test_documented_defaults():
     def defaults(fn):
         return {k: v.default for k, v in inspect.signature(fn).parameters.items() if v.default is not inspect.Parameter.empty}
 
-    assert defaults(write_report) == {"baseline": "mean", "n_resamples": 1000, "seed": 0, "min_coverage": 0.8, "fit_from": ()}
+    assert defaults(write_report) == {"baseline": "mean", "n_resamples": 1000, "seed": 0, "min_coverage": 0.8, "fit_from": (),
+                                      "fit_from_any_model": False}
     assert defaults(cost_effectiveness) == {"reference": "mean", "n_resamples": 1000, "seed": 0}
 
 
@@ -646,7 +648,10 @@ def test_empty_tables_say_none_and_missing_values_say_nan(tmp_path):
     md = write_report([d], tmp_path / "out", n_resamples=20).markdown
     after = md.split("negative is better)\n\n")[1]
     assert after.startswith("(none)\n\n## Cost-effectiveness against the learned mean")
-    assert after.split("Brier change per 1,000 extra tokens)\n\n")[1].startswith("(none)\n\n## Fitted methods")
+    assert after.split("Brier change per 1,000 extra tokens)\n\n")[1].startswith(
+        "The reference against mean (Brier difference, 95% interval): fitted_platt +0.0000 [no interval: too few clusters] on 2 "
+        "questions. Where it is positive the learned mean is worse than the mean, and each gain in this table overstates the gain "
+        "against mean by as much: read the table against mean too.\n\n(none)\n\n## Fitted methods")
     leaderboard = md.split("## Cost per method")[0]
     assert " nan " in leaderboard and "NAN" not in leaderboard  # no interval for 2 clusters
 

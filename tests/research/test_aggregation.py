@@ -171,6 +171,31 @@ def test_platt_scaling_recovers_known_a_b():
     assert scaler.b == pytest.approx(lr.intercept_[0], abs=1e-4)
 
 
+def test_platt_scaling_weights_count_a_question_as_repeated():
+    rng = np.random.default_rng(12)
+    x = rng.normal(0.0, 1.5, size=300)
+    p = expit(x)
+    y = (rng.random(x.size) < expit(0.8 * x + 0.3)).astype(int)
+    w = rng.integers(0, 4, size=x.size)  # 0 to 3 copies of each question
+    for smoothing in (False, True):
+        weighted = fit_platt_scaling(p, y, sample_weight=w, target_smoothing=smoothing)
+        repeated = fit_platt_scaling(np.repeat(p, w), np.repeat(y, w), target_smoothing=smoothing)
+        assert (weighted.a, weighted.b) == pytest.approx((repeated.a, repeated.b), abs=1e-6)
+    # real-valued weights: the weighted logistic regression of sklearn
+    w = 0.5 ** (np.arange(x.size)[::-1] / 60)
+    s = fit_platt_scaling(p, y, sample_weight=w)
+    sk = pytest.importorskip("sklearn.linear_model")
+    lr = sk.LogisticRegression(C=np.inf, tol=1e-10, max_iter=1000).fit(logit(p)[:, None], y, sample_weight=w)
+    assert (s.a, s.b) == pytest.approx((lr.coef_[0, 0], lr.intercept_[0]), abs=1e-4)
+    assert abs(s.a - fit_platt_scaling(p, y).a) > 0.01  # the weights do move the fit
+    with pytest.raises(DataValidationError, match=r"sample_weight must be finite and >= 0: -1\.0 at index 1"):
+        fit_platt_scaling([0.2, 0.7], [0, 1], sample_weight=[1, -1])
+    with pytest.raises(DataValidationError, match="shape"):
+        fit_platt_scaling([0.2, 0.7], [0, 1], sample_weight=[1])
+    with pytest.raises(DataValidationError, match="0 for every question"):
+        fit_platt_scaling([0.2, 0.7], [0, 1], sample_weight=[0, 0])
+
+
 def test_platt_transform_values_and_nan_passthrough():
     s = PlattScaler(a=2.0, b=math.log(2))
     out = s.transform([0.5, 0.75, NAN])
