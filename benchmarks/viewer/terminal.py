@@ -12,8 +12,10 @@ decimals as they need to read as what they are (:func:`benchmarks.viewer.formatt
 
 from __future__ import annotations
 
-import pandas as pd
+import io
 import sys
+
+import pandas as pd
 from typing import TextIO
 
 from rich import box
@@ -91,19 +93,9 @@ def compact_leaderboard(board: pd.DataFrame, *, baseline: str, files: str = "") 
         caption.append(f"n = answered+fallback: {FALLBACK_RULE}.")
     if files:
         caption.append(f"Full tables: {files}")
-    t = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), collapse_padding=True,
-              caption=Text("\n".join(caption)) if caption else None, caption_justify="left")  # Text: no markup
-    t.add_column("#", justify="right", no_wrap=True)
-    t.add_column("method", no_wrap=True, overflow="ellipsis")
-    t.add_column("n", justify="right", no_wrap=True)
-    t.add_column("Brier [95%]", justify="right", no_wrap=True)
-    t.add_column(f"Δ vs {short_label(baseline.rpartition(':')[2], 12)}", justify="right", no_wrap=True)
-    t.add_column("tokens/q", justify="right", no_wrap=True)
-    t.add_column("cost", justify="right", no_wrap=True)
-    for section, rows in ((0, ranked), (1, unranked)):
-        if section and len(rows):
-            t.add_section()
-            t.add_row("", "[dim]not ranked[/dim]", "", "", "", "", "")
+    sections = []
+    for rows in (ranked, unranked):
+        lines = []
         for r in rows.to_dict("records"):
             if r["label"] == baseline:
                 delta = "baseline"
@@ -119,10 +111,41 @@ def compact_leaderboard(board: pd.DataFrame, *, baseline: str, files: str = "") 
             brier = f"{fmt.fmt_prob(r.get('brier'))} {_ci(r.get('brier_ci_low'), r.get('brier_ci_high'))}"
             if _equals(r):  # its Brier is the rule's
                 brier = "= " + _equals(r).partition(" (")[0]
-            cells = ("=" if _equals(r) else fmt.fmt_count(r.get("rank"), missing="-"), short_label(str(r["label"])), n,
-                     brier, delta, fmt.fmt_count(tokens), "—" if fmt.is_missing(tokens) else fmt.fmt_usd(r.get("cost_usd")))
-            t.add_row(*map(Text, cells))  # Text: labels and "[n/a]" are never read as rich markup
+            lines.append(("=" if _equals(r) else fmt.fmt_count(r.get("rank"), missing="-"), str(r["label"]), n,
+                          brier, delta, fmt.fmt_count(tokens), "—" if fmt.is_missing(tokens) else fmt.fmt_usd(r.get("cost_usd"))))
+        sections.append(lines)
+    # the label gives way: the widest table of at most MAX_WIDTH columns, labels shortened by short_label
+    for width in range(_LABEL_WIDTH, 7, -1):
+        t = _table(sections, baseline, caption, width)
+        if _width(t) <= MAX_WIDTH:
+            break
     return t
+
+
+def _table(sections: list[list[tuple[str, ...]]], baseline: str, caption: list[str], label_width: int) -> Table:
+    t = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), collapse_padding=True,
+              caption=Text("\n".join(caption)) if caption else None, caption_justify="left")  # Text: no markup
+    t.add_column("#", justify="right", no_wrap=True)
+    t.add_column("method", no_wrap=True, overflow="ellipsis")
+    t.add_column("n", justify="right", no_wrap=True)
+    t.add_column("Brier [95%]", justify="right", no_wrap=True)
+    t.add_column(f"Δ vs {short_label(baseline.rpartition(':')[2], 12)}", justify="right", no_wrap=True)
+    t.add_column("tokens/q", justify="right", no_wrap=True)
+    t.add_column("cost", justify="right", no_wrap=True)
+    for section, lines in enumerate(sections):
+        if section and lines:
+            t.add_section()
+            t.add_row("", "[dim]not ranked[/dim]", "", "", "", "", "")
+        for cells in lines:
+            rank, label, *rest = cells
+            t.add_row(*map(Text, (rank, short_label(label, label_width), *rest)))  # Text: never read as rich markup
+    return t
+
+
+def _width(table: Table) -> int:
+    """Columns the table's widest line takes (the caption wraps to the table, so it never decides)."""
+    console = Console(file=io.StringIO(), width=10_000)
+    return console.measure(table).maximum
 
 
 def print_compact_leaderboard(board: pd.DataFrame, *, baseline: str, files: str = "", file: TextIO | None = None) -> None:
