@@ -95,34 +95,34 @@ def _as_probs_1d(p: Any, name: str) -> np.ndarray:
     return check_probabilities(p, name, ndim=1, shape="(n_questions,)")
 
 
-def _as_weights(weights: Any, n: int) -> np.ndarray:
+def _as_vector(values: Any, n: int, name: str, what: str) -> np.ndarray:
+    """``values`` as a float array of shape (n,), or a DataValidationError naming ``name`` (``what``: the values it takes)."""
     try:
-        w = np.asarray(weights, dtype=float)
+        v = np.asarray(values, dtype=float)
     except (TypeError, ValueError) as exc:
-        raise DataValidationError(f"sample_weight must be numbers: {exc}", field="sample_weight") from exc
-    if w.shape != (n,):
-        raise DataValidationError(f"sample_weight must have shape ({n},) to match the forecasts; got {w.shape}", field="sample_weight")
-    bad = ~np.isfinite(w) | (w < 0)
+        raise DataValidationError(f"{name} must be {what}: {exc}", field=name) from exc
+    if v.shape != (n,):
+        raise DataValidationError(f"{name} must have shape ({n},) to match the forecasts; got {v.shape}", field=name)
+    return v
+
+
+def _first_bad(v: np.ndarray, bad: np.ndarray, name: str, rule: str) -> None:
     if bad.any():
         i = int(np.argmax(bad))
-        raise DataValidationError(f"sample_weight must be finite and >= 0: {float(w[i])!r} at index {i}",
-                                  field="sample_weight", row=i, value=float(w[i]))
+        raise DataValidationError(f"{name} must be {rule}: {float(v[i])!r} at index {i}", field=name, row=i, value=float(v[i]))
+
+
+def _as_weights(weights: Any, n: int) -> np.ndarray:
+    w = _as_vector(weights, n, "sample_weight", "numbers")
+    _first_bad(w, ~np.isfinite(w) | (w < 0), "sample_weight", "finite and >= 0")
     if not w.sum() > 0:
         raise DataValidationError("sample_weight is 0 for every question: nothing to fit", field="sample_weight", value=0)
     return w
 
 
 def _as_outcomes(outcomes: Any, n: int) -> np.ndarray:
-    try:
-        o = np.asarray(outcomes, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise DataValidationError(f"outcomes must be 0/1 numbers: {exc}", field="outcomes") from exc
-    if o.shape != (n,):
-        raise DataValidationError(f"outcomes must have shape ({n},) to match the forecasts; got {o.shape}", field="outcomes")
-    bad = (o != 0) & (o != 1)  # NaN is also bad here: unresolved questions cannot be fitted
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise DataValidationError(f"outcomes must be 0 or 1: {float(o[i])!r} at index {i}", field="outcomes", row=i, value=float(o[i]))
+    o = _as_vector(outcomes, n, "outcomes", "0/1 numbers")
+    _first_bad(o, (o != 0) & (o != 1), "outcomes", "0 or 1")  # NaN is also bad here: unresolved questions cannot be fitted
     if n < 2:
         raise DataValidationError(f"need at least 2 resolved outcomes to fit; got {n}", field="outcomes", value=n)
     n_yes = int(o.sum())
