@@ -34,6 +34,22 @@ MAY_IMPORT: dict[str, set[str]] = {
     "benchmarks": set(PACKAGES),
 }
 PUBLIC_UNDERSCORE = {"_asdict", "_replace", "_fields", "_make"}
+#: The wings of ``benchmarks`` (its sub-packages and ``cli.py``), lowest layer first: ``wing: (layer, the other wings
+#: it may import)``. Rules (tests below): no import cycle; nothing points up (a wing imports only wings of a lower
+#: layer, and only those listed); the readers (``run_folder``, ``report``, ``viewer``) never import the engine
+#: (``harness``); no ``benchmarks`` import inside a function or under ``TYPE_CHECKING`` (:data:`LAZY_ALLOWED`).
+WINGS: dict[str, tuple[int, set[str]]] = {
+    "run_folder": (0, set()),                      # the file format: names, QuestionRecord, durable I/O, load_run, shards
+    "scoring": (0, set()),                         # proper scores, calibration, bootstrap, ranking on one question set
+    "questions": (0, set()),                       # loaders of question sets, and browsing them
+    "protocol": (1, {"questions", "scoring"}),     # methods, baselines, clusters, leakage audit, model cutoffs, fitted methods
+    "testing": (2, {"protocol", "questions"}),     # the shipped doubles: scripted world, fake APIs, faults, loopback server
+    "viewer": (2, {"run_folder", "scoring", "questions", "protocol"}),  # page, plots, trace views, terminal table
+    "report": (3, {"run_folder", "scoring", "questions", "protocol", "viewer"}),  # leaderboards and reports of runs
+    "harness": (3, {"run_folder", "scoring", "questions", "protocol", "testing"}),  # the engine that runs questions
+    "cli": (4, {"run_folder", "scoring", "questions", "protocol", "viewer", "report", "harness"}),
+    "perf": (5, {"run_folder", "scoring", "questions", "protocol", "testing", "viewer", "report", "harness", "cli"}),
+}
 
 
 def shipped_modules() -> list[Path]:
