@@ -1,5 +1,5 @@
 """The configuration of a reconciliation pipeline: one :class:`PipelineConfig` for the plain-Python pipeline,
-its framework versions and the benchmark harness (``benchmarks.config.RunConfig`` embeds it).
+its framework versions and the benchmark harness (``benchmarks.harness.config.RunConfig`` embeds it).
 
 Settings are grouped by the agent they configure, and each group uses that agent's own keyword names:
 :class:`MemberSettings` are :class:`agent_research.ForecasterAgent` keywords shared by every member,

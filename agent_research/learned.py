@@ -22,7 +22,7 @@ of log-odds still got weight 0.00 (``tests/benchmarks/test_fitted.py``). The
 weights are parametrised by a softmax and solved with BFGS on an analytic gradient.
 
 These functions only fit what they are given: who may see which outcomes (no look-ahead) is decided
-by the caller, the benchmark harness (:mod:`benchmarks.fitted`).
+by the caller, the benchmark harness (:mod:`benchmarks.protocol.fitted`).
 
 References
 ----------

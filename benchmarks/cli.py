@@ -62,7 +62,7 @@ app = typer.Typer(cls=OneLineUsageErrors, add_completion=False, no_args_is_help=
 
 def _version(value: bool) -> None:
     if value:
-        from benchmarks.runner import package_version
+        from benchmarks.harness.provenance import package_version
 
         typer.echo(f"forecast-reconcile {package_version()} (Python {sys.version.split()[0]})")
         raise typer.Exit()
@@ -88,7 +88,7 @@ OPTION_OF_FIELD = {
     "cutoff_margin_days": "--cutoff-margin-days", "seed": "--seed", "reconcile_min_spread": "--reconcile-min-spread",
     "max_cost_usd": "--max-cost", "shard": "--shard", "executor": "--executor", "rate_limits": "--rate-limit",
     "ray_address": "--ray-address", "batch": "--batch",
-    # the same options once moved into the pipeline's configuration (benchmarks.config.PIPELINE_OPTIONS)
+    # the same options once moved into the pipeline's configuration (benchmarks.harness.config.PIPELINE_OPTIONS)
     "pipeline.n_members": "--members", "pipeline.max_tokens": "--max-tokens",
     "pipeline.debate.max_rounds": "--debate-rounds", "pipeline.supervisor.max_queries": "--supervisor-queries",
     "pipeline.reconcile_min_spread": "--reconcile-min-spread",
@@ -225,7 +225,7 @@ def run(
     search: Search = typer.Option(Search.local, help="Research backend: the bundled dated corpus, DuckDuckGo, or none."),
     debate_rounds: int = typer.Option(2, help="Maximum debate rounds."),
     supervisor_queries: int = typer.Option(2, help="Clarifying searches of the supervisor."),
-    reconcile_min_spread: Optional[float] = typer.Option(None, min=0.0, max=1.0, help="Run debate and supervisor only on questions whose members disagree by at least this much (max - min p_yes); 0 reconciles every question. Default: benchmarks.config.RUN_PIPELINE's (see the README)."),
+    reconcile_min_spread: Optional[float] = typer.Option(None, min=0.0, max=1.0, help="Run debate and supervisor only on questions whose members disagree by at least this much (max - min p_yes); 0 reconciles every question. Default: benchmarks.harness.config.RUN_PIPELINE's (see the README)."),
     max_tokens: int = typer.Option(512, help="Max generated tokens per call."),
     concurrency: Optional[int] = typer.Option(None, help="Questions in flight at once (default: one per context of the embedded model, see --slots; 8 otherwise)."),
     seed: int = typer.Option(0, help="Seed of the sample and the models."),
@@ -233,7 +233,7 @@ def run(
     run_id: Optional[str] = typer.Option(None, help="Run folder name (default: timestamp)."),
     resume: Optional[str] = typer.Option(None, "--resume", help="Continue the run with this id (or folder) without redoing finished questions."),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="With --resume: run the questions whose record failed again (their failed records move to results.replaced.jsonl; the folder keeps one record per question)."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Print the questions, calls, estimated tokens and USD per provider, and stop: no provider is called, nothing is written (method: benchmarks/estimate.py)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the questions, calls, estimated tokens and USD per provider, and stop: no provider is called, nothing is written (method: benchmarks/harness/estimate.py)."),
     n_threads: Optional[int] = typer.Option(None, "--threads", "--n-threads", envvar="FORECAST_RECONCILE_THREADS", min=1, help="Threads of each context of the embedded model (default: cores - 1)."),
     n_slots: Optional[int] = typer.Option(None, "--slots", envvar="FORECAST_RECONCILE_SLOTS", min=1, help="Contexts of the embedded model computing at once, one question each (default: one per core at --threads threads each)."),
     n_threads_batch: Optional[int] = typer.Option(None, "--threads-batch", envvar="FORECAST_RECONCILE_THREADS_BATCH", min=1, help="Threads of the embedded model's prompt processing (default: --threads)."),
@@ -261,34 +261,25 @@ def run(
     """
     _setup_logging(debug)
     from agent_providers import split_specs
-    from benchmarks.config import RunConfig, validate_run_id
-    from benchmarks.runner import MANIFEST_FILE, BenchmarkRunner
+    from benchmarks.harness.config import RunConfig, validate_run_id
+    from benchmarks.harness.runner import BenchmarkRunner
+    from benchmarks.run_folder.layout import MANIFEST_FILE
+    from benchmarks.run_folder.load import load_run, run_folders
 
     with cli_errors(debug):
         _folder(output_dir, "--output")
         earlier = _csv(fit_from) or []
         if earlier:
-            from benchmarks.report import run_folders
-
             run_folders(earlier)  # a wrong --fit-from folder fails now, not after the run
         if retry_failed and not resume:
             raise ValueError("--retry-failed re-runs the failed questions of an existing run: give --resume <run id>")
         if resume:
             rdir = Path(resume) if Path(resume).is_dir() else output_dir / validate_run_id(resume)
-            manifest = rdir / MANIFEST_FILE
-            if not manifest.exists():
-                raise FileNotFoundError(f"--resume {resume}: no {MANIFEST_FILE} in {rdir}")
-            import json
-
-            config = RunConfig.model_validate(json.loads(manifest.read_text(encoding="utf-8"))["config"])
-            execution: dict[str, Any] = {"executor": executor if executor != "local" else config.executor,
-                                         "ray_address": ray_address or config.ray_address}
-            if max_cost is not None:
-                execution["max_cost_usd"] = max_cost
-            if rate_limit:
-                execution["rate_limits"] = {**config.rate_limits, **_rate_limits(rate_limit)}
-            config = RunConfig.model_validate({**config.model_dump(), **execution, "output_dir": str(rdir.resolve().parent),
-                                               "run_id": validate_run_id(rdir.resolve().name)})
+            try:
+                config = RunConfig.resumed(rdir, executor=None if executor == "local" else executor, ray_address=ray_address or None,
+                                           max_cost_usd=max_cost, rate_limits=_rate_limits(rate_limit) if rate_limit else None)
+            except FileNotFoundError:
+                raise FileNotFoundError(f"--resume {resume}: no {MANIFEST_FILE} in {rdir}") from None
         else:
             kwargs = dict(
                 providers=split_specs(provider or ""), n_members=n_members, sources=_csv(sources),
@@ -312,22 +303,21 @@ def run(
         if dry_run:
             if resume:
                 raise ValueError("--dry-run estimates a new run: drop --resume")
-            from benchmarks.estimate import estimate_run, format_estimate
+            from benchmarks.harness.estimate import estimate_run, format_estimate
 
             typer.echo(format_estimate(estimate_run(config)))
             return
-        from benchmarks.provenance import redacted_command_line
+        from benchmarks.harness.provenance import redacted_command_line
 
         runner = BenchmarkRunner(config, progress=progress, on_start=lambda folder: _say(f"run folder: {folder}"),
                                  command_line=redacted_command_line(sys.argv))
         if earlier and not fit_from_any_model:  # another model's --fit-from run fails now, not after the run
-            from benchmarks.fitted import fit_sources, refuse_other_models
-            from benchmarks.report import load_run, run_folders
+            from benchmarks.protocol.fitted import fit_sources, refuse_other_models
 
-            mine = {"run_id": runner.run_dir.name, "providers": [{"spec": p.spec, "model": p.model} for p in runner.build_providers()]}
-            refuse_other_models(fit_sources({str(runner.run_dir): mine}, {str(d): load_run(d)[0] for d in run_folders(earlier)}))
+            mine = {"run_id": runner.run_dir.name, "providers": [{"spec": p.spec, "model": p.model} for p in runner.stack.built()]}
+            refuse_other_models(fit_sources({str(runner.run_dir): mine}, {str(d): load_run(d).manifest for d in run_folders(earlier)}))
         summary = asyncio.run(runner.arun(resume=bool(resume), retry_failed=retry_failed))
-        _say(f"providers: {', '.join(p.spec for p in runner.providers)}")
+        _say(f"providers: {', '.join(p.spec for p in runner.stack.providers)}")
         retried = f", {summary.n_retried} failed set aside and retried" if summary.n_retried else ""
         _say(f"{summary.n_questions} questions ({summary.n_done_before} already done{retried}): "
              f"{summary.n_ok} ok, {summary.n_failed} failed in {summary.wall_time_s:.1f} s; provider calls {summary.provider_stats}")
@@ -361,8 +351,8 @@ def leaderboard(
     """Write CSV, Markdown and one self-contained HTML page comparing runs (with the walk-forward fitted
     methods); the shards of one run (``run --shard i/n``) are merged into one run, each question counted once."""
     _setup_logging(debug)
-    from benchmarks.report import run_folders, write_report
-    from benchmarks.shards import ShardGroup, group_shards
+    from benchmarks.report import write_report
+    from benchmarks.run_folder.load import ShardGroup, group_shards, run_folders
 
     with cli_errors(debug):
         runs = group_shards(run_folders(runs))
@@ -390,7 +380,7 @@ def score(
 ) -> None:
     """Score forecasts made by any other system, next to the bundled baselines on the same questions."""
     _setup_logging(debug)
-    from benchmarks.score_file import score_file
+    from benchmarks.report.score_file import score_file
 
     with cli_errors(debug):
         if output is not None:
@@ -402,15 +392,10 @@ def score(
             _say(f"skipped {len(result.skipped)} row(s) whose question has no known outcome: {shown}")
         for note in result.notes:
             _say(note)
-        text = result.markdown()
-        typer.echo(text)
+        typer.echo(result.markdown())
         if output is not None:
-            from benchmarks.runner import write_text_atomic
-
-            output.mkdir(parents=True, exist_ok=True)
-            write_text_atomic(output / "leaderboard.csv", result.table.to_csv(index=False))
-            write_text_atomic(output / "leaderboard.md", text + "\n")
-            _say(f"wrote {output / 'leaderboard.csv'}, {output / 'leaderboard.md'}")
+            csv_path, md_path = result.write(output)
+            _say(f"wrote {csv_path}, {md_path}")
 
 
 @app.command()
@@ -432,11 +417,11 @@ def forecast(
     """
     _setup_logging(debug)
     from agent_providers import redact_spec
-    from benchmarks.config import RunConfig
-    from benchmarks.one_forecast import ForecastFile, forecast_one, provider_reason, save_forecast
-    from benchmarks.provenance import redacted_command_line
-    from benchmarks.question_browser import resolve_question, short_id
-    from benchmarks.trace_summary import explain_trace
+    from benchmarks.harness.config import RunConfig
+    from benchmarks.harness.one_forecast import ForecastFile, forecast_one, provider_reason, save_forecast
+    from benchmarks.harness.provenance import redacted_command_line
+    from benchmarks.questions.browse import resolve_question, short_id
+    from benchmarks.viewer.trace_text import explain_trace
 
     with cli_errors(debug):
         _folder(output_dir, "--output")
@@ -445,7 +430,7 @@ def forecast(
         chosen = resolve_question(question) if question else None
 
         def start(q, shown_specs, expected):
-            from benchmarks.model_cutoffs import training_cutoff
+            from benchmarks.protocol.model_cutoffs import training_cutoff
 
             _say(f"provider: {', '.join(shown_specs)} ({why})")
             _say(f"question {short_id(q.id)}: {' '.join(q.text.split())[:100]} (forecast date {q.forecast_date})")
@@ -464,7 +449,7 @@ def forecast(
                                   command_line=redacted_command_line(sys.argv))
             _say(f"trace saved: {save_forecast(record, output_dir)} (JSON: the PipelineTrace and the question record)")
         if trace.status != "ok":
-            from benchmarks.runner import failure_reason
+            from benchmarks.run_folder.record import failure_reason
 
             reason = failure_reason([f.error for f in trace.forecasts if f.error], trace.error)
             _say(f"error: the forecast failed: {' '.join(reason.split())}")
@@ -481,7 +466,7 @@ def questions_summary(ctx: typer.Context) -> None:
     """Counts per source and type; `questions list` and `questions show` do the rest."""
     if ctx.invoked_subcommand is not None:
         return
-    from benchmarks.question_browser import bundled_questions, summary
+    from benchmarks.questions.browse import bundled_questions, summary
 
     with cli_errors(False):
         typer.echo(summary(bundled_questions()))
@@ -501,7 +486,7 @@ def questions_list(
     """List bundled questions with their short ids (use a short id wherever an id is taken)."""
     import shutil
 
-    from benchmarks.question_browser import bundled_questions, filter_questions, format_list
+    from benchmarks.questions.browse import bundled_questions, filter_questions, format_list
 
     with cli_errors(debug):
         pool = bundled_questions()
@@ -525,7 +510,7 @@ def questions_show(
     """Show one question in full: what forecasters see (the case facts of every prompt) and what is held back."""
     import shutil
 
-    from benchmarks.question_browser import format_question, resolve_question
+    from benchmarks.questions.browse import format_question, resolve_question
 
     with cli_errors(debug):
         q = resolve_question(question)
@@ -546,14 +531,14 @@ def frameworks(
     _setup_logging(debug)
     with cli_errors(debug):
         from agent_research import PipelineConfig
-        from benchmarks.frameworks import arun_benchmark, format_table
+        from benchmarks.harness.frameworks import arun_benchmark, format_table
 
         table, runs = asyncio.run(arun_benchmark(provider=provider, n=n, seed=seed, latency_s=latency_ms / 1000,
                                                  config=PipelineConfig(n_members=n_members, seed=seed), search=search))
         typer.echo(format_table(table))
         traces = [t for r in runs.values() for t in r.traces]
         if traces and all(t.status != "ok" for t in traces):
-            from benchmarks.runner import failure_reason
+            from benchmarks.run_folder.record import failure_reason
 
             t = traces[0]
             reason = failure_reason([f.error for f in t.forecasts if f.error], t.error)
@@ -572,8 +557,8 @@ def view(
     """Write the run's self-contained HTML page if needed, print its path and open it in a browser."""
     _setup_logging(debug)
     from benchmarks.report import write_report
+    from benchmarks.run_folder.layout import PAGE_FILE
     from benchmarks.viewer import open_page, page_is_current
-    from benchmarks.viewer.launch import PAGE_FILE
 
     with cli_errors(debug):
         rdir = run if run.is_dir() else output_dir / run

@@ -3,7 +3,7 @@
 :class:`BatchingProvider` is the provider the agents call in batch mode: each call parks in the
 :class:`BatchCollector` under a ``custom_id`` (the SHA-256 of the request, :func:`agent_providers.cache.cache_key`:
 64 characters, so one request is one id, here and in every later session) and waits. The caller that
-orchestrates the agents (``benchmarks.executors.batch``) calls :meth:`BatchCollector.flush` once every
+orchestrates the agents (``benchmarks.harness.executors.batch``) calls :meth:`BatchCollector.flush` once every
 agent is waiting: the parked calls go out as one batch per provider (split at the provider's limits), and a
 poller per batch hands each call its result when the batch has ended.
 

@@ -1,7 +1,7 @@
 """How the walk-forward learned mean (``fitted_platt``) should weigh its history: full history against recency
 weights, side by side on simulated worlds whose yes-rate is constant, jumps or drifts.
 
-This measurement chose :data:`benchmarks.fitted.PLATT_RECENCY` (``h = max(30 days, age of the 100th most
+This measurement chose :data:`benchmarks.protocol.fitted.PLATT_RECENCY` (``h = max(30 days, age of the 100th most
 recent question)``) before that rule was run on the bundled market pool, so the pool's own drift (a yes-rate
 from about 0.12 to 0.35-0.39 in March-May 2026) did not pick it. The worlds:
 
@@ -40,8 +40,8 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from agent_providers.simulator import SimParams  # noqa: E402
-from benchmarks.fitted import PLATT_RECENCY, RecencyWeights, walk_forward  # noqa: E402
-from benchmarks.simulated_history import simulated_inputs, simulated_questions  # noqa: E402
+from benchmarks.protocol.fitted import PLATT_RECENCY, RecencyWeights, walk_forward  # noqa: E402
+from benchmarks.testing.simulated_history import simulated_inputs, simulated_questions  # noqa: E402
 
 #: The rules compared: label -> recency weights (None: every earlier question alike).
 RULES: dict[str, RecencyWeights | None] = {

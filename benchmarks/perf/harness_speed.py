@@ -26,10 +26,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchmarks.config import RunConfig  # noqa: E402
+from benchmarks.harness.config import RunConfig  # noqa: E402
 from benchmarks.questions import load_forecastbench  # noqa: E402
-from benchmarks.runner import BenchmarkRunner, read_results  # noqa: E402
-from benchmarks import scripted_world  # noqa: E402
+from benchmarks.harness.runner import BenchmarkRunner  # noqa: E402
+from benchmarks.run_folder import read_results  # noqa: E402
+from benchmarks.testing import scripted_world  # noqa: E402
 
 
 def run_once(out: Path, run_id: str, qs, latency_s: float, concurrency: int, cache_dir: Path):

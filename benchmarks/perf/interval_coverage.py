@@ -49,7 +49,7 @@ Target = tuple[np.ndarray, np.ndarray | None]
 def population(run_dir: Path) -> tuple[dict[str, Target], np.ndarray]:
     """The targets of a run (Brier of :data:`BRIER_OF`, differences to mean of :data:`DIFFERENCE_OF`) on the
     questions every one of those methods answered, and each question's cluster code."""
-    df = scorable(long_frame([run_dir])[0])
+    df = scorable(long_frame([load_run(run_dir)])[0])
     wide = df.pivot_table(index=["question_id", "cluster"], columns="method", values="p_yes").dropna(
         subset=list({*BRIER_OF, *DIFFERENCE_OF, "mean"}))
     outcome = df.drop_duplicates("question_id").set_index("question_id")["outcome"]

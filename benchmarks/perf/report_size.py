@@ -31,10 +31,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from benchmarks import report  # noqa: E402
-from benchmarks.config import RunConfig  # noqa: E402
+from benchmarks.harness.config import RunConfig  # noqa: E402
 from benchmarks.questions import load_forecastbench  # noqa: E402
-from benchmarks.runner import BenchmarkRunner  # noqa: E402
-from benchmarks import scripted_world  # noqa: E402
+from benchmarks.harness.runner import BenchmarkRunner  # noqa: E402
+from benchmarks.testing import scripted_world  # noqa: E402
 
 BUDGET_MB = 25.0
 BUDGET_BUILD_S = 30.0

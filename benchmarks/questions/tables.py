@@ -1,7 +1,7 @@
 """Reading a user's file cell by cell: a :class:`Table` of rows that knows where each row starts, and
 the cell readers whose errors name the file, the row (``data row N (line M)``), the column and the value.
 Question files (:mod:`benchmarks.questions.files`), ForecastBench JSON and score files
-(:func:`benchmarks.report.score_forecasts_file`) are read through it.
+(:func:`benchmarks.report.score_file.score_forecasts_file`) are read through it.
 """
 
 from __future__ import annotations

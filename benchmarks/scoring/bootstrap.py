@@ -24,7 +24,7 @@ In a prototype on the same population (800-1,500 draws), bootstrap-t covered the
 clusters (0.94) but the paired differences worse (0.88-0.89: many questions have a zero difference), and
 BCa (0.83-0.92) and a t interval on cluster totals (0.87-0.96) were no closer to 0.95 than the expanded
 percentile over the six targets. No interval reaches 0.95 at 12 clusters: below
-:data:`benchmarks.leaderboard.MIN_CLUSTERS_TO_RANK` the leaderboard shows no ranks.
+:data:`benchmarks.scoring.ranking.MIN_CLUSTERS_TO_RANK` the leaderboard shows no ranks.
 """
 
 from __future__ import annotations

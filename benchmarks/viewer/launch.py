@@ -6,14 +6,11 @@ import logging
 import webbrowser
 from pathlib import Path
 
-from benchmarks.runner import MANIFEST_FILE, RESULTS_FILE
+from benchmarks.run_folder.layout import MANIFEST_FILE, PAGE_FILE, RESULTS_FILE
 
-__all__ = ["PAGE_FILE", "open_page", "page_is_current"]
+__all__ = ["open_page", "page_is_current"]
 
 log = logging.getLogger(__name__)
-
-#: File name of the page in a run folder (written by :func:`benchmarks.report.write_report`).
-PAGE_FILE = "report.html"
 
 
 def page_is_current(run_dir: str | Path) -> bool:

@@ -1,11 +1,11 @@
 """The run viewer's page: one self-contained HTML file per run or comparison, rendered with Jinja2.
 
 The page opens offline from disk: styles, script and figures are inline (figures as SVG from
-:mod:`benchmarks.plots`), nothing is fetched. Jinja2 renders it with autoescaping on, so every text that
+:mod:`benchmarks.viewer.plots`), nothing is fetched. Jinja2 renders it with autoescaping on, so every text that
 came from a user or a model (question text, rationales, arguments, search snippets, run ids) is escaped;
 links are only made for ``http``/``https`` URLs. Sections:
 
-* the runs (models, questions, selection, clusters), and the leaderboard as :func:`benchmarks.leaderboard.rank_methods`
+* the runs (models, questions, selection, clusters), and the leaderboard as :func:`benchmarks.scoring.ranking.rank_methods`
   returns it: ranked methods on one question set, the not-ranked ones apart; a compact set of columns with
   the rest behind a per-row "details" toggle; sortable columns; intervals "not available" where NaN;
 * figures: reliability diagrams as small multiples, cost vs Brier, member spread, paired differences;
@@ -33,9 +33,10 @@ import pandas as pd
 from markupsafe import Markup
 
 from agent_schemas import DataValidationError
-from benchmarks import plots, scoring
-from benchmarks.leaderboard import MIN_CLUSTERS_TO_RANK
+from benchmarks import scoring
+from benchmarks.scoring.ranking import MIN_CLUSTERS_TO_RANK
 from benchmarks.viewer import formatting as fmt
+from benchmarks.viewer import plots
 from benchmarks.viewer.trace import QuestionView, question_view
 
 __all__ = ["PROMPT_BUDGET_CHARS", "ReportData", "render_page"]
@@ -52,7 +53,7 @@ class ReportData:
     Attributes
     ----------
     leaderboard : pandas.DataFrame
-        :func:`benchmarks.leaderboard.rank_methods` rows (``ranked``, ``rank``, ``n``, ``n_answered``,
+        :func:`benchmarks.scoring.ranking.rank_methods` rows (``ranked``, ``rank``, ``n``, ``n_answered``,
         ``coverage``, ``too_small_to_rank``, ``interval_note``, scores, intervals) merged with ``attempted``,
         ``failed`` and, when known, ``tokens_per_question``, ``extra_tokens_per_question``, ``cost_usd`` (USD).
     baseline : str
@@ -70,7 +71,7 @@ class ReportData:
     tables : dict of str to pandas.DataFrame
         Further tables shown under their titles (cost, roles, cost-effectiveness, audit, ...).
     confidence_bands : pandas.DataFrame, optional
-        :func:`benchmarks.confidence_bands.confidence_band_table`, drawn as a figure when not empty.
+        :func:`benchmarks.report.confidence_bands.confidence_band_table`, drawn as a figure when not empty.
     attribution : str
         Data licence line for the footer.
     notice : str

@@ -5,7 +5,7 @@ per question and cost. Everything else stays in ``leaderboard.csv`` / ``.md`` an
 
 ``n`` of a compared method that gave no probability for some questions reads ``answered+fallback``
 (``51+9``), and the caption says what the fallback is. When the question set has too few clusters to
-rank (:data:`benchmarks.leaderboard.MIN_CLUSTERS_TO_RANK`), the rows keep their order by Brier, the rank
+rank (:data:`benchmarks.scoring.ranking.MIN_CLUSTERS_TO_RANK`), the rows keep their order by Brier, the rank
 column reads ``-`` and the caption says "too few clusters to rank". Intervals are shown with as many
 decimals as they need to read as what they are (:func:`benchmarks.viewer.formatting.readable_digits`).
 """
@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.text import Text
 from rich.table import Table
 
-from benchmarks.leaderboard import FALLBACK_RULE, MIN_CLUSTERS_TO_RANK
+from benchmarks.scoring.ranking import FALLBACK_RULE, MIN_CLUSTERS_TO_RANK
 from benchmarks.viewer import formatting as fmt
 
 __all__ = ["MAX_WIDTH", "compact_leaderboard", "print_compact_leaderboard", "short_label"]
@@ -66,7 +66,7 @@ def compact_leaderboard(board: pd.DataFrame, *, baseline: str, files: str = "") 
     Parameters
     ----------
     board : pandas.DataFrame
-        The report's leaderboard (:func:`benchmarks.leaderboard.rank_methods` columns plus
+        The report's leaderboard (:func:`benchmarks.scoring.ranking.rank_methods` columns plus
         ``tokens_per_question`` and ``cost_usd`` when known). Ranked rows come first; not-ranked rows
         follow in their own section, with rank ``-`` and their own n. A row with ``equals`` (a fitted
         method that fell back everywhere, e.g. ``"mean (not fitted: n < 30)"``) has rank ``=``, ``= mean``

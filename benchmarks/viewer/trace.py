@@ -1,6 +1,6 @@
 """One question as the run viewer shows it: a ``results.jsonl`` record turned into what its drill-down reads.
 
-Everything is taken from the record itself (:class:`benchmarks.runner.QuestionRecord`): the case facts
+Everything is taken from the record itself (:class:`benchmarks.harness.runner.QuestionRecord`): the case facts
 from the prompts actually sent (``trace.recorded_calls``), members, aggregates, debate, supervisor, the
 searches with each result marked as reaching a prompt or not, the path to the final probability, usage
 by role, and what the harness held back from the agents (outcome, actual resolution date, crowd value).
@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from agent_schemas import PipelineTrace, RecordedCall
 from agent_tools.case_facts import CASE_FACTS_HEADER
-from benchmarks.runner import QuestionRecord
+from benchmarks.run_folder.record import QuestionRecord
 
 __all__ = ["PathStep", "QuestionView", "ResultRow", "SearchRow", "case_facts_sent", "final_path", "question_view", "search_rows"]
 

@@ -12,8 +12,8 @@ import pytest
 from sklearn.metrics import brier_score_loss
 
 from agent_schemas import DataValidationError, Question
-from benchmarks.baselines import BASELINES, base_rate_reference, compute_baselines
-from benchmarks.model_cutoffs import MODEL_CUTOFFS, after_cutoff_mask, lookup_model, training_cutoff
+from benchmarks.protocol.baselines import BASELINES, base_rate_reference, compute_baselines
+from benchmarks.protocol.model_cutoffs import MODEL_CUTOFFS, after_cutoff_mask, lookup_model, training_cutoff
 from benchmarks.questions import load_forecastbench
 
 

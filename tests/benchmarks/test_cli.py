@@ -5,10 +5,10 @@ import pytest
 from typer.testing import CliRunner
 
 from benchmarks.cli import app
-from benchmarks.config import RunConfig
+from benchmarks.harness.config import RunConfig
 from benchmarks.questions import load_forecastbench
-from benchmarks.runner import BenchmarkRunner
-from benchmarks import scripted_world
+from benchmarks.harness.runner import BenchmarkRunner
+from benchmarks.testing import scripted_world
 
 runner = CliRunner()
 
@@ -31,7 +31,7 @@ def test_leaderboard_command_writes_three_files(run_dir, tmp_path):
         assert (tmp_path / name).stat().st_size > 0
     from sklearn.metrics import brier_score_loss
 
-    from benchmarks.runner import read_results
+    from benchmarks.run_folder import read_results
 
     table = pd.read_csv(tmp_path / "leaderboard.csv").set_index("label")
     records = read_results(run_dir / "results.jsonl")

@@ -18,10 +18,10 @@ from typer.testing import CliRunner
 
 from agent_schemas import DataValidationError
 from benchmarks.cli import app
-from benchmarks.config import RunConfig
+from benchmarks.harness.config import RunConfig
 from benchmarks.questions import load_forecastbench, load_forecastbench_json, load_questions_file
-from benchmarks.runner import BenchmarkRunner
-from benchmarks import scripted_world
+from benchmarks.harness.runner import BenchmarkRunner
+from benchmarks.testing import scripted_world
 
 ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()
@@ -274,12 +274,12 @@ def test_run_where_every_question_failed_exits_non_zero_with_one_reason(tmp_path
 
 
 def test_a_bug_is_one_line_with_exit_code_1_and_debug_shows_it(tmp_path, monkeypatch):
-    import benchmarks.score_file
+    import benchmarks.report.score_file
 
     def broken(*a, **k):
         raise KeyError("p_yes")
 
-    monkeypatch.setattr(benchmarks.score_file, "score_file", broken)
+    monkeypatch.setattr(benchmarks.report.score_file, "score_file", broken)
     res = runner.invoke(app, ["score", str(tmp_path / "f.csv")])
     assert res.exit_code == 1 and "Traceback" not in res.output
     assert res.stderr.strip() == "internal error: KeyError: 'p_yes' (run again with --debug for the traceback)"

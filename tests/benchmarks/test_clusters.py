@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 
 from agent_schemas import Question
-from benchmarks.clusters import (MAX_SPAN_WORDS, MIN_BACKGROUND_CHARS, MIN_SHARED_FRACTION, MIN_SHARED_WORDS, RULE,
+from benchmarks.protocol.clusters import (MAX_SPAN_WORDS, MIN_BACKGROUND_CHARS, MIN_SHARED_FRACTION, MIN_SHARED_WORDS, RULE,
                                  ClusterAssignment, one_pattern, sibling_clusters)
 
 CLOSE = dt.date(2026, 3, 1)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agent_research import PipelineConfig
-from benchmarks.config import RUN_PIPELINE, RunConfig
+from benchmarks.harness.config import RUN_PIPELINE, RunConfig
 
 
 def test_flat_options_land_in_the_pipeline_under_the_agents_names():
@@ -52,10 +52,10 @@ def test_bad_option_names_the_pipeline_setting():
 
 
 def test_baseline_names_is_the_baselines_tuple_under_a_deprecated_name():
-    from benchmarks import config
-    from benchmarks.baselines import BASELINES
+    from benchmarks.harness import config
+    from benchmarks.protocol.baselines import BASELINES
 
-    with pytest.warns(DeprecationWarning, match="use benchmarks.baselines.BASELINES"):
+    with pytest.warns(DeprecationWarning, match="use benchmarks.protocol.baselines.BASELINES"):
         assert config.BASELINE_NAMES is BASELINES
     assert RunConfig().baselines == list(BASELINES)
     with pytest.raises(ValueError, match="unknown baselines \\['oracle'\\]; valid: crowd, superforecaster_median"):
@@ -76,7 +76,7 @@ def test_the_weights_option_reaches_the_embedded_model(tmp_path, monkeypatch):
     """``run --weights packaged`` builds the embedded provider with those weights."""
     from typer.testing import CliRunner
 
-    import benchmarks.runner as runner
+    import benchmarks.harness.provider_stack as provider_stack
     from benchmarks.cli import app
 
     built = []
@@ -85,7 +85,7 @@ def test_the_weights_option_reaches_the_embedded_model(tmp_path, monkeypatch):
         built.append((spec, kwargs))
         raise RuntimeError("stop here")  # the options are what this test is about
 
-    monkeypatch.setattr(runner, "get_provider", fake_get_provider)
+    monkeypatch.setattr(provider_stack, "get_provider", fake_get_provider)
     result = CliRunner().invoke(app, ["run", "-p", "local/smollm2", "--n", "1", "--weights", "packaged",
                                       "-o", str(tmp_path), "--no-progress", "--no-report"])
     assert result.exit_code != 0 and built == [("local/smollm2", {"weights": "packaged"})]

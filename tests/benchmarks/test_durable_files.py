@@ -10,9 +10,8 @@ import os
 import pytest
 
 from agent_schemas import DataValidationError, ErrorInfo, TokenUsage
-from benchmarks import runner
-from benchmarks.runner import (REPLACED_FILE, RESULTS_FILE, append_jsonl, failure_reason, read_results, set_aside_failed,
-                               write_json_atomic, write_text_atomic)
+from benchmarks.harness import provider_stack
+from benchmarks.run_folder import REPLACED_FILE, RESULTS_FILE, append_jsonl, failure_reason, read_results, set_aside_failed, write_json_atomic, write_text_atomic
 
 
 class FsyncSpy:
@@ -207,7 +206,7 @@ def test_failure_reason_is_the_most_common_member_error_with_its_first_message()
 
 
 def test_the_cache_folder_is_created_at_first_use_only(tmp_path):
-    lazy = runner._CacheOpenedOnFirstUse(tmp_path / "cache")
+    lazy = provider_stack._CacheOpenedOnFirstUse(tmp_path / "cache")
     assert repr(lazy) == f"ResponseCache({str(tmp_path / 'cache')!r}, opened on first use)"
     assert lazy.directory == tmp_path / "cache" and lazy._cache is None
     assert lazy.get("no such key") is None  # the first use opens it

@@ -19,15 +19,15 @@ from agent_providers import SimulatorProvider
 from agent_providers.pricing import cost_usd
 from agent_research import CombinationRule
 from agent_schemas import TokenUsage
-from benchmarks.baselines import compute_baselines
+from benchmarks.protocol.baselines import compute_baselines
 from benchmarks.cli import app
-from benchmarks.config import RunConfig
-from benchmarks.estimate import FullAnswerStandIn, calls_per_question, count_tokens, estimate_run
-from benchmarks.config import RECONCILE_MIN_SPREAD
-from benchmarks.methods import DEFAULT_METHODS, method_label
-from benchmarks.one_forecast import ForecastFile
-from benchmarks.provenance import redacted_command_line
-from benchmarks.question_browser import bundled_questions, resolve_question, short_id
+from benchmarks.harness.config import RunConfig
+from benchmarks.harness.estimate import FullAnswerStandIn, calls_per_question, count_tokens, estimate_run
+from benchmarks.harness.config import RECONCILE_MIN_SPREAD
+from benchmarks.protocol.methods import DEFAULT_METHODS, method_label
+from benchmarks.harness.one_forecast import ForecastFile
+from benchmarks.harness.provenance import redacted_command_line
+from benchmarks.questions.browse import bundled_questions, resolve_question, short_id
 from benchmarks.questions import load_forecastbench
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -275,10 +275,10 @@ def test_dry_run_counts_the_prompts_the_pipeline_builds(monkeypatch):
     assert rows.loc[("anthropic/claude-sonnet-4-6", "bull"), "calls"] == 3
     assert rows.loc[("openai/gpt-4.1-mini", "supervisor"), "calls"] == 2
     # the member prompt, built directly by the run's pipeline
-    from benchmarks.runner import BenchmarkRunner
+    from benchmarks.harness.runner import BenchmarkRunner
 
     r = BenchmarkRunner(cfg.model_copy(update={"cache": False}), provider_factory=FullAnswerStandIn, progress=False)
-    q = r.select_questions()[0]
+    q = r.selection.questions()[0]
     member = r.build_pipeline().ensemble.members[1]  # member i is on provider i % 2
     outcomes, _ = asyncio.run(member.research(q))
     tokens = sum(count_tokens(m.content) for m in member.build_messages(q, outcomes))

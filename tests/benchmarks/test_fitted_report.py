@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from agent_research.aggregation import extremized, fit_extremizing_factor
 from benchmarks.cli import app
-from benchmarks.fitted import FITTED_METHODS
+from benchmarks.protocol.fitted import FITTED_METHODS
 
 runner = CliRunner()
 SIM = "sim/scale=0.5,rho=0.5,noise=0.4"
@@ -208,7 +208,7 @@ def test_fit_from_a_run_of_another_model_is_refused_unless_any_model_is_given(fi
 
 
 def test_a_model_is_its_provider_and_name_not_its_url():
-    from benchmarks.fitted import run_models
+    from benchmarks.protocol.fitted import run_models
 
     def manifest(*providers):
         return {"providers": [{"spec": s, "model": m} for s, m in providers]}

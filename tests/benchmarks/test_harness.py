@@ -19,14 +19,19 @@ from agent_providers.ratelimit import DEFAULT_LIMITS, RateLimitedProvider, RateL
 from agent_providers.pricing import PRICE_SOURCE
 from agent_schemas import DataValidationError, Question, RateLimited
 from agent_tools import ToolExecutor
-from benchmarks import runner as runner_module
-from benchmarks.clusters import ClusterAssignment
-from benchmarks.config import RunConfig
-from benchmarks.cost_cap import MeteredProvider
-from benchmarks.provenance import git_commit
-from benchmarks.runner import (LOCK_FILE, BenchmarkRunner, QuestionRecord, RunFolderBusy, RunSummary, baseline_table,
-                               package_version, read_results)
-from benchmarks.scripted_world import respond
+from benchmarks.harness import provider_stack as provider_stack_module
+from benchmarks.harness import selection as selection_module
+from benchmarks.harness import session as session_module
+from benchmarks.protocol.clusters import ClusterAssignment
+from benchmarks.harness.config import RunConfig
+from benchmarks.harness.cost_cap import MeteredProvider
+from benchmarks.harness.provenance import git_commit
+from benchmarks.harness.provenance import package_version
+from benchmarks.harness.records import baseline_table, failed_trace, question_record
+from benchmarks.harness.runner import BenchmarkRunner
+from benchmarks.harness.session import RunSummary
+from benchmarks.run_folder import LOCK_FILE, QuestionRecord, RunFolderBusy, read_results
+from benchmarks.testing.scripted_world import respond
 from tests.helpers import FixedSearch, SpecProvider, answer
 
 MEMBER = answer(30)
@@ -60,7 +65,7 @@ def run(r: BenchmarkRunner, **kw) -> RunSummary:
 def test_run_id_defaults_to_a_timestamp_and_the_folder_is_under_output_dir(tmp_path):
     r = BenchmarkRunner(RunConfig(output_dir=str(tmp_path)))
     assert re.fullmatch(r"\d{8}-\d{6}-[0-9a-f]{4}", r.config.run_id)
-    assert r.run_dir == tmp_path / r.config.run_id and r.progress is True and r.providers == []
+    assert r.run_dir == tmp_path / r.config.run_id and r.progress is True and r.stack.providers == []
     named = BenchmarkRunner(RunConfig(output_dir=str(tmp_path), run_id="mine"))
     assert (named.config.run_id, named.run_dir) == ("mine", tmp_path / "mine")
     assert not any(tmp_path.iterdir())  # nothing written by building a runner
@@ -75,18 +80,18 @@ def test_each_provider_is_wrapped_cache_then_retry_with_the_configured_policy(tm
 
     r = BenchmarkRunner(config(tmp_path, providers=["scripted/a", "scripted/b"], max_attempts=3, seed=5),
                         provider_factory=factory, progress=False)
-    providers = r.build_providers()
-    assert built == ["scripted/a", "scripted/b"] and providers == r.providers
+    providers = r.stack.build()
+    assert built == ["scripted/a", "scripted/b"] and providers == r.stack.providers
     for p, name in zip(providers, ("a", "b")):
         # cache -> spend meter -> retry -> provider (no rate limiter for scripted providers)
         assert type(p) is CachingProvider and type(p.inner) is MeteredProvider and type(p.inner.inner) is RetryingProvider
         assert p.inner.inner.inner.model == name
         assert (p.inner.inner.policy.max_attempts, p.inner.inner.policy.seed) == (3, 5)
     assert providers[0].cache is providers[1].cache and providers[0].cache.directory == tmp_path / "r" / "cache"
-    assert r.model_specs() == ["scripted/a", "scripted/b"]
+    assert r.stack.model_specs() == ["scripted/a", "scripted/b"]
     shared = BenchmarkRunner(config(tmp_path, cache_dir=str(tmp_path / "shared")), provider_factory=factory, progress=False)
-    assert shared.build_providers()[0].cache.directory == tmp_path / "shared"
-    bare = BenchmarkRunner(config(tmp_path, cache=False), provider_factory=factory, progress=False).build_providers()[0]
+    assert shared.stack.build()[0].cache.directory == tmp_path / "shared"
+    bare = BenchmarkRunner(config(tmp_path, cache=False), provider_factory=factory, progress=False).stack.build()[0]
     assert type(bare) is MeteredProvider and type(bare.inner) is RetryingProvider and bare.inner.inner.model == "scripted"
     assert not (tmp_path / "r").exists() and not (tmp_path / "shared").exists()  # the cache opens at the first call
 
@@ -95,22 +100,22 @@ def test_no_configured_provider_asks_the_factory_for_scripted(tmp_path):
     seen = []
     r = BenchmarkRunner(config(tmp_path, providers=[]), provider_factory=lambda s: seen.append(s) or ScriptedProvider(),
                         progress=False)
-    r.build_providers()
+    r.stack.build()
     assert seen == ["scripted"]
 
 
 def test_without_a_factory_the_registry_builds_bare_adapters(tmp_path, monkeypatch):
     calls = []
-    monkeypatch.setattr(runner_module, "get_provider", lambda spec, **kw: calls.append((spec, kw)) or ScriptedProvider())
-    monkeypatch.setattr(runner_module, "auto_provider", lambda **kw: calls.append(("auto", kw)) or ScriptedProvider())
-    BenchmarkRunner(config(tmp_path, providers=["local/smollm2", "openai/gpt-4.1-mini"], n_threads=2), progress=False).build_providers()
-    BenchmarkRunner(config(tmp_path, providers=["local/smollm2"]), progress=False).build_providers()
-    BenchmarkRunner(config(tmp_path, providers=[]), progress=False).build_providers()
+    monkeypatch.setattr(provider_stack_module, "get_provider", lambda spec, **kw: calls.append((spec, kw)) or ScriptedProvider())
+    monkeypatch.setattr(provider_stack_module, "auto_provider", lambda **kw: calls.append(("auto", kw)) or ScriptedProvider())
+    BenchmarkRunner(config(tmp_path, providers=["local/smollm2", "openai/gpt-4.1-mini"], n_threads=2), progress=False).stack.build()
+    BenchmarkRunner(config(tmp_path, providers=["local/smollm2"]), progress=False).stack.build()
+    BenchmarkRunner(config(tmp_path, providers=[]), progress=False).stack.build()
     assert calls == [("local/smollm2", {"retry": False, "n_threads": 2}), ("openai/gpt-4.1-mini", {"retry": False}),
                      ("local/smollm2", {"retry": False}), ("auto", {"retry": False})]
     # the embedded model picked automatically gets its options too
-    monkeypatch.setattr(runner_module, "choose_auto_spec", lambda: type("Choice", (), {"spec": "local/smollm2"})())
-    BenchmarkRunner(config(tmp_path, providers=[], n_threads=2), progress=False).build_providers()
+    monkeypatch.setattr(provider_stack_module, "choose_auto_spec", lambda: type("Choice", (), {"spec": "local/smollm2"})())
+    BenchmarkRunner(config(tmp_path, providers=[], n_threads=2), progress=False).stack.build()
     assert calls[-1] == ("auto", {"retry": False, "n_threads": 2})
 
 
@@ -118,8 +123,8 @@ def test_configured_specs_are_kept_redacted(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_COMPATIBLE_QUERY_KEY", "QSECRET")
     spec = "openai-compatible/m@http://127.0.0.1:9/v1?key=QSECRET"
     r = BenchmarkRunner(config(tmp_path, providers=[spec]), provider_factory=lambda s: ScriptedProvider(), progress=False)
-    r.build_providers()
-    assert r.config.providers == ["openai-compatible/m@http://127.0.0.1:9/v1?key=***"]
+    r.stack.build()
+    assert r.stack.config.providers == ["openai-compatible/m@http://127.0.0.1:9/v1?key=***"]
 
 
 def test_a_credential_in_a_spec_never_reaches_the_run_folder(tmp_path, monkeypatch):
@@ -141,49 +146,49 @@ def test_rate_limits_are_the_provider_defaults_with_the_configured_ones_set_over
     r = BenchmarkRunner(config(tmp_path, rate_limits={"anthropic": "rpm:4000,otpm:none", "openai": "rpm:100",
                                                       "openai/gpt-4.1-mini": "tpm:1000", "openai-compatible": "concurrent:4",
                                                       keyed: "concurrent:2", "local": "concurrent:1"}), progress=False)
-    assert r.rate_limits_for("anthropic/claude-sonnet-4-5") == RateLimits(max_concurrent=16, requests_per_minute=4000,
+    assert r.stack.rate_limits_for("anthropic/claude-sonnet-4-5") == RateLimits(max_concurrent=16, requests_per_minute=4000,
                                                                           input_tokens_per_minute=30_000)
     # an entry for the spec wins over the prefix's
-    assert r.rate_limits_for("openai/gpt-4.1-mini") == RateLimits(max_concurrent=32, requests_per_minute=500, tokens_per_minute=1000)
-    assert r.rate_limits_for("openai/gpt-4o") == RateLimits(max_concurrent=32, requests_per_minute=100, tokens_per_minute=200_000)
-    assert r.rate_limits_for(local_server) == RateLimits(max_concurrent=4)
-    assert r.rate_limits_for("openai-compatible/m@http://127.0.0.1:9/v1?key=QSECRET") == RateLimits(max_concurrent=2)  # by its redacted form
-    assert r.rate_limits_for("local/smollm2") == RateLimits(max_concurrent=1)  # no default: the configured one alone
+    assert r.stack.rate_limits_for("openai/gpt-4.1-mini") == RateLimits(max_concurrent=32, requests_per_minute=500, tokens_per_minute=1000)
+    assert r.stack.rate_limits_for("openai/gpt-4o") == RateLimits(max_concurrent=32, requests_per_minute=100, tokens_per_minute=200_000)
+    assert r.stack.rate_limits_for(local_server) == RateLimits(max_concurrent=4)
+    assert r.stack.rate_limits_for("openai-compatible/m@http://127.0.0.1:9/v1?key=QSECRET") == RateLimits(max_concurrent=2)  # by its redacted form
+    assert r.stack.rate_limits_for("local/smollm2") == RateLimits(max_concurrent=1)  # no default: the configured one alone
     plain = BenchmarkRunner(config(tmp_path), progress=False)
-    assert plain.rate_limits_for("openai-compatible/x@http://h/v1") == DEFAULT_LIMITS["openai-compatible"]
-    assert plain.rate_limits_for("local/smollm2") is None and plain.rate_limits_for("scripted") is None
+    assert plain.stack.rate_limits_for("openai-compatible/x@http://h/v1") == DEFAULT_LIMITS["openai-compatible"]
+    assert plain.stack.rate_limits_for("local/smollm2") is None and plain.stack.rate_limits_for("scripted") is None
 
 
 def test_each_rate_limited_provider_has_one_limiter_for_all_its_roles_and_the_manifest_shows_it(tmp_path, monkeypatch):
     claude, server = "anthropic/claude-sonnet-4-5", "openai-compatible/m@http://127.0.0.1:9/v1?key=QSECRET"
     cfg = dict(providers=[claude, server, claude], rate_limits={"openai-compatible": "rpm:60"})
     r = BenchmarkRunner(config(tmp_path, **cfg), provider_factory=SpecProvider, progress=False)
-    limiters = [p.inner.inner.inner for p in r.build_providers()]  # cache -> meter -> retry -> rate limiter -> adapter
+    limiters = [p.inner.inner.inner for p in r.stack.build()]  # cache -> meter -> retry -> rate limiter -> adapter
     assert all(type(x) is RateLimitedProvider for x in limiters)
     assert limiters[0] is limiters[2] and limiters[0] is not limiters[1]  # the two roles on Claude share its limits
     assert [x.inner.spec for x in limiters] == [claude, server, claude]
     limiters[0].stats.requests, limiters[0].stats.rate_limited, limiters[0].stats.paused_s = 3, 1, 1.23456
-    assert r.execution_info() == {"executor": "local", "batch": False, "rate_limits": {
+    assert r.stack.execution_info() == {"executor": "local", "batch": False, "rate_limits": {
         claude: {**DEFAULT_LIMITS["anthropic"].to_dict(), "requests_sent": 3, "rate_limited": 1, "paused_s": 1.235},
         "openai-compatible/m@http://127.0.0.1:9/v1?key=***": {**RateLimits(max_concurrent=8, requests_per_minute=60).to_dict(),
                                                                "requests_sent": 0, "rate_limited": 0, "paused_s": 0.0}}}
     # stand-ins that call no one (the dry run) get no limiter
     dry = BenchmarkRunner(config(tmp_path, **cfg), provider_factory=SpecProvider, progress=False, rate_limit=False)
-    assert [type(p.inner.inner.inner) for p in dry.build_providers()] == [SpecProvider] * 3 and dry.limiters == {}
+    assert [type(p.inner.inner.inner) for p in dry.stack.build()] == [SpecProvider] * 3 and dry.stack.limiters == {}
 
 
 def test_retries_wait_with_the_injected_sleep_in_sync_and_async_calls(tmp_path):
     slept = []
     p = ScriptedProvider([RateLimited("busy", retry_after_s=2.5), MEMBER, RateLimited("busy", retry_after_s=1.5), MEMBER])
     r = BenchmarkRunner(config(tmp_path, cache=False), provider_factory=lambda s: p, progress=False, retry_sleep=slept.append)
-    (wrapped,) = r.build_providers()
+    (wrapped,) = r.stack.build()
     assert wrapped.complete([{"role": "user", "content": "a"}]).text == MEMBER
     assert asyncio.run(wrapped.acomplete([{"role": "user", "content": "b"}])).text == MEMBER
     assert slept == [2.5, 1.5]
-    assert r.provider_stats() == {"calls": 4, "ok": 2, "retries": 2, "failures": 0, "cache_hits": 0, "cache_misses": 0}
+    assert r.stack.provider_stats() == {"calls": 4, "ok": 2, "retries": 2, "failures": 0, "cache_hits": 0, "cache_misses": 0}
     # without an injected sleep, retries wait for real (here the server's 10 ms) in async calls too
     p = ScriptedProvider([RateLimited("busy", retry_after_s=0.01), MEMBER])
-    (real,) = BenchmarkRunner(config(tmp_path, cache=False), provider_factory=lambda s: p, progress=False).build_providers()
+    (real,) = BenchmarkRunner(config(tmp_path, cache=False), provider_factory=lambda s: p, progress=False).stack.build()
     assert asyncio.run(real.acomplete([{"role": "user", "content": "c"}])).text == MEMBER
 
 
@@ -191,11 +196,11 @@ def test_provider_counters_are_summed_over_every_provider(tmp_path):
     answers = {"scripted/a": [MEMBER, RateLimited("busy", retry_after_s=1.0), MEMBER], "scripted/b": [MEMBER, MEMBER]}
     r = BenchmarkRunner(config(tmp_path, providers=list(answers)), provider_factory=lambda s: ScriptedProvider(answers[s], model=s),
                         progress=False, retry_sleep=lambda s: None)
-    a, b = r.build_providers()
+    a, b = r.stack.build()
     for p, prompts in ((a, "xyx"), (b, "zw")):  # a: 2 misses, a hit and a retry; b: 2 misses
         for text in prompts:
             p.complete([{"role": "user", "content": text}])
-    assert r.provider_stats() == {"calls": 5, "ok": 4, "retries": 1, "failures": 0, "cache_hits": 1, "cache_misses": 4}
+    assert r.stack.provider_stats() == {"calls": 5, "ok": 4, "retries": 1, "failures": 0, "cache_hits": 1, "cache_misses": 4}
 
 
 def test_questions_are_handed_to_providers_that_simulate_from_them(tmp_path):
@@ -216,15 +221,15 @@ def test_questions_are_handed_to_providers_that_simulate_from_them(tmp_path):
 
 def test_the_search_backend_follows_the_config(tmp_path, monkeypatch):
     client = FixedSearch()
-    given = BenchmarkRunner(config(tmp_path, snippet_chars=50, search="ddg"), search_client=client, progress=False).build_executor()
+    given = BenchmarkRunner(config(tmp_path, snippet_chars=50, search="ddg"), search_client=client, progress=False).stack.search_executor()
     assert isinstance(given, ToolExecutor) and given.search is client and given.snippet_chars == 50
-    assert BenchmarkRunner(config(tmp_path, search="none"), progress=False).build_executor() is None
+    assert BenchmarkRunner(config(tmp_path, search="none"), progress=False).stack.search_executor() is None
     from agent_tools import DuckDuckGoSearch, LocalCorpusSearch
 
-    ddg = BenchmarkRunner(config(tmp_path, search="ddg", snippet_chars=80), progress=False).build_executor()
+    ddg = BenchmarkRunner(config(tmp_path, search="ddg", snippet_chars=80), progress=False).stack.search_executor()
     assert type(ddg.search) is DuckDuckGoSearch and ddg.snippet_chars == 80
     monkeypatch.setattr(LocalCorpusSearch, "default", classmethod(lambda cls: client))  # skip building the corpus
-    local = BenchmarkRunner(config(tmp_path, search="local"), progress=False).build_executor()
+    local = BenchmarkRunner(config(tmp_path, search="local"), progress=False).stack.search_executor()
     assert local.search is client and local.snippet_chars == 200
 
 
@@ -249,7 +254,7 @@ def test_the_pipeline_has_the_stages_the_methods_need(tmp_path):
 ])
 def test_questions_in_flight(tmp_path, specs, configured, expected):
     r = BenchmarkRunner(config(tmp_path, providers=specs, concurrency=configured), provider_factory=SpecProvider, progress=False)
-    assert r.concurrency() == expected
+    assert r.stack.concurrency() == expected
 
 
 def test_embedded_models_get_as_many_questions_in_flight_as_the_most_they_compute_at_once(tmp_path):
@@ -258,13 +263,13 @@ def test_embedded_models_get_as_many_questions_in_flight_as_the_most_they_comput
         p.parallel_calls = {"local/a": 4, "local/b": 2}[spec]
         return p
 
-    assert BenchmarkRunner(config(tmp_path, providers=["local/a", "local/b"]), provider_factory=factory, progress=False).concurrency() == 4
+    assert BenchmarkRunner(config(tmp_path, providers=["local/a", "local/b"]), provider_factory=factory, progress=False).stack.concurrency() == 4
 
 
 @pytest.mark.parametrize("spec, untrained", [("scripted", True), ("scripted/x", True), ("sim", True), ("sim/seed=2", True), ("scripted/org/model", True),
                                              ("simulator/x", False), ("local/smollm2", False), ("openai/sim", False)])
 def test_untrained_providers(spec, untrained):
-    assert runner_module._untrained(spec) is untrained
+    assert selection_module._untrained(spec) is untrained
 
 
 # --- a run: records, manifest, summary ------------------------------------------------------------------------
@@ -300,7 +305,7 @@ def test_a_run_writes_its_records_manifest_and_summary(tmp_path, monkeypatch):
     assert manifest["providers"] == [{"spec": "scripted", "model": "scripted"}] and manifest["prices"] == PRICE_SOURCE
     assert manifest["seed"] == 0 and manifest["config"] == r.config.model_dump(mode="json")  # the run's settings, nothing else
     assert manifest["config"]["providers"] == ["scripted"] and manifest["config"]["run_id"] == "r"
-    assert manifest["question_selection"] == r.selection() and manifest["question_ids"] == ["q1", "q2", "q3"]
+    assert manifest["question_selection"] == r.selection.describe() and manifest["question_ids"] == ["q1", "q2", "q3"]
     # one question pattern ("Will event N happen by March 2026?", same close date): one cluster of three
     assert manifest["clusters"] == r.clusters.summary() and (manifest["clusters"]["source_questions"], manifest["clusters"]["clusters"]) == (3, 1)
     assert manifest["question_status"] == {"q1": "done", "q2": "done", "q3": "done"}
@@ -317,12 +322,13 @@ def test_the_question_record_takes_the_cluster_of_the_run(tmp_path):
     qs = [question(1)]
     r = make(tmp_path, qs)
     trace = asyncio.run(r.build_pipeline().arun(qs[0].visible()))
-    assert r.question_record(qs[0], trace, {}).cluster == "polymarket|s1"
-    r.clusters = ClusterAssignment({"q1": "polymarket|s0"}, 1, 1)
-    rec = r.question_record(qs[0], trace, {"q1": {"crowd": {"p_yes": 0.3}}})
+    assert question_record(qs[0], trace, config=r.config, clusters=r.clusters, baselines={}).cluster == "polymarket|s1"
+    clusters = ClusterAssignment({"q1": "polymarket|s0"}, 1, 1)
+    rec = question_record(qs[0], trace, config=r.config, clusters=clusters, baselines={"q1": {"crowd": {"p_yes": 0.3}}})
     assert isinstance(rec, QuestionRecord) and rec.cluster == "polymarket|s0" and rec.baselines == {"crowd": {"p_yes": 0.3}}
     unresolved = Question(id="u", text="Will it?", forecast_date=dt.date(2025, 1, 1))
-    rec = r.question_record(unresolved, trace.model_copy(update={"question": unresolved.visible()}), {})
+    rec = question_record(unresolved, trace.model_copy(update={"question": unresolved.visible()}), config=r.config, clusters=clusters,
+                          baselines={})
     assert (rec.resolution_date, rec.horizon_days, rec.outcome, rec.cluster) == (None, None, None, "unknown|u")
 
 
@@ -398,15 +404,15 @@ def test_a_folder_with_a_manifest_and_no_results_runs_again_without_resume(tmp_p
 
 def test_the_manifest_is_rewritten_as_questions_finish_at_most_once_per_interval(tmp_path, monkeypatch):
     writes = []
-    real = runner_module.write_json_atomic
-    monkeypatch.setattr(runner_module, "write_json_atomic", lambda p, d: (writes.append(dict(d["question_status"])), real(p, d)))
+    real = session_module.write_json_atomic
+    monkeypatch.setattr(session_module, "write_json_atomic", lambda p, d: (writes.append(dict(d["question_status"])), real(p, d)))
     qs = [question(1), question(2), question(3)]
-    monkeypatch.setattr(runner_module, "MANIFEST_INTERVAL_S", 0.0)
+    monkeypatch.setattr(session_module, "MANIFEST_INTERVAL_S", 0.0)
     run(make(tmp_path, qs, concurrency=1))
     assert writes[0] == {"q1": "pending", "q2": "pending", "q3": "pending"} and len(writes) == 1 + 3 + 1
     assert writes[1]["q1"] == "done" and writes[-1] == {q.id: "done" for q in qs}
     writes.clear()
-    monkeypatch.setattr(runner_module, "MANIFEST_INTERVAL_S", 3600.0)
+    monkeypatch.setattr(session_module, "MANIFEST_INTERVAL_S", 3600.0)
     run(make(tmp_path / "b", qs, concurrency=1))
     assert len(writes) == 2  # at the start and at the end
 
@@ -414,21 +420,19 @@ def test_the_manifest_is_rewritten_as_questions_finish_at_most_once_per_interval
 def test_the_manifest_is_rewritten_when_a_question_finishes_a_whole_interval_after_the_last_write(tmp_path, monkeypatch):
     from types import SimpleNamespace
 
-    from benchmarks.runner import RunSession
-
-    assert runner_module.MANIFEST_INTERVAL_S == 1.0
+    assert session_module.MANIFEST_INTERVAL_S == 1.0
     clock = [100.0]
-    monkeypatch.setattr(runner_module, "time", SimpleNamespace(monotonic=lambda: clock[0], perf_counter=time.perf_counter))
+    monkeypatch.setattr(session_module, "time", SimpleNamespace(monotonic=lambda: clock[0], perf_counter=time.perf_counter))
     qs = [question(i) for i in range(1, 5)]
     r = make(tmp_path, qs)
-    r.build_providers()
+    r.stack.build()
     r.run_dir.mkdir()
-    session = RunSession(r, qs, [], {}, time.perf_counter())  # the last write: at 100 s
+    session = r.session(qs, [], {}, time.perf_counter())  # the last write: at 100 s
     manifest = r.run_dir / "manifest.json"
     written = []
     for q, now in zip(qs, (100.999, 101.0, 101.5, 102.0)):
         clock[0] = now
-        asyncio.run(session.finish(q, r.question_record(q, r.failed_trace(q, RuntimeError("x")), {})))
+        asyncio.run(session.finish(q, session.record(q, failed_trace(q, RuntimeError("x"), show_crowd=False))))
         written.append(json.loads(manifest.read_text())["question_status"] if manifest.exists() else None)
     assert written[0] is None and written[2] == written[1] == {"q1": "failed", "q2": "failed", "q3": "pending", "q4": "pending"}
     assert written[3] == {q.id: "failed" for q in qs}  # MANIFEST_INTERVAL_S = 1 s after the write at 101 s
@@ -436,9 +440,9 @@ def test_the_manifest_is_rewritten_when_a_question_finishes_a_whole_interval_aft
 
 def test_questions_in_flight_are_marked_and_limited_to_the_concurrency(tmp_path, monkeypatch):
     writes = []
-    real = runner_module.write_json_atomic
-    monkeypatch.setattr(runner_module, "write_json_atomic", lambda p, d: (writes.append(dict(d["question_status"])), real(p, d)))
-    monkeypatch.setattr(runner_module, "MANIFEST_INTERVAL_S", 0.0)
+    real = session_module.write_json_atomic
+    monkeypatch.setattr(session_module, "write_json_atomic", lambda p, d: (writes.append(dict(d["question_status"])), real(p, d)))
+    monkeypatch.setattr(session_module, "MANIFEST_INTERVAL_S", 0.0)
     qs = [question(i) for i in range(1, 7)]
     r = make(tmp_path, qs, concurrency=2)
     pipeline = r.build_pipeline()
@@ -461,9 +465,9 @@ def test_questions_in_flight_are_marked_and_limited_to_the_concurrency(tmp_path,
 
 
 def test_after_a_failed_append_no_other_record_is_written(tmp_path, monkeypatch):
-    from benchmarks.runner import ResultsWriteError
+    from benchmarks.run_folder import ResultsWriteError
 
-    real = runner_module.append_jsonl
+    real = session_module.append_jsonl
     calls = []
 
     def append(path, record):
@@ -472,7 +476,7 @@ def test_after_a_failed_append_no_other_record_is_written(tmp_path, monkeypatch)
             raise OSError(28, "No space left on device", str(path))
         real(path, record)
 
-    monkeypatch.setattr(runner_module, "append_jsonl", append)
+    monkeypatch.setattr(session_module, "append_jsonl", append)
     with pytest.raises(ResultsWriteError, match="the 0 records written before are intact"):
         run(make(tmp_path, [question(i) for i in range(1, 5)], concurrency=4))
     assert len(calls) == 1 and read_results(tmp_path / "r" / "results.jsonl") == []
@@ -494,7 +498,7 @@ def test_the_first_record_of_a_question_decides_its_status(tmp_path):
 
 
 def test_a_manifest_that_cannot_be_updated_at_the_end_loses_no_result(tmp_path, monkeypatch, caplog):
-    real = runner_module.write_json_atomic
+    real = session_module.write_json_atomic
     n = []
 
     def failing_last(path, data):
@@ -503,8 +507,8 @@ def test_a_manifest_that_cannot_be_updated_at_the_end_loses_no_result(tmp_path, 
             raise OSError(28, "No space left on device", str(path))
         real(path, data)
 
-    monkeypatch.setattr(runner_module, "write_json_atomic", failing_last)
-    with caplog.at_level(logging.WARNING, logger="benchmarks.runner"):
+    monkeypatch.setattr(session_module, "write_json_atomic", failing_last)
+    with caplog.at_level(logging.WARNING, logger="benchmarks.harness.session"):
         summary = run(make(tmp_path, [question(1)]))
     assert summary.n_ok == 1 and len(read_results(tmp_path / "r" / "results.jsonl")) == 1
     assert caplog.messages == [f"could not update {tmp_path / 'r' / 'manifest.json'}: No space left on device"]
@@ -586,7 +590,7 @@ def test_a_held_lock_refuses_a_second_writer_at_once(tmp_path):
 
 
 def test_when_no_provider_is_configured_the_run_records_the_one_picked(tmp_path, monkeypatch):
-    monkeypatch.setattr(runner_module, "auto_provider", lambda **kw: ScriptedProvider(responder=lambda m: MEMBER, model="auto"))
+    monkeypatch.setattr(provider_stack_module, "auto_provider", lambda **kw: ScriptedProvider(responder=lambda m: MEMBER, model="auto"))
     r = BenchmarkRunner(config(tmp_path, providers=[]), questions=[question(1)], progress=False)
     run(r)
     assert r.config.providers == ["scripted/auto"]

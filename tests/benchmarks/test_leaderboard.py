@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from benchmarks import scoring
-from benchmarks.leaderboard import FALLBACK_P_YES, MIN_CLUSTERS_TO_RANK, MIN_COVERAGE, compare, rank_methods
+from benchmarks.scoring.ranking import FALLBACK_P_YES, MIN_CLUSTERS_TO_RANK, MIN_COVERAGE, compare, rank_methods
 
 
 def frame(answers: dict[str, dict[str, float]], outcomes: dict[str, int], clusters: dict[str, str] | None = None) -> pd.DataFrame:

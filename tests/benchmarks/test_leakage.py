@@ -15,10 +15,11 @@ import pytest
 from agent_providers import ScriptedProvider
 from agent_schemas import ChatMessage, Forecast, PipelineTrace, Question, RecordedCall, SearchOutcome, SearchResult, SupervisorArtifact
 from agent_tools import SearchClient, render_evidence
-from benchmarks.config import RunConfig
-from benchmarks.leakage import AUDIT_KEYS, audit_prompts, evidence_dates, leakage_audit
-from benchmarks.runner import BenchmarkRunner, read_results
-from benchmarks.scripted_world import respond
+from benchmarks.harness.config import RunConfig
+from benchmarks.protocol.leakage import AUDIT_KEYS, audit_prompts, evidence_dates, leakage_audit
+from benchmarks.harness.runner import BenchmarkRunner
+from benchmarks.run_folder import read_results
+from benchmarks.testing.scripted_world import respond
 
 FORECAST = dt.date(2025, 11, 9)
 Q = Question(

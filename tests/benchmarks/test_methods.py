@@ -7,7 +7,7 @@ import pytest
 from agent_research import CombinationRule
 from agent_research.aggregation import AGGREGATORS
 from agent_schemas import DebateArtifact, ErrorInfo, PipelineTrace, SupervisorArtifact, TokenUsage
-from benchmarks.methods import AGGREGATION_METHODS, ALL_METHODS, DEFAULT_METHODS, RECONCILIATION_METHODS, method_rows, validate_methods
+from benchmarks.protocol.methods import AGGREGATION_METHODS, ALL_METHODS, DEFAULT_METHODS, RECONCILIATION_METHODS, method_rows, validate_methods
 from tests.helpers import make_question
 
 DEBATE_USAGE = TokenUsage(input_tokens=100, output_tokens=20, calls=2, cost_usd=0.002)

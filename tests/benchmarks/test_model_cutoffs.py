@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from benchmarks.cli import app
-from benchmarks.model_cutoffs import MODEL_CUTOFFS, lookup_model, model_name, training_cutoff
+from benchmarks.protocol.model_cutoffs import MODEL_CUTOFFS, lookup_model, model_name, training_cutoff
 
 runner = CliRunner()
 

@@ -10,8 +10,8 @@ from matplotlib.figure import Figure
 from matplotlib.text import Text
 
 from agent_schemas.errors import DataValidationError
-from benchmarks import plots
-from benchmarks.plots import figure_to_base64_png, plot_cost_vs_brier, plot_reliability_diagram
+from benchmarks.viewer import plots
+from benchmarks.viewer.plots import figure_to_base64_png, plot_cost_vs_brier, plot_reliability_diagram
 from benchmarks.scoring import reliability_diagram
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 
 from agent_schemas import Question
-from benchmarks.clusters import one_pattern, sibling_clusters
-from benchmarks.leaderboard import rank_methods
+from benchmarks.protocol.clusters import one_pattern, sibling_clusters
+from benchmarks.scoring.ranking import rank_methods
 from benchmarks.questions import load_forecastbench
-from benchmarks.report import score_forecasts_file
+from benchmarks.report.score_file import score_forecasts_file
 
 
 def _frame(rows):

@@ -3,11 +3,11 @@ cost-effectiveness against the paired bootstrap, the audit totals, the contamina
 rows (fitted on the run and on earlier runs), and what ``write_report`` writes: the leaderboard files, every
 Markdown section, the page's tables and ``fitted.jsonl``.
 
-These are the tests ``benchmarks/perf/mutation.py`` runs against ``benchmarks/report.py``: focused and fast
+These are the tests ``tests/mutation/mutation.py`` runs against ``benchmarks/report/``: focused and fast
 (no harness run, figures built but not drawn), so that each of the report's mutants is tested in about a second.
 
 The run folders are written here record by record (``QuestionRecord`` of hand-built traces, rows from
-``benchmarks.methods.method_rows``), so every number below is known in advance.
+``benchmarks.protocol.methods.method_rows``), so every number below is known in advance.
 """
 
 from __future__ import annotations
@@ -29,15 +29,19 @@ import pytest
 from agent_research import CombinationRule
 from agent_schemas import (DataValidationError, DebateArtifact, ErrorInfo, Forecast, PipelineTrace, Question, SupervisorArtifact,
                            TokenUsage, UsageLedger)
-from benchmarks import report, scoring
-from benchmarks.confidence_bands import confidence_band_table
-from benchmarks.fitted import FITTED_METHODS, LEARNED_MEAN, fit_runs
-from benchmarks.leakage import AUDIT_KEYS
-from benchmarks.methods import method_rows
-from benchmarks.report import (contamination_split, cost_effectiveness, cost_tables, fitted_lines, leakage_audit, load_run,
-                               long_frame, methods_of, ranking_note, run_folders, scorable, simulation_note, write_report)
-from benchmarks.runner import QuestionRecord
-from benchmarks.shards import ShardGroup
+from benchmarks import scoring
+from benchmarks.protocol.fitted import FITTED_METHODS, LEARNED_MEAN, fit_runs
+from benchmarks.protocol.leakage import AUDIT_KEYS
+from benchmarks.protocol.methods import method_rows
+from benchmarks.report import write as report
+from benchmarks.report.audits import contamination_split, leakage_audit_table, simulation_note
+from benchmarks.report.confidence_bands import confidence_band_table
+from benchmarks.report.costs import cost_effectiveness, cost_tables, reference_note, reference_vs_mean
+from benchmarks.report.frame import long_frame, methods_of, scorable
+from benchmarks.report.leaderboard import ranking_note
+from benchmarks.report.write import fitted_lines, write_report
+from benchmarks.run_folder import QuestionRecord, ShardGroup, load_run, run_folders
+from benchmarks.run_folder import load as load_module
 from benchmarks.viewer import page
 
 METHODS = ["mean", "debate", "supervisor", "pipeline"]
@@ -139,7 +143,7 @@ def html_tables(html: str) -> list[tuple[str, int]]:
 
 
 def test_cost_per_method_is_the_shared_ensemble_plus_its_own_extra_usage(run_a):
-    costs, roles = cost_tables([run_a])
+    costs, roles = cost_tables([load_run(run_a)])
     table = costs.set_index("method")
     assert list(costs["method"]) == METHODS and list(costs["label"]) == METHODS and set(costs["run_id"]) == {"a"}
     # ensemble of the three questions (the failed one's members spent too): 450 in, 40 out, 6 calls, $0.045
@@ -168,7 +172,7 @@ def test_cost_per_method_is_the_shared_ensemble_plus_its_own_extra_usage(run_a):
 
 def test_several_runs_are_labelled_by_run(run_a, tmp_path):
     b = write_run(tmp_path, "b", standard_records()[:1])
-    costs, roles = cost_tables([run_a, b])
+    costs, roles = cost_tables([load_run(run_a), load_run(b)])
     assert list(costs["label"]) == [f"a:{m}" for m in METHODS] + [f"b:{m}" for m in METHODS]
     assert list(costs.set_index("label").loc["b:mean", ["input_tokens", "tokens_per_question"]]) == [100, 110]  # one question
     assert roles.groupby("run_id").size().to_dict() == {"a": 4, "b": 4}
@@ -179,11 +183,11 @@ def test_unknown_costs_stay_unknown(tmp_path):
     rec = record(q, members=[0.5, 0.5], latencies=[1, 1], final=0.5)
     for e in rec["ledger"]:
         e["cost_usd"] = None
-    costs, _ = cost_tables([write_run(tmp_path, "u", [rec])])
+    costs, _ = cost_tables([load_run(write_run(tmp_path, "u", [rec]))])
     assert costs["cost_usd"].isna().all() and (costs["input_tokens"] == 100).all()
     for e in rec["ledger"]:  # a provider that reports no token counts: 0 tokens in the tables, never a guess
         e["input_tokens"] = e["output_tokens"] = None
-    costs, roles = cost_tables([write_run(tmp_path, "none", [rec])])
+    costs, roles = cost_tables([load_run(write_run(tmp_path, "none", [rec]))])
     cols = ["input_tokens", "output_tokens", "tokens_per_question", "extra_tokens_per_question"]
     assert costs[cols].to_numpy().tolist() == [[0, 0, 0.0, 0.0]] * 4
     assert roles[["role", "input_tokens", "output_tokens", "calls"]].to_numpy().tolist() == [["forecaster", 0, 0, 2]]
@@ -201,7 +205,7 @@ def test_records_without_ledger_trace_latency_or_extra_usage_count_zero(tmp_path
     no_members["trace"]["forecasts"] = []
     no_forecasts = record(question("x4", "2024-08-03", 0), members=[0.2], latencies=[9.0], final=0.2)
     del no_forecasts["trace"]["forecasts"]
-    costs, _ = cost_tables([write_run(tmp_path, "old", [bare, one_latency, no_members, no_forecasts])])
+    costs, _ = cost_tables([load_run(write_run(tmp_path, "old", [bare, one_latency, no_members, no_forecasts]))])
     mean = costs.set_index("method").loc["mean"]
     # ledgers: none for q1, q2's 300 + 30, x3's and x4's 10 + 1 each
     assert list(mean[["input_tokens", "output_tokens", "calls", "tokens_per_question", "wall_time_s"]]) == pytest.approx(
@@ -209,8 +213,8 @@ def test_records_without_ledger_trace_latency_or_extra_usage_count_zero(tmp_path
 
 
 def test_fitted_methods_cost_what_they_read(run_a):
-    added = fit_runs({"a": load_run(run_a)[1]})
-    costs = cost_tables([run_a], added=added)[0].set_index("method")
+    added = fit_runs({"a": load_run(run_a).records})
+    costs = cost_tables([load_run(run_a)], added=added)[0].set_index("method")
     assert list(costs.index) == [*METHODS, *FITTED_METHODS]
     cols = ["input_tokens", "output_tokens", "calls", "cost_usd", "tokens_per_question", "extra_tokens_per_question", "wall_time_s"]
     for m in ("fitted_extremized", "fitted_platt", "fitted_member_weights"):  # they read the members' answers only
@@ -292,7 +296,7 @@ def test_cost_effectiveness_goes_on_past_a_run_without_reference_and_a_method_wi
 
 def test_the_audit_table_sums_every_question_of_each_run(run_a, tmp_path):
     b = write_run(tmp_path, "b", standard_records()[:1], stats={"calls": 3})
-    rows = leakage_audit([run_a, b]).to_dict("records")
+    rows = leakage_audit_table([load_run(run_a), load_run(b)]).to_dict("records")
     assert rows[0] == {"run_id": "a", "questions": 3, "failed_questions": 1, "prompts_scanned": 10, "evidence_in_prompt": 3,
                        "dropped_by_cutoff_guard": 5, "evidence_dated_after_cutoff": 1, "hindsight_resolution_date": 0,
                        "hindsight_outcome": 0, "findings": 1, "provider_calls": 9, "retries": 2, "cache_hits": 1}
@@ -302,7 +306,7 @@ def test_the_audit_table_sums_every_question_of_each_run(run_a, tmp_path):
 
 
 def test_contamination_split_uses_the_latest_known_cutoff(run_a):
-    df, manifests = long_frame([run_a])
+    df, manifests = long_frame([load_run(run_a)])
     table = contamination_split(scorable(df), manifests).set_index("label")
     # cutoffs 2024-06-30 (gpt-4.1-mini) and 2023-10-31 (gpt-4o): the latest bounds; q1 (2024-05-01) is before it
     assert table.loc["mean"].to_dict() == {"models": "openai/gpt-4.1-mini, openai/gpt-4o", "training_cutoff": "2024-06-30",
@@ -314,7 +318,7 @@ def test_contamination_split_uses_the_latest_known_cutoff(run_a):
 
 def test_contamination_split_without_a_known_cutoff(tmp_path):
     d = write_run(tmp_path, "u", standard_records(), specs=("openai-compatible/m@http://127.0.0.1:9/v1", "scripted"))
-    df, manifests = long_frame([d])
+    df, manifests = long_frame([load_run(d)])
     row = contamination_split(scorable(df), manifests).set_index("label").loc["mean"]
     assert (row["training_cutoff"], row["n_all"], row["n_after_cutoff"]) == ("unknown", 2, 0) and math.isnan(row["brier_after_cutoff"])
 
@@ -322,7 +326,7 @@ def test_contamination_split_without_a_known_cutoff(tmp_path):
 def test_contamination_split_counts_a_question_of_the_cutoff_day_as_before_it(tmp_path):
     on_the_day = record(question("q4", "2024-06-30", 0), members=[0.2, 0.2], latencies=[1, 1], final=0.2)
     d = write_run(tmp_path, "c", [*standard_records(), on_the_day])
-    df, manifests = long_frame([d])
+    df, manifests = long_frame([load_run(d)])
     row = contamination_split(scorable(df), manifests).set_index("label").loc["mean"]
     assert (row["training_cutoff"], row["n_all"], row["n_after_cutoff"]) == ("2024-06-30", 3, 1)  # only q2 (2024-08-01)
     row = contamination_split(scorable(df), {"c": {"run_id": "c"}}).set_index("label").loc["mean"]  # no providers listed
@@ -333,7 +337,7 @@ def test_contamination_split_counts_a_question_of_the_cutoff_day_as_before_it(tm
 
 
 def test_long_frame_has_one_row_per_question_and_method_or_baseline(run_a, tmp_path):
-    df, manifests = long_frame([run_a])
+    df, manifests = long_frame([load_run(run_a)])
     assert len(df) == 3 * (4 + 1) and set(manifests) == {"a"} and list(df["label"]) == list(df["method"])
     row = df[(df.question_id == "q1") & (df.method == "debate")].iloc[0]
     assert (row["kind"], row["p_yes"], row["status"], row["outcome"], row["source"], row["cluster"], row["forecast_date"]) == (
@@ -344,10 +348,10 @@ def test_long_frame_has_one_row_per_question_and_method_or_baseline(run_a, tmp_p
     scored = scorable(df)
     assert len(scored) == 2 * 5 + 1 and scored["outcome"].dtype == np.int64  # q3's baseline is scored too
     b = write_run(tmp_path, "b", standard_records()[:1])
-    both, _ = long_frame([run_a, b])
+    both, _ = long_frame([load_run(run_a), load_run(b)])
     assert set(both["label"]) == {f"{r}:{m}" for r in "ab" for m in [*METHODS, "always_0.5"]}
     empty = write_run(tmp_path, "e", [])
-    df_e, m_e = long_frame([empty])
+    df_e, m_e = long_frame([load_run(empty)])
     assert df_e.empty and set(m_e) == {"e"}
 
 
@@ -356,8 +360,8 @@ def test_long_frame_scores_the_rows_added_after_the_run_with_their_notes(tmp_pat
     del recs[0]["methods"]["mean"]["note"]  # a row without a note
     del recs[1]["baselines"]  # a record without baselines
     d = write_run(tmp_path, "a", recs)
-    added = fit_runs({"a": load_run(d)[1]})
-    df, _ = long_frame([d], added=added)
+    added = fit_runs({"a": load_run(d).records})
+    df, _ = long_frame([load_run(d)], added=added)
     assert list(df.columns) == ["run_id", "method", "kind", "p_yes", "status", "note", "question_id", "outcome", "source",
                                 "question_type", "cluster", "horizon_days", "forecast_date", "label"]
     assert list(df.index) == list(range(len(df))) and df["p_yes"].dtype == np.float64
@@ -383,7 +387,7 @@ def test_methods_of_puts_the_rows_added_for_the_question_after_the_records_own()
 def test_scored_outcomes_are_integers_when_some_questions_are_unresolved(tmp_path):
     unresolved = record(question("q4", "2024-05-02", 1).model_copy(update={"outcome": None}), members=[0.5, 0.5],
                         latencies=[1, 1], final=0.5)
-    df, _ = long_frame([write_run(tmp_path, "u", [*standard_records(), unresolved])])
+    df, _ = long_frame([load_run(write_run(tmp_path, "u", [*standard_records(), unresolved]))])
     assert df["outcome"].isna().sum() == 5  # q4's four methods and its baseline
     scored = scorable(df)
     assert scored["outcome"].dtype == np.int64 and scored["outcome"].tolist() == [1] * 5 + [0] * 5 + [1]
@@ -394,10 +398,10 @@ def test_a_run_folder_reads_as_utf8_whatever_the_locale(tmp_path):
     saved = locale.setlocale(locale.LC_CTYPE)
     locale.setlocale(locale.LC_CTYPE, "C")  # ASCII: the default text encoding of many servers
     try:
-        manifest, records = load_run(d)
+        run = load_run(d)
     finally:
         locale.setlocale(locale.LC_CTYPE, saved)
-    assert manifest["run_id"] == "zürich" and [r["question_id"] for r in records] == ["qé"]
+    assert run.run_id == "zürich" and [r["question_id"] for r in run.records] == ["qé"]
 
 
 def test_a_folder_without_manifest_is_not_a_run(tmp_path):
@@ -406,14 +410,15 @@ def test_a_folder_without_manifest_is_not_a_run(tmp_path):
 
 
 def test_duplicated_records_keep_the_first_and_warn_once(run_a, caplog, monkeypatch):
-    monkeypatch.setattr(report, "_WARNED_DUPLICATES", set())
+    monkeypatch.setattr(load_module, "_WARNED_DUPLICATES", set())
     first = json.loads((run_a / "results.jsonl").read_text().splitlines()[0])
     second = {**first, "outcome": 0}
     with open(run_a / "results.jsonl", "a") as fh:
         fh.write(json.dumps(second) + "\n" + json.dumps(second) + "\n")
-    with caplog.at_level(logging.WARNING, logger="benchmarks.report"):
-        manifest, records = load_run(run_a)
+    with caplog.at_level(logging.WARNING, logger="benchmarks.run_folder.load"):
+        run = load_run(run_a)
         load_run(str(run_a))
+    manifest, records = run.manifest, run.records
     assert manifest["run_id"] == "a" and [r["question_id"] for r in records] == ["q1", "q2", "q3"] and records[0]["outcome"] == 1
     assert caplog.messages == [f"{run_a}: 2 duplicated question record(s) in results.jsonl; the report keeps the first record of each question"]
 
@@ -492,7 +497,7 @@ def test_write_report_writes_the_three_files_with_every_table(run_a, tmp_path, p
     bands = page_data[0].confidence_bands  # the page draws the confidence bands' figure from the table it lists
     assert len(bands) == 8 and bands is page_data[0].tables[report.BANDS_TITLE]
     assert 'class="notice"' not in html
-    q1_fitted = fit_runs({"a": load_run(run_a)[1]})["a"]["q1"]
+    q1_fitted = fit_runs({"a": load_run(run_a).records})["a"]["q1"]
     for m in FITTED_METHODS:  # each question's trace shows its fitted rows
         assert q1_fitted[m]["note"] in unescape(html), m
     listed_apart = write_report([run_a], tmp_path / "out2", n_resamples=20)
@@ -590,29 +595,29 @@ def twelve_questions():
 def test_the_report_uses_the_resampling_settings_it_is_given(tmp_path):
     d = write_run(tmp_path, "big", twelve_questions())
     rep = write_report([d], tmp_path / "out", n_resamples=40, seed=5)
-    df, _ = long_frame([d])
+    df, _ = long_frame([load_run(d)])
     scored = scorable(df)
-    from benchmarks.leaderboard import rank_methods
+    from benchmarks.scoring.ranking import rank_methods
 
     direct = rank_methods(scored, method_col="label", baseline="mean", n_resamples=40, seed=5).set_index("label")
     got = rep.leaderboard.set_index("label")
     for col in ("brier_ci_low", "brier_ci_high", "delta_brier_ci_low", "delta_brier_ci_high"):
         assert got.loc["debate", col] == pytest.approx(direct.loc["debate", col]), col
     assert not np.isnan(got.loc["debate", "brier_ci_low"])
-    effect = cost_effectiveness(scored, cost_tables([d])[0], n_resamples=40, seed=5).set_index("label")
+    effect = cost_effectiveness(scored, cost_tables([load_run(d)])[0], n_resamples=40, seed=5).set_index("label")
     effect_md = section(rep.markdown, "Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)")
     row = next(line for line in effect_md.splitlines() if line.startswith("| debate "))
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[:5] == ["debate", "12", f"{effect.loc['debate', 'delta_brier_vs_mean']:.4f}",
                          f"{effect.loc['debate', 'delta_ci_low']:.4f}", f"{effect.loc['debate', 'delta_ci_high']:.4f}"]
     # the learned-mean and confidence-band tables, with the fitted rows the report scores, use the same settings
-    records = load_run(d)[1]
-    with_fitted = scorable(long_frame([d], added=fit_runs({"big": records}))[0])
-    costs = cost_tables([d], added=fit_runs({"big": records}))[0]
+    records = load_run(d).records
+    with_fitted = scorable(long_frame([load_run(d)], added=fit_runs({"big": records}))[0])
+    costs = cost_tables([load_run(d)], added=fit_runs({"big": records}))[0]
     learned = cost_effectiveness(with_fitted, costs, reference=LEARNED_MEAN, n_resamples=40, seed=5)
     assert "delta_brier_vs_fitted_platt" in learned.columns and not learned["delta_ci_low"].isna().any()
-    vs_mean = report.reference_vs_mean(with_fitted, n_resamples=40, seed=5)
-    assert section(rep.markdown, report.LEARNED_TITLE) == report.reference_note(vs_mean) + "\n\n" + learned.to_markdown(index=False, floatfmt=".4f")
+    vs_mean = reference_vs_mean(with_fitted, n_resamples=40, seed=5)
+    assert section(rep.markdown, report.LEARNED_TITLE) == reference_note(vs_mean) + "\n\n" + learned.to_markdown(index=False, floatfmt=".4f")
     bands = confidence_band_table(with_fitted, {"big": records}, n_resamples=40, seed=5)
     assert not bands["brier_ci_low"].isna().all()
     assert section(rep.markdown, report.BANDS_TITLE) == bands.to_markdown(index=False, floatfmt=".4f")
@@ -635,7 +640,7 @@ def test_older_records_and_manifests_without_audit_or_stats_count_zero(tmp_path)
     manifest = json.loads((d / "manifest.json").read_text())
     del manifest["provider_stats"]
     (d / "manifest.json").write_text(json.dumps(manifest))
-    row = leakage_audit([d]).iloc[0]
+    row = leakage_audit_table([load_run(d)]).iloc[0]
     assert row["prompts_scanned"] == 2 + AUDIT["q3"]["prompts_scanned"] and row["findings"] == 0 and row["dropped_by_cutoff_guard"] == 0
     assert row["provider_calls"] is None and row["retries"] is None
 
@@ -698,7 +703,7 @@ def test_write_report_fits_on_the_earlier_runs_it_is_given(tmp_path):
     later = write_run(tmp_path, "later", [record(question(q, f, 1), members=[0.7, 0.6], latencies=[1, 1], final=0.65)
                                           for q, f in (("l1", "2024-06-01"), ("lé", "2024-06-02"))])
     rep = write_report([later], tmp_path / "out", n_resamples=20, fit_from=[tmp_path / "history"])  # a folder of runs
-    expected = fit_runs({"later": load_run(later)[1]}, [load_run(early)[1]])["later"]
+    expected = fit_runs({"later": load_run(later).records}, [load_run(early).records])["later"]
     text = (tmp_path / "out" / "fitted.jsonl").read_text(encoding="utf-8")
     assert "lé" in text and text.endswith("}\n")
     rows = [json.loads(line) for line in text.splitlines()]
@@ -716,8 +721,8 @@ def test_write_report_fits_on_the_earlier_runs_it_is_given(tmp_path):
 def test_the_default_resampling_is_1000_resamples_with_seed_0(tmp_path):
     d = write_run(tmp_path, "big", twelve_questions())
     got = write_report([d], tmp_path / "out").leaderboard.set_index("label")
-    scored = scorable(long_frame([d])[0])
-    from benchmarks.leaderboard import rank_methods
+    scored = scorable(long_frame([load_run(d)])[0])
+    from benchmarks.scoring.ranking import rank_methods
 
     def debate_interval(**kw):
         t = rank_methods(scored, method_col="label", baseline="mean", **kw).set_index("label")

@@ -15,11 +15,12 @@ from typer.testing import CliRunner
 
 from agent_providers import ScriptedProvider
 from benchmarks.cli import app
-from benchmarks.config import RunConfig
+from benchmarks.harness.config import RunConfig
 from benchmarks.questions import load_forecastbench
 from benchmarks.report import write_report
-from benchmarks.runner import LOCK_FILE, REPLACED_FILE, BenchmarkRunner, ResultsWriteError, RunFolderBusy, read_results
-from benchmarks import scripted_world
+from benchmarks.harness.runner import BenchmarkRunner
+from benchmarks.run_folder import LOCK_FILE, REPLACED_FILE, ResultsWriteError, RunFolderBusy, read_results
+from benchmarks.testing import scripted_world
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -95,7 +96,7 @@ def test_second_process_resuming_a_locked_folder_fails_at_once(tmp_path):
 
 
 def test_report_keeps_the_first_of_duplicated_records_and_warns_once(tmp_path, caplog, monkeypatch):
-    from benchmarks import report
+    from benchmarks.run_folder import load
 
     qs = questions(3)
     runner = make_runner(tmp_path, qs)
@@ -107,8 +108,8 @@ def test_report_keeps_the_first_of_duplicated_records_and_warns_once(tmp_path, c
         m["p_yes"] = 0.5 if m["p_yes"] is not None else None
     with open(path, "a") as fh:
         fh.write(json.dumps(dup) + "\n")
-    monkeypatch.setattr(report, "_WARNED_DUPLICATES", set())
-    with caplog.at_level(logging.WARNING, logger="benchmarks.report"):
+    monkeypatch.setattr(load, "_WARNED_DUPLICATES", set())
+    with caplog.at_level(logging.WARNING, logger="benchmarks.run_folder.load"):
         reps = [write_report([runner.run_dir], tmp_path / name, n_resamples=20) for name in ("a", "b")]
     assert all(r.leaderboard.equals(clean) for r in reps)  # the first record of each question, as if no duplicate
     assert clean.set_index("label").loc["mean", "n"] == 3
@@ -130,7 +131,7 @@ def test_a_question_whose_pipeline_raises_is_a_failed_record_and_the_run_goes_on
 
     pipeline.arun = arun
     runner.build_pipeline = lambda: pipeline
-    with caplog.at_level(logging.WARNING, logger="benchmarks.runner"):
+    with caplog.at_level(logging.WARNING, logger="benchmarks.harness.records"):
         summary = asyncio.run(runner.arun())
     assert (summary.n_ok, summary.n_failed) == (3, 1) and not summary.all_failed
     assert f"question {qs[1].id} failed with an unexpected KeyError: 'usage' (the run goes on)" in caplog.messages
@@ -186,7 +187,7 @@ def test_retry_failed_replaces_failed_records_and_keeps_them_aside(tmp_path, cap
     assert first.top_failure.startswith("ForecastParseError: ")
     plain = asyncio.run(make_runner(tmp_path, qs, cache=False).arun(resume=True))
     assert plain.n_done_before == 3 and plain.n_ok + plain.n_failed == 0  # a plain resume keeps the failure
-    with caplog.at_level(logging.INFO, logger="benchmarks.runner"):
+    with caplog.at_level(logging.INFO, logger="benchmarks.harness.runner"):
         again = asyncio.run(make_runner(tmp_path, qs, cache=False).arun(resume=True, retry_failed=True))
     assert f"{tmp_path / 'r'}: 1 failed question(s) set aside in {REPLACED_FILE}; running them again" in caplog.messages
     assert again.n_retried == 1 and (again.n_ok, again.n_failed) == (1, 0) and again.n_ok_total == 3

@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 
 from agent_schemas import DataValidationError
-from benchmarks.config import RunConfig
-from benchmarks.faults import FaultInjectingProvider
+from benchmarks.harness.config import RunConfig
+from benchmarks.testing.faults import FaultInjectingProvider
 from benchmarks.questions import load_forecastbench
 from benchmarks.report import write_report
-from benchmarks.runner import BenchmarkRunner, read_results
-from benchmarks import scripted_world
+from benchmarks.harness.runner import BenchmarkRunner
+from benchmarks.run_folder import read_results
+from benchmarks.testing import scripted_world
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -56,7 +57,8 @@ def test_run_writes_one_record_per_question_with_every_method_and_baseline(tmp_p
 
 
 def test_a_spread_gate_scores_the_reconciliation_methods_under_their_own_labels(tmp_path):
-    from benchmarks.report import cost_tables
+    from benchmarks.report.costs import cost_tables
+    from benchmarks.run_folder import load_run
 
     qs = questions(8)
     runner, summary = run(tmp_path, qs, reconcile_min_spread=0.45)
@@ -77,7 +79,7 @@ def test_a_spread_gate_scores_the_reconciliation_methods_under_their_own_labels(
             assert r["methods"]["debate_gated"]["extra_usage"]["calls"] == 0 and gate["reason"] in pipeline["note"]
     reconciled = [r["trace"]["reconcile_gate"]["reconciled"] for r in records]
     assert any(reconciled) and not all(reconciled)  # the scripted world's members agree on some questions only
-    methods, _ = cost_tables([runner.run_dir])
+    methods, _ = cost_tables([load_run(runner.run_dir)])
     walls = methods.set_index("label")["wall_time_s"]
     assert walls["pipeline_gated"] > walls["mean"]  # the specialists' wall time is attributed to the gated labels
     board = write_report([runner.run_dir], tmp_path / "report").leaderboard
@@ -124,7 +126,7 @@ def test_fault_injected_run_completes_and_counts_reconcile(tmp_path):
     records = read_results(runner.run_dir / "results.jsonl")
     assert len(records) == 40 and len({r["question_id"] for r in records}) == 40
     assert summary.n_ok + summary.n_failed == 40
-    stats = runner.provider_stats()
+    stats = runner.stack.provider_stats()
     assert stats["calls"] == stats["ok"] + stats["failures"] + stats["retries"]
     inj = injectors[0]
     assert stats["calls"] == inj.passed + sum(inj.injected.values())
@@ -151,10 +153,10 @@ def test_fault_injected_run_completes_and_counts_reconcile(tmp_path):
 KILL_SCRIPT = r"""
 import asyncio, sys
 sys.path.insert(0, {root!r})
-from benchmarks.config import RunConfig
-from benchmarks.runner import BenchmarkRunner
+from benchmarks.harness.config import RunConfig
+from benchmarks.harness.runner import BenchmarkRunner
 from benchmarks.questions import load_forecastbench
-from benchmarks import scripted_world
+from benchmarks.testing import scripted_world
 qs = load_forecastbench(question_type="market", one_per_source_question=True, sample_n=12, seed=3)
 cfg = RunConfig(output_dir={out!r}, run_id="k", search="none", providers=["scripted"], concurrency=2)
 r = BenchmarkRunner(cfg, provider_factory=lambda s: scripted_world.provider(latency_s=0.05), questions=qs, progress=False)
@@ -208,7 +210,7 @@ def test_resume_costs_no_provider_calls_for_finished_work(tmp_path):
     runner2, summary = run(tmp_path, qs, factory=factory, resume=True)
     assert summary.n_done_before == 2
     assert len(calls[1].requests) == 0, "in-flight questions are replayed from the response cache"
-    assert runner2.provider_stats()["cache_hits"] > 0 and n_first > 0
+    assert runner2.stack.provider_stats()["cache_hits"] > 0 and n_first > 0
     assert len(read_results(path)) == 4
 
 

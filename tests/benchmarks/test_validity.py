@@ -16,11 +16,12 @@ from agent_schemas import DataValidationError, Question, SearchOutcome, SearchRe
 from agent_specialists import DebateAgent, SupervisorAgent
 from agent_tools import SearchClient, ToolExecutor, render_evidence
 from agent_tools.case_facts import render_case_facts
-from benchmarks.config import RunConfig
-from benchmarks.leakage import audit_prompts, leakage_audit
+from benchmarks.harness.config import RunConfig
+from benchmarks.protocol.leakage import audit_prompts, leakage_audit
 from benchmarks.questions import DATA_SNAPSHOT_DATE, load_forecastbench, load_questions_file
-from benchmarks.runner import BenchmarkRunner, read_results
-from benchmarks.scripted_world import respond
+from benchmarks.harness.runner import BenchmarkRunner
+from benchmarks.run_folder import read_results
+from benchmarks.testing.scripted_world import respond
 
 
 def _prompts(trace) -> list[str]:
@@ -127,9 +128,9 @@ def test_questions_file_goes_through_the_date_filters(tmp_path):
     runner = BenchmarkRunner(cfg, provider_factory=lambda s: ScriptedProvider(model="mystery", responder=respond),
                              progress=False)
     # the factory's scripted provider reports spec scripted/mystery: make the run see the configured spec
-    runner.providers = [_Named(ScriptedProvider(responder=respond), "openai-compatible/mystery@http://127.0.0.1:9/v1")]
-    assert [q.id for q in runner.select_questions()] == ["new"]
-    sel = runner.selection()
+    runner.stack.providers = [_Named(ScriptedProvider(responder=respond), "openai-compatible/mystery@http://127.0.0.1:9/v1")]
+    assert [q.id for q in runner.selection.questions()] == ["new"]
+    sel = runner.selection.describe()
     assert sel["contamination_filter"]["basis"] == "--date-from"
     assert sel["forecast_date_from"] == "2025-01-01"
 
@@ -137,10 +138,10 @@ def test_questions_file_goes_through_the_date_filters(tmp_path):
 def test_known_cutoff_filter_uses_the_latest_cutoff_plus_margin():
     cfg = RunConfig(providers=["local/smollm2", "openai/gpt-4.1-mini"], cutoff_margin_days=10, sample_n=5)
     runner = BenchmarkRunner(cfg, progress=False)
-    runner.providers = [_Named(ScriptedProvider(), "local/smollm2"), _Named(ScriptedProvider(), "openai/gpt-4.1-mini")]
-    cut = runner.cutoff_filter()
+    runner.stack.providers = [_Named(ScriptedProvider(), "local/smollm2"), _Named(ScriptedProvider(), "openai/gpt-4.1-mini")]
+    cut = runner.selection.cutoff_filter()
     assert cut["applied_after"] == "2024-12-10"  # max(2024-11-30, 2024-06-30) + 10 days
-    qs = runner.select_questions()
+    qs = runner.selection.questions()
     assert len(qs) == 5 and min(q.forecast_date for q in qs) > dt.date(2024, 12, 10)
     assert all(q.scheduled_close_date <= DATA_SNAPSHOT_DATE for q in qs)
 

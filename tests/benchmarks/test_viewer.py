@@ -18,13 +18,13 @@ from typer.testing import CliRunner
 from agent_schemas import ChatMessage, PipelineTrace, RecordedCall, RecordedSearch, SearchOutcome, SearchResult
 from benchmarks.cli import app
 from benchmarks.report import write_report
-from benchmarks.runner import QuestionRecord
+from benchmarks.run_folder import QuestionRecord
 from benchmarks.viewer import formatting, page
 from benchmarks.viewer.page import safe_url
 from benchmarks.viewer import terminal
 from benchmarks.viewer.terminal import MAX_WIDTH, print_compact_leaderboard, short_label
 from benchmarks.viewer.trace import case_facts_sent, final_path, search_rows
-from tests.benchmarks import scripted_world
+from benchmarks.testing import scripted_world
 from tests.benchmarks.viewer_run import HOSTILE_RATIONALE, HOSTILE_TEXT
 
 cli = CliRunner()
@@ -211,7 +211,7 @@ def test_compact_leaderboard_fits_100_columns_one_line_per_method(viewer_run):
 
 
 def test_run_prints_the_compact_table_not_the_markdown(tmp_path, monkeypatch):
-    monkeypatch.setattr("benchmarks.runner.get_provider", lambda spec, **kw: scripted_world.provider())
+    monkeypatch.setattr("benchmarks.harness.provider_stack.get_provider", lambda spec, **kw: scripted_world.provider())
     res = cli.invoke(app, ["run", "-p", "scripted", "--n", "4", "--search", "none", "-o", str(tmp_path),
                            "--run-id", "r", "--no-progress"])
     assert res.exit_code == 0, res.output

@@ -8,8 +8,8 @@ import doctest
 
 import pytest
 
-from benchmarks import written_dates
-from benchmarks.written_dates import find_dates
+from benchmarks.protocol import written_dates
+from benchmarks.protocol.written_dates import find_dates
 
 MAR1, JAN3 = dt.date(2026, 3, 1), dt.date(2026, 1, 3)
 

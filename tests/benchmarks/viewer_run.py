@@ -1,7 +1,7 @@
 """A scripted benchmark run for the run-viewer tests: bundled questions plus one hostile question.
 
-The scripted world (:mod:`tests.benchmarks.scripted_world`) answers every role; the run goes through
-:class:`benchmarks.runner.BenchmarkRunner` with the bundled dated corpus as search backend, so the page
+The scripted world (:mod:`tests.benchmarks.testing.scripted_world`) answers every role; the run goes through
+:class:`benchmarks.harness.runner.BenchmarkRunner` with the bundled dated corpus as search backend, so the page
 has members, debate turns, supervisor searches and kept/dropped results to show. The hostile question
 carries markup in its text, background and URL, and its members answer with markup in their rationales:
 the page must show all of it as text and run none of it.
@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_providers import ScriptedProvider
-from benchmarks.config import RunConfig
+from benchmarks.harness.config import RunConfig
 from benchmarks.questions import load_forecastbench
 from benchmarks.report import write_report
-from benchmarks.runner import BenchmarkRunner, read_results
-from tests.benchmarks import scripted_world
+from benchmarks.harness.runner import BenchmarkRunner
+from benchmarks.run_folder import read_results
+from benchmarks.testing import scripted_world
 
 HOSTILE_TEXT = 'Will <script>window.__pwned = 1</script> <img src=x onerror="window.__pwned = 2"> happen by 2026?'
 HOSTILE_BACKGROUND = "</template><script>window.__pwned = 3</script> A background that tries to close the template."

@@ -22,7 +22,7 @@ from agent_research.frameworks.bridge import (
     to_langchain_messages,
 )
 from agent_schemas import ChatMessage, Completion, ResponseTruncated, TokenUsage
-from benchmarks.frameworks import sample_questions
+from benchmarks.harness.frameworks import sample_questions
 
 pytest.importorskip("langgraph")
 pytest.importorskip("agents")
@@ -104,14 +104,14 @@ def test_timed_provider_records_each_call_and_keeps_the_spec():
 
 
 def test_logical_lines_rule():
-    from benchmarks.frameworks import logical_lines
+    from benchmarks.harness.frameworks import logical_lines
 
     src = '"""module doc"""\n\nimport os  # why\n# only a comment\n\nclass A:\n    """doc\n    two lines"""\n\n    x = (1,\n         2)\n'
     assert logical_lines(src) == 4  # import, class, and the two lines of x
 
 
 def test_benchmark_table_has_identical_results_across_frameworks():
-    from benchmarks.frameworks import arun_benchmark
+    from benchmarks.harness.frameworks import arun_benchmark
 
     table, runs = asyncio.run(arun_benchmark(n=3, latency_s=0.005, search="none"))
     assert list(table["framework"]) == ["python", "langgraph", "openai-agents"]

@@ -171,9 +171,10 @@ def test_auto_provider_debug_log_shows_the_spec_redacted(caplog, monkeypatch):
 def test_run_files_and_logs_never_hold_credentials_and_resume_reads_them_from_the_environment(
     tmp_path, fake_api, openai_reply, caplog, monkeypatch
 ):
-    from benchmarks.config import RunConfig
+    from benchmarks.harness.config import RunConfig
     from benchmarks.questions import load_forecastbench
-    from benchmarks.runner import BenchmarkRunner, read_results
+    from benchmarks.harness.runner import BenchmarkRunner
+    from benchmarks.run_folder import read_results
 
     monkeypatch.setenv("OPENAI_API_KEY", ENV_KEY)  # must not travel to the compatible server
     monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", "sk-compat-key-ABCDEF-123")
@@ -209,12 +210,12 @@ def test_run_files_and_logs_never_hold_credentials_and_resume_reads_them_from_th
     # resume, as `run --resume` does: the config comes back from the manifest, redacted
     resumed = RunConfig.model_validate(manifest["config"])
     with pytest.raises(AuthenticationFailed, match="OPENAI_COMPATIBLE_QUERY_KEY"):
-        BenchmarkRunner(resumed, questions=qs, progress=False).build_providers()
+        BenchmarkRunner(resumed, questions=qs, progress=False).stack.build()
     monkeypatch.setenv("OPENAI_COMPATIBLE_QUERY_KEY", QKEY)
     again = BenchmarkRunner(resumed, questions=qs, progress=False)
     summary = asyncio.run(again.arun(resume=True))
     assert summary.n_done_before == 2
     n = len(fake_api.requests)
-    again.providers[0].complete([{"role": "user", "content": "a new question"}])
+    again.stack.providers[0].complete([{"role": "user", "content": "a new question"}])
     assert fake_api.requests[n].path == f"/v1/chat/completions?key={QKEY}"
     assert QKEY not in (runner.run_dir / "manifest.json").read_text()

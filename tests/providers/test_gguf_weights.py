@@ -116,7 +116,7 @@ def test_an_unwritable_cache_falls_back_to_the_packaged_weights_and_says_so(tmp_
 
 
 def test_the_converted_model_keeps_smollm2s_training_cutoff():
-    from benchmarks.model_cutoffs import training_cutoff
+    from benchmarks.protocol.model_cutoffs import training_cutoff
 
     assert training_cutoff("local/smollm2-q8_0") == training_cutoff("local/smollm2") == training_cutoff("smollm2-q8_0")
 

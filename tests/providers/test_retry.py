@@ -272,18 +272,18 @@ def test_scripted_is_never_wrapped():
 
 
 def test_runner_stacks_exactly_one_retry_layer(tmp_path, monkeypatch, fake_key):
-    from benchmarks.config import RunConfig
-    from benchmarks.runner import BenchmarkRunner
+    from benchmarks.harness.config import RunConfig
+    from benchmarks.harness.runner import BenchmarkRunner
 
     monkeypatch.setenv("OPENAI_API_KEY", fake_key)
     runner = BenchmarkRunner(RunConfig(providers=["openai/gpt-4.1-mini"], output_dir=str(tmp_path), run_id="r"),
                              progress=False)
-    (p,) = runner.build_providers()
+    (p,) = runner.stack.build()
     chain = []
     while p is not None:
         chain.append(type(p).__name__)
         p = getattr(p, "inner", None)
-    # cache -> spend meter -> retry -> rate limit -> adapter (benchmarks.cost_cap): a cache hit is never paid,
+    # cache -> spend meter -> retry -> rate limit -> adapter (benchmarks.harness.cost_cap): a cache hit is never paid,
     # the meter sees retried attempts' usage, and every attempt waits for the provider's limiter (issue 14)
     assert chain == ["CachingProvider", "MeteredProvider", "RetryingProvider", "RateLimitedProvider", "OpenAIProvider"]
     assert chain.count("RetryingProvider") == 1

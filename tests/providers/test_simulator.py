@@ -205,7 +205,7 @@ def test_auto_provider_override_picks_the_simulator():
 
 def test_simulator_parameters_stay_one_spec_in_a_provider_list():
     from agent_providers import split_specs
-    from benchmarks.one_forecast import provider_reason
+    from benchmarks.harness.one_forecast import provider_reason
 
     assert split_specs("sim/scale=0.6,rho=0.5, local/smollm2,sim,scripted") == [
         "sim/scale=0.6,rho=0.5", "local/smollm2", "sim", "scripted"]

@@ -117,7 +117,7 @@ DATE_QUERY = [{"topic": "timing of the cut", "description": "member-0 expects it
 
 def test_a_supervisor_whose_searches_return_only_irrelevant_results_is_not_high_and_its_trace_says_why():
     from agent_schemas import PipelineTrace
-    from benchmarks.trace_summary import explain_trace
+    from benchmarks.viewer.trace_text import explain_trace
 
     trace = _pipeline(FixedSearch(CHESS), stated="high", named=DATE_QUERY).run(make_question())
     sup = PipelineTrace.model_validate_json(trace.model_dump_json()).supervisor  # as results.jsonl keeps it
@@ -246,7 +246,7 @@ def test_simulated_members_state_a_confidence_and_the_decision_is_still_told_apa
 
 
 def test_forecast_explains_the_grounding_and_the_weakest_link():
-    from benchmarks.trace_summary import explain_trace
+    from benchmarks.viewer.trace_text import explain_trace
 
     trace = _pipeline(FixedSearch(failure="timeout"), stated="high").run(make_question())
     text = explain_trace(trace)

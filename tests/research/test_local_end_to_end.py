@@ -12,7 +12,7 @@ def test_full_pipeline_on_the_embedded_model_returns_a_complete_trace():
     from agent_specialists import DebateAgent, SupervisorAgent
     from agent_tools import LocalCorpusSearch, ToolExecutor
     from benchmarks.questions import load_forecastbench
-    from benchmarks.leakage import leakage_audit
+    from benchmarks.protocol.leakage import leakage_audit
 
     llm = get_provider("local/smollm2")
     question = load_forecastbench(question_type="market", sample_n=1, seed=0)[0]

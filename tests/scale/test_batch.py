@@ -1,4 +1,4 @@
-"""Batch mode (issue 14) against a loopback fake of both providers' batch endpoints (benchmarks.fake_api):
+"""Batch mode (issue 14) against a loopback fake of both providers' batch endpoints (benchmarks.testing.fake_api):
 the fake's objects in the documented shapes (checked against the SDKs' own types), a 20-question batch run
 equal to the same run made call by call at half the cost, and a resume after kill -9 that submits nothing twice."""
 
@@ -19,13 +19,14 @@ import pytest
 from agent_providers.anthropic_provider import AnthropicProvider
 from agent_providers.batch import BatchUnsupported
 from agent_providers.openai_provider import OpenAIProvider
-from benchmarks import scripted_world
-from benchmarks.config import RunConfig
-from benchmarks.cost_cap import record_cost
-from benchmarks.fake_api import FakeProviderAPI
+from benchmarks.testing import scripted_world
+from benchmarks.harness.config import RunConfig
+from benchmarks.harness.cost_cap import record_cost
+from benchmarks.testing.fake_api import FakeProviderAPI
 from benchmarks.questions import load_forecastbench
 from benchmarks.report import write_report
-from benchmarks.runner import BenchmarkRunner, read_results
+from benchmarks.harness.runner import BenchmarkRunner
+from benchmarks.run_folder import read_results
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE_KEY = "sk-test-FAKE-batch-0123456789"
@@ -148,15 +149,15 @@ def test_batch_mode_puts_each_adapter_behind_the_run_s_one_collector_and_no_rate
 
     config = RunConfig(output_dir=str(tmp_path), run_id="b", search="none", providers=SPECS, batch=True, batch_poll_s=0.25)
     r = BenchmarkRunner(config, provider_factory=factory_for("http://127.0.0.1:9"), progress=False)
-    providers = r.build_providers()
-    collector = r.batch_collector
+    providers = r.stack.build()
+    collector = r.stack.batch_collector
     for p, adapter in zip(providers, (AnthropicProvider, OpenAIProvider)):
         batching = p.inner.inner.inner  # cache -> spend meter -> retry -> batch -> adapter
         assert type(batching) is BatchingProvider and batching.collector is collector and type(batching.inner) is adapter
     assert (collector.journal, collector.poll_interval_s) == (tmp_path / "b" / "batches.jsonl", 0.25)
-    assert r.limiters == {} and r.execution_info() == {"executor": "local", "batch": True, "rate_limits": {}}
-    r.build_providers()
-    assert r.batch_collector is collector  # providers built again in one run: still one collector and journal
+    assert r.stack.limiters == {} and r.stack.execution_info() == {"executor": "local", "batch": True, "rate_limits": {}}
+    r.stack.build()
+    assert r.stack.batch_collector is collector  # providers built again in one run: still one collector and journal
     assert not (tmp_path / "b").exists()  # nothing written before the run starts
 
 
@@ -164,8 +165,8 @@ KILL_SCRIPT = r"""
 import asyncio, sys
 sys.path.insert(0, {root!r})
 from tests.scale.test_batch import factory_for, questions, SPECS, NO_LIMITS
-from benchmarks.config import RunConfig
-from benchmarks.runner import BenchmarkRunner
+from benchmarks.harness.config import RunConfig
+from benchmarks.harness.runner import BenchmarkRunner
 cfg = RunConfig(output_dir={out!r}, run_id="k", search="none", providers=SPECS, rate_limits=NO_LIMITS, batch=True, batch_poll_s=0.02)
 r = BenchmarkRunner(cfg, provider_factory=factory_for({url!r}), questions=questions(), progress=False)
 asyncio.run(r.arun())

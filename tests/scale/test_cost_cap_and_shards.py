@@ -13,14 +13,17 @@ import pytest
 
 from agent_providers import ScriptedProvider
 from agent_schemas import DataValidationError
-from benchmarks import runner as runner_module
-from benchmarks import scripted_world
-from benchmarks.config import RunConfig
-from benchmarks.cost_cap import CostCap, record_cost
+from benchmarks.harness import session as session_module
+from benchmarks.harness.config import RunConfig
+from benchmarks.harness.cost_cap import CostCap, record_cost
+from benchmarks.harness.records import failed_trace
+from benchmarks.harness.runner import BenchmarkRunner
+from benchmarks.harness.selection import QuestionSelection
 from benchmarks.questions import load_forecastbench
 from benchmarks.report import write_report
-from benchmarks.runner import BenchmarkRunner, ResultsWriteError, RunSession, read_results
-from benchmarks.shards import config_digest, group_shards, parse_shard, shard_of
+from benchmarks.run_folder import ResultsWriteError, group_shards, read_results
+from benchmarks.run_folder.shards import config_digest, parse_shard, shard_of
+from benchmarks.testing import scripted_world
 from tests.helpers import SpecProvider, make_question
 
 #: Fake price of the scripted provider: USD per token (input + output).
@@ -82,7 +85,7 @@ def test_max_cost_cancels_in_flight_questions_once_the_money_paid_reaches_the_ca
 
 def test_max_cost_refuses_unknown_prices(tmp_path):
     from agent_schemas import DataValidationError
-    from benchmarks.estimate import FullAnswerStandIn
+    from benchmarks.harness.estimate import FullAnswerStandIn
 
     config = RunConfig(output_dir=str(tmp_path), run_id="u", search="none", providers=["openai-compatible/m@http://127.0.0.1:1/v1"],
                        max_cost_usd=1.0)
@@ -134,21 +137,21 @@ def session_of(tmp_path, n=5, factory=priced, **cfg):
     config = RunConfig(output_dir=str(tmp_path), run_id="r", search="none", providers=["scripted"], n_members=2,
                        methods=["mean"], baselines=[], **cfg)
     runner = BenchmarkRunner(config, provider_factory=factory, questions=qs, progress=False, retry_sleep=lambda s: None)
-    runner.build_providers()
+    runner.stack.build()
     runner.run_dir.mkdir(parents=True, exist_ok=True)
-    return runner, qs, RunSession(runner, qs, [], {}, time.perf_counter())
+    return runner, qs, runner.session(qs, [], {}, time.perf_counter())
 
 
-def failed(runner, q, message):
+def failed(session, q, message):
     """The failed record of ``q`` whose pipeline raised ``RuntimeError(message)``."""
-    return runner.question_record(q, runner.failed_trace(q, RuntimeError(message)), {})
+    return session.record(q, failed_trace(q, RuntimeError(message), show_crowd=False))
 
 
 def test_a_question_starts_only_while_the_money_paid_plus_the_questions_in_flight_fit_the_cap(tmp_path):
     runner, qs, s = session_of(tmp_path)
     assert s.may_start() and not s.cap_exhausted()  # no cap
     s.cap = CostCap(max_usd=1.0, paid_before_usd=0.25, prior_per_question_usd=0.25)
-    runner.spend.add(0.25)  # paid: 0.25 before + 0.25 now
+    runner.stack.spend.add(0.25)  # paid: 0.25 before + 0.25 now
     assert s.paid_now_usd == 0.25
     assert s.may_start()  # 0.5 + 1 x 0.25 <= 1
     s.start(qs[0])
@@ -157,7 +160,7 @@ def test_a_question_starts_only_while_the_money_paid_plus_the_questions_in_fligh
     assert not s.may_start()  # 0.5 + 3 x 0.25 > 1
     assert s.may_start(in_flight=0)  # the batch executor counts the questions it admits itself
     assert not s.cap_exhausted()
-    runner.spend.add(0.5)
+    runner.stack.spend.add(0.5)
     assert s.cap_exhausted() and s.cap.paid_usd == 1.0
 
 
@@ -167,21 +170,21 @@ def test_a_cost_stop_is_recorded_once_with_its_figures_and_later_cancellations_u
     assert s.stopped is None  # no cap: nothing stops the run
     for q in qs[:3]:
         s.start(q)
-    asyncio.run(s.finish(qs[0], failed(runner, qs[0], "disk on fire")))
+    asyncio.run(s.finish(qs[0], failed(s, qs[0], "disk on fire")))
     for q in (qs[0], qs[1], qs[3]):  # cancelled: back to pending; finished and pending questions stay as they are
         s.unstart(q)
     assert s.status == {"q1": "failed", "q2": "pending", "q3": "in_flight", "q4": "pending", "q5": "pending"}
     s.cap = CostCap(max_usd=1.0, paid_before_usd=0.25, prior_per_question_usd=0.5)
-    runner.spend.add(0.5)
+    runner.stack.spend.add(0.5)
     note = ("no new question started: paid $0.7500 plus the estimate of the next question ($0.5000 each, in flight "
             "included) would exceed the cap of $1.00; resume with a higher --max-cost to continue")
     caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="benchmarks.runner"):
+    with caplog.at_level(logging.WARNING, logger="benchmarks.harness.session"):
         s.stop_for_cost(n_cancelled=1)
         expected = {"reason": "max_cost", "max_cost_usd": 1.0, "paid_usd": 0.75, "estimate_per_question_usd": 0.5,
                     "n_not_started": 3, "n_cancelled": 1, "note": note}
         assert s.stopped == expected
-        runner.spend.add(0.1234567)  # the questions in flight paid more before they were cancelled
+        runner.stack.spend.add(0.1234567)  # the questions in flight paid more before they were cancelled
         s.unstart(qs[2])
         s.stop_for_cost(n_cancelled=2)
     assert s.stopped == {**expected, "paid_usd": 0.873457, "n_not_started": 4, "n_cancelled": 3}
@@ -197,9 +200,9 @@ def test_a_cost_stop_is_recorded_once_with_its_figures_and_later_cancellations_u
 def test_the_manifest_spend_adds_earlier_sessions_this_sessions_providers_and_remote_workers(tmp_path, monkeypatch):
     runner, qs, s = session_of(tmp_path, max_cost_usd=2.0)
     s.paid_before_usd = 0.5
-    runner.spend.add(0.1234567)
-    asyncio.run(s.finish(qs[0], failed(runner, qs[0], "disk on fire"), paid_usd=0.25))  # paid by a Ray worker
-    asyncio.run(s.finish(qs[1], failed(runner, qs[1], "disk full"), paid_usd=0.125))
+    runner.stack.spend.add(0.1234567)
+    asyncio.run(s.finish(qs[0], failed(s, qs[0], "disk on fire"), paid_usd=0.25))  # paid by a Ray worker
+    asyncio.run(s.finish(qs[1], failed(s, qs[1], "disk full"), paid_usd=0.125))
     assert s.paid_now_usd == pytest.approx(0.4984567)
     s.write_manifest()
     manifest = json.loads((runner.run_dir / "manifest.json").read_text())
@@ -212,9 +215,9 @@ def test_the_manifest_spend_adds_earlier_sessions_this_sessions_providers_and_re
     def full(path, record):
         raise OSError(28, "No space left on device", str(path))
 
-    monkeypatch.setattr(runner_module, "append_jsonl", full)
+    monkeypatch.setattr(session_module, "append_jsonl", full)
     with pytest.raises(ResultsWriteError) as ei:
-        asyncio.run(s.finish(qs[2], failed(runner, qs[2], "x")))
+        asyncio.run(s.finish(qs[2], failed(s, qs[2], "x")))
     results = runner.run_dir / "results.jsonl"
     assert str(ei.value) == (f"could not append the record of question q3 to {results} (No space left on device); "
                              "the 2 records written before are intact: fix the cause and resume the run")
@@ -225,9 +228,9 @@ def test_a_finished_question_s_ledger_cost_becomes_the_cap_s_estimate(tmp_path):
     runner, qs, s = session_of(tmp_path)
     s.cap = CostCap(max_usd=1.0, prior_per_question_usd=0.5)
     trace = asyncio.run(runner.build_pipeline().arun(qs[0].visible()))
-    record = runner.question_record(qs[0], trace, {})
+    record = s.record(qs[0], trace)
     cost = sum(e["cost_usd"] for e in record.ledger)
-    assert cost > 0 and cost == pytest.approx(runner.spend.paid_usd)  # two member calls at PRICE per token
+    assert cost > 0 and cost == pytest.approx(runner.stack.spend.paid_usd)  # two member calls at PRICE per token
     asyncio.run(s.finish(qs[0], record))
     assert s.cap.finished_costs == [pytest.approx(cost)] and s.cap.per_question_usd == pytest.approx(cost)
 
@@ -237,7 +240,7 @@ def test_a_resumed_session_continues_the_manifest_s_start_wall_time_and_spend(tm
     manifest = runner.run_dir / "manifest.json"
     manifest.write_text(json.dumps({"created_at": "2026-01-02T03:04:05+00:00", "wall_time_s_total": 12.5,
                                     "spend": {"paid_usd_total": 0.75}}))
-    s = RunSession(runner, qs, [], {}, time.perf_counter())
+    s = runner.session(qs, [], {}, time.perf_counter())
     s.write_manifest()
     m = json.loads(manifest.read_text())
     assert m["created_at"] == "2026-01-02T03:04:05+00:00"
@@ -246,7 +249,7 @@ def test_a_resumed_session_continues_the_manifest_s_start_wall_time_and_spend(tm
     # a manifest without these fields (an older run): a new start, no earlier time, nothing paid before
     manifest.write_text(json.dumps({"question_ids": [q.id for q in qs]}))
     before = dt.datetime.now(dt.timezone.utc)
-    RunSession(runner, qs, [], {}, time.perf_counter()).write_manifest()
+    runner.session(qs, [], {}, time.perf_counter()).write_manifest()
     m = json.loads(manifest.read_text())
     assert before <= dt.datetime.fromisoformat(m["created_at"]) <= dt.datetime.now(dt.timezone.utc)
     assert m["wall_time_s_total"] == m["wall_time_s"] and m["spend"]["paid_usd_total"] == 0.0
@@ -259,7 +262,7 @@ def test_a_resumed_session_takes_statuses_and_failure_reasons_from_the_first_rec
     member = {"type": "ForecastParseError", "message": "no JSON object found", "retryable": False, "details": {}}
     bare = {"question_id": "q2", "status": "failed"}  # a record without its trace: why is unknown
     with_members = {"question_id": "q3", "status": "failed", "trace": {"forecasts": [{"error": member}, {"error": None}], "error": error}}
-    s = RunSession(runner, qs, [ok, bare, with_members, {**ok, "question_id": "q2"}], {}, time.perf_counter())
+    s = runner.session(qs, [ok, bare, with_members, {**ok, "question_id": "q2"}], {}, time.perf_counter())
     assert s.status == {"q1": "done", "q2": "failed", "q3": "failed"} and s.n_done_before == 3
     assert s.reasons == {"q2": "unknown", "q3": "ForecastParseError: no JSON object found"}
 
@@ -267,7 +270,7 @@ def test_a_resumed_session_takes_statuses_and_failure_reasons_from_the_first_rec
 def test_the_cost_cap_counts_earlier_sessions_finished_questions_and_the_dry_run_estimate(tmp_path, monkeypatch):
     """The prior is the dry run's estimate per question, at batch prices for a batch run (the dry run's stand-ins
     have no batch API: a batch config once failed here with "anthropic/... has no batch mode")."""
-    from benchmarks.estimate import estimate_run
+    from benchmarks.harness.estimate import estimate_run
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-not-a-key")
     qs = [make_question(f"q{i}") for i in range(1, 4)]
@@ -289,8 +292,8 @@ def test_the_cost_cap_counts_earlier_sessions_finished_questions_and_the_dry_run
 
 
 def test_a_cap_below_one_question_s_estimate_starts_nothing_and_says_why(tmp_path, monkeypatch):
-    from benchmarks import estimate
-    from benchmarks.estimate import estimate_run
+    from benchmarks.harness import estimate
+    from benchmarks.harness.estimate import estimate_run
 
     qs = [make_question(f"q{i}") for i in range(1, 4)]
     config = RunConfig(output_dir=str(tmp_path), run_id="r", search="none", providers=["anthropic/claude-sonnet-4-5"],
@@ -348,14 +351,14 @@ def test_a_shard_runs_exactly_its_questions_and_records_the_whole_selection(tmp_
         digests.add(manifest["shard"]["config_digest"])
     assert len(digests) == 1  # the shards of one run have one config
     # no shard: every question, shard 0 of 1
-    whole = BenchmarkRunner(RunConfig(output_dir=str(tmp_path), run_id="w"), questions=qs, progress=False)
-    assert whole.select_shard(qs) == qs and (whole.shard_info["index"], whole.shard_info["count"]) == (0, 1)
+    mine, info = QuestionSelection(RunConfig(output_dir=str(tmp_path), run_id="w"), [], qs).shard(qs)
+    assert mine == qs and (info["index"], info["count"]) == (0, 1)
 
 
 def test_a_shard_without_questions_is_refused(tmp_path):
     q = make_question("q1")
     empty = next(f"{i}/3" for i in range(3) if shard_of("q1", 3) != i)
-    r = BenchmarkRunner(RunConfig(output_dir=str(tmp_path), run_id="s", shard=empty), questions=[q], progress=False)
+    selection = QuestionSelection(RunConfig(output_dir=str(tmp_path), run_id="s", shard=empty), [], [q])
     with pytest.raises(DataValidationError) as ei:
-        r.select_shard([q])
+        selection.shard([q])
     assert (str(ei.value), ei.value.field, ei.value.value) == (f"shard {empty} holds none of the 1 selected questions", "shard", empty)

@@ -1,0 +1,73 @@
+"""A question's trace and its ``results.jsonl`` record: every method and baseline read from the one shared
+pipeline run, the usage ledger and the leakage audit of the prompts sent."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from agent_research import ForecastPipeline
+from agent_schemas import PipelineTrace, Question, as_reconcile_error
+from benchmarks.harness.config import RunConfig
+from benchmarks.protocol.baselines import compute_baselines
+from benchmarks.protocol.clusters import ClusterAssignment
+from benchmarks.protocol.leakage import leakage_audit
+from benchmarks.protocol.methods import method_rows
+from benchmarks.run_folder.record import QuestionRecord
+
+__all__ = ["baseline_table", "failed_trace", "question_record", "run_trace"]
+
+log = logging.getLogger(__name__)
+
+
+async def run_trace(pipeline: ForecastPipeline, q: Question, *, show_crowd: bool) -> PipelineTrace:
+    """The pipeline's trace of one question (what the agents may see of it: :meth:`Question.visible`);
+    anything the pipeline raises gives a failed trace with the typed error (:func:`failed_trace`)."""
+    visible = q.visible(show_crowd=show_crowd)
+    try:
+        return await pipeline.arun(visible)
+    except Exception as exc:
+        return failed_trace(q, exc, show_crowd=show_crowd)
+
+
+def failed_trace(q: Question, exc: BaseException, *, show_crowd: bool) -> PipelineTrace:
+    """The trace of a question whose run raised ``exc`` (status "failed", the typed error); logged, the run goes on."""
+    log.warning("question %s failed with an unexpected %s: %s (the run goes on)", q.id, type(exc).__name__, exc)
+    return PipelineTrace(question=q.visible(show_crowd=show_crowd), status="failed",
+                         error=as_reconcile_error(exc).to_info(), final_source="question failed")
+
+
+def question_record(q: Question, trace: PipelineTrace, *, config: RunConfig, clusters: ClusterAssignment,
+                    baselines: dict[str, dict[str, dict[str, Any]]]) -> QuestionRecord:
+    """The ``results.jsonl`` record of one finished question: ``config``'s methods read from ``trace``, the
+    question's bootstrap cluster and its row of ``baselines`` (:func:`baseline_table`)."""
+    return QuestionRecord(
+        question_id=q.id,
+        status=trace.status,
+        error=trace.error.model_dump() if trace.error else None,
+        outcome=q.outcome,
+        source=q.source,
+        question_type=q.question_type,
+        cluster=clusters.labels.get(q.id, q.cluster_id),
+        horizon_days=q.horizon_days,
+        forecast_date=q.forecast_date.isoformat(),
+        resolution_date=q.resolution_date.isoformat() if q.resolution_date else None,
+        methods=method_rows(trace, config.methods, min_spread=config.pipeline.reconcile_min_spread),
+        baselines=baselines.get(q.id, {}),
+        ledger=trace.ledger.to_records(),
+        audit=leakage_audit(trace, q),
+        wall_time_s=trace.wall_time_s,
+        trace=trace,
+    )
+
+
+def baseline_table(questions: list[Question], names: list[str]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Baseline probabilities per question: ``{qid: {name: {"p_yes", "status", "note"}}}``."""
+    df = compute_baselines(questions)
+    out: dict[str, dict[str, dict[str, Any]]] = {q.id: {} for q in questions}
+    for qid, method, p_yes, detail in zip(df["question_id"], df["method"], df["p_yes"], df["detail"]):
+        if method not in names:
+            continue
+        p = None if p_yes != p_yes else float(p_yes)  # NaN: not available
+        out[qid][method] = {"p_yes": p, "status": "ok" if p is not None else "unavailable", "note": detail}
+    return out

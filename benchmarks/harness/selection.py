@@ -1,0 +1,164 @@
+"""Which questions a run forecasts, and every filter on the way, as its manifest records them
+(``question_selection``): the forecast-date bounds, the contamination filter (each model's training cutoff,
+failing closed when one is unknown), the survivorship rule of the bundled data, the seeded sample and the shard.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import random
+from typing import Any
+
+from agent_schemas import DataValidationError, Question
+from benchmarks.harness.config import RunConfig
+from benchmarks.protocol.model_cutoffs import training_cutoff
+from benchmarks.questions import DATA_SNAPSHOT_DATE, load_forecastbench, load_questions_file
+from benchmarks.run_folder.shards import config_digest, parse_shard, selection_digest, shard_of
+
+__all__ = ["QuestionSelection"]
+
+log = logging.getLogger(__name__)
+
+
+def _untrained(spec: str) -> bool:
+    """Specs of providers that were trained on no data (contamination does not apply): scripted, sim."""
+    return spec.split("/", 1)[0] in ("scripted", "sim")
+
+
+class QuestionSelection:
+    """The question selection of a run's config on its providers' models.
+
+    Parameters
+    ----------
+    config : RunConfig
+    model_specs : list of str
+        The run's provider specs (their training cutoffs bound the questions).
+    given : list of Question, optional
+        Questions given directly (no filter applies; an unknown cutoff is then recorded, not refused).
+    """
+
+    def __init__(self, config: RunConfig, model_specs: list[str], given: list[Question] | None = None) -> None:
+        self.config = config
+        self.model_specs = model_specs
+        self.given = given
+
+    def cutoff_filter(self, *, strict: bool = True) -> dict[str, Any]:
+        """The contamination filter this run applies, for the manifest: each model's training cutoff, the
+        date questions must be due after (``applied_after``), what it rests on (``basis``) and why.
+
+        Fails closed: when any model's cutoff is unknown (not in :mod:`benchmarks.protocol.model_cutoffs`, or a
+        moving alias such as ``*-latest``), the run stops unless the user set ``forecast_date_from``
+        (``--date-from``; then that date is the bound and the note says so) or turned the filter off
+        explicitly (``after_model_cutoff=False``, ``--include-before-cutoff``). The scripted and simulated
+        (``sim``) providers were trained on nothing and are left out of the check. ``strict=False`` records an unknown cutoff
+        instead of raising (questions passed to the runner directly are not filtered).
+
+        Raises
+        ------
+        DataValidationError
+            For an unknown cutoff without ``forecast_date_from`` (the message names the models and the fix).
+        """
+        cfg = self.config
+        cutoffs = {s: training_cutoff(s) for s in self.model_specs if not _untrained(s)}
+        unknown = [s for s, c in cutoffs.items() if c is None]
+        info: dict[str, Any] = {"requested": cfg.after_model_cutoff,
+                                "model_cutoffs": {s: (c.isoformat() if c else None) for s, c in cutoffs.items()},
+                                "margin_days": cfg.cutoff_margin_days, "applied_after": None, "basis": None}
+        if not cfg.after_model_cutoff:
+            info["note"] = ("off (--include-before-cutoff): questions due before the models' training cutoffs are "
+                            "included and may be contaminated")
+        elif not cutoffs:
+            info["note"] = "no trained model in the run (scripted or simulated provider): nothing to filter"
+        elif unknown and cfg.forecast_date_from is None:
+            if not strict:
+                info["note"] = f"training cutoff unknown for {', '.join(unknown)}: not applied (questions given directly)"
+                return info
+            raise DataValidationError(
+                f"training cutoff unknown for {', '.join(unknown)}: the contamination filter cannot be applied. "
+                "Pass --date-from YYYY-MM-DD (a date after the model's training cutoff), or "
+                "--include-before-cutoff to accept contaminated questions", field="providers", value=unknown)
+        elif unknown:
+            after = cfg.forecast_date_from - dt.timedelta(days=1)  # type: ignore[operator]
+            info.update(applied_after=after.isoformat(), basis="--date-from",
+                        note=(f"training cutoff unknown for {', '.join(unknown)}: questions due on or after "
+                              f"{cfg.forecast_date_from} (--date-from) are used; the bound is the user's"))
+        else:
+            after = max(cutoffs.values()) + dt.timedelta(days=cfg.cutoff_margin_days)  # type: ignore[type-var, operator]
+            info.update(applied_after=after.isoformat(), basis="model_cutoffs",
+                        note=(f"questions due after {after} (latest training cutoff of the models"
+                              + (f" + {cfg.cutoff_margin_days} days margin)" if cfg.cutoff_margin_days else ")")))
+        return info
+
+    def shard(self, questions: list[Question]) -> tuple[list[Question], dict[str, Any]]:
+        """The questions of this run's shard (:mod:`benchmarks.run_folder.shards`) and the manifest's ``shard``
+        entry (index, count, the selection's and the config's digests).
+
+        Raises
+        ------
+        DataValidationError
+            When the shard holds no question (more shards than questions).
+        """
+        i, n = parse_shard(self.config.shard or "0/1")
+        mine = [q for q in questions if shard_of(q.id, n) == i]
+        info = {"index": i, "count": n, "n_questions_all": len(questions),
+                "selection_digest": selection_digest([q.id for q in questions]),
+                "config_digest": config_digest(self.config.model_dump(mode="json"))}
+        if not mine:
+            raise DataValidationError(f"shard {i}/{n} holds none of the {len(questions)} selected questions",
+                                      field="shard", value=self.config.shard)
+        return mine, info
+
+    def describe(self) -> dict[str, Any]:
+        """Every filter the question selection applies (recorded in the manifest as ``question_selection``):
+        the effective forecast-date bounds, the contamination filter and the survivorship rule."""
+        cfg = self.config
+        given = self.given is not None
+        cutoff = self.cutoff_filter(strict=not given)
+        date_from = cfg.forecast_date_from
+        if cutoff["applied_after"]:
+            after = dt.date.fromisoformat(cutoff["applied_after"]) + dt.timedelta(days=1)
+            date_from = max(date_from, after) if date_from else after
+        bundled = self.given is None and not cfg.questions_file
+        close_to = DATA_SNAPSHOT_DATE if (bundled and cfg.close_by_snapshot) else None
+        return {
+            "source": "given (no filter applied)" if given else (cfg.questions_file or "bundled ForecastBench"),
+            "forecast_date_from": date_from.isoformat() if date_from else None,
+            "forecast_date_to": cfg.forecast_date_to.isoformat() if cfg.forecast_date_to else None,
+            "scheduled_close_to": close_to.isoformat() if close_to else None,
+            "survivorship_rule": (
+                f"scheduled close on or before the outcome snapshot {DATA_SNAPSHOT_DATE}" if close_to else
+                ("off (--include-unclosed)" if bundled else "not applicable (user questions)")),
+            "contamination_filter": cutoff,
+        }
+
+    def questions(self) -> list[Question]:
+        """The run's questions: given, from a user file, or from the bundled ForecastBench data, through the
+        same filters (:meth:`describe`: forecast-date bounds including the contamination filter; for bundled
+        data also the survivorship rule), then a seeded sample of ``sample_n``.
+
+        Raises
+        ------
+        DataValidationError
+            From :meth:`cutoff_filter` (unknown training cutoff), or a malformed question file.
+        """
+        if self.given is not None:
+            return list(self.given)
+        cfg = self.config
+        sel = self.describe()
+        date_from = dt.date.fromisoformat(sel["forecast_date_from"]) if sel["forecast_date_from"] else None
+        if cfg.questions_file:
+            qs = [q for q in load_questions_file(cfg.questions_file)
+                  if (date_from is None or q.forecast_date >= date_from)
+                  and (cfg.forecast_date_to is None or q.forecast_date <= cfg.forecast_date_to)]
+            if cfg.sample_n and len(qs) > cfg.sample_n:
+                keep = set(random.Random(cfg.seed).sample(range(len(qs)), cfg.sample_n))
+                log.warning("%s has %d questions after the filters; using a seeded sample of %d (--n 0 for all)",
+                            cfg.questions_file, len(qs), cfg.sample_n)
+                qs = [q for i, q in enumerate(qs) if i in keep]
+            return qs
+        return list(load_forecastbench(
+            sources=cfg.sources, question_type=cfg.question_type, forecast_date_from=date_from,
+            forecast_date_to=cfg.forecast_date_to, scheduled_close_to=sel["scheduled_close_to"],
+            one_per_source_question=cfg.one_per_source_question, sample_n=cfg.sample_n, seed=cfg.seed,
+        ))

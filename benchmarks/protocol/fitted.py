@@ -1,0 +1,542 @@
+"""Learned combination, fitted walk-forward: methods whose parameters are fitted on resolved questions only.
+
+The harness holds the outcomes, so it fits here, at scoring time, never inside an agent. Every fitted
+method of a question is fitted only on **questions whose actual resolution date is strictly before the
+question's forecast date** (the no-look-ahead rule of the ``base_rate`` baseline in
+:mod:`benchmarks.protocol.baselines`): the question's own outcome, and every outcome still unknown on its forecast
+date, cannot reach its parameters. The history is the run's own records, ordered by resolution date
+(walk-forward within a run), plus any earlier runs given (``--fit-from runs/A,runs/B``); a question id in
+several runs counts once (the scored run's record first, then the earlier runs in the order given).
+
+========================  ==============================================  =============================
+method (leaderboard)      fitted on the history                           unfitted rule (fallback)
+========================  ==============================================  =============================
+``fitted_extremized``     extremizing factor ``d`` of                     ``extremized`` (d = 1.5)
+                          ``sigmoid(d * mean(logit p_i))`` over the
+                          members (:func:`~agent_research.aggregation.
+                          fit_extremizing_factor`, maximum likelihood)
+``fitted_platt``          Platt scaling ``sigmoid(a * logit(mean) + b)``  ``mean`` (a = 1, b = 0)
+                          of the mean (:func:`~agent_research.
+                          aggregation.fit_platt_scaling`, Platt's
+                          smoothed targets): the *learned mean*
+``fitted_blend``          weights of a linear blend of ``mean``,          ``pipeline`` (the hand-set
+                          ``debate`` and ``supervisor``                   combination rule)
+                          (:func:`agent_research.learned.fit_pool_weights`)
+``fitted_member_weights`` weights of a linear pool of the members, a      ``mean`` (equal weights)
+                          member being ``agent_id@model``
+                          (:func:`~agent_research.learned.fit_pool_weights`)
+========================  ==============================================  =============================
+
+**Drift.** A question's parameters of ``fitted_platt`` weigh each earlier question by its age on the
+forecast date (days from its resolution date), ``w = 0.5 ** (age / h)``, with the half-life
+``h = max(30 days, age of the 100th most recent question)`` (:data:`PLATT_RECENCY`): a yes-rate that jumps
+moves the intercept within about a month, yet at least 100 questions always weigh 0.5 or more, so a sparse
+history is not left to a handful of questions. Only the questions resolved before the forecast date enter,
+as without weights. Why this rule: measured on twelve kinds of simulated world, the yes-rate constant,
+jumping or drifting, members calibrated or under-confident, histories dense or sparse
+(``benchmarks/perf/fitted_recency.py``, 20 seeds each; the rule was chosen there before it was run on the
+bundled market pool). Against the full history, fixed half-lives of 30, 60 and 90 days, and floors of 150
+(45 days) and 200 questions, it had the best mean Brier difference to ``mean`` (-0.00474 against -0.00380
+for the full history) and the smallest worst-case regret (0.00057 against 0.00315): a fixed 30 days lost
+most on sparse histories, the full history most after a jump. The mean's calibration drifts with the
+yes-rate because the members' probabilities lean towards a long-run rate (in the simulator the anchors are
+drawn around the source's overall yes-rate); only Platt's intercept can follow that. The extremizing
+factor and the pool weights have no intercept, so recency cannot make them follow a base rate (weighting the
+extremizing factor the same way lost up to 0.0002 on the dense worlds in a trial): they use the whole history.
+
+Each fit uses the history's questions that have the method's inputs. With fewer than
+:data:`MIN_FIT_QUESTIONS` (30) such questions, or fewer than :data:`MIN_FIT_PER_CLASS` (5) of either
+outcome, the method falls back to its unfitted rule and its row says so (``fallback: true`` and a note):
+below that, one or two surprising outcomes move a fitted ``d`` or an intercept by more than the
+difference the methods are meant to measure. Inputs are the probabilities as scored (clipped to the
+combination rule's bounds, see :mod:`benchmarks.protocol.methods`), and every fitted probability is clipped the
+same way. ``fitted_blend`` needs the debate and the supervisor, so it spends their tokens; the others
+cost nothing beyond the ensemble.
+
+Each row records the fitted parameters, ``n_fit`` (questions fitted on), ``n_fit_yes``, the date the
+history was cut at, and for ``fitted_platt`` the half-life used and the effective number of questions
+(Kish's ``(sum w)^2 / sum w^2``); the report writes them to ``fitted.jsonl`` and sums them up in a table.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from agent_research.aggregation import (
+    DEFAULT_EXTREMIZING_FACTOR,
+    PlattScaler,
+    extremized,
+    fit_extremizing_factor,
+    fit_platt_scaling,
+)
+from agent_research.learned import fit_pool_weights, weighted_pool
+from agent_schemas import DataValidationError, TokenUsage
+from benchmarks.protocol.methods import method_of
+
+__all__ = ["BLEND_INPUTS", "FITTED_METHODS", "LEARNED_MEAN", "MIN_FIT_PER_CLASS", "MIN_FIT_QUESTIONS", "PLATT_RECENCY",
+           "RECENCY_METHODS", "UNFITTED_RULE", "FitInputs", "RecencyWeights", "fallback_equals", "fit_inputs", "fit_runs", "fit_sources",
+           "fitted_summary", "refuse_other_models", "run_models", "walk_forward"]
+
+#: The fitted methods, in leaderboard order.
+FITTED_METHODS: tuple[str, ...] = ("fitted_extremized", "fitted_platt", "fitted_blend", "fitted_member_weights")
+#: The method each fitted method falls back to with too little history.
+UNFITTED_RULE: dict[str, str] = {"fitted_extremized": "extremized", "fitted_platt": "mean",
+                                 "fitted_blend": "pipeline", "fitted_member_weights": "mean"}
+#: The methods ``fitted_blend`` blends.
+BLEND_INPUTS: tuple[str, ...] = ("mean", "debate", "supervisor")
+#: The learned mean: the reference the cost-effectiveness table also measures debate and supervisor against.
+LEARNED_MEAN = "fitted_platt"
+#: Fewest resolved questions a fit may rest on (count).
+MIN_FIT_QUESTIONS = 30
+#: Fewest questions of each outcome (Yes and No) a fit may rest on (count).
+MIN_FIT_PER_CLASS = 5
+
+
+@dataclass(frozen=True)
+class RecencyWeights:
+    """Weights of a walk-forward fit by age: ``w = 0.5 ** (age / h)``, ``h = max(half_life_days, age of the
+    min_questions-th most recent question)`` (module docstring, *Drift*).
+
+    Attributes
+    ----------
+    half_life_days : float
+        Shortest half-life (days, > 0).
+    min_questions : int
+        The ``min_questions`` most recent questions always weigh at least 0.5 (count, >= 0; 0 for a fixed
+        half-life).
+    """
+
+    half_life_days: float = 30.0
+    min_questions: int = 100
+
+    def __post_init__(self) -> None:
+        if not (np.isfinite(self.half_life_days) and self.half_life_days > 0) or self.min_questions < 0:
+            raise ValueError(f"need half_life_days > 0 and min_questions >= 0, got {self.half_life_days}, {self.min_questions}")
+
+    def half_life(self, ages: np.ndarray) -> float:
+        """The half-life (days) for questions of ``ages`` (days, shape (n,))."""
+        if self.min_questions == 0 or ages.size == 0:
+            return float(self.half_life_days)
+        return float(max(self.half_life_days, np.sort(ages)[min(self.min_questions, ages.size) - 1]))
+
+    def weights(self, ages: np.ndarray) -> np.ndarray:
+        """The weight in (0, 1] of each question, by its age (days, shape (n,))."""
+        return np.power(0.5, np.asarray(ages, dtype=float) / self.half_life(np.asarray(ages)))
+
+
+#: The recency rule of ``fitted_platt`` (module docstring, *Drift*).
+PLATT_RECENCY = RecencyWeights(half_life_days=30.0, min_questions=100)
+#: The fitted methods whose fit is weighted by recency (those with an intercept, which tracks a base rate).
+RECENCY_METHODS: tuple[str, ...] = ("fitted_platt",)
+
+
+@dataclass(frozen=True)
+class FitInputs:
+    """What the fitted methods read from one question's record.
+
+    ``members`` maps ``agent_id@model`` to the p_yes of each successful member; ``methods`` the scored
+    (clipped) p_yes of mean, debate, supervisor and pipeline (None when absent or failed; a gated run's
+    ``debate_gated`` etc. under their method's name, :func:`benchmarks.protocol.methods.method_of`); ``clip`` the
+    combination rule's bounds; ``extra_usage`` the tokens of debate plus supervisor (a TokenUsage dump).
+    ``outcome`` and ``resolution_date`` are the harness's; None when unresolved. ``ok`` is False for a
+    question whose ensemble failed.
+    """
+
+    question_id: str
+    forecast_date: dt.date
+    resolution_date: dt.date | None
+    outcome: int | None
+    ok: bool
+    members: dict[str, float] = field(default_factory=dict)
+    methods: dict[str, float | None] = field(default_factory=dict)
+    clip: tuple[float, float] = (0.0, 1.0)
+    extra_usage: dict[str, Any] = field(default_factory=dict)
+    run_id: str = ""
+
+    @property
+    def resolved(self) -> bool:
+        """True when the question can teach a fit: ok inputs, an outcome and an actual resolution date."""
+        return self.ok and self.outcome is not None and self.resolution_date is not None
+
+
+def _date(value: Any) -> dt.date | None:
+    return None if not value else dt.date.fromisoformat(str(value)[:10])
+
+
+def fit_inputs(records: Iterable[Mapping[str, Any]], run_id: str = "") -> list[FitInputs]:
+    """The :class:`FitInputs` of ``results.jsonl`` records (parsed JSON lines), in the records' order."""
+    out = []
+    for r in records:
+        trace = r.get("trace") or {}
+        rule = trace.get("combination_rule") or {}
+        methods = r.get("methods") or {}
+        members = {f"{f.get('agent_id')}@{f.get('model')}": float(f["p_yes"]) for f in trace.get("forecasts", [])
+                   if f.get("status") == "ok" and f.get("p_yes") is not None}
+        # keyed by method: a gated run's ``debate_gated`` is its debate (benchmarks.protocol.methods.method_of)
+        scored = {method_of(m): (float(v["p_yes"]) if v.get("status") == "ok" and v.get("p_yes") is not None else None)
+                  for m, v in methods.items()}
+        extra = TokenUsage()
+        for label, row in methods.items():
+            if method_of(label) in ("debate", "supervisor"):
+                extra = extra + TokenUsage(**row.get("extra_usage", {}))
+        out.append(FitInputs(
+            question_id=str(r["question_id"]), forecast_date=_date(r["forecast_date"]),  # type: ignore[arg-type]
+            resolution_date=_date(r.get("resolution_date")), outcome=r.get("outcome"),
+            ok=r.get("status") == "ok" and bool(members),
+            members=members, methods=scored, clip=(float(rule.get("clip_low", 0.0)), float(rule.get("clip_high", 1.0))),
+            extra_usage=extra.model_dump(), run_id=run_id,
+        ))
+    return out
+
+
+# --- one method: inputs, fit, apply ------------------------------------------------------------------
+
+
+def _member_matrix(rows: Sequence[FitInputs], keys: Sequence[str]) -> np.ndarray:
+    return np.array([[r.members.get(k, np.nan) for k in keys] for r in rows], dtype=float).reshape(len(rows), len(keys))
+
+
+def _blend_matrix(rows: Sequence[FitInputs]) -> np.ndarray:
+    return np.array([[np.nan if r.methods.get(m) is None else r.methods[m] for m in BLEND_INPUTS] for r in rows],
+                    dtype=float).reshape(len(rows), len(BLEND_INPUTS))
+
+
+def _fit(method: str, rows: Sequence[FitInputs], keys: Sequence[str], weights: np.ndarray | None) -> dict[str, float]:
+    """Parameters of ``method`` fitted on ``rows`` (resolved, with the method's inputs), by ``weights``
+    (``fitted_platt`` only; None: equal)."""
+    o = np.array([r.outcome for r in rows], dtype=float)
+    if method == "fitted_extremized":
+        return {"d": fit_extremizing_factor(_member_matrix(rows, keys), o)}
+    if method == "fitted_platt":
+        s = fit_platt_scaling(np.array([r.methods["mean"] for r in rows]), o, target_smoothing=True, sample_weight=weights)
+        return {"a": s.a, "b": s.b}
+    if method == "fitted_blend":
+        return dict(zip(BLEND_INPUTS, map(float, fit_pool_weights(_blend_matrix(rows), o))))
+    return dict(zip(keys, map(float, fit_pool_weights(_member_matrix(rows, keys), o))))
+
+
+def _unfitted(method: str, keys: Sequence[str]) -> dict[str, float]:
+    if method == "fitted_extremized":
+        return {"d": DEFAULT_EXTREMIZING_FACTOR}
+    if method == "fitted_platt":
+        return {"a": 1.0, "b": 0.0}
+    if method == "fitted_blend":
+        return {}
+    return {k: 1.0 / len(keys) for k in keys}
+
+
+def _apply(method: str, params: dict[str, float], row: FitInputs, keys: Sequence[str], fallback: bool) -> float | None:
+    if method == "fitted_extremized":
+        return float(extremized(_member_matrix([row], keys), d=params["d"])[0])
+    if method == "fitted_platt":
+        return float(PlattScaler(params["a"], params["b"]).transform(row.methods["mean"]))
+    if method == "fitted_blend":
+        if fallback:
+            return row.methods.get("pipeline") if row.methods.get("pipeline") is not None else row.methods["mean"]
+        return float(weighted_pool(_blend_matrix([row]), [params[m] for m in BLEND_INPUTS])[0])
+    p = weighted_pool(_member_matrix([row], keys), [params[k] for k in keys])[0]
+    return None if np.isnan(p) else float(p)
+
+
+def _has_inputs(method: str, row: FitInputs) -> bool:
+    if method in ("fitted_platt", "fitted_blend"):
+        return row.methods.get("mean") is not None
+    return bool(row.members)
+
+
+def _fmt(params: dict[str, float]) -> str:
+    return ", ".join(f"{k}={v:.3g}" for k, v in params.items())
+
+
+# --- walk-forward --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Fit:
+    params: dict[str, float]
+    n: int
+    n_yes: int
+    fallback: bool
+    half_life_days: float | None
+    n_eff: float
+
+
+def walk_forward(
+    targets: Sequence[FitInputs],
+    history: Sequence[FitInputs] | None = None,
+    *,
+    methods: Sequence[str] = FITTED_METHODS,
+    min_questions: int = MIN_FIT_QUESTIONS,
+    min_per_class: int = MIN_FIT_PER_CLASS,
+    recency: RecencyWeights | None = PLATT_RECENCY,
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """Every fitted method's probability for each target question, fitted without look-ahead.
+
+    Parameters
+    ----------
+    targets : sequence of FitInputs
+        The questions to forecast (a run's records, :func:`fit_inputs`).
+    history : sequence of FitInputs, optional
+        Resolved questions that may be fitted on; default ``targets`` (walk-forward within the run). Pass
+        ``targets`` plus earlier runs' inputs to fit across runs; a question id counts once (first wins).
+    methods : sequence of str
+        Names among :data:`FITTED_METHODS`.
+    min_questions, min_per_class : int
+        Fewest questions (and of each outcome) a fit may rest on; below it the unfitted rule is used.
+    recency : RecencyWeights or None
+        Weights of the earlier questions by age in the fit of ``fitted_platt`` (:data:`RECENCY_METHODS`);
+        None weighs every earlier question alike (the full-history fit).
+
+    Returns
+    -------
+    dict
+        ``{question_id: {method: row}}``; a row has ``p_yes`` (in [0, 1], clipped to the question's
+        combination bounds; None when failed), ``status`` ("ok" or "failed"), ``note``, ``params``
+        (dict of floats), ``n_fit`` and ``n_fit_yes`` (questions, counts), ``fit_before`` (ISO date: the
+        history holds outcomes resolved strictly before it), ``fallback`` (bool), ``equals`` (the method
+        a fallback row equals, e.g. ``"mean"``; None when fitted), ``half_life_days`` (days; None when
+        unweighted), ``n_eff`` (Kish's effective number of questions; ``n_fit`` when unweighted) and
+        ``extra_usage``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown method or a minimum below 2 (questions) or 1 (per class).
+    """
+    unknown = [m for m in methods if m not in FITTED_METHODS]
+    if unknown:
+        raise ValueError(f"unknown fitted methods {unknown}; valid: {', '.join(FITTED_METHODS)}")
+    if min_questions < 2 or min_per_class < 1:
+        raise ValueError(f"need min_questions >= 2 and min_per_class >= 1, got {min_questions}, {min_per_class}")
+    seen: set[str] = set()
+    pool: list[FitInputs] = []
+    for r in (history if history is not None else targets):
+        if r.question_id not in seen and r.resolved:
+            seen.add(r.question_id)
+            pool.append(r)
+    pool.sort(key=lambda r: r.resolution_date)  # type: ignore[arg-type, return-value]
+    resolved_on = np.array([np.datetime64(r.resolution_date) for r in pool], dtype="datetime64[D]")
+    position = {r.question_id: i for i, r in enumerate(pool)}
+    keys = sorted({k for r in [*pool, *targets] for k in r.members})
+    cache: dict[tuple[str, int, str | None, dt.date | None], _Fit] = {}
+
+    def fitted(method: str, n_prefix: int, own: str | None, on: dt.date) -> _Fit:
+        weighted = recency is not None and method in RECENCY_METHODS
+        key = (method, n_prefix, own, on if weighted else None)
+        if key not in cache:
+            rows = [r for r in pool[:n_prefix] if r.question_id != own and _has_inputs(method, r)]
+            n_yes = sum(int(r.outcome) for r in rows)  # type: ignore[arg-type]
+            if len(rows) < min_questions or min(n_yes, len(rows) - n_yes) < min_per_class:
+                cache[key] = _Fit(_unfitted(method, keys), len(rows), n_yes, True, None, float(len(rows)))
+            elif weighted:
+                ages = np.array([(on - r.resolution_date).days for r in rows])  # type: ignore[operator]
+                w = recency.weights(ages)  # type: ignore[union-attr]
+                cache[key] = _Fit(_fit(method, rows, keys, w), len(rows), n_yes, False,
+                                  recency.half_life(ages), float(w.sum() ** 2 / (w ** 2).sum()))  # type: ignore[union-attr]
+            else:
+                cache[key] = _Fit(_fit(method, rows, keys, None), len(rows), n_yes, False, None, float(len(rows)))
+        return cache[key]
+
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for t in targets:
+        n_prefix = int(np.searchsorted(resolved_on, np.datetime64(t.forecast_date, "D"), side="left"))
+        # the target's own record is in the prefix only if it resolved before its forecast date (bad data)
+        own = t.question_id if position.get(t.question_id, n_prefix) < n_prefix else None
+        rows: dict[str, dict[str, Any]] = {}
+        for method in methods:
+            extra = t.extra_usage if method == "fitted_blend" else TokenUsage().model_dump()
+            base = {"fit_before": t.forecast_date.isoformat(), "extra_usage": extra}
+            if not t.ok or not _has_inputs(method, t):
+                why = "the ensemble failed" if not t.ok else "the run did not score mean"
+                rows[method] = {**base, "p_yes": None, "status": "failed", "note": f"no inputs: {why}",
+                                "params": {}, "n_fit": 0, "n_fit_yes": 0, "fallback": False, "equals": None,
+                                "half_life_days": None, "n_eff": 0.0}
+                continue
+            fit = fitted(method, n_prefix, own, t.forecast_date)
+            p = _apply(method, fit.params, t, keys, fit.fallback)
+            lo, hi = t.clip
+            p = None if p is None else min(max(p, lo), hi)
+            when = f"resolved before {t.forecast_date.isoformat()}"
+            equals = None
+            if fit.fallback:
+                equals = UNFITTED_RULE[method] if method != "fitted_blend" or t.methods.get("pipeline") is not None else "mean"
+                shown = _fmt(fit.params) if fit.params else "the hand-set combination rule"
+                note = (f"fallback to {equals} ({shown}): only {fit.n} questions ({fit.n_yes} Yes) {when}; "
+                        f"a fit needs {min_questions}, at least {min_per_class} of each outcome")
+            elif fit.half_life_days is not None:
+                note = (f"fitted on {fit.n} questions ({fit.n_yes} Yes) {when}, weighted by recency (half-life "
+                        f"{fit.half_life_days:.0f} days, effective n {fit.n_eff:.0f}): {_fmt(fit.params)}")
+            else:
+                note = f"fitted on {fit.n} questions ({fit.n_yes} Yes) {when}: {_fmt(fit.params)}"
+            rows[method] = {**base, "p_yes": p, "status": "ok" if p is not None else "failed", "note": note,
+                            "params": fit.params, "n_fit": fit.n, "n_fit_yes": fit.n_yes, "fallback": fit.fallback,
+                            "equals": equals, "half_life_days": fit.half_life_days, "n_eff": fit.n_eff}
+        out[t.question_id] = rows
+    return out
+
+
+# --- runs ----------------------------------------------------------------------------------------------
+
+
+def fit_runs(runs: Mapping[str, Sequence[Mapping[str, Any]]], earlier: Sequence[Sequence[Mapping[str, Any]]] = (),
+             **kwargs: Any) -> dict[str, dict[str, dict[str, dict[str, Any]]]]:
+    """:func:`walk_forward` for each run: every run fitted on its own records and the ``earlier`` runs' records.
+
+    Parameters
+    ----------
+    runs : mapping of run id to records
+        The scored runs' ``results.jsonl`` records.
+    earlier : sequence of record lists
+        Records of earlier runs (``--fit-from``): history only, never scored here.
+    **kwargs
+        Passed to :func:`walk_forward` (``methods``, ``min_questions``, ``min_per_class``).
+
+    Returns
+    -------
+    dict
+        ``{run_id: {question_id: {method: row}}}`` (rows as :func:`walk_forward`).
+    """
+    history = [x for records in earlier for x in fit_inputs(records)]
+    out = {}
+    for run_id, records in runs.items():
+        targets = fit_inputs(records, run_id)
+        out[run_id] = walk_forward(targets, [*targets, *history], **kwargs)
+    return out
+
+
+def fallback_equals(fitted: Mapping[str, Mapping[str, Mapping[str, Mapping[str, Any]]]], *, prefix_run: bool = False,
+                    min_questions: int = MIN_FIT_QUESTIONS, min_per_class: int = MIN_FIT_PER_CLASS) -> dict[str, str]:
+    """The fitted methods that fell back on every question they answered, with what they equal and why.
+
+    Such a method is its unfitted rule under another name (``fitted_platt`` is then ``mean`` on every
+    question), so the leaderboard gives it no rank of its own
+    (:func:`benchmarks.scoring.ranking.rank_methods`, ``equals``).
+
+    Parameters
+    ----------
+    fitted : mapping
+        ``{run_id: {question_id: {method: row}}}`` (:func:`fit_runs`).
+    prefix_run : bool
+        Label methods ``<run_id>:<method>`` (the leaderboard's labels when several runs are compared).
+    min_questions, min_per_class : int
+        The fit's minimums (counts, as given to :func:`walk_forward`), named in the reason.
+
+    Returns
+    -------
+    dict
+        ``{label: "<rule> (not fitted: n < 30)"}``, e.g. ``{"fitted_platt": "mean (not fitted: n < 30)"}``;
+        the reason is ``fewer than 5 of an outcome`` when 30 questions were there but not both outcomes.
+        The rule is the one the rows used (``fitted_blend`` without a pipeline: ``mean``).
+    """
+    out = {}
+    for run_id, questions in fitted.items():
+        for method in FITTED_METHODS:
+            got = [q[method] for q in questions.values() if method in q and q[method]["status"] == "ok"]
+            if not got or not all(r["fallback"] for r in got):
+                continue
+            rule = " or ".join(dict.fromkeys(r.get("equals") or UNFITTED_RULE[method] for r in got))
+            n_max = max(r["n_fit"] for r in got)
+            why = f"n < {min_questions}" if n_max < min_questions else f"fewer than {min_per_class} of an outcome"
+            out[f"{run_id}:{method}" if prefix_run else method] = f"{rule} (not fitted: {why})"
+    return out
+
+
+def run_models(manifest: Mapping[str, Any]) -> tuple[str, ...]:
+    """The models of a run, as ``<provider>/<model>`` from its manifest (sorted, each once).
+
+    The provider is the spec's prefix and the model the manifest's ``model`` (the simulator's: its
+    parameters), so ``openai-compatible/qwen`` is one model at any URL and ``sim`` with other parameters
+    is another model; a manifest without ``model`` gives the spec.
+    """
+    out = set()
+    for p in manifest.get("providers") or []:
+        spec = str(p.get("spec", ""))
+        out.add(f"{spec.partition('/')[0]}/{p['model']}" if p.get("model") else spec)
+    return tuple(sorted(out))
+
+
+def fit_sources(scored: Mapping[str, Mapping[str, Any]], earlier: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
+    """The runs the fitted methods learn from, and their models.
+
+    Parameters
+    ----------
+    scored : mapping of str to manifest
+        The scored runs (folder as given -> ``manifest.json`` content): each learns from its own questions.
+    earlier : mapping of str to manifest
+        The ``--fit-from`` runs (folder -> manifest): every scored run learns from them too.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per run: ``run`` (folder), ``run_id``, ``learned_as`` ("scored run" or "--fit-from"),
+        ``models`` (:func:`run_models`, comma-separated) and ``other_model`` (bool: a ``--fit-from`` run whose
+        models differ from a scored run's, so that run's fit would learn another model's forecasts).
+    """
+    mine = {run_models(m) for m in scored.values()}
+    rows = [{"run": run, "run_id": m.get("run_id", ""), "learned_as": "scored run", "models": ", ".join(run_models(m)),
+             "other_model": False} for run, m in scored.items()]
+    rows += [{"run": run, "run_id": m.get("run_id", ""), "learned_as": "--fit-from", "models": ", ".join(run_models(m)),
+              "other_model": any(run_models(m) != models for models in mine)} for run, m in earlier.items()]
+    return pd.DataFrame(rows, columns=["run", "run_id", "learned_as", "models", "other_model"])
+
+
+def refuse_other_models(sources: pd.DataFrame) -> None:
+    """Raise when a ``--fit-from`` run has other models than a scored run (:func:`fit_sources`).
+
+    A fitted method learns how one model's forecasts relate to outcomes (its calibration, its members'
+    weights); fitted on another model's records it measures neither. ``--fit-from-any-model`` allows it.
+
+    Raises
+    ------
+    DataValidationError
+        One line naming the runs and their models (field ``--fit-from``).
+    """
+    other = sources[sources["other_model"]]
+    if other.empty:
+        return
+
+    def named(rows: pd.DataFrame) -> str:
+        return "; ".join(f"{r.run} ({r.models or 'models unknown'})" for r in rows.itertuples())
+
+    scored = sources[sources["learned_as"] == "scored run"]
+    differ = scored[~scored["models"].isin(set(other["models"]))]  # name the scored runs of other models
+    raise DataValidationError(
+        f"--fit-from {named(other)} {'is' if len(other) == 1 else 'are'} not the model of {named(differ if len(differ) else scored)}: "
+        "the fitted methods would learn one model's forecasts for another's; give --fit-from-any-model to fit on it anyway",
+        field="--fit-from", value=", ".join(other["run"]))
+
+
+def _median_params(rows: list[dict[str, Any]]) -> dict[str, float]:
+    keys = list(dict.fromkeys(k for r in rows for k in r["params"]))  # in the order the fits name them
+    return {k: float(np.median([r["params"][k] for r in rows if k in r["params"]])) for k in keys}
+
+
+def fitted_summary(fitted: Mapping[str, Mapping[str, Mapping[str, Mapping[str, Any]]]], *, prefix_run: bool = False) -> pd.DataFrame:
+    """One row per (run, fitted method): how many questions were fitted or fell back, and the parameters.
+
+    Columns: ``label`` (``<run>:<method>`` when ``prefix_run``), ``run_id``, ``method``, ``questions``,
+    ``fitted`` and ``fallback`` (counts), ``n_fit_max`` (the largest history a fit rested on),
+    ``params_at_n_fit_max`` (the parameters of that fit) and ``params_median`` (median of each parameter over
+    the fitted questions), both as ``name=value`` text.
+    """
+    rows = []
+    for run_id, questions in fitted.items():
+        for method in FITTED_METHODS:
+            got = [q[method] for q in questions.values() if method in q and q[method]["status"] == "ok"]
+            if not got:
+                continue
+            fit = [r for r in got if not r["fallback"]]
+            top = max(fit, key=lambda r: r["n_fit"]) if fit else None
+            rows.append({"label": f"{run_id}:{method}" if prefix_run else method, "run_id": run_id, "method": method,
+                         "questions": len(got), "fitted": len(fit), "fallback": len(got) - len(fit),
+                         "n_fit_max": top["n_fit"] if top else 0,
+                         "params_at_n_fit_max": _fmt(top["params"]) if top else f"none: every question fell back to {UNFITTED_RULE[method]}",
+                         "params_median": _fmt(_median_params(fit)) if fit else ""})
+    return pd.DataFrame(rows, columns=["label", "run_id", "method", "questions", "fitted", "fallback", "n_fit_max",
+                                       "params_at_n_fit_max", "params_median"])

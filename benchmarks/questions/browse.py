@@ -1,0 +1,189 @@
+"""Find, list and show questions, and read the short ids every command accepts.
+
+Short ids
+---------
+Bundled ids are long and contain ``|`` (``fb|2025-10-26|polymarket|0x5f…|2025-11-30``), so every shell use
+needs quotes, and they end with the actual resolution date, which forecasters must not see. A question's
+**short id** is the first :data:`SHORT_ID_CHARS` (8) hexadecimal characters of
+``blake2b(question id, digest_size=16)``: shell-safe, stable, revealing nothing, and unique over the
+18,021 bundled questions (a test checks it). Wherever a command takes a question id (``forecast
+--question``, ``questions show``, the ``question_id`` column of a ``score`` file), it accepts
+(:func:`resolve_question`):
+
+1. the full id;
+2. a short id;
+3. (interactive commands only: ``forecast --question``, ``questions show``) any other reference of at
+   least :data:`MIN_REF_CHARS` characters that fits exactly one question: a prefix of its short hash
+   (``3fa9``), or a piece of its full id such as ``2025-10-26|polymarket|0x53f8`` (round, source and
+   the start of the source question id). ``score`` files take full and short ids only.
+
+A reference that fits several questions is refused with the candidates listed; one that fits none is
+refused with a hint to search.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import textwrap
+from collections.abc import Iterable, Sequence
+
+from agent_schemas import DataValidationError, Question
+from benchmarks.questions.bundled import load_forecastbench
+
+__all__ = ["MIN_REF_CHARS", "SHORT_ID_CHARS", "bundled_questions", "filter_questions", "format_list",
+           "format_question", "resolve_question", "short_id"]
+
+#: Characters of a short id.
+SHORT_ID_CHARS = 8
+#: Fewest characters of a partial reference (a short-hash prefix or a piece of the full id).
+MIN_REF_CHARS = 4
+_HEX = frozenset("0123456789abcdef")
+
+
+def short_id(question_id: str) -> str:
+    """The short id of ``question_id``: 8 lowercase hex characters (see the module docstring).
+
+    Examples
+    --------
+    >>> len(short_id("fb|2025-10-26|polymarket|0xabc|2025-11-30")), short_id("x") == short_id("x")
+    (8, True)
+    """
+    return _digest(question_id)[:SHORT_ID_CHARS]
+
+
+@functools.lru_cache(maxsize=65536)
+def _digest(question_id: str) -> str:
+    return hashlib.blake2b(question_id.encode("utf-8"), digest_size=16).hexdigest()
+
+
+@functools.lru_cache(maxsize=1)
+def _bundled() -> tuple[Question, ...]:
+    return tuple(load_forecastbench())
+
+
+def bundled_questions() -> list[Question]:
+    """Every bundled ForecastBench question (read once per process)."""
+    return list(_bundled())
+
+
+def _describe(q: Question, width: int = 60) -> str:
+    text = " ".join(q.text.split())
+    return f"{short_id(q.id)} ({q.forecast_date} {q.source}: {text[:width - 1] + '…' if len(text) > width else text})"
+
+
+def resolve_question(ref: str, questions: Sequence[Question] | None = None, *, what: str = "question") -> Question:
+    """The question ``ref`` names among ``questions`` (default: the bundled ones); see the module docstring.
+
+    Raises
+    ------
+    DataValidationError
+        When ``ref`` fits no question (with a hint to search) or several (listing up to five with their
+        short ids); ``field`` is ``what``.
+    """
+    pool = list(_bundled() if questions is None else questions)
+    ref = ref.strip()
+    exact = [q for q in pool if q.id == ref]
+    if len(exact) == 1:
+        return exact[0]
+    low = ref.lower()
+    by_short = [q for q in pool if short_id(q.id) == low]
+    if len(by_short) == 1:
+        return by_short[0]
+    found: dict[str, Question] = {}
+    if len(ref) >= MIN_REF_CHARS:
+        if set(low) <= _HEX:
+            found.update((q.id, q) for q in pool if _digest(q.id).startswith(low))
+        found.update((q.id, q) for q in pool if ref in q.id)
+    if len(found) == 1:
+        return next(iter(found.values()))
+    where = "the bundled questions" if questions is None else "the given questions"
+    if not found:
+        hint = ("use a short id from 'forecast-reconcile questions list --search WORDS'" if questions is None
+                else "use a full id, a short id or a longer piece of the id")
+        too_short = f" (a partial reference needs at least {MIN_REF_CHARS} characters)" if len(ref) < MIN_REF_CHARS else ""
+        raise DataValidationError(f"{what} {ref!r} matches none of {where}{too_short}; {hint}", field=what, value=ref)
+    shown = sorted(found.values(), key=lambda q: (q.forecast_date, q.id))[:5]
+    more = f" and {len(found) - len(shown)} more" if len(found) > len(shown) else ""
+    raise DataValidationError(
+        f"{what} {ref!r} matches {len(found)} of {where}: {'; '.join(_describe(q, 40) for q in shown)}{more}; "
+        "give the short id", field=what, value=ref)
+
+
+def filter_questions(questions: Iterable[Question], *, sources: Sequence[str] | None = None, question_type: str | None = None,
+                     rounds: Sequence[str] | None = None, search: str | None = None) -> list[Question]:
+    """Questions whose source, type and round are among the given ones (None keeps all) and whose text
+    (question, background or resolution criteria) contains every word of ``search`` (case-insensitive)."""
+    words = [w.lower() for w in (search or "").split()]
+    out = []
+    for q in questions:
+        if sources and q.source not in sources:
+            continue
+        if question_type and q.question_type != question_type:
+            continue
+        if rounds and (q.round or q.forecast_date.isoformat()) not in rounds:
+            continue
+        if words:
+            hay = f"{q.text}\n{q.background}\n{q.resolution_criteria}".lower()
+            if not all(w in hay for w in words):
+                continue
+        out.append(q)
+    return out
+
+
+def format_list(questions: Sequence[Question], *, width: int = 120) -> str:
+    """One line per question: short id, forecast date, source, type, scheduled close date and the text
+    cut to ``width`` characters in all (the close date is the one fixed in advance, not the actual one)."""
+    lines = [f"{'short id':<8}  {'forecast':<10}  {'source':<10}  {'type':<7}  {'closes':<10}  question"]
+    for q in questions:
+        close = q.scheduled_close_date.isoformat() if q.scheduled_close_date else "-"
+        head = f"{short_id(q.id):<8}  {q.forecast_date.isoformat():<10}  {q.source:<10}  {q.question_type:<7}  {close:<10}  "
+        text = " ".join(q.text.split())
+        room = max(width - len(head), 20)
+        lines.append(head + (text if len(text) <= room else text[: room - 1] + "…"))
+    return "\n".join(lines)
+
+
+def format_question(q: Question, *, width: int = 100) -> str:
+    """Everything about one question: the record, then the case facts exactly as every prompt shows them,
+    then what the harness holds back from forecasters (scorer only)."""
+    from agent_tools.case_facts import render_case_facts
+
+    def block(text: str) -> list[str]:
+        return [textwrap.fill(p, width, initial_indent="  ", subsequent_indent="  ") if p.strip() else ""
+                for p in text.strip().splitlines()] or ["  (none)"]
+
+    visible = q.visible()
+    crowd = "none" if q.crowd_p_yes is None else f"{q.crowd_p_yes:.3f}"
+    lines = [
+        f"question {short_id(q.id)}  (full id: {q.id})",
+        f"source {q.source}, type {q.question_type}, round {q.round or '-'}, url {q.url or '-'}",
+        "",
+        "WHAT FORECASTERS SEE (the case facts block every prompt opens with; the crowd line appears only with --show-crowd):",
+        *("  " + line for line in render_case_facts(visible).splitlines()),
+        *(["", "BACKGROUND IN FULL (prompts show its first 600 characters):", *block(q.background)]
+          if len(q.background.strip()) > 600 else []),
+        "",
+        "HELD BACK FROM FORECASTERS (the scorer only):",
+        f"  outcome: {'unresolved' if q.outcome is None else ('Yes (1)' if q.outcome == 1 else 'No (0)')}",
+        f"  actual resolution date: {q.resolution_date or '-'}"
+        + (f" (horizon {q.horizon_days} days)" if q.horizon_days is not None else ""),
+        f"  crowd / market probability at freeze: {crowd} (shown to models only with run --show-crowd)",
+        "  the full id (it ends with the actual resolution date)",
+    ]
+    return "\n".join(lines)
+
+
+def summary(questions: Sequence[Question]) -> str:
+    """Counts of ``questions`` per source (with type) and the range of rounds, as a few plain lines."""
+    from collections import Counter
+
+    by_source = Counter((q.question_type, q.source) for q in questions)
+    rounds = sorted({q.round or q.forecast_date.isoformat() for q in questions})
+    lines = [f"{len(questions):,} bundled questions (ForecastBench, resolved; CC BY-SA 4.0), "
+             f"{len(rounds)} rounds from {rounds[0]} to {rounds[-1]}" if rounds else "no questions"]
+    for kind in ("market", "dataset"):
+        parts = [f"{src} {n:,}" for (t, src), n in sorted(by_source.items()) if t == kind]
+        if parts:
+            lines.append(f"  {kind}: {', '.join(parts)}")
+    return "\n".join(lines)

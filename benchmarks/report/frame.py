@@ -1,0 +1,100 @@
+"""The long frame of runs: one row per (run, question, method or baseline), what every report table is
+computed from, and the question set runs are compared on."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from benchmarks.run_folder.load import LoadedRun
+
+__all__ = ["QUESTION_COLUMNS", "AddedMethods", "long_frame", "method_fallbacks", "methods_of", "planned_questions", "scorable"]
+
+
+#: Method rows computed after a run, by run id, question id and method (the walk-forward fitted methods).
+AddedMethods = Mapping[str, Mapping[str, Mapping[str, Mapping[str, Any]]]]
+
+
+def methods_of(record: Mapping[str, Any], run_id: str, added: AddedMethods | None = None) -> dict[str, Any]:
+    """The record's method rows with the rows ``added`` for its question (fitted methods) after them."""
+    extra = (added or {}).get(run_id, {}).get(record.get("question_id"), {})
+    return {**record.get("methods", {}), **extra}
+
+
+def long_frame(runs: Sequence[LoadedRun], added: AddedMethods | None = None) -> tuple[pd.DataFrame, dict[str, dict[str, Any]]]:
+    """One row per (run, question, method or baseline) of the loaded ``runs``
+    (:func:`benchmarks.run_folder.load.load_run`) with p_yes, status and question fields.
+
+    Returns the frame and the manifests by run id. Column ``label`` is the method name, prefixed by
+    ``<run_id>:`` when several runs are compared. ``added`` holds method rows computed after the run
+    (:func:`benchmarks.protocol.fitted.fit_runs`), scored like the record's own.
+    """
+    rows, manifests = [], {}
+    for run in runs:
+        run_id = run.run_id
+        manifests[run_id] = run.manifest
+        for r in run.records:
+            base = {k: r.get(k) for k in ("question_id", "outcome", "source", "question_type", "cluster", "horizon_days", "forecast_date")}
+            for kind, table in (("method", methods_of(r, run_id, added)), ("baseline", r.get("baselines", {}))):
+                for name, m in table.items():
+                    rows.append({"run_id": run_id, "method": name, "kind": kind, "p_yes": m.get("p_yes"),
+                                 "status": m.get("status"), "note": m.get("note", ""), **base})
+    df = pd.DataFrame(rows)
+    if df.empty:
+        return df, manifests
+    # by question, not by finishing order: the bootstrap's draws, and so every interval, do not depend on
+    # which question finished first (concurrency, Ray workers, shards)
+    df = df.sort_values(["question_id"], kind="stable").reset_index(drop=True)
+    multi = df["run_id"].nunique() > 1
+    df["label"] = (df["run_id"] + ":" + df["method"]) if multi else df["method"]
+    df["p_yes"] = pd.to_numeric(df["p_yes"], errors="coerce")
+    return df, manifests
+
+
+def scorable(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows with a probability and a resolved outcome."""
+    ok = df["p_yes"].notna() & df["outcome"].notna() & (df["status"] == "ok")
+    out = df[ok].copy()
+    out["outcome"] = out["outcome"].astype(int)
+    return out
+
+
+#: Columns of :func:`long_frame` that describe the question (the same in every method's row).
+QUESTION_COLUMNS = ("outcome", "source", "question_type", "cluster", "horizon_days", "forecast_date")
+
+
+def planned_questions(manifests: Mapping[str, Mapping[str, Any]], records: Mapping[str, Sequence[Mapping[str, Any]]]
+                      ) -> tuple[set[str], str]:
+    """The questions every run planned, and a note when the runs planned different ones ('' otherwise).
+
+    A run's plan is its manifest's ``question_ids`` (what it was set to answer, finished or not), or the
+    questions of its records for a manifest without them. Runs are compared on the questions all of them
+    planned, never on those all of them *answered*: a failure or an unfinished question is scored as the
+    method's fallback instead (:func:`benchmarks.scoring.ranking.compare`).
+    """
+    plans = {rid: set(m.get("question_ids") or []) or {r.get("question_id") for r in records.get(rid, [])}
+             for rid, m in manifests.items()}
+    common = set.intersection(*plans.values()) if plans else set()
+    if len({frozenset(p) for p in plans.values()}) <= 1:
+        return common, ""
+    sizes = ", ".join(f"{rid} {len(p)}" for rid, p in plans.items())
+    if not common:
+        return common, (f"The runs planned no question in common ({sizes}): nothing is compared, and every method is "
+                        "listed apart on its own questions.")
+    return common, f"The runs planned different questions ({sizes}): compared on the {len(common)} every run planned."
+
+
+def method_fallbacks(df: pd.DataFrame) -> dict[tuple[str, str], float]:
+    """What each LLM method's missing answer is scored as (:data:`benchmarks.scoring.ranking.FALLBACK_RULE`):
+    ``{(label, question_id): p_yes}`` of the same run's ``mean`` on that question, for every method row
+    (``kind == "method"``) of a run on every question where the run's mean answered. Baselines and
+    questions whose ensemble failed are not in it (they fall back to 0.5)."""
+    ok = df[(df["method"] == "mean") & (df["status"] == "ok") & df["p_yes"].notna()]
+    means = {(r, q): float(p) for r, q, p in zip(ok["run_id"], ok["question_id"], ok["p_yes"])}
+    methods = df.loc[df["kind"] == "method", ["run_id", "label"]].drop_duplicates()
+    out: dict[tuple[str, str], float] = {}
+    for run_id, label in zip(methods["run_id"], methods["label"]):
+        out.update({(label, q): p for (r, q), p in means.items() if r == run_id})
+    return out

@@ -1,0 +1,102 @@
+"""The leaderboard's one writer: which columns it shows, its Markdown, and its files.
+
+The table itself is computed in one place, :func:`benchmarks.scoring.ranking.rank_methods` (one question set,
+fallbacks, ranks). Every command shows and writes it through this module: ``run`` and ``leaderboard``
+(:func:`benchmarks.report.write_report`, :data:`RUN_COLUMNS`) and ``score`` (:mod:`benchmarks.report.score_file`,
+:data:`SCORE_COLUMNS`) write ``leaderboard.csv`` and ``leaderboard.md`` with :func:`write_leaderboard`; the
+terminal renders the same table (:mod:`benchmarks.viewer.terminal`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from benchmarks.run_folder.durable import write_text_atomic
+from benchmarks.scoring.ranking import FALLBACK_RULE, MIN_CLUSTERS_TO_RANK
+
+__all__ = ["CSV_FILE", "MARKDOWN_FILE", "RUN_COLUMNS", "SCORE_COLUMNS", "board_markdown", "leaderboard_sections",
+           "markdown_table", "ranking_note", "run_columns", "write_leaderboard"]
+
+#: The leaderboard's files in an output folder.
+CSV_FILE = "leaderboard.csv"
+MARKDOWN_FILE = "leaderboard.md"
+#: Columns of a report's Markdown leaderboard, in order (those present; ``equals`` only when a row has one).
+RUN_COLUMNS = ("rank", "label", "equals", "n", "n_answered", "n_fallback", "brier", "brier_ci_low", "brier_ci_high",
+               "log_loss", "ece", "delta_brier_vs_baseline", "delta_brier_ci_low", "delta_brier_ci_high",
+               "tokens_per_question", "failed")
+#: Columns printed and written as the score leaderboard, in order (those present).
+SCORE_COLUMNS = ("rank", "method", "kind", "n", "n_answered", "brier", "brier_ci_low", "brier_ci_high", "log_loss", "ece",
+                 "delta_brier_vs_baseline", "delta_brier_ci_low", "delta_brier_ci_high")
+
+
+def ranking_note(ranked: pd.DataFrame, min_coverage: float, *, plan_note: str = "") -> str:
+    """What the ranking rests on, in a few sentences: the question set, its clusters, how missing answers
+    are scored, and whether there are too few clusters to rank."""
+    if ranked.empty:
+        return plan_note or f"Nothing is ranked: no method answered {min_coverage:.0%} of the questions."
+    n, k = int(ranked["n"].max()), int(ranked["n_clusters"].max())
+    line = (f"Compared on the same {n} questions ({k} clusters of related questions); {FALLBACK_RULE}; the number of "
+            f"such questions is the row's n_fallback. Methods that answered fewer than {min_coverage:.0%} of the "
+            "questions are listed apart.")
+    if plan_note:
+        line += " " + plan_note
+    if bool(ranked["too_small_to_rank"].iloc[0]):
+        line += (f" **Too few clusters to rank**: {k} < {MIN_CLUSTERS_TO_RANK}; the rows are listed by Brier without "
+                 "ranks, and the order is not evidence.")
+    return line
+
+
+def markdown_table(df: pd.DataFrame) -> str:
+    """``df`` as a Markdown table (4 decimals), or ``(none)`` when it is empty."""
+    return df.to_markdown(index=False, floatfmt=".4f") if not df.empty else "(none)"
+
+
+def board_markdown(rows: pd.DataFrame) -> str:
+    """Leaderboard rows in Markdown: rank ``=`` for a method that equals another (``equals``), none for the unranked."""
+    rows = rows.assign(rank=["=" if e else ("" if pd.isna(k) else str(k)) for k, e in zip(rows["rank"], rows.get("equals", [""] * len(rows)))])
+    return markdown_table(rows)
+
+
+def run_columns(table: pd.DataFrame) -> list[str]:
+    """The :data:`RUN_COLUMNS` of ``table`` (``equals`` only when some row equals another method)."""
+    return [c for c in RUN_COLUMNS if c in table.columns and (c != "equals" or table[c].astype(bool).any())]
+
+
+def leaderboard_sections(table: pd.DataFrame, *, baseline: str, min_coverage: float, plan_note: str = "") -> list[str]:
+    """The Markdown sections of a report's leaderboard: its title, the ranking note, the ranked rows and, when
+    some method answered too few questions, the rows listed apart."""
+    cols = run_columns(table)
+    ranked, unranked = table[table["ranked"]], table[~table["ranked"]]
+    return [
+        f"## Leaderboard (lower Brier is better; 95% clustered bootstrap intervals; baseline for deltas: {baseline})",
+        ranking_note(ranked, min_coverage, plan_note=plan_note),
+        board_markdown(ranked[cols]),
+        *([f"## Not ranked (answered fewer than {min_coverage:.0%} of the questions; Brier on their own questions)",
+           board_markdown(unranked[cols])] if len(unranked) else []),
+    ]
+
+
+def write_leaderboard(out_dir: str | Path, table: pd.DataFrame, markdown: str) -> tuple[Path, Path]:
+    """Write ``table`` as ``leaderboard.csv`` and ``markdown`` as ``leaderboard.md`` into ``out_dir`` (created
+    if needed), each atomically; returns their paths.
+
+    Raises
+    ------
+    OSError
+        When the folder cannot be created or a file written (``filename`` names it); a file not yet written
+        is left as it was.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    csv_path, md_path = out_dir / CSV_FILE, out_dir / MARKDOWN_FILE
+    write_text_atomic(csv_path, table.to_csv(index=False))
+    write_text_atomic(md_path, markdown)
+    return csv_path, md_path
+
+
+def score_columns(table: pd.DataFrame) -> Sequence[str]:
+    """The :data:`SCORE_COLUMNS` of ``table``."""
+    return [c for c in SCORE_COLUMNS if c in table.columns]

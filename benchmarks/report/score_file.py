@@ -1,0 +1,237 @@
+"""Score forecasts made by any system (``forecast-reconcile score``), next to the bundled baselines.
+
+A forecasts file has the columns ``question_id`` and ``p_yes`` (a probability in [0, 1]), and optionally
+``method`` (several systems in one file), ``outcome`` (``1``/``0``, ``yes``/``no``, ``true``/``false``) and
+``cluster`` (the bootstrap cluster). It is read like a question file
+(:func:`benchmarks.questions.read_table`: ``.csv``, ``.jsonl``, ``.json`` list of objects or ``.parquet``;
+UTF-8 with or without a byte-order mark; ids as text). Errors name the row as ``data row N (line M)``,
+``M`` being the line of the file as an editor shows it.
+
+* **Ids.** A ``question_id`` may be a full id or a short id (:func:`benchmarks.questions.browse.short_id`,
+  e.g. ``3fa9c2d1``) of one of the questions of ``--questions`` or the bundled ones. Partial references
+  (accepted interactively by ``forecast --question``) are not matched here: a file's own ids must
+  never be mistaken for pieces of other ids.
+* **Outcomes and clusters** missing from the file come from those questions by id. A row whose question
+  has no known outcome is an error, or, with ``skip_unknown``, left out and counted.
+* **Baselines.** By default the bundled baselines (:mod:`benchmarks.protocol.baselines`: ``crowd``,
+  ``superforecaster_median``, ``base_rate``, ``always_0.5``) are scored on the same questions: rows for
+  each scored question that has a record (bundled, or in ``--questions``; for a question file the base
+  rate uses that file's own earlier-resolved questions). A baseline with no value for a question simply
+  has no row there, so the leaderboard's coverage rule (:func:`benchmarks.scoring.ranking.rank_methods`)
+  ranks it with the others or lists it apart with its own n. A method of the file named like a
+  baseline keeps its name and that baseline is left out.
+* **Percentages.** A ``p_yes`` above 1 is refused; when every value of the column lies in [0, 100] the
+  message says they look like percentages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from agent_schemas import DataValidationError, Question
+from benchmarks.protocol.baselines import BASELINES, compute_baselines
+from benchmarks.protocol.clusters import sibling_clusters
+from benchmarks.questions import id_text, load_questions_file, parse_outcome, read_table
+from benchmarks.questions.browse import bundled_questions, short_id
+from benchmarks.report.leaderboard import ranking_note, score_columns, write_leaderboard
+from benchmarks.scoring.ranking import MIN_COVERAGE, rank_methods
+
+__all__ = ["ScoreResult", "score_file", "score_forecasts_file"]
+
+
+@dataclass
+class ScoreResult:
+    """What :func:`score_file` found: the leaderboard and what it rests on."""
+
+    table: pd.DataFrame
+    """:func:`benchmarks.scoring.ranking.rank_methods` output plus ``kind`` ("yours" or "baseline")."""
+    n_rows: int = 0
+    """Data rows of the file that were scored."""
+    skipped: list[str] = field(default_factory=list)
+    """Rows left out by ``skip_unknown`` (``data row N (line M): id``)."""
+    notes: list[str] = field(default_factory=list)
+    """Plain lines about baselines and ids, for the user."""
+    reference: str = ""
+    """The method deltas are measured against."""
+
+    def markdown(self) -> str:
+        """The leaderboard as Markdown (the columns of :data:`benchmarks.report.leaderboard.SCORE_COLUMNS`) with one
+        line on how to read it."""
+        cols = score_columns(self.table)
+        head = (f"Lower Brier and log loss are better; deltas are against {self.reference} (negative: better than it). "
+                + ranking_note(self.table[self.table["ranked"]], MIN_COVERAGE) + " Unranked rows have rank <NA>.")
+        return head + "\n\n" + self.table[cols].to_markdown(index=False, floatfmt=".4f")
+
+    def write(self, out_dir: str | Path) -> tuple[Path, Path]:
+        """Write the leaderboard (``leaderboard.csv``) and :meth:`markdown` (``leaderboard.md``) into ``out_dir``
+        (:func:`benchmarks.report.leaderboard.write_leaderboard`); returns their paths."""
+        return write_leaderboard(out_dir, self.table, self.markdown() + "\n")
+
+
+def _pool(questions_path: str | Path | None) -> list[Question]:
+    if questions_path is not None:
+        return list(load_questions_file(questions_path))
+    return bundled_questions()
+
+
+def _resolver(pool: Sequence[Question]):
+    by_id = {q.id: q for q in pool}
+    by_short: dict[str, list[Question]] = {}
+    for q in pool:
+        by_short.setdefault(short_id(q.id), []).append(q)
+
+    def resolve(ref: str) -> Question | None:
+        if ref in by_id:
+            return by_id[ref]
+        hits = by_short.get(ref.lower(), [])
+        return hits[0] if len(hits) == 1 else None
+
+    return resolve
+
+
+def _percent_hint(table: Any) -> str:
+    values = []
+    for i in range(len(table.rows)):
+        try:
+            values.append(float(str(table.value(i, "p_yes")).strip()))
+        except (TypeError, ValueError):
+            continue
+    if values and max(values) > 1 and min(values) >= 0 and max(values) <= 100:
+        return f"; the p_yes values look like percentages (from {min(values):g} to {max(values):g}): divide them by 100"
+    return ""
+
+
+def _probability(table: Any, row: int, value: Any, hint: str) -> float:
+    try:
+        p = float(value.strip() if isinstance(value, str) else value)
+    except (TypeError, ValueError):
+        p = float("nan")
+    if not 0.0 <= p <= 1.0:  # also rejects NaN and a missing value
+        raise table.error(row, "p_yes", value, "p_yes is not a probability in [0, 1]" + hint)
+    return p
+
+
+def score_file(path: str | Path, *, questions_path: str | Path | None = None, baseline: str | None = None,
+               baselines: bool = True, skip_unknown: bool = False, n_resamples: int = 1000, seed: int = 0) -> ScoreResult:
+    """Score a forecasts file (module docstring) and rank its methods next to the bundled baselines.
+
+    Parameters
+    ----------
+    path : str or Path
+        The forecasts file.
+    questions_path : str or Path, optional
+        A question file (outcomes, clusters, crowd probabilities); default the bundled questions.
+    baseline : str, optional
+        Method the deltas refer to (default: the file's first method).
+    baselines : bool
+        Add the bundled baselines on the same questions.
+    skip_unknown : bool
+        Leave out rows whose question has no known outcome (counted in ``skipped``) instead of refusing.
+    n_resamples, seed : int
+        Clustered bootstrap resamples and seed.
+
+    Raises
+    ------
+    FileNotFoundError
+        If a file does not exist.
+    DataValidationError
+        Naming the file, the row (``data row N (line M)``), the column and the value for a missing column,
+        a file with no rows, a p_yes that is not a probability in [0, 1], an outcome that is not 0/1, a
+        question id with no outcome (unless ``skip_unknown``), or no row left to score.
+    """
+    table = read_table(path)
+    path = table.path
+    notes: list[str] = []
+    with table.numbering():
+        columns = table.header if table.header is not None else sorted({k for r in table.rows for k in r})
+        for col in ("question_id", "p_yes"):
+            if col not in columns:
+                raise DataValidationError(f"{path}: missing column {col!r}; columns present: {columns}", field=col, source=str(path))
+        if not table.rows:
+            raise DataValidationError(f"{path}: no forecast rows (the file has only a header)", source=str(path))
+        hint = _percent_hint(table)
+        rows: list[dict[str, Any]] = []
+        for i in range(len(table.rows)):
+            qid, p, method, outcome, cluster = (table.value(i, c) for c in ("question_id", "p_yes", "method", "outcome", "cluster"))
+            if qid is None:
+                raise table.error(i, "question_id", table.rows[i].get("question_id"), "question_id is empty")
+            rows.append({"row": i, "ref": id_text(qid), "p_yes": _probability(table, i, p, hint),
+                         "method": path.stem if method is None else str(method).strip(),
+                         "outcome": None if outcome is None else parse_outcome(path, i, outcome),
+                         "cluster": None if cluster is None else str(cluster)})
+        need_pool = baselines or any(r["outcome"] is None or r["cluster"] is None for r in rows)
+        pool = _pool(questions_path) if need_pool else []
+        resolve = _resolver(pool)
+        records: dict[str, Question] = {}
+        kept, skipped, resolved_short = [], [], 0
+        for r in rows:
+            q = resolve(r["ref"]) if pool else None
+            if q is not None:
+                resolved_short += q.id != r["ref"]
+                r["question_id"] = q.id
+                records[q.id] = q
+            else:
+                r["question_id"] = r["ref"]
+            if r["outcome"] is None:
+                if q is None or q.outcome is None:
+                    if skip_unknown:
+                        skipped.append(f"{table.where(r['row'])}: {r['ref']}")
+                        continue
+                    raise table.error(r["row"], "question_id", r["ref"], "this question has no known outcome (give an outcome "
+                                      "column or --questions with outcomes, or --skip-unknown to leave such rows out)")
+                r["outcome"] = q.outcome
+            kept.append(r)
+        if not kept:
+            raise DataValidationError(f"{path}: no row left to score ({len(skipped)} rows without a known outcome were skipped)",
+                                      source=str(path))
+    if resolved_short:
+        notes.append(f"{resolved_short} question id(s) given as short ids were matched to full ids")
+    siblings = sibling_clusters(list(records.values())).labels
+    for r in kept:
+        if r["cluster"] is None:
+            r["cluster"] = siblings.get(r["question_id"], r["question_id"])
+    df = pd.DataFrame({k: [r[k] for r in kept] for k in ("question_id", "p_yes", "method", "outcome", "cluster")})
+    yours = list(dict.fromkeys(df["method"]))
+    if baselines:
+        df, more = _with_baselines(df, records, pool if questions_path is not None else None, yours)
+        notes += more
+    reference = baseline or yours[0]
+    ranked = rank_methods(df, method_col="method", baseline=reference, n_resamples=n_resamples, seed=seed)
+    ranked.insert(ranked.columns.get_loc("method") + 1, "kind", ["yours" if m in yours else "baseline" for m in ranked["method"]])
+    return ScoreResult(ranked, n_rows=len(kept), skipped=skipped, notes=notes, reference=reference)
+
+
+def _with_baselines(df: pd.DataFrame, records: dict[str, Question], reference: list[Question] | None,
+                    yours: list[str]) -> tuple[pd.DataFrame, list[str]]:
+    """``df`` plus one row per (baseline, scored question with a record and a baseline value)."""
+    names = [b for b in BASELINES if b not in yours]
+    notes = [f"baseline {b!r} left out: the file has a method of that name" for b in BASELINES if b in yours]
+    qs = [records[qid] for qid in dict.fromkeys(df["question_id"]) if qid in records]
+    if not qs or not names:
+        if not qs:
+            notes.append("no baselines: none of the scored questions has a record (bundled, or give --questions)")
+        return df, notes
+    base = compute_baselines(qs, reference, methods=names)
+    base = base[base["available"]]
+    first = df.drop_duplicates("question_id").set_index("question_id")
+    rows = pd.DataFrame({"question_id": base["question_id"].to_numpy(), "p_yes": base["p_yes"].to_numpy(),
+                         "method": base["method"].to_numpy(),
+                         "outcome": first.loc[base["question_id"], "outcome"].to_numpy(),
+                         "cluster": first.loc[base["question_id"], "cluster"].to_numpy()})
+    counts = rows["method"].value_counts()
+    n = df["question_id"].nunique()
+    notes.append("baselines on the same questions: " + ", ".join(
+        f"{b} {int(counts.get(b, 0))} of {n}" for b in names))
+    return pd.concat([df, rows], ignore_index=True), notes
+
+
+def score_forecasts_file(path: str | Path, *, questions_path: str | Path | None = None, baseline: str | None = None,
+                         n_resamples: int = 1000, seed: int = 0, baselines: bool = True, skip_unknown: bool = False) -> pd.DataFrame:
+    """The leaderboard table of :func:`score_file` (same parameters and errors)."""
+    return score_file(path, questions_path=questions_path, baseline=baseline, baselines=baselines,
+                      skip_unknown=skip_unknown, n_resamples=n_resamples, seed=seed).table

@@ -1,0 +1,207 @@
+"""Leaderboard reports: CSV, Markdown and one self-contained HTML page comparing runs.
+
+Every run is loaded once (:func:`benchmarks.run_folder.load.load_run`) and every table computed from what was
+loaded: per-question scores first, then aggregates (:mod:`benchmarks.scoring`), the leaderboard
+(:mod:`benchmarks.report.leaderboard`), token and cost tables from the usage ledgers and the cost-effectiveness
+of each reconciliation against ``mean`` (:mod:`benchmarks.report.costs`), the fitted methods, the confidence
+bands, the leakage audit and the contamination split (:mod:`benchmarks.report.audits`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from agent_schemas import DataValidationError
+from benchmarks import scoring
+from benchmarks.protocol.fitted import (LEARNED_MEAN, MIN_FIT_PER_CLASS, MIN_FIT_QUESTIONS, UNFITTED_RULE, fallback_equals,
+                                        fit_runs, fit_sources, fitted_summary, refuse_other_models)
+from benchmarks.report.audits import contamination_split, leakage_audit_table, simulation_note
+from benchmarks.report.confidence_bands import confidence_band_table
+from benchmarks.report.costs import cost_effectiveness, cost_tables, reference_note, reference_vs_mean
+from benchmarks.report.frame import QUESTION_COLUMNS, AddedMethods, long_frame, method_fallbacks, methods_of, planned_questions, scorable
+from benchmarks.report.leaderboard import leaderboard_sections, markdown_table, ranking_note, write_leaderboard
+from benchmarks.run_folder.durable import write_text_atomic
+from benchmarks.run_folder.layout import PAGE_FILE
+from benchmarks.run_folder.load import ShardGroup, load_run, run_folders
+from benchmarks.scoring.ranking import MIN_COVERAGE, compare, rank_methods
+from benchmarks.viewer import ReportData, render_page
+
+__all__ = ["DATA_ATTRIBUTION", "FITTED_FILE", "Report", "fit_sources_note", "fitted_lines", "write_report"]
+
+DATA_ATTRIBUTION = (
+    "Questions: ForecastBench (Forecasting Research Institute), CC BY-SA 4.0; Karger et al., "
+    "\"ForecastBench: A Dynamic Benchmark of AI Forecasting Capabilities\", ICLR 2025. Modified: "
+    "filtered to resolved binary items, flattened, dates substituted, medians computed."
+)
+
+
+
+@dataclass
+class Report:
+    """Paths written, the Markdown printed, and the notice that must travel with the results."""
+
+    leaderboard: pd.DataFrame
+    markdown: str
+    csv_path: Path
+    markdown_path: Path
+    html_path: Path
+    notice: str = ""
+    """'' or why the numbers are not a model's (:func:`simulation_note`)."""
+
+
+
+def write_report(run_dirs: Sequence[str | Path | ShardGroup], out_dir: str | Path, *, baseline: str = "mean",
+                 n_resamples: int = 1000, seed: int = 0, min_coverage: float = MIN_COVERAGE,
+                 fit_from: Sequence[str | Path] = (), fit_from_any_model: bool = False) -> Report:
+    """Score the runs and write ``leaderboard.csv``, ``leaderboard.md``, ``report.html`` (the run viewer's
+    page, :func:`benchmarks.viewer.render_page`) and ``fitted.jsonl`` into ``out_dir``.
+
+    Methods are ranked on one question set (:func:`benchmarks.scoring.ranking.rank_methods`): those that
+    answered at least ``min_coverage`` of the questions, on the questions all of them answered; the
+    others are listed apart with their own n.
+
+    The fitted methods (:mod:`benchmarks.protocol.fitted`) are computed here, walk-forward: each run's questions
+    are fitted on the questions of the run, and of the earlier runs ``fit_from`` (run folders or folders
+    of runs), that resolved before each question's forecast date. ``fitted.jsonl`` holds one line per
+    (run, question) with every fitted method's p_yes, parameters, ``n_fit`` and fallback flag. A ``fit_from``
+    run of other models than a scored run is refused unless ``fit_from_any_model``
+    (:func:`benchmarks.protocol.fitted.refuse_other_models`); the report names the runs and models the fits learned
+    from (:func:`benchmarks.protocol.fitted.fit_sources`). A fitted method that fell back on every question takes no
+    rank (:func:`benchmarks.protocol.fitted.fallback_equals`).
+
+    Each run is read once (:func:`benchmarks.run_folder.load.load_run`); the shards of one run are given as a
+    :class:`benchmarks.run_folder.load.ShardGroup`. Nothing is written until everything is computed; each file is
+    written atomically, the leaderboard's by :func:`benchmarks.report.leaderboard.write_leaderboard`.
+
+    Raises
+    ------
+    DataValidationError
+        When the runs hold no scorable forecasts (no resolved outcomes or no probabilities), or a ``fit_from``
+        run has other models than a scored run (without ``fit_from_any_model``); nothing is written.
+    OSError
+        When ``out_dir`` cannot be created or a file cannot be written (``filename`` names it); files
+        already there are left as they were.
+    """
+    run_dirs = [d if isinstance(d, ShardGroup) else Path(d) for d in run_dirs]
+    out_dir = Path(out_dir)
+    runs = [load_run(d) for d in run_dirs]
+    records = {run.run_id: run.records for run in runs}
+    earlier = [load_run(d) for d in run_folders(list(fit_from))]
+    sources = fit_sources({run.name: run.manifest for run in runs}, {run.name: run.manifest for run in earlier})
+    if not fit_from_any_model:
+        refuse_other_models(sources)
+    fitted = fit_runs(records, [run.records for run in earlier])
+    df, manifests = long_frame(runs, added=fitted)
+    if df.empty:
+        raise DataValidationError(f"no results in {', '.join(map(str, run_dirs))}", field="results.jsonl", value=0)
+    planned, plan_note = planned_questions(manifests, records)
+    the_set = planned if len(manifests) > 1 else None  # several runs: the questions every run planned
+    scored = scorable(df)
+    if scored.empty:
+        raise DataValidationError("no scorable forecasts (need p_yes and a resolved outcome)", field="outcome", value=None)
+    labels = sorted(set(scored["label"]))
+    if baseline in labels:
+        base_label = baseline
+    else:  # several runs: labels are "<run id>:<method>"; take the first run's method
+        prefixed = [lab for lab in labels if lab.endswith(":" + baseline)]
+        if not prefixed:
+            raise DataValidationError(f"baseline {baseline!r} is not among the scored methods: {', '.join(labels)}",
+                                      field="baseline", value=baseline)
+        base_label = prefixed[0]
+    fallbacks = method_fallbacks(df)
+    # a fitted method that fell back on every question is its unfitted rule: shown as "= mean (not fitted: n < 30)", no rank
+    table = rank_methods(scored, method_col="label", baseline=base_label, min_coverage=min_coverage,
+                         n_resamples=n_resamples, seed=seed, fallbacks=fallbacks, question_cols=QUESTION_COLUMNS,
+                         questions=the_set, equals=fallback_equals(fitted, prefix_run=len(records) > 1))
+    # every other comparison uses the same rows: compared methods on every question (fallbacks filled in),
+    # the methods listed apart on their own questions
+    comparison = compare(scored, method_col="label", min_coverage=min_coverage, fallbacks=fallbacks,
+                         question_cols=QUESTION_COLUMNS, questions=the_set)
+    compared = pd.concat([comparison.frame, scored[scored["label"].isin(comparison.apart)].assign(fallback=False)],
+                         ignore_index=True)
+    attempts = df.groupby("label").agg(attempted=("question_id", "size"), failed=("status", lambda s: int((s == "failed").sum())))
+    table = table.merge(attempts, left_on="label", right_index=True, how="left")
+    costs, roles = cost_tables(runs, added=fitted)  # never empty: every question has its fitted methods' rows
+    table = table.merge(costs[["label", "tokens_per_question", "extra_tokens_per_question", "cost_usd"]], on="label", how="left")
+    effect = cost_effectiveness(compared, costs, reference="mean", n_resamples=n_resamples, seed=seed)
+    learned = cost_effectiveness(compared, costs, reference=LEARNED_MEAN, n_resamples=n_resamples, seed=seed)
+    learned_vs_mean = reference_vs_mean(compared, n_resamples=n_resamples, seed=seed)
+    fit_table = fitted_summary(fitted, prefix_run=len(records) > 1)
+    bands = confidence_band_table(scored, records, n_resamples=n_resamples, seed=seed)
+    audit = leakage_audit_table(runs)
+    contamination = contamination_split(compared, manifests)
+    compared = compared.assign(horizon_bucket=compared["horizon_days"].map(lambda d: scoring.horizon_bucket(d) if d == d and d is not None else "unknown"))
+    segments = {col: scoring.segment_table(compared, col, method_col="label") for col in ("source", "question_type", "horizon_bucket")}
+
+    simulated = simulation_note(manifests)
+    md = "\n\n".join([
+        *([f"**{simulated}**"] if simulated else []),
+        *leaderboard_sections(table, baseline=base_label, min_coverage=min_coverage, plan_note=plan_note),
+        "## Cost per method", markdown_table(costs.drop(columns=["run_id", "method"])),
+        "## Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)", markdown_table(effect),
+        f"## {LEARNED_TITLE}", reference_note(learned_vs_mean), markdown_table(learned),
+        f"## {FITTED_TITLE}", FITTED_NOTE, markdown_table(fit_table.drop(columns=["run_id", "method"])),
+        fit_sources_note(sources), markdown_table(sources),
+        f"## {BANDS_TITLE}", markdown_table(bands),
+        "## Leakage audit over the prompts actually sent (findings must be 0)", markdown_table(audit),
+    ])
+    html_path = out_dir / PAGE_FILE
+    shown = {rid: [{**r, "methods": methods_of(r, rid, fitted)} for r in recs] for rid, recs in records.items()}
+    tables = {"Cost per method": costs, "Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)": effect,
+              LEARNED_TITLE: learned, REFERENCE_TITLE: learned_vs_mean, FITTED_TITLE: fit_table, SOURCES_TITLE: sources, BANDS_TITLE: bands,
+              "Tokens per role": roles, "Leakage audit over the prompts actually sent (findings must be 0)": audit,
+              "Contamination split: questions due after the models' training cutoff": contamination,
+              **{f"By {col.replace('_', ' ')}": seg for col, seg in segments.items()}}
+    page = render_page(ReportData(leaderboard=table, baseline=base_label, min_coverage=min_coverage,
+                                  ranking_note=ranking_note(table[table["ranked"]], min_coverage, plan_note=plan_note), scored=scored,
+                                  manifests=manifests,
+                                  records=shown, tables=tables, confidence_bands=bands, attribution=DATA_ATTRIBUTION,
+                                  notice=simulated))
+    # every file is complete or untouched (temp file + os.replace); an OSError names the file
+    csv_path, md_path = write_leaderboard(out_dir, table, md + "\n\n" + DATA_ATTRIBUTION + "\n")
+    write_text_atomic(html_path, page)
+    write_text_atomic(out_dir / FITTED_FILE, fitted_lines(fitted, records, fit_from))
+    return Report(table, md, csv_path, md_path, html_path, notice=simulated)
+
+
+#: Per (run, question): every fitted method's row (p_yes, parameters, n_fit, fallback), written by :func:`write_report`.
+FITTED_FILE = "fitted.jsonl"
+LEARNED_TITLE = f"Cost-effectiveness against the learned mean ({LEARNED_MEAN}: the mean recalibrated walk-forward; Brier change per 1,000 extra tokens)"
+FITTED_TITLE = "Fitted methods (walk-forward: each question fitted only on questions resolved before its forecast date)"
+FITTED_NOTE = (f"`fitted` questions used parameters fitted on at least {MIN_FIT_QUESTIONS} resolved questions ({MIN_FIT_PER_CLASS} "
+               "of each outcome); `fallback` questions had fewer and used the unfitted rule ("
+               + ", ".join(f"{m}: {rule}" for m, rule in UNFITTED_RULE.items()) + f"). Per-question parameters and n are in {FITTED_FILE}.")
+BANDS_TITLE = "Brier and calibration by confidence band (does the confidence mean anything?)"
+SOURCES_TITLE = "Fitted methods: the runs they learned from, and their models"
+REFERENCE_TITLE = f"The learned mean ({LEARNED_MEAN}) against mean: the reference of the cost-effectiveness table above"
+
+
+def fit_sources_note(sources: pd.DataFrame) -> str:
+    """One line on what the fitted methods learned from (:func:`benchmarks.protocol.fitted.fit_sources`), saying so
+    when a ``--fit-from`` run is of another model (accepted with ``--fit-from-any-model``)."""
+    earlier = sources[sources["learned_as"] == "--fit-from"]
+    line = "Learned from each scored run's own questions" + (
+        f" and {len(earlier)} --fit-from run(s): {', '.join(f'{r.run} ({r.models})' for r in earlier.itertuples())}." if len(earlier) else ".")
+    other = earlier[earlier["other_model"]]
+    if len(other):
+        line += (f" **Another model**: {', '.join(other['run'])} (accepted with --fit-from-any-model); the fits learned "
+                 "those models' forecasts, not only the scored run's.")
+    return line
+
+
+def fitted_lines(fitted: AddedMethods, records: Mapping[str, Sequence[Mapping[str, Any]]], fit_from: Sequence[str | Path]) -> str:
+    """The text of ``fitted.jsonl``: one JSON line per (run, question) with its fitted methods' rows."""
+    lines = []
+    for run_id, recs in records.items():
+        for r in recs:
+            rows = fitted.get(run_id, {}).get(r.get("question_id"))
+            if rows is not None:
+                lines.append(json.dumps({"run_id": run_id, "question_id": r.get("question_id"), "forecast_date": r.get("forecast_date"),
+                                         "fit_from": [str(p) for p in fit_from], "methods": rows}, ensure_ascii=False))
+    return "\n".join(lines) + ("\n" if lines else "")

@@ -1,0 +1,37 @@
+"""The run folder ``<output_dir>/<run_id>/``: its files and what each holds.
+
+* ``manifest.json`` (:data:`MANIFEST_FILE`): config, package version, providers and models, seed, per-question
+  status, retry / cache counters, the command line (redacted), the git commit, package versions and wall time
+  (``wall_time_s`` of this session, ``wall_time_s_total`` over resumed sessions); rewritten atomically (temp file +
+  ``os.replace``) at the start, at most once per second while questions finish, and at the end.
+* ``results.jsonl`` (:data:`RESULTS_FILE`): one line per finished question (:class:`benchmarks.run_folder.record.QuestionRecord`:
+  methods, baselines, usage ledger, audit and the full pipeline trace), appended, flushed and fsynced as each
+  question finishes. Killing the process at any moment loses at most the questions in flight; a torn last line is
+  cut off on resume (:func:`benchmarks.run_folder.durable.read_results`).
+* ``cache/``: the persistent response cache, so ``resume`` re-pays no tokens for calls already made.
+* ``.lock`` (:data:`LOCK_FILE`): held (``filelock``, an OS file lock) by the one process writing the folder, for the
+  whole run or resume; a second writer fails at once.
+* ``results.replaced.jsonl`` (:data:`REPLACED_FILE`): failed question records set aside by a resume with
+  ``retry_failed`` before their questions run again (kept for their usage; reports read ``results.jsonl`` only).
+* ``batches.jsonl`` (:data:`BATCHES_FILE`): batch mode's journal of submitted batches.
+* ``report.html`` (:data:`PAGE_FILE`), ``leaderboard.csv`` / ``.md`` and ``fitted.jsonl``: the report
+  (:func:`benchmarks.report.write_report`).
+
+Nothing is written before the run's inputs validate (config, questions, providers); the response cache opens at
+the first provider call.
+"""
+
+__all__ = ["BATCHES_FILE", "LOCK_FILE", "MANIFEST_FILE", "PAGE_FILE", "REPLACED_FILE", "RESULTS_FILE"]
+
+#: One JSON line per finished question.
+RESULTS_FILE = "results.jsonl"
+#: The run's config, selection, statuses and provenance.
+MANIFEST_FILE = "manifest.json"
+#: The writer's lock.
+LOCK_FILE = ".lock"
+#: Failed records set aside by ``retry_failed``.
+REPLACED_FILE = "results.replaced.jsonl"
+#: Batch mode's journal of submitted batches (:mod:`agent_providers.batch.collector`).
+BATCHES_FILE = "batches.jsonl"
+#: File name of the run viewer's page in a run folder (written by :func:`benchmarks.report.write_report`).
+PAGE_FILE = "report.html"
