@@ -1,9 +1,9 @@
 """Benchmark: the same reconciliation pipeline in plain Python, LangGraph and the OpenAI Agents SDK.
 
-``python -m benchmarks.harness.frameworks`` (or ``forecast-reconcile frameworks``) runs the three
+A library; its command line is ``forecast-reconcile frameworks`` (:mod:`benchmarks.cli`). It runs the three
 implementations of :mod:`agent_research.frameworks` on the same seeded sample of bundled, resolved
 ForecastBench market questions, with the same providers and the same search tool (the bundled dated
-corpus behind the cutoff guard), and prints one comparison table.
+corpus behind the cutoff guard), and returns one comparison table.
 
 Measurements (per implementation, summed over the sample unless stated)
 -----------------------------------------------------------------------
@@ -44,8 +44,6 @@ in final probabilities or ledgers would mean the prompts or the flow differ.
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import ast
 import io
 import time
@@ -257,22 +255,3 @@ async def arun_benchmark(*, provider: str = "scripted", n: int = 20, seed: int =
 def format_table(table: pd.DataFrame) -> str:
     """Markdown of the comparison table."""
     return table.to_markdown(index=False, floatfmt=".4g")
-
-
-def main(argv: list[str] | None = None) -> None:
-    """Command line: ``python -m benchmarks.harness.frameworks [--provider SPEC] [--n N] [--seed S] [--latency-ms MS]``."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--provider", default="scripted", help="'scripted' (default) or a provider spec such as local/smollm2.")
-    ap.add_argument("--n", type=int, default=20, help="Questions in the seeded sample (default 20).")
-    ap.add_argument("--seed", type=int, default=0, help="Seed of the sample and the models.")
-    ap.add_argument("--latency-ms", type=float, default=20.0, help="Scripted provider latency per call in ms (default 20).")
-    ap.add_argument("--members", type=int, default=3, help="Ensemble size.")
-    ap.add_argument("--search", default="local", choices=["local", "none"], help="Research backend.")
-    a = ap.parse_args(argv)
-    table, _ = asyncio.run(arun_benchmark(provider=a.provider, n=a.n, seed=a.seed, latency_s=a.latency_ms / 1000,
-                                          config=PipelineConfig(n_members=a.members, seed=a.seed), search=a.search))
-    print(format_table(table))
-
-
-if __name__ == "__main__":
-    main()

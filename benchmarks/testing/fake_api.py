@@ -33,10 +33,11 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from agent_schemas import ChatMessage
+from benchmarks.testing.loopback import serve_on_loopback
 from benchmarks.testing.scripted_world import respond
 
 __all__ = ["FakeBatch", "FakeProviderAPI"]
@@ -125,9 +126,7 @@ class FakeProviderAPI:
             def log_message(self, *args):
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        self.server = serve_on_loopback(Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
 
     def close(self) -> None:

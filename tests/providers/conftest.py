@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.loopback import serve_on_loopback
+from benchmarks.testing.loopback import serve_on_loopback
 
 RECORDED = Path(__file__).parent / "recorded"
 #: A fake key; tests check it never leaks into reprs, errors or cache files.

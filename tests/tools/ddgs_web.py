@@ -21,7 +21,7 @@ from typing import Literal, Union
 
 import trustme
 
-from tests.loopback import serve_on_loopback
+from benchmarks.testing.loopback import serve_on_loopback
 
 RECORDED = Path(__file__).parent / "recorded_ddgs"
 

@@ -1,9 +1,12 @@
-"""Start a threading HTTP server on 127.0.0.1 for the tests' fake remote services."""
+"""Start a threading HTTP server on 127.0.0.1: the one loopback server of the fake remote services (the fake
+provider APIs of :mod:`benchmarks.testing.fake_api`, the tests' recorded bodies and search engines)."""
 
 from __future__ import annotations
 
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+__all__ = ["serve_on_loopback"]
 
 
 def serve_on_loopback(handler: type[BaseHTTPRequestHandler]) -> ThreadingHTTPServer:
