@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.import_graph import all_imports, cycles, edges, graph
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("agent_schemas", "agent_providers", "agent_tools", "agent_specialists", "agent_research", "benchmarks")
 #: The project packages each package may import (itself included).
@@ -152,3 +154,87 @@ def test_the_private_name_rule_catches_both_forms_and_allows_own_names():
 def test_the_import_rule_catches_a_reversed_import():
     tree = ast.parse("def f():\n    from agent_research import ForecastPipeline\nfrom . import prompts\n")
     assert imported_modules(tree, "agent_specialists.debate") == [(2, "agent_research"), (3, "agent_specialists")]
+
+
+# --- the wings of benchmarks (WINGS above) ---------------------------------------------------------------------------
+
+#: Files whose ``benchmarks`` imports may sit inside functions: the command line imports each command's code when
+#: the command runs (start-up time: ``forecast-reconcile --help`` loads no engine), and the perf scripts import
+#: the code they measure in their child processes, after setting ``sys.path`` to the checkout they measure.
+LAZY_ALLOWED = ("benchmarks/cli.py", "benchmarks/perf/")
+#: The wings that read runs; none of them imports the engine (``harness``).
+READERS = ("run_folder", "report", "viewer")
+
+
+def wing_of(module: str) -> str:
+    return module.split(".")[1] if module.count(".") else module
+
+
+def wing_violations(root: Path) -> list[str]:
+    """Every import between two wings that the table does not allow, and every module in no wing."""
+    modules, imports = all_imports(root)
+    bad = [f"{m}: in no wing of WINGS" for m in modules if m != "benchmarks" and wing_of(m) not in WINGS]
+    for i in imports:
+        a, b = wing_of(i.source), wing_of(i.target)
+        if a != b and a in WINGS and b not in WINGS[a][1]:
+            layer = WINGS[b][0] if b in WINGS else None
+            how = ("not a wing" if layer is None else "up" if layer > WINGS[a][0] else "sideways" if layer == WINGS[a][0]
+                   else "not listed")
+            bad.append(f"{modules[i.source].relative_to(root).as_posix()}:{i.line} imports {i.target} ({a} -> {b}: {how})")
+    return bad
+
+
+def import_cycles(root: Path) -> list[list[str]]:
+    modules, imports = all_imports(root)
+    return cycles(graph(edges(imports), set(modules)))
+
+
+def lazy_violations(root: Path) -> list[str]:
+    """``benchmarks`` imports inside a function or under ``TYPE_CHECKING`` outside :data:`LAZY_ALLOWED`."""
+    modules, imports = all_imports(root)
+    out = []
+    for i in imports:
+        path = modules[i.source].relative_to(root).as_posix()
+        if i.where != "module" and not path.startswith(LAZY_ALLOWED):
+            out.append(f"{path}:{i.line} imports {i.target} ({i.where})")
+    return out
+
+
+def test_the_wing_table_points_one_way():
+    for wing, (layer, may) in WINGS.items():
+        assert wing not in may, wing
+        assert all(WINGS[other][0] < layer for other in may), f"{wing} may import a wing of its own layer or above: {may}"
+    for reader in READERS:
+        assert "harness" not in WINGS[reader][1], f"{reader} is a reader: it may not import the engine"
+
+
+def test_benchmarks_imports_follow_the_wing_table():
+    """Nothing points up, readers never import the engine, every module is in a wing (a lazy import counts too)."""
+    assert wing_violations(ROOT) == []
+
+
+def test_benchmarks_has_no_import_cycle():
+    assert import_cycles(ROOT) == []
+
+
+def test_no_benchmarks_import_hides_in_a_function():
+    """Imports of ``benchmarks`` modules sit at the top of the module (none dodges a cycle), except in
+    :data:`LAZY_ALLOWED`; optional third-party imports (Ray, rich, DuckDuckGo) may stay lazy."""
+    assert lazy_violations(ROOT) == []
+
+
+def test_the_wing_checks_see_what_they_check(tmp_path):
+    """The three checks on a made-up tree: a reader importing the engine, a cycle, and an import in a function."""
+    pkg = tmp_path / "benchmarks"
+    for wing in ("run_folder", "harness", "report"):
+        (pkg / wing).mkdir(parents=True)
+        (pkg / wing / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "run_folder" / "a.py").write_text("from benchmarks.harness import b\n")
+    (pkg / "harness" / "b.py").write_text("import benchmarks.run_folder.a\n")
+    (pkg / "report" / "c.py").write_text("def f():\n    from benchmarks.harness.b import x\n")
+    assert sorted(wing_violations(tmp_path)) == [
+        "benchmarks/report/c.py:2 imports benchmarks.harness.b (report -> harness: sideways)",
+        "benchmarks/run_folder/a.py:1 imports benchmarks.harness.b (run_folder -> harness: up)"]
+    assert import_cycles(tmp_path) == [["benchmarks.harness.b", "benchmarks.run_folder.a"]]
+    assert lazy_violations(tmp_path) == ["benchmarks/report/c.py:2 imports benchmarks.harness.b (function)"]
