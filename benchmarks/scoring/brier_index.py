@@ -59,8 +59,9 @@ The other choices, and where they differ from ForecastBench:
   ``scipy.sparse.linalg.lsqr`` at tolerance 1e-6. :func:`two_way_fixed_effects` solves the same problem
   with ``scipy.sparse.linalg.lsmr`` on a sparse CSR design (two non-zeros per observation, so memory grows
   with the number of answers, never with entries x questions), its columns scaled to unit norm (Jacobi
-  preconditioning, which evens out entries and questions with very different counts), to tolerance
-  1e-10. LSMR rather than LSQR because its ``||A^T r||`` decreases monotonically, so stopping early is
+  preconditioning, which evens out entries and questions with very different counts: on the panel of
+  ``benchmarks/perf/fixed_effects.py``, 8 iterations instead of 37, and residual sums per entry 1e-8
+  instead of 2e-7), to tolerance 1e-10. LSMR rather than LSQR because its ``||A^T r||`` decreases monotonically, so stopping early is
   safe (Fong & Saunders 2011); rather than alternating projections (demeaning by entry, then by
   question, repeated) because a Krylov method needs far fewer sweeps when the panel is weakly connected,
   where plain alternating projections crawl (Guimarães & Portugal 2010 and Correia 2016 accelerate them
