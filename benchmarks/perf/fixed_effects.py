@@ -22,21 +22,18 @@ buffers to it) in separate, untimed runs.
 
 Usage::
 
-    python benchmarks/perf/fixed_effects.py [--entries 500] [--questions 5000] [--rounds 3]
+    python benchmarks/perf/fixed_effects.py [--entries 500] [--questions 5000] [--rounds 5]
                                             [--dense-sizes 30x300 60x600]
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import statistics
 import sys
 import time
-import tracemalloc
 from pathlib import Path
-from typing import Callable
 
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
@@ -47,6 +44,7 @@ import pandas as pd  # noqa: E402
 if __package__ in (None, ""):  # run as a script from a checkout
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from benchmarks.perf.scoring_speed import peak_mib, timed  # noqa: E402
 from benchmarks.scoring import brier_index_table, two_way_fixed_effects  # noqa: E402
 
 
@@ -71,24 +69,6 @@ def dense_fit(entry: np.ndarray, question: np.ndarray, y: np.ndarray, n_entries:
     return X @ coef
 
 
-def timed(fn: Callable[[], object]) -> float:
-    gc.collect()
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
-
-
-def peak_mib(fn: Callable[[], object]) -> float:
-    gc.collect()
-    tracemalloc.start()
-    try:
-        fn()
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    return peak / 2**20
-
-
 def size(text: str) -> tuple[int, int]:
     entries, questions = text.lower().split("x")
     return int(entries), int(questions)
@@ -98,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--entries", type=int, default=500, help="entries of the large panel")
     ap.add_argument("--questions", type=int, default=5000, help="questions of the large panel")
-    ap.add_argument("--rounds", type=int, default=3, help="timed rounds per measurement (median reported)")
+    ap.add_argument("--rounds", type=int, default=5, help="timed rounds per measurement (median reported)")
     ap.add_argument("--dense-sizes", type=size, nargs="+", default=[(30, 300), (60, 600)],
                     help="ENTRIESxQUESTIONS panels for the side-by-side with the dense fit")
     args = ap.parse_args(argv)
@@ -138,11 +118,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"    {n_e} x {n_q} ({sy.size:,} answers, design {sy.size:,} x {n_e + n_q:,}):")
         print(f"      sparse {ts * 1000:9.1f} ms  {ms:8.1f} MiB")
         print(f"      dense  {td * 1000:9.1f} ms  {md:8.1f} MiB")
-        print(f"      ratio dense/sparse: time {td / ts:,.0f}x, memory {md / ms:,.0f}x; largest fitted-value difference {gap:.1e}")
+        print(f"      ratio dense/sparse: time {td / ts:,.1f}x, memory {md / ms:,.1f}x; largest fitted-value difference {gap:.1e}")
 
     # 3. what the dense fit would need at the issue's size
     print(f"\n[3] the dense design alone at {args.entries:,} x {args.questions:,}: {y.size:,} x {n_cols:,} float64 = "
-          f"{y.size * n_cols * 8 / 2**30:,.0f} GiB (lstsq needs at least one more copy)")
+          f"{y.size * n_cols * 8 / 2**30:,.1f} GiB (lstsq needs at least one more copy)")
     return 0
 
 
