@@ -61,12 +61,13 @@ The other choices, and where they differ from ForecastBench:
   with the number of answers, never with entries x questions), its columns scaled to unit norm (Jacobi
   preconditioning, which evens out entries and questions with very different counts: on the panel of
   ``benchmarks/perf/fixed_effects.py``, 8 iterations instead of 37, and residual sums per entry 1e-8
-  instead of 2e-7), to tolerance 1e-10. LSMR rather than LSQR because its ``||A^T r||`` decreases monotonically, so stopping early is
-  safe (Fong & Saunders 2011); rather than alternating projections (demeaning by entry, then by
-  question, repeated) because a Krylov method needs far fewer sweeps when the panel is weakly connected,
-  where plain alternating projections crawl (Guimarães & Portugal 2010 and Correia 2016 accelerate them
-  for that reason); and it is a well-kept library solver rather than our own loop. pyfixest itself would
-  bring numba, formulaic and narwhals to fit a model that is two sparse mat-vecs per iteration.
+  instead of 2e-7), to tolerance 1e-10. LSMR rather than LSQR because its ``||A^T r||`` decreases
+  monotonically, so stopping early is safe (Fong & Saunders 2011); rather than alternating projections
+  (demeaning by entry, then by question, repeated) because a Krylov method needs far fewer sweeps when
+  the panel is weakly connected, where plain alternating projections crawl (Guimarães & Portugal 2010
+  and Correia 2016 accelerate them for that reason); and it is a well-kept library solver rather than
+  our own loop. pyfixest itself would bring numba and formulaic, among others, to fit a model that
+  costs two sparse mat-vecs per iteration.
 * **Identification.** The effects are unique only up to a constant per connected group (add ``c`` to every
   question, subtract it from every entry). pyfixest keeps every question level and drops one entry level
   (its effect is 0), so its question effects are that entry's expected Brier. Here the entry effects of
@@ -188,7 +189,7 @@ class TwoWayFixedEffects:
         return self.entry_effects[np.asarray(entry)] + self.question_effects[np.asarray(question)]
 
 
-def _codes(x: Any, name: str, n: int | None) -> tuple[np.ndarray, int]:
+def _codes(x: Any, name: str, n: int | None, n_name: str) -> tuple[np.ndarray, int]:
     arr = np.asarray(x)
     if arr.ndim != 1:
         raise DataValidationError(f"{name} must be 1-D of shape (n_observations,); got shape {arr.shape}", field=name, value=arr.shape)
@@ -202,7 +203,7 @@ def _codes(x: Any, name: str, n: int | None) -> tuple[np.ndarray, int]:
     size = int(arr.max()) + 1 if arr.size else 0
     if n is not None:
         if n < size:
-            raise DataValidationError(f"n_{name}s={n} but {name} has code {size - 1}", field=f"n_{name}s", value=n)
+            raise DataValidationError(f"{n_name}={n} but {name} has code {size - 1}", field=n_name, value=n)
         size = n
     return arr, size
 
@@ -281,8 +282,8 @@ def two_way_fixed_effects(
     >>> fit.entry_effects.round(6), fit.question_effects.round(6)
     (array([-0.1,  0.1]), array([0.2, 0.5]))
     """
-    e, n_e = _codes(entry, "entry", n_entries)
-    q, n_q = _codes(question, "question", n_questions)
+    e, n_e = _codes(entry, "entry", n_entries, "n_entries")
+    q, n_q = _codes(question, "question", n_questions, "n_questions")
     values = np.asarray(y, dtype=np.float64)
     if values.ndim != 1 or values.shape != e.shape or values.shape != q.shape:
         raise DataValidationError(f"entry, question and y must have the same shape (n_observations,): {e.shape}, {q.shape}, {values.shape}",
@@ -565,7 +566,8 @@ def brier_index_table(
                                                   market_reference)
         adjusted, counts = _per_entry_mean(b[rows] - difficulty[q_codes], e_codes, n_entries)
         out[f"n_{t}"] = counts
-        out[f"adjusted_brier_{t}"] = adjusted + difficulty.mean()
+        always_half = np.mean(ALWAYS_HALF_BRIER - difficulty)  # Always 0.5's adjusted score: on every question of the type
+        out[f"adjusted_brier_{t}"] = adjusted + (ALWAYS_HALF_BRIER - always_half)
         lo = np.full(n_entries, np.iinfo(np.int64).max)
         hi = np.full(n_entries, -1)
         np.minimum.at(lo, e_codes, group[q_codes])

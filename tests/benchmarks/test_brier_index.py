@@ -228,8 +228,12 @@ def test_excluding_a_constant_forecaster_keeps_the_difficulties_including_it_shr
     excluded = table(frame(UNBALANCED + half), exclude_from_fit=["C"])
     np.testing.assert_allclose(excluded["adjusted_brier_dataset"], [1 / 3, 0.1 + MEAN_F, 0.25], atol=1e-12)
     included = table(frame(UNBALANCED + half))
-    # fitted on, C pulls every difficulty towards 0.25 and B (which skipped the hard q3) gains
-    assert included.loc["B", "adjusted_brier_dataset"] < 0.1 + MEAN_F - 0.01
+    # fitted on, C pulls every difficulty towards 0.25: the dense fit with C, by ForecastBench's recipe
+    e, q = np.array([0, 0, 0, 1, 1, 2, 2, 2]), np.array([0, 1, 2, 0, 1, 0, 1, 2])
+    y = np.array([0.1, 0.3, 0.6, 0.3, 0.5, 0.25, 0.25, 0.25])
+    expected = forecastbench_recipe(e, q, y, dense_question_effects(e, q, y, 3, 3)[0], 3)
+    np.testing.assert_allclose(included["adjusted_brier_dataset"], expected, atol=1e-12)
+    assert expected[1] < 0.1 + MEAN_F - 0.01  # B, which skipped the hard q3, gains
 
 
 # --- groups, missing values, question types -----------------------------------------------------
@@ -360,11 +364,13 @@ def test_bad_brier_column_is_refused():
     ([0.0, 1.0], [0, 1], [0.1, 0.2], "entry must hold integer codes"),
     ([0, 1], [0, 1], [0.1, np.nan], "y must be finite: nan at index 1"),
     ([0, 1], [0, 1, 2], [0.1, 0.2], "must have the same shape"),
+    ([0, 3], [0, 1], [0.1, 0.2], "n_entries=2 but entry has code 3"),
     ([], [], [], "y is empty"),
 ])
 def test_solver_refuses_bad_codes_and_values(entry, question, y, message):
     with pytest.raises(DataValidationError, match=message):
-        two_way_fixed_effects(np.asarray(entry, dtype=np.float64 if message.startswith("entry must") else np.int64), question, y)
+        two_way_fixed_effects(np.asarray(entry, dtype=np.float64 if message.startswith("entry must") else np.int64), question, y,
+                              n_entries=2 if message.startswith("n_entries") else None)
 
 
 def test_solver_that_does_not_converge_raises_instead_of_returning():
