@@ -63,8 +63,10 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup], out_dir: str | Pat
     page, :func:`benchmarks.viewer.render_page`) and ``fitted.jsonl`` into ``out_dir``.
 
     Methods are ranked on one question set (:func:`benchmarks.scoring.ranking.rank_methods`): those that
-    answered at least ``min_coverage`` of the questions, on the questions all of them answered; the
-    others are listed apart with their own n.
+    answered at least ``min_coverage`` of the questions are scored on every question (of one run, or the
+    questions every run planned, :func:`benchmarks.report.frame.planned_questions`), a missing answer as the
+    method's fallback (:func:`benchmarks.report.frame.method_fallbacks`); the others are listed apart with their
+    own n. The cost-effectiveness, segment and contamination tables use the same rows.
 
     The fitted methods (:mod:`benchmarks.protocol.fitted`) are computed here, walk-forward: each run's questions
     are fitted on the questions of the run, and of the earlier runs ``fit_from`` (run folders or folders

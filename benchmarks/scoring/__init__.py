@@ -37,11 +37,13 @@ References
 
 Modules: :mod:`.rules` (per-question scores), :mod:`.calibration` (ECE, reliability, Murphy, skill),
 :mod:`.summary` (everything in one pass), :mod:`.bootstrap` (clustered intervals), :mod:`.tables` (per
-method and per segment), :mod:`.validation` (the input checks they share).
+method and per segment), :mod:`.brier_index` (ForecastBench's difficulty-adjusted Brier and Brier Index, for
+entries that answered different questions), :mod:`.validation` (the input checks they share).
 """
 
 import warnings as _warnings
 
+from benchmarks.scoring.brier_index import TwoWayFixedEffects, brier_index, brier_index_table, two_way_fixed_effects
 from benchmarks.scoring.bootstrap import INTERVALS, MIN_CLUSTERS_FOR_INTERVAL, BootstrapCI, clustered_bootstrap_ci, expanded_tail, paired_difference_ci
 from benchmarks.scoring.calibration import MurphyDecomposition, brier_skill_score, expected_calibration_error, murphy_decomposition, reliability_diagram
 from benchmarks.scoring.rules import LOG_LOSS_EPS, brier_score, log_loss, log_score
@@ -50,12 +52,15 @@ from benchmarks.scoring.tables import HORIZON_BUCKETS, horizon_bucket, score_tab
 
 __all__ = [
     "BootstrapCI",
+    "TwoWayFixedEffects",
     "HORIZON_BUCKETS",
     "INTERVALS",
     "LOG_LOSS_EPS",
     "MIN_CLUSTERS_FOR_INTERVAL",
     "MurphyDecomposition",
     "ScoreSummary",
+    "brier_index",
+    "brier_index_table",
     "brier_score",
     "brier_skill_score",
     "clustered_bootstrap_ci",
@@ -70,6 +75,7 @@ __all__ = [
     "score_summary",
     "score_table",
     "segment_table",
+    "two_way_fixed_effects",
 ]
 
 

@@ -134,13 +134,13 @@ def compare(
     coverage = answered / len(the_set) if the_set else answered * 0.0
     compared = [m for m in answered.index if the_set and coverage[m] >= min_coverage - 1e-12]
     apart = [m for m in answered.index if m not in compared]
-    questions = the_set
     rows = in_set[in_set[method_col].isin(compared)].assign(fallback=False)
     shared = [c for c in dict.fromkeys((question_col, *question_cols)) if c in scored.columns]
     facts = scored.drop_duplicates(question_col).set_index(question_col)[[c for c in shared if c != question_col]]
     filled = []
     for m, own in rows.groupby(method_col, sort=False):
-        missing = [q for q in questions if q not in set(own[question_col])]
+        done = set(own[question_col])
+        missing = [q for q in the_set if q not in done]
         if missing:
             f = pd.DataFrame([own.iloc[0]] * len(missing)).reset_index(drop=True)
             f[question_col] = missing
