@@ -58,35 +58,43 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ["agent_schemas", "agent_providers", "agent_tools", "agent_research", "agent_specialists", "benchmarks"]
 
+#: The modules the runner and the report were split into (issue 30): each is mutated with the tests of the whole.
+RUNNER_MODULES = ("benchmarks/run_folder/durable.py", "benchmarks/run_folder/record.py", "benchmarks/harness/runner.py",
+                  "benchmarks/harness/session.py", "benchmarks/harness/selection.py", "benchmarks/harness/provider_stack.py",
+                  "benchmarks/harness/manifest.py", "benchmarks/harness/records.py")
+REPORT_MODULES = ("benchmarks/report/write.py", "benchmarks/report/frame.py", "benchmarks/report/costs.py",
+                  "benchmarks/report/audits.py", "benchmarks/report/leaderboard.py", "benchmarks/run_folder/load.py")
+RUNNER_TESTS = ["tests/benchmarks/test_durable_files.py", "tests/benchmarks/test_question_selection.py",
+                "tests/benchmarks/test_harness.py", "tests/benchmarks/test_runner.py", "tests/benchmarks/test_validity.py",
+                *(f"tests/benchmarks/test_run_folder.py::{t}" for t in (
+                    "test_a_question_whose_pipeline_raises_is_a_failed_record_and_the_run_goes_on",
+                    "test_a_failed_append_stops_the_run_cleanly_and_resume_finishes_it",
+                    "test_retry_failed_replaces_failed_records_and_keeps_them_aside",
+                    "test_retry_failed_needs_resume")),
+                # the cost cap, the session's accounting, shards and batch mode (issue 14's code in the runner)
+                "tests/scale/test_cost_cap_and_shards.py",
+                *(f"tests/scale/test_batch.py::{t}" for t in (
+                    "test_batch_mode_says_clearly_that_other_providers_have_none",
+                    "test_batch_mode_puts_each_adapter_behind_the_run_s_one_collector_and_no_rate_limiter")),
+                *(f"tests/scale/test_cli_scale.py::{t}" for t in (
+                    "test_bad_scale_options_are_one_line_errors_and_write_nothing",
+                    "test_max_cost_with_a_free_provider_runs_to_the_end_and_records_the_spend"))]
+
 #: Module -> its fast related tests (files or node ids). The slow SIGKILL/resume subprocess test is left out.
 MODULE_TESTS: dict[str, list[str]] = {
-    "benchmarks/harness/runner.py": ["tests/benchmarks/test_durable_files.py", "tests/benchmarks/test_question_selection.py",
-                             "tests/benchmarks/test_harness.py", "tests/benchmarks/test_runner.py", "tests/benchmarks/test_validity.py",
-                             *(f"tests/benchmarks/test_run_folder.py::{t}" for t in (
-                                 "test_a_question_whose_pipeline_raises_is_a_failed_record_and_the_run_goes_on",
-                                 "test_a_failed_append_stops_the_run_cleanly_and_resume_finishes_it",
-                                 "test_retry_failed_replaces_failed_records_and_keeps_them_aside",
-                                 "test_retry_failed_needs_resume")),
-                             # the cost cap, the session's accounting, shards and batch mode (issue 14's code in the runner)
-                             "tests/scale/test_cost_cap_and_shards.py",
-                             *(f"tests/scale/test_batch.py::{t}" for t in (
-                                 "test_batch_mode_says_clearly_that_other_providers_have_none",
-                                 "test_batch_mode_puts_each_adapter_behind_the_run_s_one_collector_and_no_rate_limiter")),
-                             *(f"tests/scale/test_cli_scale.py::{t}" for t in (
-                                 "test_bad_scale_options_are_one_line_errors_and_write_nothing",
-                                 "test_max_cost_with_a_free_provider_runs_to_the_end_and_records_the_spend"))],
-    "benchmarks/report/": ["tests/benchmarks/test_report_tables.py"],
+    **dict.fromkeys(REPORT_MODULES, ["tests/benchmarks/test_report_tables.py"]),
+    **dict.fromkeys(RUNNER_MODULES, RUNNER_TESTS),
     "benchmarks/protocol/leakage.py": ["tests/benchmarks/test_leakage.py", "tests/benchmarks/test_validity.py"],
     "benchmarks/scoring/ranking.py": ["tests/benchmarks/test_ranking_and_intervals.py", "tests/benchmarks/test_leaderboard.py"],
     "benchmarks/protocol/clusters.py": ["tests/benchmarks/test_ranking_and_intervals.py", "tests/benchmarks/test_clusters.py"],
     "benchmarks/protocol/methods.py": ["tests/benchmarks/test_methods.py", "tests/benchmarks/test_leakage.py",
-                              "tests/benchmarks/test_runner.py"],
+                 "tests/benchmarks/test_runner.py"],
     "agent_research/combination.py": ["tests/research/test_combination.py", "tests/research/test_pipeline.py",
-                                      "tests/research/test_config.py"],
+                         "tests/research/test_config.py"],
     "agent_providers/registry.py": ["tests/providers/test_registry.py", "tests/providers/test_retry.py",
-                                    "tests/providers/test_missing_dependencies.py", "tests/providers/test_credentials.py"],
+                       "tests/providers/test_missing_dependencies.py", "tests/providers/test_credentials.py"],
     "agent_tools/parsing.py": ["tests/tools/test_parsing_values.py", "tests/tools/test_parsing.py",
-                               "tests/tools/test_parsing_candidates.py", "tests/research/test_pipeline.py", "tests/specialists"],
+                  "tests/tools/test_parsing_candidates.py", "tests/research/test_pipeline.py", "tests/specialists"],
 }
 #: Slow tests left out (the runner's code they reach is covered by faster ones): a SIGKILL/resume subprocess, and
 #: the shard test that builds three reports (the shard selection itself: ``test_a_shard_runs_exactly_its_questions...``).
@@ -169,99 +177,99 @@ EQUIVALENT: list[Equivalent] = [
                'first = by_close[(q.source, q.scheduled_close_date)].setdefault("XX XX".join(q.text.split()), q.cluster_id)',
                "another separator maps equal texts to equal keys and different to different, and one_pattern then splits "
                "the keys into words that are equal or differ exactly where the original words do"),
-    # runner (reviewed from the partial run of 2026-12-01, see mutation_after.md)
-    Equivalent("benchmarks/harness/runner.py", "append_jsonl", r'line = json.dumps(record, ensure_ascii=None, default=str) + "\n"',
+    # runner (reviewed from the partial run of 2026-12-01, see tests/mutation/after.md)
+    Equivalent("benchmarks/run_folder/durable.py", "append_jsonl", r'line = json.dumps(record, ensure_ascii=None, default=str) + "\n"',
                _ENSURE_ASCII_NONE),
-    Equivalent("benchmarks/harness/runner.py", "append_jsonl", 'data = line.encode("UTF-8")', _CODEC_CASE),
-    *(Equivalent("benchmarks/harness/runner.py", "failure_reason",
+    Equivalent("benchmarks/run_folder/durable.py", "append_jsonl", 'data = line.encode("UTF-8")', _CODEC_CASE),
+    *(Equivalent("benchmarks/run_folder/record.py", "failure_reason",
                  f"top = next(e for e in member_errors if e.type == counts.most_common({n})[0][0])",
                  _FIRST_MOST_COMMON) for n in ("None", "2")),
-    # runner (reviewed from the full run of 2026-12-01 on main a1a85ee, see mutation_after.md)
-    Equivalent("benchmarks/harness/runner.py", "write_json_atomic",
+    # runner (reviewed from the full run of 2026-12-01 on main a1a85ee, see tests/mutation/after.md)
+    Equivalent("benchmarks/run_folder/durable.py", "write_json_atomic",
                "write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=None, default=str))", _ENSURE_ASCII_NONE),
-    Equivalent("benchmarks/harness/runner.py", "write_text_atomic", 'with open(tmp, "w", encoding="UTF-8") as fh:', _CODEC_CASE),
+    Equivalent("benchmarks/run_folder/durable.py", "write_text_atomic", 'with open(tmp, "w", encoding="UTF-8") as fh:', _CODEC_CASE),
     Equivalent("benchmarks/harness/runner.py", "BenchmarkRunner.arun",
                'recorded = json.loads(manifest_path.read_text(encoding="UTF-8")).get("question_ids")', _CODEC_CASE),
     Equivalent("benchmarks/harness/runner.py", "BenchmarkRunner.cost_cap",
                'spend = json.loads(manifest_path.read_text(encoding="UTF-8")).get("spend") if manifest_path.exists() else None',
                _CODEC_CASE),
-    Equivalent("benchmarks/harness/runner.py", "RunSession.__init__",
+    Equivalent("benchmarks/harness/session.py", "RunSession.__init__",
                'previous = json.loads(self.manifest_path.read_text(encoding="UTF-8")) if self.manifest_path.exists() else {}',
                _CODEC_CASE),
-    *(Equivalent("benchmarks/harness/runner.py", "read_results", f"good_bytes += len(line) + {alt}", _LAST_BLANK)
+    *(Equivalent("benchmarks/run_folder/durable.py", "read_results", f"good_bytes += len(line) + {alt}", _LAST_BLANK)
       for alt in ("(1 if (i < len(lines) - 1) or True else 0)", "(1 if i <= len(lines) - 1 else 0)",
                   "(1 if i < len(lines) + 1 else 0)", "(1 if i < len(lines) - 1 else 1)")),
-    Equivalent("benchmarks/harness/runner.py", "read_results", "if good_bytes <= len(raw):",
+    Equivalent("benchmarks/run_folder/durable.py", "read_results", "if good_bytes <= len(raw):",
                "good_bytes == len(raw) when the file ends with a newline: the extra branch parses an empty tail, which "
                "fails, and truncates the file to its own length (no change)"),
-    *(Equivalent("benchmarks/harness/runner.py", "BenchmarkRunner.rate_limits_for", f"prefix = spec.split({args})[0]", _FIRST_PIECE)
+    *(Equivalent("benchmarks/harness/provider_stack.py", "ProviderStack.rate_limits_for", f"prefix = spec.split({args})[0]", _FIRST_PIECE)
       for args in ('"/", ', '"/", 2')),
-    *(Equivalent("benchmarks/harness/runner.py", "_untrained", f'return spec.split({args})[0] in ("scripted", "sim")', _FIRST_PIECE)
+    *(Equivalent("benchmarks/harness/selection.py", "_untrained", f'return spec.split({args})[0] in ("scripted", "sim")', _FIRST_PIECE)
       for args in ('"/", ', '"/", 2')),
-    *(Equivalent("benchmarks/harness/runner.py", "RunSession.summary", f'top = Counter(r.split(":", 1)[0] for r in failed_now).most_common({n})',
+    *(Equivalent("benchmarks/harness/session.py", "RunSession.summary", f'top = Counter(r.split(":", 1)[0] for r in failed_now).most_common({n})',
                  _FIRST_MOST_COMMON + "; only top[0] is read") for n in ("None", "2")),
-    *(Equivalent("benchmarks/harness/runner.py", "RunSession.summary", line, _FIRST_PIECE) for line in (
+    *(Equivalent("benchmarks/harness/session.py", "RunSession.summary", line, _FIRST_PIECE) for line in (
         'top = Counter(r.split(":", )[0] for r in failed_now).most_common(1)',
         'top = Counter(r.split(":", 2)[0] for r in failed_now).most_common(1)',
         'top_reason = next((r for r in failed_now if r.split(":", )[0] == top[0][0]), None) if top else None',
         'top_reason = next((r for r in failed_now if r.split(":", 2)[0] == top[0][0]), None) if top else None')),
-    Equivalent("benchmarks/harness/runner.py", "RunSession.summary",
+    Equivalent("benchmarks/harness/session.py", "RunSession.summary",
                'top_reason = next((r for r in failed_now if r.split(":", 1)[0] == top[0][0]), None) if (top) or True else None',
                "top is empty only when failed_now is: the generator then never reads top[0] and next gives None"),
-    Equivalent("benchmarks/harness/runner.py", "RunSession.summary",
+    Equivalent("benchmarks/harness/session.py", "RunSession.summary",
                'top_reason = next((r for r in failed_now if r.split(":", 1)[0] == top[0][0]), ) if top else None',
                "top[0][0] is the type of a reason in failed_now, so a match exists and next's default is never used"),
     *(Equivalent("benchmarks/harness/runner.py", "BenchmarkRunner.cost_cap",
-                 f"unpriced = [s for s in self.model_specs() if cost_usd(s, TokenUsage({usage})) is None]",
+                 f"unpriced = [s for s in self.stack.model_specs() if cost_usd(s, TokenUsage({usage})) is None]",
                  "a probe of whether the model has a price: cost_usd is None only for an unknown price or unknown token "
                  "counts, and every count here is known (1 or 2 tokens or calls, or calls at its default)")
       for usage in ("input_tokens=1, output_tokens=1, ", "input_tokens=2, output_tokens=1, calls=1",
                     "input_tokens=1, output_tokens=2, calls=1", "input_tokens=1, output_tokens=1, calls=2")),
-    *(Equivalent("benchmarks/harness/runner.py", "BenchmarkRunner.select_shard",
+    *(Equivalent("benchmarks/harness/selection.py", "QuestionSelection.shard",
                  f'"config_digest": config_digest(self.config.model_dump(mode={m}))}}',
                  "config_digest serialises with json.dumps(default=str), and the config's only non-JSON values are dates, "
                  "whose str() is their JSON (ISO) form: the digest is the same as in json mode")
       for m in ("None", '"XXjsonXX"', '"JSON"')),
-    Equivalent("benchmarks/harness/runner.py", "RunSession.finish",
+    Equivalent("benchmarks/harness/session.py", "RunSession.finish",
                "self.cap.finished_costs.append(record_cost(record.model_dump(include=None)))",
                "record_cost reads only the ledger; include={'ledger'} only saves dumping the trace"),
-    Equivalent("benchmarks/harness/runner.py", "RunSession.finish", "self._write_failed.append(None)",
+    Equivalent("benchmarks/harness/session.py", "RunSession.finish", "self._write_failed.append(None)",
                "the list is only read as a flag (if self._write_failed:), and [None] is true"),
-    *(Equivalent("benchmarks/harness/runner.py", "BenchmarkRunner._manifest", f"config = self.config.model_dump(mode={m})",
+    *(Equivalent("benchmarks/harness/manifest.py", "RunManifest.content", f"config = self.config.model_dump(mode={m})",
                  "pydantic's python mode keeps dates and nested models as objects, and the manifest is only written by "
                  "write_json_atomic (default=str): the file is byte for byte the same as in json mode")
       for m in ("None", '"XXjsonXX"', '"JSON"')),
     # report
-    Equivalent("benchmarks/report/", "write_report", "table = rank_methods(scored, baseline=base_label, min_coverage=min_coverage,",
+    Equivalent("benchmarks/report/write.py", "write_report", "table = rank_methods(scored, baseline=base_label, min_coverage=min_coverage,",
                "rank_methods' default method_col is 'label'"),
-    Equivalent("benchmarks/report/", "write_report",
+    Equivalent("benchmarks/report/write.py", "write_report",
                'raise DataValidationError("no scorable forecasts (need p_yes and a resolved outcome)", field="outcome", )',
                _VALUE_NONE_DEFAULT),
-    Equivalent("benchmarks/report/", "_md", 'return df.to_markdown(index=None, floatfmt=".4f") if not df.empty else "(none)"',
+    Equivalent("benchmarks/report/leaderboard.py", "markdown_table", 'return df.to_markdown(index=None, floatfmt=".4f") if not df.empty else "(none)"',
                "tabulate hides the index for showindex=None as for False (checked: the same Markdown)"),
-    Equivalent("benchmarks/report/", "write_report", 'table = table.merge(attempts, left_on="label", right_index=True, )',
+    Equivalent("benchmarks/report/write.py", "write_report", 'table = table.merge(attempts, left_on="label", right_index=True, )',
                "every label of the table is in attempts (scored rows are a subset of the run's rows), and an inner merge "
                "keeps the left order as a left merge does"),
-    *(Equivalent("benchmarks/report/", "write_report",
+    *(Equivalent("benchmarks/report/write.py", "write_report",
                  f'table = table.merge(costs[["label", "tokens_per_question", "extra_tokens_per_question", "cost_usd"]], {on}how="left")',
                  "label is the only column the leaderboard and these cost columns share, so merging on the common columns is "
                  "merging on label") for on in ("on=None, ", "")),
-    Equivalent("benchmarks/report/", "write_report", "effect = cost_effectiveness(scored, costs, n_resamples=n_resamples, seed=seed)",
+    Equivalent("benchmarks/report/write.py", "write_report", "effect = cost_effectiveness(scored, costs, n_resamples=n_resamples, seed=seed)",
                "cost_effectiveness's default reference is 'mean'"),
-    Equivalent("benchmarks/report/", "load_run", 'return json.loads(mpath.read_text(encoding="UTF-8")), records',
+    Equivalent("benchmarks/run_folder/load.py", "load_run", 'return LoadedRun(str(run_dir), json.loads(mpath.read_text(encoding="UTF-8")), records)',
                "codec names are case-insensitive"),
-    *(Equivalent("benchmarks/report/", "long_frame", f'df = df.sort_values(["question_id"], {kind}).reset_index(drop=True)',
+    *(Equivalent("benchmarks/report/frame.py", "long_frame", f'df = df.sort_values(["question_id"], {kind}).reset_index(drop=True)',
                  "question_id holds strings, which pandas 3 with pyarrow (the installed stack) stores as Arrow strings: their "
                  "argsort is Arrow's stable sort_indices and ignores kind (checked: 'XXstableXX' is not even refused). "
                  "kind='stable' stays for pandas 2, where the column is an object array sorted by numpy")
       for kind in ("kind=None", "", 'kind="XXstableXX"', 'kind="STABLE"')),
-    Equivalent("benchmarks/report/", "contamination_split",
+    Equivalent("benchmarks/report/audits.py", "contamination_split",
                "after = dates > cutoff if (cutoff is not None) or True else pd.Series(False, index=g.index)",
                "without a known cutoff, pandas compares the object column of dates with None as all False (checked), the "
                "same all-False series the else branch builds"),
-    Equivalent("benchmarks/report/", "fitted_lines",
+    Equivalent("benchmarks/report/write.py", "fitted_lines",
                '"fit_from": [str(p) for p in fit_from], "methods": rows}, ensure_ascii=None))', _ENSURE_ASCII_NONE),
-    Equivalent("benchmarks/report/", "write_report", "write_text_atomic(csv_path, table.to_csv(index=None))",
+    Equivalent("benchmarks/report/leaderboard.py", "write_leaderboard", "write_text_atomic(csv_path, table.to_csv(index=None))",
                "pandas writes no index column for index=None, as for False (checked: the same CSV text)"),
     # parser
     *(Equivalent("agent_tools/parsing.py", "_segments", line,
@@ -302,7 +310,7 @@ class KnownMutation:
 #: Issue 18's table of mutations that survived the tests at the time it was filed, written against the
 #: current code (the audit moved to benchmarks/protocol/leakage.py; the parser now checks that candidates agree).
 KNOWN_MUTATIONS: list[KnownMutation] = [
-    KnownMutation("benchmarks/harness/runner.py", "append_jsonl: os.fsync removed",
+    KnownMutation("benchmarks/run_folder/durable.py", "append_jsonl: os.fsync removed",
                   "            fh.write(data)\n            fh.flush()\n            os.fsync(fh.fileno())\n",
                   "            fh.write(data)\n            fh.flush()\n"),
     KnownMutation("agent_tools/parsing.py",
@@ -319,12 +327,12 @@ KNOWN_MUTATIONS: list[KnownMutation] = [
     KnownMutation("agent_providers/registry.py", "auto_provider picks OpenAI over Anthropic when both keys are set",
                   '    if env.get("ANTHROPIC_API_KEY"):\n',
                   '    if env.get("ANTHROPIC_API_KEY") and not env.get("OPENAI_API_KEY"):\n'),
-    KnownMutation("benchmarks/harness/runner.py", "contamination filter uses the earliest model cutoff (min instead of max)",
+    KnownMutation("benchmarks/harness/selection.py", "contamination filter uses the earliest model cutoff (min instead of max)",
                   "after = max(cutoffs.values())", "after = min(cutoffs.values())"),
     KnownMutation("benchmarks/protocol/leakage.py", "leakage audit never counts late evidence from members (their prompts skipped)",
                   "for call in trace.recorded_calls if call.messages]",
                   'for call in trace.recorded_calls if call.messages and call.role != "forecaster"]'),
-    KnownMutation("benchmarks/report/", "per-method cost table drops the shared ensemble usage",
+    KnownMutation("benchmarks/report/costs.py", "per-method cost table drops the shared ensemble usage",
                   'acc["usage"] = acc["usage"] + ens + extra', 'acc["usage"] = acc["usage"] + extra'),
     # mutmut's blind spot: constants at module and class level
     *(KnownMutation(module, what, find, replace, "module level") for module, what, find, replace in [
@@ -382,7 +390,7 @@ def copy_project(dest: Path) -> None:
     and runs when this is not a git checkout)."""
     try:
         listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True,
-                                capture_output=True).stdout.decode().split("\0")
+                   capture_output=True).stdout.decode().split("\0")
     except (OSError, subprocess.CalledProcessError):
         listed = None
     if listed is None:
@@ -419,7 +427,7 @@ def write_mutmut_config(copy: Path, module: str) -> None:
 
 
 #: This module, loaded as a pytest plugin in mutmut's test runs (:func:`pytest_collection_modifyitems`).
-FASTEST_FIRST_PLUGIN = "benchmarks.perf.mutation"
+FASTEST_FIRST_PLUGIN = "tests.mutation.mutation"
 
 
 def pytest_collection_modifyitems(items: list) -> None:
@@ -450,7 +458,7 @@ def mutmut(copy: Path, *args: str, log: Path | None = None) -> str:
     out = open(log, "ab") if log else subprocess.PIPE  # noqa: SIM115 - closed below
     try:
         proc = subprocess.run([sys.executable, "-m", "mutmut", *args], cwd=copy, env=child_env(copy),
-                              stdout=out, stderr=subprocess.STDOUT)
+                 stdout=out, stderr=subprocess.STDOUT)
     finally:
         if log:
             out.close()
@@ -526,7 +534,7 @@ def tests_pass(copy: Path, tests: list[str], timeout_s: float = 900) -> int:
     cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *[f"--deselect={d}" for d in DESELECT], *tests]
     try:
         return subprocess.run(cmd, cwd=copy, env=child_env(copy), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              timeout=timeout_s).returncode
+                 timeout=timeout_s).returncode
     except subprocess.TimeoutExpired:
         return -1
 
@@ -613,7 +621,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{cpu_s:.0f} s, i.e. about {cpu_s / max(args.jobs, 1) / 60:.0f} minutes on {args.jobs} idle cores")
         if args.json:
             args.json.write_text(json.dumps({"modules": [{**asdict(r), "score": r.score} for r in results],
-                                             "known_mutations": known}, indent=1), encoding="utf-8")
+                                "known_mutations": known}, indent=1), encoding="utf-8")
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
