@@ -63,7 +63,7 @@ def confidence_band_table(scored: pd.DataFrame, records: Mapping[str, Sequence[M
     Parameters
     ----------
     scored : pandas.DataFrame
-        Scorable long frame (:func:`benchmarks.report.scorable`): ``run_id``, ``question_id``, ``method``,
+        Scorable long frame (:func:`benchmarks.report.frame.scorable`): ``run_id``, ``question_id``, ``method``,
         ``label``, ``p_yes``, ``outcome``, ``cluster``.
     records : mapping of run id to records
         The runs' ``results.jsonl`` records (for the traces' confidences).

@@ -6,7 +6,7 @@ method's failures may choose the questions the others are compared on. So:
 1. The **comparison set** is every question of the comparison with a resolved outcome (the caller gives
    one row per answered (method, question); a question is in the set when any method answered it). For
    several runs the caller restricts it to the questions every run planned (``questions``, see
-   :func:`benchmarks.report.planned_questions`), never to those every run *answered*.
+   :func:`benchmarks.report.frame.planned_questions`), never to those every run *answered*.
 2. ``coverage`` of a method = questions it answered / questions of the set. Methods with
    ``coverage >= min_coverage`` (default :data:`MIN_COVERAGE`) are **compared**: scored on every question
    of the set. A question such a method gave no probability for (a failed specialist, a failed question,

@@ -37,7 +37,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from agent_schemas import ChatMessage
-from benchmarks.testing.loopback import serve_on_loopback
+from benchmarks.testing.loopback import LoopbackHandler, serve_on_loopback
 from benchmarks.testing.scripted_world import respond
 
 __all__ = ["FakeBatch", "FakeProviderAPI"]
@@ -111,20 +111,12 @@ class FakeProviderAPI:
         self._ids = itertools.count(1)
         api = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True
-
+        class Handler(LoopbackHandler):
             def do_POST(self):  # noqa: N802
-                length = int(self.headers.get("content-length") or 0)
-                raw = self.rfile.read(length) if length else b""
-                api.route(self, "POST", raw)
+                api.route(self, "POST", self.body())
 
             def do_GET(self):  # noqa: N802
                 api.route(self, "GET", b"")
-
-            def log_message(self, *args):
-                pass
 
         self.server = serve_on_loopback(Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"

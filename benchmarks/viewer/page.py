@@ -61,7 +61,7 @@ class ReportData:
     min_coverage : float
         Coverage a method needed to be ranked (fraction).
     ranking_note : str
-        One line on what the ranking rests on (:func:`benchmarks.report.ranking_note`).
+        One line on what the ranking rests on (:func:`benchmarks.report.leaderboard.ranking_note`).
     scored : pandas.DataFrame
         Long frame of scorable forecasts (``label``, ``kind``, ``p_yes``, ``outcome``, ...).
     manifests : dict of str to dict

@@ -1,6 +1,6 @@
 """One question as the run viewer shows it: a ``results.jsonl`` record turned into what its drill-down reads.
 
-Everything is taken from the record itself (:class:`benchmarks.harness.runner.QuestionRecord`): the case facts
+Everything is taken from the record itself (:class:`benchmarks.run_folder.record.QuestionRecord`): the case facts
 from the prompts actually sent (``trace.recorded_calls``), members, aggregates, debate, supervisor, the
 searches with each result marked as reaching a prompt or not, the path to the final probability, usage
 by role, and what the harness held back from the agents (outcome, actual resolution date, crowd value).

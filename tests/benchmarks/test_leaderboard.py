@@ -177,7 +177,7 @@ def test_other_column_names_and_no_rows():
 
 
 def test_a_set_the_caller_fixes_is_the_only_one_compared_on():
-    """Several runs: the questions every run planned (benchmarks.report.planned_questions)."""
+    """Several runs: the questions every run planned (benchmarks.report.frame.planned_questions)."""
     answers = {"a": {q: 0.5 for q in OUT}, "b": {"q0": 0.3, "q1": 0.3, "q2": 0.3}, "out": {"q3": 0.9, "q4": 0.9}}
     c = compare(frame(answers, OUT), questions={"q0", "q1", "q2", "elsewhere"})  # an unanswered id counts for nothing
     assert (c.compared, c.apart) == (["a", "b"], ["out"])

@@ -14,12 +14,11 @@ import queue
 import socket
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 
-from benchmarks.testing.loopback import serve_on_loopback
+from benchmarks.testing.loopback import LoopbackHandler, serve_on_loopback
 
 RECORDED = Path(__file__).parent / "recorded"
 #: A fake key; tests check it never leaks into reprs, errors or cache files.
@@ -69,13 +68,9 @@ class FakeAPI:
         self.default_reply: Reply | None = None
         api = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True
-
+        class Handler(LoopbackHandler):
             def do_POST(self):  # noqa: N802
-                length = int(self.headers.get("content-length") or 0)
-                raw = self.rfile.read(length) if length else b""
+                raw = self.body()
                 try:
                     body = json.loads(raw) if raw else None
                 except ValueError:
@@ -101,9 +96,6 @@ class FakeAPI:
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
                     pass
-
-            def log_message(self, *args):  # keep test output quiet
-                pass
 
         self.server = serve_on_loopback(Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"

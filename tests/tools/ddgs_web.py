@@ -15,13 +15,12 @@ import ssl
 import threading
 from dataclasses import dataclass
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Literal, Union
 
 import trustme
 
-from benchmarks.testing.loopback import serve_on_loopback
+from benchmarks.testing.loopback import LoopbackHandler, serve_on_loopback
 
 RECORDED = Path(__file__).parent / "recorded_ddgs"
 
@@ -99,9 +98,7 @@ class FakeWeb:
         ctx.set_alpn_protocols(["http/1.1"])
         web = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True  # else each TLS handshake stalls ~40 ms on delayed ACKs
+        class Handler(LoopbackHandler):
             engine = ""
 
             def do_CONNECT(self):  # noqa: N802 - the proxy tunnel, then TLS as the engine's host
@@ -120,9 +117,7 @@ class FakeWeb:
                 self.close_connection = False
 
             def _answer(self):
-                length = int(self.headers.get("content-length") or 0)
-                if length:
-                    self.rfile.read(length)
+                self.body()
                 web.seen.append(Seen(self.engine, self.command, self.path))
                 behaviour = web.behaviour.get(self.engine, web.default)
                 if behaviour == "drop":
@@ -148,9 +143,6 @@ class FakeWeb:
                     pass
 
             do_GET = do_POST = _answer
-
-            def log_message(self, *args):  # keep test output quiet
-                pass
 
         self.server = serve_on_loopback(Handler)
         self.proxy_url = f"http://127.0.0.1:{self.server.server_address[1]}"
