@@ -185,6 +185,11 @@ def _folder(path: Path, option: str) -> Path:
     return path
 
 
+def _forecastbench_set(questions_file: Optional[Path]) -> bool:
+    """True for a ForecastBench question set (``--questions <date>-llm.json``): a live round forecasts all of it."""
+    return questions_file is not None and questions_file.suffix.lower() == ".json"
+
+
 class Search(str, Enum):
     """A research backend."""
 
@@ -214,8 +219,9 @@ def run(
     methods: Optional[str] = typer.Option(None, help="Comma-separated methods (default: mean, median, min, geomean_odds, extremized, debate, supervisor, pipeline)."),
     sources: Optional[str] = typer.Option(None, help="ForecastBench sources, comma-separated (e.g. polymarket,manifold)."),
     question_type: QuestionType = typer.Option(QuestionType.market, help="ForecastBench question type."),
-    n: Optional[int] = typer.Option(12, "--n", help="Seeded sample size (0 = all matching questions)."),
-    questions_file: Optional[Path] = typer.Option(None, "--questions", help="Your own question file (CSV/JSONL/Parquet); see benchmarks/questions/files.py for columns."),
+    n: Optional[int] = typer.Option(None, "--n", help="Seeded sample size (0 = all matching questions; default 12, and all of a ForecastBench question set)."),
+    questions_file: Optional[Path] = typer.Option(None, "--questions", help="Your own question file (CSV/JSONL/Parquet; see benchmarks/questions/files.py for columns), or a ForecastBench question set (<date>-llm.json): each dataset question at each of its resolution dates, each market question once."),
+    resolutions_file: Optional[Path] = typer.Option(None, "--resolutions", help="The ForecastBench resolution set of the --questions question set (<date>_resolution_set.json): its resolved questions only, with their outcomes (a backtest). Without it a question set runs unresolved (a live round)."),
     date_from: Optional[str] = typer.Option(None, help="Keep questions with forecast date on/after YYYY-MM-DD."),
     date_to: Optional[str] = typer.Option(None, help="Keep questions with forecast date on/before YYYY-MM-DD."),
     include_before_cutoff: bool = typer.Option(False, "--include-before-cutoff", help="Also use questions due before the model's training cutoff (contaminated). Without it, a model whose cutoff is unknown needs --date-from."),
@@ -292,8 +298,10 @@ def run(
         else:
             kwargs = dict(
                 providers=split_specs(provider or ""), n_members=n_members, sources=_csv(sources),
-                question_type=None if question_type is QuestionType.any else question_type.value, sample_n=n or None,
+                question_type=None if question_type is QuestionType.any else question_type.value,
+                sample_n=(n or None) if n is not None else (None if _forecastbench_set(questions_file) else 12),
                 questions_file=str(questions_file) if questions_file else None,
+                resolutions_file=str(resolutions_file) if resolutions_file else None,
                 forecast_date_from=_date(date_from, "--date-from"), forecast_date_to=_date(date_to, "--date-to"),
                 after_model_cutoff=not include_before_cutoff, cutoff_margin_days=cutoff_margin_days,
                 close_by_snapshot=not include_unclosed, show_crowd=show_crowd, search=search.value, debate_rounds=debate_rounds,
