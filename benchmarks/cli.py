@@ -346,13 +346,19 @@ def run(
                  f"({summary.n_top_failure} questions): {' '.join((summary.top_failure or 'unknown').split())}")
             raise typer.Exit(code=1)
         if report:
-            from benchmarks.report import write_report
+            from benchmarks.report import NothingToScore, write_report
             from benchmarks.viewer.terminal import print_compact_leaderboard
 
-            rep = write_report([runner.run_dir], runner.run_dir, fit_from=earlier, fit_from_any_model=fit_from_any_model)
+            try:
+                rep = write_report([runner.run_dir], runner.run_dir, baseline=None, fit_from=earlier, fit_from_any_model=fit_from_any_model)
+            except NothingToScore as exc:  # a live round: the forecasts are the result, kept as they are
+                export = (f"; `forecast-reconcile export {runner.run_dir} --organization <team> --model-organization <lab>` "
+                          "writes the ForecastBench submission" if _forecastbench_set(questions_file) else "")
+                _say(f"no report: {exc}. The forecasts are kept in {runner.run_dir / 'results.jsonl'}{export}")
+                return
             if rep.notice:
                 typer.echo(rep.notice)
-            print_compact_leaderboard(rep.leaderboard, baseline="mean", files=f"{rep.markdown_path.name}, {rep.csv_path.name}, {rep.html_path.name}")
+            print_compact_leaderboard(rep.leaderboard, baseline=rep.baseline, files=f"{rep.markdown_path.name}, {rep.csv_path.name}, {rep.html_path.name}")
             _say(f"report: {rep.html_path} (forecast-reconcile view {runner.run_dir})")
 
 

@@ -364,6 +364,21 @@ def contamination_split(scored: pd.DataFrame, manifests: dict[str, dict[str, Any
 # --- the report ----------------------------------------------------------------------------------
 
 
+class NothingToScore(DataValidationError):
+    """No forecast of the runs can be scored yet: no question has both a resolved outcome and a probability
+    (a live round before its resolutions, or every resolved question failed). Raised by
+    :func:`write_report` before anything is written; the runs' results are untouched."""
+
+
+def default_baseline(scored: pd.DataFrame) -> str:
+    """The label deltas are measured against when the caller names none: ``mean`` (or, several runs, the
+    first run's ``<run id>:mean``) when it is scored, else the first scored method, else the first label."""
+    labels = list(dict.fromkeys(scored["label"]))
+    methods = list(dict.fromkeys(scored.loc[scored["kind"] == "method", "label"]))
+    means = [lab for lab in methods if lab == "mean" or lab.endswith(":mean")]
+    return (means or methods or labels)[0]
+
+
 @dataclass
 class Report:
     """Paths written, the Markdown printed, and the notice that must travel with the results."""
@@ -375,6 +390,8 @@ class Report:
     html_path: Path
     notice: str = ""
     """'' or why the numbers are not a model's (:func:`simulation_note`)."""
+    baseline: str = "mean"
+    """The label deltas are measured against."""
 
 
 def ranking_note(ranked: pd.DataFrame, min_coverage: float, *, plan_note: str = "") -> str:
@@ -404,7 +421,7 @@ def _board_md(rows: pd.DataFrame) -> str:
     return _md(rows)
 
 
-def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: str = "mean",
+def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: str | None = "mean",
                  n_resamples: int = 1000, seed: int = 0, min_coverage: float = MIN_COVERAGE,
                  fit_from: Sequence[str | Path] = (), fit_from_any_model: bool = False) -> Report:
     """Score the runs and write ``leaderboard.csv``, ``leaderboard.md``, ``report.html`` (the run viewer's
@@ -423,13 +440,19 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
     from (:func:`benchmarks.fitted.fit_sources`). A fitted method that fell back on every question takes no
     rank (:func:`benchmarks.fitted.fallback_equals`).
 
+    Deltas are measured against ``baseline``; ``None`` takes :func:`default_baseline` (``mean`` when the
+    runs have it, else their first method), so a run of any methods gets its report.
+
     Nothing is written until everything is computed; each file is written atomically.
 
     Raises
     ------
+    NothingToScore
+        (a :class:`DataValidationError`) When the runs hold no scorable forecasts (no resolved outcome with
+        a probability: a live round before its resolutions); the message counts the resolved questions.
     DataValidationError
-        When the runs hold no scorable forecasts (no resolved outcomes or no probabilities), or a ``fit_from``
-        run has other models than a scored run (without ``fit_from_any_model``); nothing is written.
+        When a ``fit_from`` run has other models than a scored run (without ``fit_from_any_model``), or the
+        named ``baseline`` is not scored; nothing is written.
     OSError
         When ``out_dir`` cannot be created or a file cannot be written (``filename`` names it); files
         already there are left as they were.
@@ -450,8 +473,15 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
     the_set = planned if len(manifests) > 1 else None  # several runs: the questions every run planned
     scored = scorable(df)
     if scored.empty:
-        raise DataValidationError("no scorable forecasts (need p_yes and a resolved outcome)", field="outcome", value=None)
+        questions = df.drop_duplicates(["run_id", "question_id"])
+        n_resolved = int(questions["outcome"].notna().sum())
+        why = ("none of them has a probability (every resolved question failed)" if n_resolved else
+               "nothing to score until they resolve")
+        raise NothingToScore(f"no scorable forecasts: {n_resolved} of {len(questions)} questions have a resolved outcome; {why}",
+                             field="outcome", value=n_resolved)
     labels = sorted(set(scored["label"]))
+    if baseline is None:
+        baseline = default_baseline(scored)
     if baseline in labels:
         base_label = baseline
     else:  # several runs: labels are "<run id>:<method>"; take the first run's method
@@ -524,7 +554,7 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
     write_text_atomic(md_path, md + "\n\n" + DATA_ATTRIBUTION + "\n")
     write_text_atomic(html_path, page)
     write_text_atomic(out_dir / FITTED_FILE, fitted_lines(fitted, records, fit_from))
-    return Report(table, md, csv_path, md_path, html_path, notice=simulated)
+    return Report(table, md, csv_path, md_path, html_path, notice=simulated, baseline=base_label)
 
 
 #: Per (run, question): every fitted method's row (p_yes, parameters, n_fit, fallback), written by :func:`write_report`.

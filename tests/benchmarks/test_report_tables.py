@@ -523,9 +523,11 @@ def test_runs_without_scorable_forecasts_are_refused(tmp_path):
     unresolved = write_run(tmp_path, "u", [record(q.model_copy(update={"id": "q1"}), members=[0.5, 0.5], latencies=[1, 1], final=0.5)])
     rec = json.loads((unresolved / "results.jsonl").read_text())
     assert rec["outcome"] is None
-    with pytest.raises(DataValidationError, match=r"^no scorable forecasts \(need p_yes and a resolved outcome\)$") as ei:
+    with pytest.raises(report.NothingToScore, match=r"^no scorable forecasts: 0 of 1 questions have a resolved outcome; "
+                       r"nothing to score until they resolve$") as ei:
         write_report([unresolved], tmp_path / "out")
-    assert (ei.value.field, ei.value.value) == ("outcome", None) and not (tmp_path / "out").exists()
+    assert isinstance(ei.value, DataValidationError)
+    assert (ei.value.field, ei.value.value) == ("outcome", 0) and not (tmp_path / "out").exists()
 
 
 def test_ranking_note_says_what_the_ranking_rests_on():
