@@ -30,7 +30,7 @@ def write_round(folder: Path, round_label: str = "2025-10-26", per_source: int =
         r = grp.iloc[0]
         market = r["question_type"] == "market"
 
-        def val(col):
+        def val(col, r=r):
             v = r[col]
             return "N/A" if v is None or (isinstance(v, float) and np.isnan(v)) else v
 
