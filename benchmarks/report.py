@@ -514,6 +514,7 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
     contamination = contamination_split(compared, manifests)
     compared = compared.assign(horizon_bucket=compared["horizon_days"].map(lambda d: scoring.horizon_bucket(d) if d == d and d is not None else "unknown"))
     segments = {col: scoring.segment_table(compared, col, method_col="label") for col in ("source", "question_type", "horizon_bucket")}
+    betting = betting_against_market(compared, n_resamples=n_resamples, seed=seed)
 
     csv_path = out_dir / "leaderboard.csv"
     main_cols = [c for c in ("rank", "label", "equals", "n", "n_answered", "n_fallback", "brier", "brier_ci_low", "brier_ci_high",
@@ -534,6 +535,7 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
         f"## {FITTED_TITLE}", FITTED_NOTE, _md(fit_table.drop(columns=["run_id", "method"])),
         fit_sources_note(sources), _md(sources),
         f"## {BANDS_TITLE}", _md(bands),
+        f"## {BETTING_TITLE}", BETTING_NOTE, _md(betting),
         "## Leakage audit over the prompts actually sent (findings must be 0)", _md(audit),
     ])
     md_path = out_dir / "leaderboard.md"
@@ -541,6 +543,7 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
     shown = {rid: [{**r, "methods": methods_of(r, rid, fitted)} for r in recs] for rid, recs in records.items()}
     tables = {"Cost per method": costs, "Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)": effect,
               LEARNED_TITLE: learned, REFERENCE_TITLE: learned_vs_mean, FITTED_TITLE: fit_table, SOURCES_TITLE: sources, BANDS_TITLE: bands,
+              BETTING_TITLE: betting,
               "Tokens per role": roles, "Leakage audit over the prompts actually sent (findings must be 0)": audit,
               "Contamination split: questions due after the models' training cutoff": contamination,
               **{f"By {col.replace('_', ' ')}": seg for col, seg in segments.items()}}
@@ -565,6 +568,19 @@ FITTED_NOTE = (f"`fitted` questions used parameters fitted on at least {MIN_FIT_
                "of each outcome); `fallback` questions had fewer and used the unfitted rule ("
                + ", ".join(f"{m}: {rule}" for m, rule in UNFITTED_RULE.items()) + f"). Per-question parameters and n are in {FITTED_FILE}.")
 BANDS_TITLE = "Brier and calibration by confidence band (does the confidence mean anything?)"
+BETTING_TITLE = "Betting return against the market price (Prophet Arena's average return; higher is better)"
+BETTING_NOTE = ("A bettor who takes the method's p_yes as true bets 1 dollar on each market question at the crowd's price at "
+                "ForecastBench's freeze: all on YES when p_yes is above the price, all on NO when below, no bet when equal "
+                "(risk neutral). mean_return is the payoff minus the dollar, averaged (0: no edge over the market); "
+                "benchmarks/scoring/betting.py has the definition and its source.")
+
+
+def betting_against_market(compared: pd.DataFrame, *, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """:func:`benchmarks.scoring.betting_table` of the compared rows against the crowd baseline's price (every
+    run's ``crowd`` row gives its question's price; the crowd itself is not listed)."""
+    crowds = {lab for lab in compared["label"] if lab == "crowd" or str(lab).endswith(":crowd")}
+    rows = compared.assign(label=compared["label"].where(~compared["label"].isin(crowds), "crowd"))
+    return scoring.betting_table(rows, method_col="label", market="crowd", n_resamples=n_resamples, seed=seed)
 SOURCES_TITLE = "Fitted methods: the runs they learned from, and their models"
 REFERENCE_TITLE = f"The learned mean ({LEARNED_MEAN}) against mean: the reference of the cost-effectiveness table above"
 
