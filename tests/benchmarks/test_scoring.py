@@ -450,6 +450,6 @@ def test_log_score_is_a_deprecated_alias_of_log_loss():
 
 def test_public_api_is_the_contract():
     assert set(scoring.__all__) == {name for name in dir(scoring) if not name.startswith("_")} - {
-        "bootstrap", "calibration", "rules", "summary", "tables", "validation"}
+        "betting", "bootstrap", "calibration", "rules", "summary", "tables", "validation"}
     assert "log_loss" in score_table(pd.DataFrame({"method": ["m"], "question_id": [1], "p_yes": [0.5], "outcome": [1]}),
                                      cluster_col=None, baseline=None, n_resamples=10).columns
