@@ -46,6 +46,7 @@ from typing import Any
 
 from agent_schemas import DataValidationError, Question
 from benchmarks.questions.base import DATASET_SOURCES, MARKET_SOURCES
+from benchmarks.questions.forecastbench_json import read_forecastbench_json
 from benchmarks.questions.tables import Table, cell_error, is_blank
 
 __all__ = ["FORECAST_HORIZONS_DAYS", "IMPUTED_LIMIT", "IMPUTED_P_YES", "Submission", "build_forecast_set", "check_forecast_set",
@@ -99,15 +100,10 @@ def read_forecast_set(path: str | Path, questions: Sequence[Question] | None = N
     FileNotFoundError
         If the file does not exist.
     DataValidationError
-        For a file that is not JSON, or any problem :func:`check_forecast_set` finds.
+        For a file that is not JSON or has no ``forecasts`` list, or any problem :func:`check_forecast_set` finds.
     """
     p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"forecast set not found: {p}")
-    try:
-        data = json.loads(p.read_text(encoding="utf-8-sig"))
-    except json.JSONDecodeError as exc:
-        raise DataValidationError(f"{p}: not valid JSON ({exc.msg} at line {exc.lineno})", source=str(p)) from None
+    data = read_forecastbench_json(p, "forecast set", "forecasts")
     check_forecast_set(data, questions, path=p)
     return data
 

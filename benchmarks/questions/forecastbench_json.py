@@ -26,10 +26,20 @@ from benchmarks.questions.tables import cell_error, is_blank, parse_date_cell
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["load_forecastbench_json"]
+__all__ = ["load_forecastbench_json", "read_forecastbench_json"]
 
 
-def _read_json(path: Path, kind: str, list_key: str) -> dict[str, Any]:
+def read_forecastbench_json(path: Path, kind: str, list_key: str) -> dict[str, Any]:
+    """One of ForecastBench's JSON files (a question set, resolution set or forecast set: ``kind``) as a dict
+    with a top-level ``list_key`` list.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the file does not exist.
+    DataValidationError
+        Naming the file: not JSON (with the line), or no top-level ``list_key`` list.
+    """
     if not path.is_file():
         raise FileNotFoundError(f"ForecastBench {kind} file not found: {path}")
     try:
@@ -94,7 +104,7 @@ def load_forecastbench_json(
         resolution and question sets with different ``forecast_due_date``.
     """
     qpath = Path(question_set_path)
-    qdata = _read_json(qpath, "question set", "questions")
+    qdata = read_forecastbench_json(qpath, "question set", "questions")
     if _na(qdata.get("forecast_due_date")):
         raise cell_error(qpath, None, "forecast_due_date", qdata.get("forecast_due_date"), "missing forecast_due_date")
     fdate = parse_date_cell(qpath, None, "forecast_due_date", qdata["forecast_due_date"])
@@ -199,7 +209,7 @@ def load_forecastbench_json(
         origin = str(qpath)
     else:
         rpath = Path(resolution_set_path)
-        rdata = _read_json(rpath, "resolution set", "resolutions")
+        rdata = read_forecastbench_json(rpath, "resolution set", "resolutions")
         if not _na(rdata.get("forecast_due_date")):
             rdue = parse_date_cell(rpath, None, "forecast_due_date", rdata["forecast_due_date"])
             if rdue != fdate:
