@@ -39,6 +39,7 @@ import pandas as pd
 
 from agent_schemas.errors import DataValidationError
 from benchmarks.scoring.bootstrap import MIN_CLUSTERS_FOR_INTERVAL, clustered_bootstrap_ci
+from benchmarks.scoring.tables import require_columns
 from benchmarks.scoring.validation import as_1d_float, first_bad, validate_forecasts
 
 __all__ = ["betting_return", "betting_table"]
@@ -162,10 +163,7 @@ def betting_table(
     DataValidationError
         For a missing column, or invalid values (as :func:`betting_return`).
     """
-    need = [c for c in (method_col, question_col, p_col, outcome_col, cluster_col) if c is not None]
-    missing = [c for c in need if c not in df.columns]
-    if missing:
-        raise DataValidationError(f"betting_table: missing column {missing[0]!r}; columns present: {list(df.columns)}", field=missing[0])
+    require_columns(df, method_col=method_col, question_col=question_col, p_col=p_col, outcome_col=outcome_col, cluster_col=cluster_col)
     columns = [method_col, "n", "n_clusters", "mean_return", "return_ci_low", "return_ci_high", "n_bets"]
     prices = df.loc[(df[method_col] == market) & df[p_col].notna()].drop_duplicates(question_col).set_index(question_col)[p_col]
     rows = df[(df[method_col] != market) & df[p_col].notna() & df[outcome_col].notna() & df[question_col].isin(prices.index)]

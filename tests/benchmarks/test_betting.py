@@ -94,5 +94,5 @@ def test_betting_table_per_method_on_the_questions_with_a_market_price():
     assert math.isnan(t.loc["a", "return_ci_low"])  # 2 clusters: no interval
     empty = betting_table(df[df["method"] != "crowd"], cluster_col=None)
     assert empty.empty and list(empty.columns)[:4] == ["method", "n", "n_clusters", "mean_return"]
-    with pytest.raises(DataValidationError, match="missing column 'cluster'"):
+    with pytest.raises(DataValidationError, match=r"cluster_col='cluster' is not a column of the data frame"):
         betting_table(df)
