@@ -574,6 +574,9 @@ BETTING_NOTE = ("A bettor who takes the method's p_yes as true bets 1 dollar on 
                 "(risk neutral). mean_return is the payoff minus the dollar, averaged (0: no edge over the market); "
                 "benchmarks/scoring/betting.py has the definition and its source.")
 
+SOURCES_TITLE = "Fitted methods: the runs they learned from, and their models"
+REFERENCE_TITLE = f"The learned mean ({LEARNED_MEAN}) against mean: the reference of the cost-effectiveness table above"
+
 
 def betting_against_market(compared: pd.DataFrame, *, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
     """:func:`benchmarks.scoring.betting_table` of the compared rows against the crowd baseline's price (every
@@ -581,8 +584,6 @@ def betting_against_market(compared: pd.DataFrame, *, n_resamples: int = 1000, s
     crowds = {lab for lab in compared["label"] if lab == "crowd" or str(lab).endswith(":crowd")}
     rows = compared.assign(label=compared["label"].where(~compared["label"].isin(crowds), "crowd"))
     return scoring.betting_table(rows, method_col="label", market="crowd", n_resamples=n_resamples, seed=seed)
-SOURCES_TITLE = "Fitted methods: the runs they learned from, and their models"
-REFERENCE_TITLE = f"The learned mean ({LEARNED_MEAN}) against mean: the reference of the cost-effectiveness table above"
 
 
 def _run_name(run_dir: "Path | ShardGroup", manifest: Mapping[str, Any]) -> str:

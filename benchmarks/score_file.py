@@ -2,7 +2,8 @@
 
 A ForecastBench forecast set (the submission file ``forecast-reconcile export`` writes) is scored against
 its question set and resolution set (``--questions``, ``--resolutions``) the way ForecastBench scores it
-(:mod:`benchmarks.forecastbench_submission`). Any other forecasts file has the columns ``question_id`` and ``p_yes`` (a probability in [0, 1]), and optionally
+(:mod:`benchmarks.forecastbench_submission`). Any other forecasts file has the columns ``question_id`` and
+``p_yes`` (a probability in [0, 1]), and optionally
 ``method`` (several systems in one file), ``outcome`` (``1``/``0``, ``yes``/``no``, ``true``/``false``) and
 ``cluster`` (the bootstrap cluster). It is read like a question file
 (:func:`benchmarks.questions.read_table`: ``.csv``, ``.jsonl``, ``.json`` list of objects or ``.parquet``;
@@ -160,7 +161,9 @@ def score_file(path: str | Path, *, questions_path: str | Path | None = None, ba
     DataValidationError
         Naming the file, the row (``data row N (line M)``), the column and the value for a missing column,
         a file with no rows, a p_yes that is not a probability in [0, 1], an outcome that is not 0/1, a
-        question id with no outcome (unless ``skip_unknown``), or no row left to score.
+        question id with no outcome (unless ``skip_unknown``), or no row left to score; for a forecast set,
+        no ``--questions`` or ``--resolutions``, or what
+        :func:`benchmarks.forecastbench_submission.forecast_set_table` finds.
     """
     from benchmarks.forecastbench_submission import forecast_set_table, is_forecast_set
     from benchmarks.questions import id_text, parse_outcome, read_table

@@ -101,7 +101,8 @@ def load_questions_file(path: str | Path, resolution_set: str | Path | None = No
     DataValidationError
         For a ForecastBench file, as :func:`benchmarks.questions.load_forecastbench_json` raises; for a
         ``resolution_set`` with another kind of file; else naming the file, the row (``data row N (line
-        M)``; ``.row`` is the 0-based data row), the column and the value, for: a missing required column or value, a bad date, an outcome other than 0/1
+        M)``; ``.row`` is the 0-based data row), the column and the value, for: a missing required column
+        or value, a bad date, an outcome other than 0/1
         (``yes``/``no``/``true``/``false`` are read as 1/0), ``crowd_p_yes`` outside [0, 1], an unknown
         ``question_type``, a resolution date before the forecast date, a duplicate id, a ``question`` or
         ``resolution_criteria`` longer than :data:`MAX_FIELD_CHARS`, a malformed line, a file that is

@@ -9,7 +9,9 @@ Resolution set: ``{"forecast_due_date", "question_set", "resolutions": [{"id", "
 "resolution_date", "resolved_to", "resolved"}, ...]}``. Field names checked against
 ``forecastingresearch/forecastbench-datasets`` (question set ``2024-12-08-human.json``, ``2026-05-10-llm.json``;
 resolution set ``2024-12-08_resolution_set.json``). Only single binary questions are loaded: combination
-questions (``id`` given as a list) are skipped and counted in ``QuestionList.skipped``.
+questions (``id`` given as a list) are skipped and counted in ``QuestionList.skipped``: question sets have held
+none since the 2025-10-26 round (ForecastBench's "How to submit" wiki page says to drop them from older sets),
+and ForecastBench's leaderboard leaves them out before scoring.
 """
 
 from __future__ import annotations
