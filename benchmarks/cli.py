@@ -300,8 +300,9 @@ def run(
                 providers=split_specs(provider or ""), n_members=n_members, sources=_csv(sources),
                 question_type=None if question_type is QuestionType.any else question_type.value,
                 sample_n=(n or None) if n is not None else (None if _forecastbench_set(questions_file) else 12),
-                questions_file=str(questions_file) if questions_file else None,
-                resolutions_file=str(resolutions_file) if resolutions_file else None,
+                # absolute, so that `export` finds the question set from any folder
+                questions_file=str(questions_file.absolute()) if questions_file else None,
+                resolutions_file=str(resolutions_file.absolute()) if resolutions_file else None,
                 forecast_date_from=_date(date_from, "--date-from"), forecast_date_to=_date(date_to, "--date-to"),
                 after_model_cutoff=not include_before_cutoff, cutoff_margin_days=cutoff_margin_days,
                 close_by_snapshot=not include_unclosed, show_crowd=show_crowd, search=search.value, debate_rounds=debate_rounds,

@@ -131,6 +131,20 @@ def test_export_writes_the_forecast_set_in_forecastbench_format(live_run):
         "fb|2025-10-26|manifold|mf1")]["methods"]["mean"]["p_yes"]
 
 
+def test_a_run_on_a_relative_path_is_exported_from_another_folder(tmp_path, monkeypatch):
+    (tmp_path / "round").mkdir()
+    (tmp_path / "round" / "2025-10-26-llm.json").write_bytes(QSET.read_bytes())
+    monkeypatch.chdir(tmp_path / "round")
+    assert cli.invoke(app, ["run", *SIM, "--questions", "2025-10-26-llm.json", "--n", "2", "-o", str(tmp_path / "runs"),
+                            "--run-id", "rel"]).exit_code == 0
+    config = json.loads((tmp_path / "runs" / "rel" / "manifest.json").read_text())["config"]
+    assert config["questions_file"] == str(tmp_path / "round" / "2025-10-26-llm.json")
+    monkeypatch.chdir(tmp_path)
+    res = cli.invoke(app, ["export", "runs/rel", "--organization", "o", "--model-organization", "x"])
+    assert res.exit_code == 0, res.output
+    assert "2 of 7 forecasts of 2025-10-26-llm.json written" in res.stderr and "have no forecast and will be imputed 0.5" in res.stderr
+
+
 def test_export_refuses_runs_and_options_it_cannot_submit(tmp_path, live_run):
     bundled = make_run(tmp_path / "runs", "bundled")
     one_line_error(cli.invoke(app, ["export", str(bundled), "--organization", "a", "--model-organization", "b"]),
