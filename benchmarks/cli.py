@@ -1,4 +1,4 @@
-"""The ``forecast-reconcile`` command line: ``run``, ``leaderboard``, ``view``, ``score``, ``forecast``, ``frameworks``.
+"""The ``forecast-reconcile`` command line: ``run``, ``leaderboard``, ``view``, ``score``, ``export``, ``forecast``, ``frameworks``.
 
 Progress and usage go to stderr, tables to stdout. Every error a user can cause (a bad file, value,
 path or option value, a busy run folder, a full disk) becomes one plain line at one boundary
@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import csv
 import datetime as dt
+import json
 import logging
 import sys
 from collections.abc import Iterator
@@ -185,6 +186,11 @@ def _folder(path: Path, option: str) -> Path:
     return path
 
 
+def _forecastbench_set(questions_file: Optional[Path]) -> bool:
+    """True for a ForecastBench question set (``--questions <date>-llm.json``): a live round forecasts all of it."""
+    return questions_file is not None and questions_file.suffix.lower() == ".json"
+
+
 class Search(str, Enum):
     """A research backend."""
 
@@ -214,8 +220,9 @@ def run(
     methods: Optional[str] = typer.Option(None, help="Comma-separated methods (default: mean, median, min, geomean_odds, extremized, debate, supervisor, pipeline)."),
     sources: Optional[str] = typer.Option(None, help="ForecastBench sources, comma-separated (e.g. polymarket,manifold)."),
     question_type: QuestionType = typer.Option(QuestionType.market, help="ForecastBench question type."),
-    n: Optional[int] = typer.Option(12, "--n", help="Seeded sample size (0 = all matching questions)."),
-    questions_file: Optional[Path] = typer.Option(None, "--questions", help="Your own question file (CSV/JSONL/Parquet); see benchmarks/questions/files.py for columns."),
+    n: Optional[int] = typer.Option(None, "--n", help="Seeded sample size (0 = all matching questions; default 12, and all of a ForecastBench question set)."),
+    questions_file: Optional[Path] = typer.Option(None, "--questions", help="Your own question file (CSV/JSONL/Parquet; see benchmarks/questions/files.py for columns), or a ForecastBench question set (<date>-llm.json): each dataset question at each of its resolution dates, each market question once."),
+    resolutions_file: Optional[Path] = typer.Option(None, "--resolutions", help="The ForecastBench resolution set of the --questions question set (<date>_resolution_set.json): its resolved questions only, with their outcomes (a backtest). Without it a question set runs unresolved (a live round)."),
     date_from: Optional[str] = typer.Option(None, help="Keep questions with forecast date on/after YYYY-MM-DD."),
     date_to: Optional[str] = typer.Option(None, help="Keep questions with forecast date on/before YYYY-MM-DD."),
     include_before_cutoff: bool = typer.Option(False, "--include-before-cutoff", help="Also use questions due before the model's training cutoff (contaminated). Without it, a model whose cutoff is unknown needs --date-from."),
@@ -283,8 +290,11 @@ def run(
         else:
             kwargs = dict(
                 providers=split_specs(provider or ""), n_members=n_members, sources=_csv(sources),
-                question_type=None if question_type is QuestionType.any else question_type.value, sample_n=n or None,
-                questions_file=str(questions_file) if questions_file else None,
+                question_type=None if question_type is QuestionType.any else question_type.value,
+                sample_n=(n or None) if n is not None else (None if _forecastbench_set(questions_file) else 12),
+                # absolute, so that `export` finds the question set from any folder
+                questions_file=str(questions_file.absolute()) if questions_file else None,
+                resolutions_file=str(resolutions_file.absolute()) if resolutions_file else None,
                 forecast_date_from=_date(date_from, "--date-from"), forecast_date_to=_date(date_to, "--date-to"),
                 after_model_cutoff=not include_before_cutoff, cutoff_margin_days=cutoff_margin_days,
                 close_by_snapshot=not include_unclosed, show_crowd=show_crowd, search=search.value, debate_rounds=debate_rounds,
@@ -328,13 +338,19 @@ def run(
                  f"({summary.n_top_failure} questions): {' '.join((summary.top_failure or 'unknown').split())}")
             raise typer.Exit(code=1)
         if report:
-            from benchmarks.report import write_report
+            from benchmarks.report.write import NothingToScore, write_report
             from benchmarks.viewer.terminal import print_compact_leaderboard
 
-            rep = write_report([runner.run_dir], runner.run_dir, fit_from=earlier, fit_from_any_model=fit_from_any_model)
+            try:
+                rep = write_report([runner.run_dir], runner.run_dir, baseline=None, fit_from=earlier, fit_from_any_model=fit_from_any_model)
+            except NothingToScore as exc:  # a live round: the forecasts are the result, kept as they are
+                export = (f"; `forecast-reconcile export {runner.run_dir} --organization <team> --model-organization <lab>` "
+                          "writes the ForecastBench submission" if _forecastbench_set(questions_file) else "")
+                _say(f"no report: {exc}. The forecasts are kept in {runner.run_dir / 'results.jsonl'}{export}")
+                return
             if rep.notice:
                 typer.echo(rep.notice)
-            print_compact_leaderboard(rep.leaderboard, baseline="mean", files=f"{rep.markdown_path.name}, {rep.csv_path.name}, {rep.html_path.name}")
+            print_compact_leaderboard(rep.leaderboard, baseline=rep.baseline, files=f"{rep.markdown_path.name}, {rep.csv_path.name}, {rep.html_path.name}")
             _say(f"report: {rep.html_path} (forecast-reconcile view {runner.run_dir})")
 
 
@@ -369,8 +385,9 @@ def leaderboard(
 
 @app.command()
 def score(
-    forecasts: Path = typer.Argument(..., help="CSV/JSONL/JSON/Parquet with question_id (full or short id), p_yes and optionally method, outcome, cluster."),
-    questions: Optional[Path] = typer.Option(None, help="Question file with outcomes (default: the bundled questions, by id)."),
+    forecasts: Path = typer.Argument(..., help="CSV/JSONL/JSON/Parquet with question_id (full or short id), p_yes and optionally method, outcome, cluster; or a ForecastBench forecast set (with --questions and --resolutions)."),
+    questions: Optional[Path] = typer.Option(None, help="Question file with outcomes, or a ForecastBench question set (default: the bundled questions, by id)."),
+    resolutions: Optional[Path] = typer.Option(None, "--resolutions", help="The resolution set of a ForecastBench question set given as --questions (the outcomes)."),
     baseline: Optional[str] = typer.Option(None, help="Method the deltas are measured against (default: the file's first method)."),
     baselines: bool = typer.Option(True, "--baselines/--no-baselines", help="Score the bundled baselines (crowd, superforecaster median, base rate, 0.5) on the same questions."),
     skip_unknown: bool = typer.Option(False, "--skip-unknown", help="Leave out (and count) rows whose question has no known outcome instead of stopping."),
@@ -386,7 +403,7 @@ def score(
         if output is not None:
             _folder(output, "--output")
         result = score_file(forecasts, questions_path=questions, baseline=baseline, baselines=baselines,
-                            skip_unknown=skip_unknown, n_resamples=n_resamples)
+                            skip_unknown=skip_unknown, n_resamples=n_resamples, resolutions_path=resolutions)
         if result.skipped:
             shown = "; ".join(result.skipped[:5]) + (f"; and {len(result.skipped) - 5} more" if len(result.skipped) > 5 else "")
             _say(f"skipped {len(result.skipped)} row(s) whose question has no known outcome: {shown}")
@@ -396,6 +413,70 @@ def score(
         if output is not None:
             csv_path, md_path = result.write(output)
             _say(f"wrote {csv_path}, {md_path}")
+
+
+class ExportFormat(str, Enum):
+    """A file format ``export`` writes."""
+
+    forecastbench = "forecastbench"
+
+
+@app.command()
+def export(
+    run: Path = typer.Argument(..., help="Run folder (or a run id under runs/) made with `run --questions <date>-llm.json`."),
+    fmt: ExportFormat = typer.Option(ExportFormat.forecastbench, "--format", help="forecastbench: the forecast set (submission file) of a live ForecastBench round."),
+    organization: Optional[str] = typer.Option(None, "--organization", help="Your team, as ForecastBench knows it (required)."),
+    model_organization: Optional[str] = typer.Option(None, "--model-organization", help="Who made the model(s), e.g. Anthropic; 'Ensemble' for several makers (required)."),
+    model: Optional[str] = typer.Option(None, "--model", help="Your entry's name (default: forecast-reconcile <method> (<the run's models>))."),
+    method: str = typer.Option("pipeline", "--method", help="The run's method whose p_yes is submitted."),
+    reasoning: bool = typer.Option(True, "--reasoning/--no-reasoning", help="Write the supervisor's rationale as each forecast's reasoning (supervisor and pipeline methods)."),
+    question_set: Optional[Path] = typer.Option(None, "--question-set", help="The run's question set, when it is no longer where the run read it."),
+    resolution_set: Optional[Path] = typer.Option(None, "--resolution-set", help="The run's resolution set (a backtest run), when it is no longer where the run read it."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="File to write (default: <run folder>/<due date>.<organization>.<model>.json)."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+) -> None:
+    """Write a run's forecasts as a ForecastBench forecast set: the file you upload for a live round.
+
+    One forecast per market question and per (dataset question, resolution date), ids as the question set
+    gives them, checked the way ForecastBench reads it (benchmarks/questions/forecastbench_submission.py). Score it once
+    the round resolves: `forecast-reconcile score FILE --questions <date>-llm.json --resolutions <date>_resolution_set.json`.
+    """
+    _setup_logging(debug)
+    from benchmarks.questions.forecastbench_submission import build_forecast_set, run_question_sets, submission_file_name
+    from benchmarks.report.audits import simulation_note
+    from benchmarks.run_folder.durable import write_text_atomic
+    from benchmarks.run_folder.load import load_run
+
+    with cli_errors(debug):
+        rdir = run if run.is_dir() or run.parent != Path(".") else Path("runs") / run
+        for value, option in ((organization, "--organization"), (model_organization, "--model-organization")):
+            if not value or not value.strip():
+                raise ValueError(f"{option} is required: ForecastBench lists every forecast set under your team and the model's maker")
+        loaded = load_run(rdir)
+        manifest, records = loaded.manifest, loaded.records
+        questions, question_items = run_question_sets(manifest, question_set, resolution_set)
+        models = "+".join(dict.fromkeys(p.get("model") or p.get("spec", "") for p in manifest.get("providers", []))) or "unknown model"
+        sub = build_forecast_set(manifest, records, questions, question_items, organization=organization or "",
+                                 model=model or f"forecast-reconcile {method} ({models})",
+                                 model_organization=model_organization or "", method=method, reasoning=reasoning)
+        out = output or rdir / submission_file_name(sub.data["forecast_due_date"], sub.data["organization"], sub.data["model"])
+        if out.is_dir():
+            raise ValueError(f"--output {out} is a folder, not a file")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(out, json.dumps(sub.data, indent=2, ensure_ascii=False) + "\n")
+        simulated = simulation_note({manifest.get("run_id", ""): manifest})
+        if simulated:
+            _say(f"warning: {simulated} Do not submit it as a forecast.")
+        for note in sub.notes:
+            _say(note)
+        fallback = f" ({sub.n_fallback} as the ensemble mean: {method} gave no probability)" if sub.n_fallback else ""
+        _say(f"{sub.n_written} of {sub.n_questions} forecasts of {sub.data['question_set']} written{fallback}")
+        if sub.missing:
+            share = len(sub.missing) / max(sub.n_questions, 1)
+            shown = ", ".join(sub.missing[:5]) + (f" and {len(sub.missing) - 5} more" if len(sub.missing) > 5 else "")
+            limit = " ForecastBench leaves a forecast set with more than 5% imputed off its leaderboard." if share > 0.05 else ""
+            _say(f"warning: {len(sub.missing)} ({share:.0%}) have no forecast and will be imputed 0.5: {shown}.{limit}")
+        typer.echo(str(out))
 
 
 @app.command()

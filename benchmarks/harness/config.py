@@ -118,7 +118,8 @@ class RunConfig(BaseModel):
     methods: list[str] = Field(default_factory=lambda: list(DEFAULT_METHODS), description="Reconciliation methods to score.")
     baselines: list[str] = Field(default_factory=lambda: list(BASELINES), description="Baselines to score.")
     # question selection
-    questions_file: str | None = Field(None, description="User question file (CSV/JSONL/Parquet); default: bundled ForecastBench.")
+    questions_file: str | None = Field(None, description="User question file (CSV/JSONL/Parquet) or a ForecastBench question set (.json); default: bundled ForecastBench.")
+    resolutions_file: str | None = Field(None, description="The ForecastBench resolution set of questions_file (outcomes); without it a question set's questions run unresolved.")
     sources: list[str] | None = Field(None, description="ForecastBench sources to keep, e.g. ['polymarket'].")
     question_type: Literal["market", "dataset"] | None = Field("market", description="ForecastBench question type.")
     forecast_date_from: dt.date | None = Field(None, description="Keep questions with forecast date on or after this date.")
@@ -269,6 +270,12 @@ class RunConfig(BaseModel):
             except ValueError as exc:
                 raise ValueError(f"--rate-limit {key}={text}: {exc}") from None
         return v
+
+    @model_validator(mode="after")
+    def _resolutions_need_questions(self) -> "RunConfig":
+        if self.resolutions_file and not self.questions_file:
+            raise ValueError("--resolutions is the resolution set of a ForecastBench question set: give the question set with --questions")
+        return self
 
     @model_validator(mode="after")
     def _batch_executor(self) -> "RunConfig":

@@ -122,7 +122,8 @@ class QuestionSelection:
         bundled = self.given is None and not cfg.questions_file
         close_to = DATA_SNAPSHOT_DATE if (bundled and cfg.close_by_snapshot) else None
         return {
-            "source": "given (no filter applied)" if given else (cfg.questions_file or "bundled ForecastBench"),
+            "source": "given (no filter applied)" if given else (
+                " + ".join(f for f in (cfg.questions_file, cfg.resolutions_file) if f) or "bundled ForecastBench"),
             "forecast_date_from": date_from.isoformat() if date_from else None,
             "forecast_date_to": cfg.forecast_date_to.isoformat() if cfg.forecast_date_to else None,
             "scheduled_close_to": close_to.isoformat() if close_to else None,
@@ -148,7 +149,7 @@ class QuestionSelection:
         sel = self.describe()
         date_from = dt.date.fromisoformat(sel["forecast_date_from"]) if sel["forecast_date_from"] else None
         if cfg.questions_file:
-            qs = [q for q in load_questions_file(cfg.questions_file)
+            qs = [q for q in load_questions_file(cfg.questions_file, cfg.resolutions_file)
                   if (date_from is None or q.forecast_date >= date_from)
                   and (cfg.forecast_date_to is None or q.forecast_date <= cfg.forecast_date_to)]
             if cfg.sample_n and len(qs) > cfg.sample_n:

@@ -34,7 +34,8 @@ import pandas as pd
 if __package__ in (None, ""):  # run as a script from a checkout
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchmarks.report import long_frame, scorable  # noqa: E402
+from benchmarks.report.frame import long_frame, scorable  # noqa: E402
+from benchmarks.run_folder.load import load_run  # noqa: E402
 from benchmarks.scoring import INTERVALS, clustered_bootstrap_ci, paired_difference_ci  # noqa: E402
 
 #: The Brier means and the paired differences against ``mean`` whose coverage is measured.

@@ -1,4 +1,6 @@
-"""Your own questions from a CSV, JSONL or Parquet file (:func:`load_questions_file`).
+"""Your own questions from a CSV, JSONL or Parquet file (:func:`load_questions_file`; it also reads a
+ForecastBench question set ``.json``, with its resolution set if given, through
+:mod:`benchmarks.questions.forecastbench_json`).
 
 User question files (:func:`load_questions_file`)
 -------------------------------------------------
@@ -48,6 +50,7 @@ from typing import Any
 
 from agent_schemas import DataValidationError, Question
 from benchmarks.questions.base import QuestionList
+from benchmarks.questions.forecastbench_json import load_forecastbench_json
 from benchmarks.questions.tables import Table, cell_error, id_text, is_blank, parse_date_cell, parse_outcome, plain_value, read_table
 
 __all__ = ["MAX_FIELD_CHARS", "OPTIONAL_COLUMNS", "REQUIRED_COLUMNS", "load_questions_file"]
@@ -74,13 +77,17 @@ def _parse_prob(path: Path, row: int, value: Any) -> float:
     return p
 
 
-def load_questions_file(path: str | Path) -> QuestionList:
-    """Load user questions from a CSV, JSONL or Parquet file (columns in the module docstring).
+def load_questions_file(path: str | Path, resolution_set: str | Path | None = None) -> QuestionList:
+    """Load user questions from a CSV, JSONL or Parquet file (columns in the module docstring), or a
+    ForecastBench question set (``.json``, read by :func:`benchmarks.questions.load_forecastbench_json`).
 
     Parameters
     ----------
     path : str or Path
         The file; its extension picks the format.
+    resolution_set : str or Path, optional
+        With a ForecastBench question set only: its resolution set (outcomes); without it every question
+        of the set is returned unresolved.
 
     Returns
     -------
@@ -93,8 +100,10 @@ def load_questions_file(path: str | Path) -> QuestionList:
     FileNotFoundError
         If the file does not exist.
     DataValidationError
-        Naming the file, the row (``data row N (line M)``; ``.row`` is the 0-based data row), the column
-        and the value, for: a missing required column or value, a bad date, an outcome other than 0/1
+        For a ForecastBench file, as :func:`benchmarks.questions.load_forecastbench_json` raises; for a
+        ``resolution_set`` with another kind of file; else naming the file, the row (``data row N (line
+        M)``; ``.row`` is the 0-based data row), the column and the value, for: a missing required column
+        or value, a bad date, an outcome other than 0/1
         (``yes``/``no``/``true``/``false`` are read as 1/0), ``crowd_p_yes`` outside [0, 1], an unknown
         ``question_type``, a resolution date before the forecast date, a duplicate id, a ``question`` or
         ``resolution_criteria`` longer than :data:`MAX_FIELD_CHARS`, a malformed line, a file that is
@@ -103,10 +112,16 @@ def load_questions_file(path: str | Path) -> QuestionList:
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"question file not found: {p}")
+    if p.suffix.lower() == ".json":
+        return load_forecastbench_json(p, resolution_set)
+    if resolution_set is not None:
+        raise DataValidationError(f"{p}: a resolution set goes with a ForecastBench question set (.json); a {p.suffix.lower()} "
+                                  "question file has its outcomes in its own 'outcome' column", field="resolution_set",
+                                  value=str(resolution_set), source=str(p))
     if p.suffix.lower() not in (".csv", ".jsonl", ".parquet", ".pq"):
         raise DataValidationError(
-            f"{p}: unsupported question file type {p.suffix.lower()!r}; use .csv, .jsonl or .parquet "
-            "(ForecastBench question-set JSON: load_forecastbench_json)", field="path", value=str(p), source=str(p))
+            f"{p}: unsupported question file type {p.suffix.lower()!r}; use .csv, .jsonl or .parquet, or a ForecastBench "
+            "question set (.json)", field="path", value=str(p), source=str(p))
     table = read_table(p)
     with table.numbering():
         return _questions_from_table(table)

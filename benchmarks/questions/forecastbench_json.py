@@ -9,7 +9,9 @@ Resolution set: ``{"forecast_due_date", "question_set", "resolutions": [{"id", "
 "resolution_date", "resolved_to", "resolved"}, ...]}``. Field names checked against
 ``forecastingresearch/forecastbench-datasets`` (question set ``2024-12-08-human.json``, ``2026-05-10-llm.json``;
 resolution set ``2024-12-08_resolution_set.json``). Only single binary questions are loaded: combination
-questions (``id`` given as a list) are skipped and counted in ``QuestionList.skipped``.
+questions (``id`` given as a list) are skipped and counted in ``QuestionList.skipped``: question sets have held
+none since the 2025-10-26 round (ForecastBench's "How to submit" wiki page says to drop them from older sets),
+and ForecastBench's leaderboard leaves them out before scoring.
 """
 
 from __future__ import annotations
@@ -26,10 +28,20 @@ from benchmarks.questions.tables import cell_error, is_blank, parse_date_cell
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["load_forecastbench_json"]
+__all__ = ["load_forecastbench_json", "read_forecastbench_json"]
 
 
-def _read_json(path: Path, kind: str, list_key: str) -> dict[str, Any]:
+def read_forecastbench_json(path: Path, kind: str, list_key: str) -> dict[str, Any]:
+    """One of ForecastBench's JSON files (a question set, resolution set or forecast set: ``kind``) as a dict
+    with a top-level ``list_key`` list.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the file does not exist.
+    DataValidationError
+        Naming the file: not JSON (with the line), or no top-level ``list_key`` list.
+    """
     if not path.is_file():
         raise FileNotFoundError(f"ForecastBench {kind} file not found: {path}")
     try:
@@ -94,7 +106,7 @@ def load_forecastbench_json(
         resolution and question sets with different ``forecast_due_date``.
     """
     qpath = Path(question_set_path)
-    qdata = _read_json(qpath, "question set", "questions")
+    qdata = read_forecastbench_json(qpath, "question set", "questions")
     if _na(qdata.get("forecast_due_date")):
         raise cell_error(qpath, None, "forecast_due_date", qdata.get("forecast_due_date"), "missing forecast_due_date")
     fdate = parse_date_cell(qpath, None, "forecast_due_date", qdata["forecast_due_date"])
@@ -199,7 +211,7 @@ def load_forecastbench_json(
         origin = str(qpath)
     else:
         rpath = Path(resolution_set_path)
-        rdata = _read_json(rpath, "resolution set", "resolutions")
+        rdata = read_forecastbench_json(rpath, "resolution set", "resolutions")
         if not _na(rdata.get("forecast_due_date")):
             rdue = parse_date_cell(rpath, None, "forecast_due_date", rdata["forecast_due_date"])
             if rdue != fdate:

@@ -1,6 +1,9 @@
 """Score forecasts made by any system (``forecast-reconcile score``), next to the bundled baselines.
 
-A forecasts file has the columns ``question_id`` and ``p_yes`` (a probability in [0, 1]), and optionally
+A ForecastBench forecast set (the submission file ``forecast-reconcile export`` writes) is scored against
+its question set and resolution set (``--questions``, ``--resolutions``) the way ForecastBench scores it
+(:mod:`benchmarks.questions.forecastbench_submission`). Any other forecasts file has the columns ``question_id`` and
+``p_yes`` (a probability in [0, 1]), and optionally
 ``method`` (several systems in one file), ``outcome`` (``1``/``0``, ``yes``/``no``, ``true``/``false``) and
 ``cluster`` (the bootstrap cluster). It is read like a question file
 (:func:`benchmarks.questions.read_table`: ``.csv``, ``.jsonl``, ``.json`` list of objects or ``.parquet``;
@@ -38,6 +41,7 @@ from benchmarks.protocol.baselines import BASELINES, compute_baselines
 from benchmarks.protocol.clusters import sibling_clusters
 from benchmarks.questions import id_text, load_questions_file, parse_outcome, read_table
 from benchmarks.questions.browse import bundled_questions, short_id
+from benchmarks.questions.forecastbench_submission import forecast_set_table, is_forecast_set
 from benchmarks.report.leaderboard import ranking_note, score_columns, write_leaderboard
 from benchmarks.scoring.ranking import MIN_COVERAGE, rank_methods
 
@@ -73,9 +77,12 @@ class ScoreResult:
         return write_leaderboard(out_dir, self.table, self.markdown() + "\n")
 
 
-def _pool(questions_path: str | Path | None) -> list[Question]:
+def _pool(questions_path: str | Path | None, resolutions_path: str | Path | None = None) -> list[Question]:
     if questions_path is not None:
-        return list(load_questions_file(questions_path))
+        return list(load_questions_file(questions_path, resolutions_path))
+    if resolutions_path is not None:
+        raise DataValidationError("--resolutions is the resolution set of a ForecastBench question set: give the question set "
+                                  "with --questions", field="resolutions", value=str(resolutions_path))
     return bundled_questions()
 
 
@@ -117,15 +124,24 @@ def _probability(table: Any, row: int, value: Any, hint: str) -> float:
 
 
 def score_file(path: str | Path, *, questions_path: str | Path | None = None, baseline: str | None = None,
-               baselines: bool = True, skip_unknown: bool = False, n_resamples: int = 1000, seed: int = 0) -> ScoreResult:
+               baselines: bool = True, skip_unknown: bool = False, n_resamples: int = 1000, seed: int = 0,
+               resolutions_path: str | Path | None = None) -> ScoreResult:
     """Score a forecasts file (module docstring) and rank its methods next to the bundled baselines.
+
+    A ForecastBench forecast set (a submission file) is scored against ``questions_path`` (its question set)
+    joined with ``resolutions_path`` (its resolution set), ForecastBench's way
+    (:func:`benchmarks.questions.forecastbench_submission.forecast_set_table`: every resolved question, a missing
+    forecast imputed 0.5).
 
     Parameters
     ----------
     path : str or Path
-        The forecasts file.
+        The forecasts file, or a ForecastBench forecast set (``.json`` object with ``forecasts``).
     questions_path : str or Path, optional
-        A question file (outcomes, clusters, crowd probabilities); default the bundled questions.
+        A question file (outcomes, clusters, crowd probabilities), or a ForecastBench question set; default
+        the bundled questions.
+    resolutions_path : str or Path, optional
+        The resolution set of a ForecastBench question set ``questions_path``.
     baseline : str, optional
         Method the deltas refer to (default: the file's first method).
     baselines : bool
@@ -142,11 +158,21 @@ def score_file(path: str | Path, *, questions_path: str | Path | None = None, ba
     DataValidationError
         Naming the file, the row (``data row N (line M)``), the column and the value for a missing column,
         a file with no rows, a p_yes that is not a probability in [0, 1], an outcome that is not 0/1, a
-        question id with no outcome (unless ``skip_unknown``), or no row left to score.
+        question id with no outcome (unless ``skip_unknown``), or no row left to score; for a forecast set,
+        no ``--questions`` or ``--resolutions``, or what
+        :func:`benchmarks.questions.forecastbench_submission.forecast_set_table` finds.
     """
-    table = read_table(path)
-    path = table.path
+    pool: list[Question] | None = None
     notes: list[str] = []
+    if is_forecast_set(path):
+        if questions_path is None or resolutions_path is None:
+            raise DataValidationError(f"{path}: a ForecastBench forecast set is scored against its round: give --questions "
+                                      "<date>-llm.json --resolutions <date>_resolution_set.json", source=str(path))
+        pool = _pool(questions_path, resolutions_path)
+        table, notes = forecast_set_table(path, pool, _pool(questions_path))
+    else:
+        table = read_table(path)
+    path = table.path
     with table.numbering():
         columns = table.header if table.header is not None else sorted({k for r in table.rows for k in r})
         for col in ("question_id", "p_yes"):
@@ -165,7 +191,8 @@ def score_file(path: str | Path, *, questions_path: str | Path | None = None, ba
                          "outcome": None if outcome is None else parse_outcome(path, i, outcome),
                          "cluster": None if cluster is None else str(cluster)})
         need_pool = baselines or any(r["outcome"] is None or r["cluster"] is None for r in rows)
-        pool = _pool(questions_path) if need_pool else []
+        if pool is None:
+            pool = _pool(questions_path, resolutions_path) if need_pool else []
         resolve = _resolver(pool)
         records: dict[str, Question] = {}
         kept, skipped, resolved_short = [], [], 0
@@ -231,7 +258,8 @@ def _with_baselines(df: pd.DataFrame, records: dict[str, Question], reference: l
 
 
 def score_forecasts_file(path: str | Path, *, questions_path: str | Path | None = None, baseline: str | None = None,
-                         n_resamples: int = 1000, seed: int = 0, baselines: bool = True, skip_unknown: bool = False) -> pd.DataFrame:
+                         n_resamples: int = 1000, seed: int = 0, baselines: bool = True, skip_unknown: bool = False,
+                         resolutions_path: str | Path | None = None) -> pd.DataFrame:
     """The leaderboard table of :func:`score_file` (same parameters and errors)."""
     return score_file(path, questions_path=questions_path, baseline=baseline, baselines=baselines,
-                      skip_unknown=skip_unknown, n_resamples=n_resamples, seed=seed).table
+                      skip_unknown=skip_unknown, n_resamples=n_resamples, seed=seed, resolutions_path=resolutions_path).table

@@ -42,6 +42,21 @@ DATA_ATTRIBUTION = (
 
 
 
+class NothingToScore(DataValidationError):
+    """No forecast of the runs can be scored yet: no question has both a resolved outcome and a probability
+    (a live round before its resolutions, or every resolved question failed). Raised by
+    :func:`write_report` before anything is written; the runs' results are untouched."""
+
+
+def default_baseline(scored: pd.DataFrame) -> str:
+    """The label deltas are measured against when the caller names none: ``mean`` (or, several runs, the
+    first run's ``<run id>:mean``) when it is scored, else the first scored method, else the first label."""
+    labels = list(dict.fromkeys(scored["label"]))
+    methods = list(dict.fromkeys(scored.loc[scored["kind"] == "method", "label"]))
+    means = [lab for lab in methods if lab == "mean" or lab.endswith(":mean")]
+    return (means or methods or labels)[0]
+
+
 @dataclass
 class Report:
     """Paths written, the Markdown printed, and the notice that must travel with the results."""
@@ -53,10 +68,11 @@ class Report:
     html_path: Path
     notice: str = ""
     """'' or why the numbers are not a model's (:func:`simulation_note`)."""
+    baseline: str = "mean"
+    """The label deltas are measured against."""
 
 
-
-def write_report(run_dirs: Sequence[str | Path | ShardGroup], out_dir: str | Path, *, baseline: str = "mean",
+def write_report(run_dirs: Sequence[str | Path | ShardGroup], out_dir: str | Path, *, baseline: str | None = "mean",
                  n_resamples: int = 1000, seed: int = 0, min_coverage: float = MIN_COVERAGE,
                  fit_from: Sequence[str | Path] = (), fit_from_any_model: bool = False) -> Report:
     """Score the runs and write ``leaderboard.csv``, ``leaderboard.md``, ``report.html`` (the run viewer's
@@ -77,15 +93,21 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup], out_dir: str | Pat
     from (:func:`benchmarks.protocol.fitted.fit_sources`). A fitted method that fell back on every question takes no
     rank (:func:`benchmarks.protocol.fitted.fallback_equals`).
 
+    Deltas are measured against ``baseline``; ``None`` takes :func:`default_baseline` (``mean`` when the
+    runs have it, else their first method), so a run of any methods gets its report.
+
     Each run is read once (:func:`benchmarks.run_folder.load.load_run`); the shards of one run are given as a
     :class:`benchmarks.run_folder.load.ShardGroup`. Nothing is written until everything is computed; each file is
     written atomically, the leaderboard's by :func:`benchmarks.report.leaderboard.write_leaderboard`.
 
     Raises
     ------
+    NothingToScore
+        (a :class:`DataValidationError`) When the runs hold no scorable forecasts (no resolved outcome with
+        a probability: a live round before its resolutions); the message counts the resolved questions.
     DataValidationError
-        When the runs hold no scorable forecasts (no resolved outcomes or no probabilities), or a ``fit_from``
-        run has other models than a scored run (without ``fit_from_any_model``); nothing is written.
+        When a ``fit_from`` run has other models than a scored run (without ``fit_from_any_model``), or the
+        named ``baseline`` is not scored; nothing is written.
     OSError
         When ``out_dir`` cannot be created or a file cannot be written (``filename`` names it); files
         already there are left as they were.
@@ -106,8 +128,15 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup], out_dir: str | Pat
     the_set = planned if len(manifests) > 1 else None  # several runs: the questions every run planned
     scored = scorable(df)
     if scored.empty:
-        raise DataValidationError("no scorable forecasts (need p_yes and a resolved outcome)", field="outcome", value=None)
+        questions = df.drop_duplicates(["run_id", "question_id"])
+        n_resolved = int(questions["outcome"].notna().sum())
+        why = ("none of them has a probability (every resolved question failed)" if n_resolved else
+               "nothing to score until they resolve")
+        raise NothingToScore(f"no scorable forecasts: {n_resolved} of {len(questions)} questions have a resolved outcome; {why}",
+                             field="outcome", value=n_resolved)
     labels = sorted(set(scored["label"]))
+    if baseline is None:
+        baseline = default_baseline(scored)
     if baseline in labels:
         base_label = baseline
     else:  # several runs: labels are "<run id>:<method>"; take the first run's method
@@ -140,6 +169,7 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup], out_dir: str | Pat
     contamination = contamination_split(compared, manifests)
     compared = compared.assign(horizon_bucket=compared["horizon_days"].map(lambda d: scoring.horizon_bucket(d) if d == d and d is not None else "unknown"))
     segments = {col: scoring.segment_table(compared, col, method_col="label") for col in ("source", "question_type", "horizon_bucket")}
+    betting = betting_against_market(compared, n_resamples=n_resamples, seed=seed)
 
     simulated = simulation_note(manifests)
     md = "\n\n".join([
@@ -151,12 +181,14 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup], out_dir: str | Pat
         f"## {FITTED_TITLE}", FITTED_NOTE, markdown_table(fit_table.drop(columns=["run_id", "method"])),
         fit_sources_note(sources), markdown_table(sources),
         f"## {BANDS_TITLE}", markdown_table(bands),
+        f"## {BETTING_TITLE}", BETTING_NOTE, markdown_table(betting),
         "## Leakage audit over the prompts actually sent (findings must be 0)", markdown_table(audit),
     ])
     html_path = out_dir / PAGE_FILE
     shown = {rid: [{**r, "methods": methods_of(r, rid, fitted)} for r in recs] for rid, recs in records.items()}
     tables = {"Cost per method": costs, "Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)": effect,
               LEARNED_TITLE: learned, REFERENCE_TITLE: learned_vs_mean, FITTED_TITLE: fit_table, SOURCES_TITLE: sources, BANDS_TITLE: bands,
+              BETTING_TITLE: betting,
               "Tokens per role": roles, "Leakage audit over the prompts actually sent (findings must be 0)": audit,
               "Contamination split: questions due after the models' training cutoff": contamination,
               **{f"By {col.replace('_', ' ')}": seg for col, seg in segments.items()}}
@@ -169,7 +201,7 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup], out_dir: str | Pat
     csv_path, md_path = write_leaderboard(out_dir, table, md + "\n\n" + DATA_ATTRIBUTION + "\n")
     write_text_atomic(html_path, page)
     write_text_atomic(out_dir / FITTED_FILE, fitted_lines(fitted, records, fit_from))
-    return Report(table, md, csv_path, md_path, html_path, notice=simulated)
+    return Report(table, md, csv_path, md_path, html_path, notice=simulated, baseline=base_label)
 
 
 #: Per (run, question): every fitted method's row (p_yes, parameters, n_fit, fallback), written by :func:`write_report`.
@@ -180,6 +212,11 @@ FITTED_NOTE = (f"`fitted` questions used parameters fitted on at least {MIN_FIT_
                "of each outcome); `fallback` questions had fewer and used the unfitted rule ("
                + ", ".join(f"{m}: {rule}" for m, rule in UNFITTED_RULE.items()) + f"). Per-question parameters and n are in {FITTED_FILE}.")
 BANDS_TITLE = "Brier and calibration by confidence band (does the confidence mean anything?)"
+BETTING_TITLE = "Betting return against the market price (Prophet Arena's average return; higher is better)"
+BETTING_NOTE = ("A bettor who takes the method's p_yes as true bets 1 dollar on each market question at the crowd's price at "
+                "ForecastBench's freeze: all on YES when p_yes is above the price, all on NO when below, no bet when equal "
+                "(risk neutral). mean_return is the payoff minus the dollar, averaged (0: no edge over the market); "
+                "benchmarks/scoring/betting.py has the definition and its source.")
 SOURCES_TITLE = "Fitted methods: the runs they learned from, and their models"
 REFERENCE_TITLE = f"The learned mean ({LEARNED_MEAN}) against mean: the reference of the cost-effectiveness table above"
 
@@ -207,3 +244,11 @@ def fitted_lines(fitted: AddedMethods, records: Mapping[str, Sequence[Mapping[st
                 lines.append(json.dumps({"run_id": run_id, "question_id": r.get("question_id"), "forecast_date": r.get("forecast_date"),
                                          "fit_from": [str(p) for p in fit_from], "methods": rows}, ensure_ascii=False))
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def betting_against_market(compared: pd.DataFrame, *, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """:func:`benchmarks.scoring.betting_table` of the compared rows against the crowd baseline's price (every
+    run's ``crowd`` row gives its question's price; the crowd itself is not listed)."""
+    crowds = {lab for lab in compared["label"] if lab == "crowd" or str(lab).endswith(":crowd")}
+    rows = compared.assign(label=compared["label"].where(~compared["label"].isin(crowds), "crowd"))
+    return scoring.betting_table(rows, method_col="label", market="crowd", n_resamples=n_resamples, seed=seed)

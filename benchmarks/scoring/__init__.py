@@ -38,11 +38,13 @@ References
 Modules: :mod:`.rules` (per-question scores), :mod:`.calibration` (ECE, reliability, Murphy, skill),
 :mod:`.summary` (everything in one pass), :mod:`.bootstrap` (clustered intervals), :mod:`.tables` (per
 method and per segment), :mod:`.brier_index` (ForecastBench's difficulty-adjusted Brier and Brier Index, for
-entries that answered different questions), :mod:`.validation` (the input checks they share).
+entries that answered different questions), :mod:`.betting` (Prophet Arena's return of betting against the market
+price with the forecaster's probability), :mod:`.validation` (the input checks they share).
 """
 
 import warnings as _warnings
 
+from benchmarks.scoring.betting import betting_return, betting_table
 from benchmarks.scoring.brier_index import TwoWayFixedEffects, brier_index, brier_index_table, two_way_fixed_effects
 from benchmarks.scoring.bootstrap import INTERVALS, MIN_CLUSTERS_FOR_INTERVAL, BootstrapCI, clustered_bootstrap_ci, expanded_tail, paired_difference_ci
 from benchmarks.scoring.calibration import MurphyDecomposition, brier_skill_score, expected_calibration_error, murphy_decomposition, reliability_diagram
@@ -59,6 +61,8 @@ __all__ = [
     "MIN_CLUSTERS_FOR_INTERVAL",
     "MurphyDecomposition",
     "ScoreSummary",
+    "betting_return",
+    "betting_table",
     "brier_index",
     "brier_index_table",
     "brier_score",

@@ -13,7 +13,7 @@ from benchmarks.scoring.bootstrap import MIN_CLUSTERS_FOR_INTERVAL, bootstrap_me
 from benchmarks.scoring.summary import ScoreSummary, score_summary
 from benchmarks.scoring.validation import first_bad
 
-__all__ = ["HORIZON_BUCKETS", "horizon_bucket", "score_table", "segment_table"]
+__all__ = ["HORIZON_BUCKETS", "horizon_bucket", "require_columns", "score_table", "segment_table"]
 
 HORIZON_BUCKETS: tuple[str, ...] = ("<=7d", "8-30d", "31-90d", "91-180d", ">180d")
 """Labels of :func:`horizon_bucket`, in order: (0, 7], (7, 30], (30, 90], (90, 180], (180, inf) days."""
@@ -67,7 +67,9 @@ def horizon_bucket(days: Any) -> Any:
     return pd.Categorical.from_codes(codes.ravel(), categories=list(HORIZON_BUCKETS), ordered=True)
 
 
-def _require_columns(df: pd.DataFrame, **cols: str | None) -> None:
+def require_columns(df: pd.DataFrame, **cols: str | None) -> None:
+    """Raise a :class:`DataValidationError` naming the role, the column and the frame's columns for each
+    ``role=column`` that is not a column of ``df`` (a None column is not required)."""
     for role, col in cols.items():
         if col is not None and col not in df.columns:
             raise DataValidationError(
@@ -151,7 +153,7 @@ def score_table(
     >>> round(float(t.loc["min", "brier"]), 4), round(float(t.loc["min", "delta_brier_vs_baseline"]), 4)
     (0.27, 0.1733)
     """
-    _require_columns(df, method_col=method_col, question_col=question_col, p_col=p_col, outcome_col=outcome_col, cluster_col=cluster_col)
+    require_columns(df, method_col=method_col, question_col=question_col, p_col=p_col, outcome_col=outcome_col, cluster_col=cluster_col)
     data = df[[c for c in dict.fromkeys([method_col, question_col, p_col, outcome_col, cluster_col]) if c is not None]]
     dup = data.duplicated([method_col, question_col])
     if dup.any():
@@ -272,7 +274,7 @@ def segment_table(df: pd.DataFrame, segment_col: str, **kwargs: Any) -> pd.DataF
     >>> segment_table(df, "source", cluster_col=None, n_resamples=50)["brier"].round(3).tolist()
     [0.065, 0.085]
     """
-    _require_columns(df, segment_col=segment_col)
+    require_columns(df, segment_col=segment_col)
     method_col = kwargs.get("method_col", "method")
     baseline = kwargs.get("baseline", "mean")
     parts = []

@@ -26,6 +26,8 @@ from benchmarks.questions import (
     superforecaster_medians,
 )
 
+from tests.benchmarks.forecastbench_round import write_round
+
 FIXTURES = Path(__file__).parent / "fixtures"
 
 # DATA_CARD.md "Counts" table: rows, unique questions, yes-rate per source.
@@ -345,34 +347,8 @@ def test_forecastbench_json_question_set_only():
 
 def test_forecastbench_json_round_trip_reproduces_bundled_rows(tmp_path):
     """Rebuild a real round's question and resolution sets from the bundled table: the loader must give back the same questions."""
-    frame = forecastbench_frame()
-    rnd = frame[frame["round"] == "2025-10-26"]
-    keys = rnd.drop_duplicates(["source", "source_question_id"]).groupby("source").head(4)
-    sel = rnd.merge(keys[["source", "source_question_id"]], on=["source", "source_question_id"])
-    questions, resolutions = [], []
-    for (source, sqid), grp in sel.groupby(["source", "source_question_id"], sort=False):
-        r = grp.iloc[0]
-        market = r["question_type"] == "market"
-
-        def val(col):
-            v = r[col]
-            return "N/A" if v is None or (isinstance(v, float) and np.isnan(v)) else v
-
-        questions.append({
-            "id": sqid, "source": source, "question": r["question_template"], "resolution_criteria": r["resolution_criteria"],
-            "background": "" if pd.isna(r["background"]) else r["background"],
-            "market_info_open_datetime": val("market_open_datetime"), "market_info_close_datetime": val("market_close_datetime"),
-            "market_info_resolution_criteria": val("market_resolution_criteria"), "url": r["url"],
-            "freeze_datetime": r["freeze_datetime"], "freeze_datetime_value": r["freeze_value_raw"],
-            "freeze_datetime_value_explanation": r["freeze_value_explanation"], "source_intro": r["source_intro"],
-            "resolution_dates": "N/A" if market else sorted(grp["resolution_date"].tolist()),
-        })
-        for _, row in grp.iterrows():
-            resolutions.append({"id": sqid, "source": source, "direction": None, "resolution_date": row["resolution_date"],
-                                "resolved_to": float(row["outcome"]), "resolved": True})
-    (tmp_path / "q.json").write_text(json.dumps({"forecast_due_date": "2025-10-26", "question_set": "2025-10-26-llm.json", "questions": questions}))
-    (tmp_path / "r.json").write_text(json.dumps({"forecast_due_date": "2025-10-26", "resolutions": resolutions}))
-    got = {q.id: q for q in load_forecastbench_json(tmp_path / "q.json", tmp_path / "r.json")}
+    q_path, r_path, sel = write_round(tmp_path)
+    got = {q.id: q for q in load_forecastbench_json(q_path, r_path)}
     want = {q.id: q for q in load_forecastbench(rounds="2025-10-26") if q.id in set(sel["qid"])}
     assert len(want) == len(sel) >= 30 and set(got) == set(want)
     for qid, w in want.items():

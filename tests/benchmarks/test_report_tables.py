@@ -471,6 +471,7 @@ def test_write_report_writes_the_three_files_with_every_table(run_a, tmp_path, p
                         "Brier change per 1,000 extra tokens)",
                         "## Fitted methods (walk-forward: each question fitted only on questions resolved before its forecast date)",
                         "## Brier and calibration by confidence band (does the confidence mean anything?)",
+                        f"## {report.BETTING_TITLE}",
                         "## Leakage audit over the prompts actually sent (findings must be 0)"]
     board_md = rep.markdown.split("## Leaderboard")[1].split("## Cost per method")[0]
     header = next(line for line in board_md.splitlines() if line.startswith("| "))
@@ -489,7 +490,7 @@ def test_write_report_writes_the_three_files_with_every_table(run_a, tmp_path, p
     # the page: every table under its title, with its rows
     assert html_tables(html) == [
         ("Cost per method", 8), ("Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)", 4),
-        (report.LEARNED_TITLE, 4), (report.REFERENCE_TITLE, 1), (report.FITTED_TITLE, 4), (report.SOURCES_TITLE, 1), (report.BANDS_TITLE, 8), ("Tokens per role", 4),
+        (report.LEARNED_TITLE, 4), (report.REFERENCE_TITLE, 1), (report.FITTED_TITLE, 4), (report.SOURCES_TITLE, 1), (report.BANDS_TITLE, 8), (report.BETTING_TITLE, 0), ("Tokens per role", 4),
         ("Leakage audit over the prompts actually sent (findings must be 0)", 1),
         ("Contamination split: questions due after the models' training cutoff", 9),
         ("By source", 9), ("By question type", 9), ("By horizon bucket", 9)]
@@ -519,6 +520,19 @@ def test_the_baseline_of_several_runs_is_the_first_runs_method(run_a, tmp_path):
     assert (ei.value.field, ei.value.value) == ("baseline", "median") and not (tmp_path / "out2").exists()
 
 
+def test_the_report_bets_each_method_against_the_crowd_price(tmp_path):
+    recs = standard_records()
+    recs[0]["baselines"]["crowd"] = {"p_yes": 0.6, "status": "ok", "note": ""}  # q1 (Yes): mean 0.6, no edge
+    recs[1]["baselines"]["crowd"] = {"p_yes": 0.4, "status": "ok", "note": ""}  # q2 (No): mean 0.3, NO at 0.6 wins 1/0.6
+    rep = write_report([write_run(tmp_path, "a", recs)], tmp_path / "out", n_resamples=20)
+    rows = section(rep.markdown, report.BETTING_TITLE).split("\n\n")[1].splitlines()[2:]
+    table = {c[0]: c[1:] for c in ([x.strip() for x in line.strip("|").split("|")] for line in rows)}
+    assert "crowd" not in table and table["mean"][:2] == ["2", "2"]  # q3 has no price
+    assert float(table["mean"][2]) == pytest.approx((0.0 + (1 / 0.6 - 1)) / 2, abs=5e-5) and table["mean"][-1] == "1"
+    # always 0.5: q1 NO at 0.4, resolved Yes (-1); q2 YES at 0.4, resolved No (-1)
+    assert float(table["always_0.5"][2]) == -1.0 and table["always_0.5"][-1] == "2"
+
+
 def test_runs_without_scorable_forecasts_are_refused(tmp_path):
     empty = write_run(tmp_path, "e", [])
     with pytest.raises(DataValidationError, match=f"^no results in {empty}$") as ei:
@@ -528,9 +542,11 @@ def test_runs_without_scorable_forecasts_are_refused(tmp_path):
     unresolved = write_run(tmp_path, "u", [record(q.model_copy(update={"id": "q1"}), members=[0.5, 0.5], latencies=[1, 1], final=0.5)])
     rec = json.loads((unresolved / "results.jsonl").read_text())
     assert rec["outcome"] is None
-    with pytest.raises(DataValidationError, match=r"^no scorable forecasts \(need p_yes and a resolved outcome\)$") as ei:
+    with pytest.raises(report.NothingToScore, match=r"^no scorable forecasts: 0 of 1 questions have a resolved outcome; "
+                       r"nothing to score until they resolve$") as ei:
         write_report([unresolved], tmp_path / "out")
-    assert (ei.value.field, ei.value.value) == ("outcome", None) and not (tmp_path / "out").exists()
+    assert isinstance(ei.value, DataValidationError)
+    assert (ei.value.field, ei.value.value) == ("outcome", 0) and not (tmp_path / "out").exists()
 
 
 def test_ranking_note_says_what_the_ranking_rests_on():

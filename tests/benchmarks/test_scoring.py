@@ -451,7 +451,7 @@ def test_log_score_is_a_deprecated_alias_of_log_loss():
 
 def test_public_api_is_the_contract():
     submodules = {name for name in dir(scoring) if isinstance(getattr(scoring, name), types.ModuleType)}
-    assert {"bootstrap", "calibration", "rules", "summary", "tables", "validation"} <= submodules
+    assert {"betting", "bootstrap", "calibration", "rules", "summary", "tables", "validation"} <= submodules
     assert set(scoring.__all__) == {name for name in dir(scoring) if not name.startswith("_")} - submodules
     assert "log_loss" in score_table(pd.DataFrame({"method": ["m"], "question_id": [1], "p_yes": [0.5], "outcome": [1]}),
                                      cluster_col=None, baseline=None, n_resamples=10).columns
