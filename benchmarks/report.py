@@ -406,7 +406,8 @@ def _board_md(rows: pd.DataFrame) -> str:
 
 def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: str = "mean",
                  n_resamples: int = 1000, seed: int = 0, min_coverage: float = MIN_COVERAGE,
-                 fit_from: Sequence[str | Path] = (), fit_from_any_model: bool = False) -> Report:
+                 fit_from: Sequence[str | Path] = (), fit_from_any_model: bool = False,
+                 extra_tables: Mapping[str, pd.DataFrame] | None = None) -> Report:
     """Score the runs and write ``leaderboard.csv``, ``leaderboard.md``, ``report.html`` (the run viewer's
     page, :func:`benchmarks.viewer.render_page`) and ``fitted.jsonl`` into ``out_dir``.
 
@@ -422,6 +423,9 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
     (:func:`benchmarks.fitted.refuse_other_models`); the report names the runs and models the fits learned
     from (:func:`benchmarks.fitted.fit_sources`). A fitted method that fell back on every question takes no
     rank (:func:`benchmarks.fitted.fallback_equals`).
+
+    ``extra_tables`` (title -> table) are written after the leaderboard, in the Markdown and on the page: a
+    caller's own tables of the same runs (a panel's, :func:`benchmarks.panels.panel_tables`).
 
     Nothing is written until everything is computed; each file is written atomically.
 
@@ -498,6 +502,7 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
         _board_md(ranked[main_cols]),
         *([f"## Not ranked (answered fewer than {min_coverage:.0%} of the questions; Brier on their own questions)",
            _board_md(unranked[main_cols])] if len(unranked) else []),
+        *[part for title, extra in (extra_tables or {}).items() for part in (f"## {title}", _md(extra))],
         "## Cost per method", _md(costs.drop(columns=["run_id", "method"])),
         "## Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)", _md(effect),
         f"## {LEARNED_TITLE}", reference_note(learned_vs_mean), _md(learned),
@@ -509,7 +514,7 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: s
     md_path = out_dir / "leaderboard.md"
     html_path = out_dir / PAGE_FILE
     shown = {rid: [{**r, "methods": methods_of(r, rid, fitted)} for r in recs] for rid, recs in records.items()}
-    tables = {"Cost per method": costs, "Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)": effect,
+    tables = {**(extra_tables or {}), "Cost per method": costs, "Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)": effect,
               LEARNED_TITLE: learned, REFERENCE_TITLE: learned_vs_mean, FITTED_TITLE: fit_table, SOURCES_TITLE: sources, BANDS_TITLE: bands,
               "Tokens per role": roles, "Leakage audit over the prompts actually sent (findings must be 0)": audit,
               "Contamination split: questions due after the models' training cutoff": contamination,
