@@ -568,6 +568,7 @@ def aggregate(
     questions: Optional[Path] = typer.Option(None, "--questions", help="Question file the panel's ids name (text, dates, outcomes); default the bundled questions."),
     min_forecasters: int = typer.Option(1, "--min-forecasters", min=1, help="Keep the questions at least this many forecasters answered (issue 31's figures on the bundled panel: 5)."),
     skip_unknown: bool = typer.Option(False, "--skip-unknown", help="Leave out (and count) rows whose question has no known outcome instead of stopping."),
+    min_pick_questions: int = typer.Option(30, "--min-pick-questions", min=1, help="Fewest questions a forecaster needs to be picked as the best, median or worst single forecaster."),
     methods: Optional[str] = typer.Option(None, help="Comma-separated methods (default: mean, median, min, trimmed_mean, geomean_odds, extremized; with --provider also debate, supervisor, pipeline)."),
     provider: Optional[str] = typer.Option(None, "--provider", "-p", help="Provider of a debate and a supervisor that reconcile the panel's members, reading their reasoning (e.g. 'sim'); default none: nothing is called."),
     n: Optional[int] = typer.Option(None, "--n", min=1, help="Seeded sample of the panel's questions (default: all)."),
@@ -617,9 +618,12 @@ def aggregate(
                            question_type=None, after_model_cutoff=not include_before_cutoff,
                            forecast_date_from=_date(date_from, "--date-from"), max_cost_usd=max_cost,
                            output_dir=str(output_dir), run_id=run_id)
-        runner = PanelRunner(config, chosen, progress=progress, on_start=lambda folder: _say(f"run folder: {folder}"),
-                             command_line=redacted_command_line(sys.argv))
+        runner = PanelRunner(config, chosen, min_pick_questions=min_pick_questions, progress=progress,
+                             on_start=lambda folder: _say(f"run folder: {folder}"), command_line=redacted_command_line(sys.argv))
         summary = asyncio.run(runner.arun())
+        if not runner.picks:
+            _say(f"no forecaster answered {min_pick_questions} of the questions: no best, median or worst single forecaster "
+                 "(--min-pick-questions)")
         _say(f"{summary.n_questions} questions of panel {chosen.name}: {summary.n_ok} ok, {summary.n_failed} failed in "
              f"{summary.wall_time_s:.1f} s" + (f"; provider calls {summary.provider_stats}" if specs else " (nothing called)"))
         if summary.stopped:

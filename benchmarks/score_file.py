@@ -22,8 +22,8 @@ UTF-8 with or without a byte-order mark; ids as text). Errors name the row as ``
   baseline keeps its name and that baseline is left out.
 * **Duplicates.** A second row of one method for one question (also when one gives the full id and the other
   the short id) is refused: the forecast would count twice in the means and the bootstrap.
-* **Percentages.** A ``p_yes`` above 1 is refused; when every value of the column lies in [0, 100] the
-  message says they look like percentages.
+* **Percentages.** A ``p_yes`` above 1 is refused; when every value of the column lies in [0, 100] and most of
+  them are above 1 the message says they look like percentages.
 """
 
 from __future__ import annotations
@@ -110,7 +110,8 @@ def _percent_hint(table: Any) -> str:
             values.append(float(str(table.value(i, "p_yes")).strip()))
         except (TypeError, ValueError):
             continue
-    if values and max(values) > 1 and min(values) >= 0 and max(values) <= 100:
+    above = sum(v > 1 for v in values)
+    if values and 2 * above > len(values) and min(values) >= 0 and max(values) <= 100:  # most of them: one 1.2 is a typo
         return f"; the p_yes values look like percentages (from {min(values):g} to {max(values):g}): divide them by 100"
     return ""
 
