@@ -74,9 +74,10 @@ def panel_matrix(forecasts: pd.DataFrame) -> PanelMatrix:
     fi, forecasters = pd.factorize(forecasts["forecaster"])
     n_q, n_f = len(questions), len(forecasters)
     cell = qi.astype(np.int64) * n_f + fi
-    twice = np.bincount(cell, minlength=n_q * n_f) > 1
-    if twice.any():
-        rows = np.flatnonzero(twice[cell])
+    filled = np.zeros(n_q * n_f, dtype=bool)
+    filled[cell] = True
+    if np.count_nonzero(filled) < len(cell):  # fewer cells than rows: some cell has two (found on this slow path only)
+        rows = np.flatnonzero((np.bincount(cell, minlength=n_q * n_f) > 1)[cell])
         q, f = forecasts["question_id"].iloc[rows[0]], forecasts["forecaster"].iloc[rows[0]]
         raise DataValidationError(f"forecaster {f!r} has {len(rows)} rows for question {q!r} (rows {rows.tolist()[:5]}); "
                                   "one forecast each", field="forecaster", row=int(rows[1]), value=str(f))
