@@ -35,7 +35,7 @@ from agent_schemas import TokenUsage
 from benchmarks import scoring
 
 __all__ = ["MIN_PICK_QUESTIONS", "PICKS", "forecaster_deltas", "forecaster_table", "members_of_records", "pick_forecasters",
-           "pick_label", "pick_rows", "pools_against_forecasters"]
+           "pick_label", "pick_notes", "pick_rows", "pools_against_forecasters"]
 
 #: Fewest questions (count) a forecaster needs to be picked as best, median or worst: with fewer, the pick is
 #: mostly luck (the same floor as a walk-forward fit's, :data:`benchmarks.fitted.MIN_FIT_QUESTIONS`).
@@ -132,8 +132,33 @@ def pick_forecasters(deltas: pd.DataFrame, min_questions: int = MIN_PICK_QUESTIO
     return {"best": who[0], "median": who[(len(who) - 1) // 2], "worst": who[-1]}
 
 
-def pick_rows(picks: Mapping[str, str], members: Mapping[str, float], deltas: pd.DataFrame, *, clip: tuple[float, float],
-              min_questions: int = MIN_PICK_QUESTIONS) -> dict[str, dict[str, Any]]:
+def pick_notes(picks: Mapping[str, str], deltas: pd.DataFrame, min_questions: int = MIN_PICK_QUESTIONS) -> dict[str, str]:
+    """What each pick's rows say: who it is and how it was picked (in-sample), by pick.
+
+    Parameters
+    ----------
+    picks : mapping
+        :func:`pick_forecasters`.
+    deltas : pandas.DataFrame
+        :func:`forecaster_deltas` the picks were made from.
+    min_questions : int
+        The picks' minimum (count), named in the note.
+
+    Returns
+    -------
+    dict of str to str
+        ``{"best": "super:X: the best of 39 forecasters with at least 30 questions by Brier difference to mean on
+        their own (-0.0236 on 48), picked with these outcomes (in-sample)", ...}``.
+    """
+    by = deltas.set_index("forecaster")
+    k = int((deltas["n"] >= min_questions).sum())
+    return {which: (f"{who}: the {which} of {k} forecasters with at least {min_questions} questions by Brier difference to "
+                    f"mean on their own ({by.loc[who, 'delta_brier_vs_mean']:+.4f} on {int(by.loc[who, 'n'])}), picked with "
+                    "these outcomes (in-sample)") for which, who in picks.items()}
+
+
+def pick_rows(picks: Mapping[str, str], notes: Mapping[str, str], members: Mapping[str, float], *,
+              clip: tuple[float, float]) -> dict[str, dict[str, Any]]:
     """The method rows of the picks for one question: the picked forecaster's p_yes (clipped to ``clip``) where it
     answered the question, nothing where it did not.
 
@@ -141,33 +166,21 @@ def pick_rows(picks: Mapping[str, str], members: Mapping[str, float], deltas: pd
     ----------
     picks : mapping
         :func:`pick_forecasters`.
+    notes : mapping
+        :func:`pick_notes` of the picks.
     members : mapping of str to float
-        The question's forecasts, forecaster -> p_yes.
-    deltas : pandas.DataFrame
-        :func:`forecaster_deltas` (named in each row's note).
+        The question's forecasts, forecaster -> p_yes in [0, 1].
     clip : (float, float)
         Bounds every method's probability is clipped to.
-    min_questions : int
-        The pick's minimum, named in the note.
 
     Returns
     -------
     dict
         ``{label: {"p_yes", "status", "note", "extra_usage"}}`` (:func:`pick_label`), as :mod:`benchmarks.methods` rows.
     """
-    by = deltas.set_index("forecaster")
-    out = {}
-    for which in PICKS:
-        who = picks.get(which)
-        if who is None or who not in members:
-            continue
-        d = by.loc[who]
-        note = (f"{who}: the {which} of {int((deltas['n'] >= min_questions).sum())} forecasters with at least {min_questions} "
-                f"questions by Brier difference to mean on their own ({d['delta_brier_vs_mean']:+.4f} on {int(d['n'])}), "
-                "picked with these outcomes (in-sample)")
-        out[pick_label(which)] = {"p_yes": min(max(float(members[who]), clip[0]), clip[1]), "status": "ok", "note": note,
-                                  "extra_usage": TokenUsage().model_dump()}
-    return out
+    return {pick_label(which): {"p_yes": min(max(float(members[who]), clip[0]), clip[1]), "status": "ok", "note": notes[which],
+                                "extra_usage": TokenUsage().model_dump()}
+            for which, who in picks.items() if who in members}
 
 
 def forecaster_table(members: pd.DataFrame, reference: pd.Series, *, min_questions: int = MIN_PICK_QUESTIONS,

@@ -39,7 +39,7 @@ from agent_research.pipeline import TraceRecorder
 from agent_schemas import DataValidationError, PipelineTrace, Question
 from benchmarks.config import RunConfig
 from benchmarks.panels.files import PANEL_COLUMNS, Panel
-from benchmarks.panels.forecasters import MIN_PICK_QUESTIONS, forecaster_deltas, pick_forecasters, pick_rows
+from benchmarks.panels.forecasters import MIN_PICK_QUESTIONS, forecaster_deltas, pick_forecasters, pick_notes, pick_rows
 from benchmarks.panels.pools import pool_probabilities
 from benchmarks.runner import BenchmarkRunner, QuestionRecord
 
@@ -75,9 +75,11 @@ class PanelRunner(BenchmarkRunner):
         self.given = GivenForecasts(panel.given_forecasts())
         #: Every aggregation method's p_yes per selected question (unclipped), set by :meth:`select_questions`.
         self.pools = pd.DataFrame()
-        #: Each forecaster's Brier against the mean on its own selected questions, and the picks.
+        self._aggregates: dict[str, dict[str, float | None]] = {}
+        #: Each forecaster's Brier against the mean on its own selected questions, the picks and what their rows say.
         self.deltas = pd.DataFrame()
         self.picks: dict[str, str] = {}
+        self.pick_notes: dict[str, str] = {}
 
     # --- what is called ----------------------------------------------------------------------------
     def build_providers(self):
@@ -106,8 +108,7 @@ class PanelRunner(BenchmarkRunner):
             return await super().run_trace(pipeline, q)
         with TraceRecorder() as recorder:
             ens = self.given.result_for(q.id)
-        aggregates = {m: (None if v != v else float(v)) for m, v in self.pools.loc[q.id].items()}
-        return pipeline.trace(q.visible(show_crowd=self.config.show_crowd), ens, aggregates, None, None, recorder)
+        return pipeline.trace(q.visible(show_crowd=self.config.show_crowd), ens, self._aggregates[q.id], None, None, recorder)
 
     # --- which questions -----------------------------------------------------------------------------
     def selection(self) -> dict[str, Any]:
@@ -148,12 +149,15 @@ class PanelRunner(BenchmarkRunner):
         ids = {q.id for q in questions}
         f = self.panel.forecasts[self.panel.forecasts["question_id"].isin(ids)]
         self.pools = pool_probabilities(f)
+        self._aggregates = {q: {m: (None if v != v else float(v)) for m, v in row.items()}
+                            for q, row in self.pools.to_dict("index").items()}  # a trace's aggregates (NaN: none)
         rule = self.config.pipeline.combination
         lo, hi = rule.clip_low, rule.clip_high
         members = pd.DataFrame({"question_id": f["question_id"], "forecaster": f["forecaster"], "p_yes": f["p_yes"].clip(lo, hi),
                                 "outcome": [self.panel.questions[q].outcome for q in f["question_id"]]})
         self.deltas = forecaster_deltas(members, self.pools["mean"].clip(lo, hi))
         self.picks = pick_forecasters(self.deltas, self.min_pick_questions)
+        self.pick_notes = pick_notes(self.picks, self.deltas, self.min_pick_questions)
 
     # --- records -----------------------------------------------------------------------------------
     def question_record(self, q: Question, trace: PipelineTrace, baselines: dict[str, dict[str, Any]]) -> QuestionRecord:
@@ -162,8 +166,7 @@ class PanelRunner(BenchmarkRunner):
         if trace.status == "ok":
             rule = trace.combination_rule
             members = {f.agent_id: f.p_yes for f in trace.forecasts if f.ok}
-            record.methods.update(pick_rows(self.picks, members, self.deltas, clip=(rule["clip_low"], rule["clip_high"]),
-                                            min_questions=self.min_pick_questions))
+            record.methods.update(pick_rows(self.picks, self.pick_notes, members, clip=(rule["clip_low"], rule["clip_high"])))
         return record
 
 
