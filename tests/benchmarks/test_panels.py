@@ -89,7 +89,8 @@ def test_hand_computed_panel_from_the_command_line(tmp_path):
     record = read_results(run / "results.jsonl")[0]
     assert [(f["agent_id"], f["p_yes"], f["rationale"]) for f in record["trace"]["forecasts"]] == [
         ("a", 0.1, "REASON-A1 base rate is low"), ("b", 0.5, "REASON-B1 coin flip"), ("c", 0.9, "REASON-C1 strong trend")]
-    assert "REASON-C1 strong trend" in (run / "report.html").read_text()
+    html = (run / "report.html").read_text()
+    assert "REASON-C1 strong trend" in html and "Pools against single forecasters" in html
     manifest = json.loads((run / "manifest.json").read_text())
     assert manifest["question_selection"]["panel"]["forecasters"] == 3 and manifest["providers"] == []
 
