@@ -579,6 +579,7 @@ def aggregate(
     max_cost: Optional[float] = typer.Option(None, "--max-cost", help="Cost cap in USD of the reconcilers (with --provider)."),
     output_dir: Path = typer.Option(Path("runs"), "--output", "-o", help="Parent folder of run folders."),
     run_id: Optional[str] = typer.Option(None, help="Run folder name (default: timestamp)."),
+    resume: Optional[str] = typer.Option(None, "--resume", help="Continue the panel's run with this id (give the same panel and options) without redoing its finished questions."),
     n_resamples: int = typer.Option(1000, min=1, help="Clustered bootstrap resamples."),
     fit_from: Optional[str] = typer.Option(None, "--fit-from", help="Earlier run folders (or folders of runs), comma-separated, the fitted methods also learn from (only questions resolved before each question's forecast date)."),
     fit_from_any_model: bool = typer.Option(False, "--fit-from-any-model", help="Let the fitted methods learn from --fit-from runs of other panels or models."),
@@ -605,6 +606,8 @@ def aggregate(
     with cli_errors(debug):
         if (panel_file is None) == (panel is None):
             raise ValueError("give a panel file or --panel superforecasters (one of them)")
+        if resume and run_id and resume != run_id:
+            raise ValueError(f"--resume {resume} continues that run: drop --run-id {run_id}")
         _folder(output_dir, "--output")
         chosen = bundled_panel(panel) if panel is not None else read_panel(panel_file, questions_path=questions, skip_unknown=skip_unknown)
         chosen = chosen.with_min_forecasters(min_forecasters)
@@ -617,10 +620,10 @@ def aggregate(
         config = RunConfig(providers=specs, methods=wanted, sample_n=n, seed=seed, search=search.value if specs else "none",
                            question_type=None, after_model_cutoff=not include_before_cutoff,
                            forecast_date_from=_date(date_from, "--date-from"), max_cost_usd=max_cost,
-                           output_dir=str(output_dir), run_id=run_id)
+                           output_dir=str(output_dir), run_id=resume or run_id)
         runner = PanelRunner(config, chosen, min_pick_questions=min_pick_questions, progress=progress,
                              on_start=lambda folder: _say(f"run folder: {folder}"), command_line=redacted_command_line(sys.argv))
-        summary = asyncio.run(runner.arun())
+        summary = asyncio.run(runner.arun(resume=resume is not None))
         if not runner.picks:
             _say(f"no forecaster answered {min_pick_questions} of the questions: no best, median or worst single forecaster "
                  "(--min-pick-questions)")

@@ -93,10 +93,12 @@ def main(argv: list[str] | None = None) -> int:
 
     t_agg, t_grp = [], []
     for r in range(args.rounds):
-        first, second = (aggregate, groupby_mean) if r % 2 == 0 else (groupby_mean, aggregate)
-        a, b = timed(first), timed(second)
-        (t_agg, t_grp)[first is groupby_mean].append(a)
-        (t_agg, t_grp)[second is groupby_mean].append(b)
+        if r % 2 == 0:
+            t_agg.append(timed(aggregate))
+            t_grp.append(timed(groupby_mean))
+        else:
+            t_grp.append(timed(groupby_mean))
+            t_agg.append(timed(aggregate))
     ma, mg = statistics.median(t_agg), statistics.median(t_grp)
     ratio = ma / mg
     print(f"\nmedian of {args.rounds} interleaved rounds")

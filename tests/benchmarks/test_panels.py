@@ -322,3 +322,18 @@ def test_score_refuses_a_second_row_of_one_method_for_one_question(tmp_path):
     f.write_text("question_id,p_yes,outcome\na,0.5,1\nb,0.2,0\na,0.5,1\n")
     one_line_error(runner.invoke(app, ["score", str(f), "--no-baselines"]), str(f), "data row 3 (line 4)", "'question_id'",
                    "a second forecast of method 'f'", "data row 1 (line 2)")
+
+
+def test_a_stopped_panel_run_is_resumed_not_redone(tmp_path):
+    panel, questions = write_panel_files(tmp_path)
+    args = (str(panel), "--questions", str(questions), "-p", "sim", "--search", "none")
+    assert aggregate(tmp_path, *args, "--run-id", "p").exit_code == 0
+    folder = tmp_path / "runs" / "p"
+    lines = (folder / "results.jsonl").read_text().splitlines(keepends=True)
+    (folder / "results.jsonl").write_text("".join(lines[:2]))  # as if stopped after two questions
+    one_line_error(aggregate(tmp_path, *args, "--run-id", "p"), "already has results", "--resume p")
+    res = aggregate(tmp_path, *args, "--resume", "p")
+    assert res.exit_code == 0, res.output
+    assert "4 questions of panel panel: 2 ok, 0 failed" in res.stderr  # the two left, not all four
+    again = read_results(folder / "results.jsonl")
+    assert [r["question_id"] for r in again][:2] == [json.loads(x)["question_id"] for x in lines[:2]] and len(again) == 4
