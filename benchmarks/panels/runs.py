@@ -133,9 +133,10 @@ class PanelRunner(BenchmarkRunner):
         hi = self.config.forecast_date_to
         qs = [q for q in self.panel.question_list() if (lo is None or q.forecast_date >= lo) and (hi is None or q.forecast_date <= hi)]
         if not qs:
-            raise DataValidationError(f"none of the panel's {len(self.panel.questions)} questions is due within the run's "
-                                      f"dates ({sel['contamination_filter'].get('note')}); the bundled panel is due 2024-07-21: "
-                                      "--include-before-cutoff accepts contaminated questions", field="questions", value=0)
+            due = sorted(q.forecast_date for q in self.panel.questions.values())
+            raise DataValidationError(f"none of the panel's {len(due)} questions (due {due[0]} to {due[-1]}) is due within the "
+                                      f"run's dates ({sel['contamination_filter'].get('note')}): --include-before-cutoff accepts "
+                                      "contaminated questions", field="questions", value=0)
         n = self.config.sample_n
         if n and len(qs) > n:
             keep = set(random.Random(self.config.seed).sample(range(len(qs)), n))
