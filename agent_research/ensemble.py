@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -183,3 +183,64 @@ class Ensemble:
     def run(self, question: VisibleQuestion | Question) -> EnsembleResult:
         """Synchronous form of :meth:`arun`."""
         return run_sync(self.arun(question))
+
+
+class GivenForecasts:
+    """An ensemble whose members' forecasts are given rather than run: a panel of people, or an earlier run.
+
+    It answers :meth:`arun` as :class:`Ensemble` does, so a :class:`agent_research.ForecastPipeline` built on it
+    (``ForecastPipeline.from_config(..., ensemble=GivenForecasts(...))``) aggregates the given forecasts and
+    its debate and supervisor read their probabilities and rationales (each member's rationale cut to one
+    line of 300 characters, as for forecasters that ran: :meth:`agent_schemas.Forecast.summary`). No
+    provider is called for the members and no member is run: :attr:`members` is empty.
+
+    A question's members are the forecasts given for it; a forecaster who gave none for a question is
+    absent from it, not failed. Every given forecast with ``status="ok"`` counts as a success, so the
+    policy is met when at least one was given (``min_success_fraction`` is 1.0 over the forecasts given);
+    a question with none gives a failed ensemble (0 of 0 members).
+
+    Parameters
+    ----------
+    forecasts : iterable of Forecast
+        Every given forecast; ``question_id`` says which question each belongs to, and ``agent_id`` (the
+        forecaster) must be unique within a question.
+
+    Raises
+    ------
+    ValueError
+        When a forecaster gave two forecasts for one question.
+
+    Examples
+    --------
+    >>> from agent_schemas import Forecast
+    >>> given = GivenForecasts([Forecast(question_id="q1", agent_id="ann", p_yes=0.2, rationale="base rate"),
+    ...                         Forecast(question_id="q1", agent_id="bob", p_yes=0.6)])
+    >>> given.result_for("q1").aggregate("mean")
+    0.4
+    """
+
+    def __init__(self, forecasts: Iterable[Forecast]) -> None:
+        #: No forecaster agents to run (the pipeline wraps and replays only the agents it runs).
+        self.members: list[ForecasterAgent] = []
+        self.by_question: dict[str, list[Forecast]] = {}
+        for f in forecasts:
+            mine = self.by_question.setdefault(f.question_id, [])
+            if any(g.agent_id == f.agent_id for g in mine):
+                raise ValueError(f"forecaster {f.agent_id!r} gave two forecasts for question {f.question_id!r}")
+            mine.append(f)
+
+    def result_for(self, question_id: str, wall_time_s: float = 0.0) -> EnsembleResult:
+        """The :class:`EnsembleResult` of the forecasts given for ``question_id`` (none: a failed ensemble)."""
+        forecasts = list(self.by_question.get(question_id, []))
+        n_ok = sum(f.ok for f in forecasts)
+        return EnsembleResult(question_id=question_id, forecasts=forecasts, n_members=len(forecasts), n_ok=n_ok,
+                              min_success_fraction=1.0, policy_met=n_ok >= 1,
+                              usage=TokenUsage.sum(f.usage for f in forecasts), wall_time_s=wall_time_s)
+
+    async def arun(self, question: VisibleQuestion | Question) -> EnsembleResult:
+        """The given forecasts of ``question`` (:meth:`result_for` its id); nothing is run."""
+        return self.result_for(as_visible(question).id)
+
+    def run(self, question: VisibleQuestion | Question) -> EnsembleResult:
+        """Synchronous form of :meth:`arun`."""
+        return self.result_for(as_visible(question).id)

@@ -19,7 +19,9 @@ likelihood is flat along the weights and a weaker pull lets noise set them: on 2
 with three equally good members, ``lambda = 1`` left weights between 0.19 and 0.39 and a pool measurably
 worse than the plain mean, ``lambda = 10`` one indistinguishable from it, while a member biased by one unit
 of log-odds still got weight 0.00 (``tests/benchmarks/test_fitted.py``). The
-weights are parametrised by a softmax and solved with BFGS on an analytic gradient.
+weights are parametrised by a softmax and solved with BFGS on an analytic gradient; each question's pool is computed
+from its present inputs' parameters less their largest, so a sparse panel (each member answering a few questions)
+never divides 0 by 0, and no fitted weight is below ``exp(-THETA_SPAN)`` of the largest.
 
 These functions only fit what they are given: who may see which outcomes (no look-ahead) is decided
 by the caller, the benchmark harness (:mod:`benchmarks.protocol.fitted`).
@@ -40,12 +42,15 @@ from scipy import optimize, special
 
 from agent_schemas.errors import DataValidationError
 
-__all__ = ["DEFAULT_POOL_PENALTY", "POOL_EPS", "fit_pool_weights", "weighted_pool"]
+__all__ = ["DEFAULT_POOL_PENALTY", "POOL_EPS", "THETA_SPAN", "fit_pool_weights", "weighted_pool"]
 
 #: Ridge pull of :func:`fit_pool_weights` towards equal weights (log-loss units per unit squared deviation).
 DEFAULT_POOL_PENALTY = 10.0
 #: Pooled probabilities are clipped to ``[POOL_EPS, 1 - POOL_EPS]`` inside the log loss.
 POOL_EPS = 1e-4
+#: :func:`fit_pool_weights` gives no weight below ``exp(-THETA_SPAN)`` (about 4e-18) of the largest: a weight that
+#: underflows to 0.0 would leave a question whose inputs all have it with no pooled probability.
+THETA_SPAN = 40.0
 
 
 def _inputs(p: Any) -> np.ndarray:
@@ -155,18 +160,23 @@ def fit_pool_weights(p: Any, outcomes: Any, *, penalty: float = DEFAULT_POOL_PEN
         raise DataValidationError(f"need at least 2 questions with both outcomes to fit; got {n} ({int(o.sum())} Yes)",
                                   field="outcomes", value=n)
     x = np.where(present, arr, 0.0)
-    m = present.astype(float)
     prior = np.full(k, 1.0 / k)
 
     def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
         w = special.softmax(theta)
-        s = m @ w
-        pq = np.clip((x @ w) / s, POOL_EPS, 1 - POOL_EPS)
+        # each question's weights among its present inputs, r_qk = m_qk w_k / sum_j m_qj w_j, from theta less its
+        # largest present value: never 0 / 0, also where the global softmax underflows (sparse panels)
+        shifted = np.where(present, theta - np.max(np.where(present, theta, -np.inf), axis=1, keepdims=True), -np.inf)
+        r = np.exp(shifted)
+        r /= r.sum(axis=1, keepdims=True)
+        pq = np.clip((r * x).sum(axis=1), POOL_EPS, 1 - POOL_EPS)
         value = -float(np.sum(o * np.log(pq) + (1 - o) * np.log1p(-pq))) + penalty * float(np.sum((w - prior) ** 2))
         dl_dp = (pq - o) / (pq * (1 - pq))
-        # d p_q / d w_k = m_qk (p_qk - p_q) / s_q
-        g_w = ((dl_dp / s)[:, None] * m * (x - pq[:, None])).sum(axis=0) + 2 * penalty * (w - prior)
-        return value, w * (g_w - w @ g_w)  # chain rule through the softmax
+        # d p_q / d theta_k = r_qk (p_qk - p_q); the penalty through the softmax
+        g_pen = 2 * penalty * (w - prior)
+        return value, (dl_dp[:, None] * r * (x - pq[:, None])).sum(axis=0) + w * (g_pen - w @ g_pen)
 
     res = optimize.minimize(loss, x0=np.zeros(k), jac=True, method="BFGS", options={"gtol": 1e-7, "maxiter": 500})
-    return special.softmax(res.x)
+    # no weight below exp(-THETA_SPAN) of the largest (instead of an underflow to 0.0, which would leave a question whose
+    # inputs all have such a weight with no pooled probability); a weight that small changes no other question's pool
+    return special.softmax(np.maximum(res.x, res.x.max() - THETA_SPAN))

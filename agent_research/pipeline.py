@@ -34,7 +34,7 @@ from agent_research.aggregation import AGGREGATORS
 from agent_research.combination import CombinationRule
 from agent_research.confidence import grounded, question_confidence
 from agent_research.config import PipelineConfig, RoleProviders
-from agent_research.ensemble import Ensemble, EnsembleResult
+from agent_research.ensemble import Ensemble, EnsembleResult, GivenForecasts
 from agent_specialists import DebateAgent, SupervisorAgent
 from agent_tools import SearchClient, ToolExecutor
 from agent_tools.search_recording import SEARCH_RECORDING_SINK, RecordingSearchClient, ReplaySearchClient
@@ -82,8 +82,8 @@ class ForecastPipeline:
 
     Parameters
     ----------
-    ensemble : Ensemble
-        The forecasters.
+    ensemble : Ensemble or GivenForecasts
+        The forecasters, or forecasts given in their place (:class:`agent_research.ensemble.GivenForecasts`).
     debate : DebateAgent, optional
         Run when the members disagree (see ``reconcile_min_spread``).
     supervisor : SupervisorAgent, optional
@@ -107,7 +107,7 @@ class ForecastPipeline:
 
     def __init__(
         self,
-        ensemble: Ensemble,
+        ensemble: Ensemble | GivenForecasts,
         debate: DebateAgent | None = None,
         supervisor: SupervisorAgent | None = None,
         *,
@@ -130,7 +130,7 @@ class ForecastPipeline:
 
     @classmethod
     def from_config(cls, providers: RoleProviders | Sequence[Provider] | Provider, executor: ToolExecutor | None = None,
-                    config: PipelineConfig | None = None) -> "ForecastPipeline":
+                    config: PipelineConfig | None = None, *, ensemble: Ensemble | GivenForecasts | None = None) -> "ForecastPipeline":
         """The pipeline ``config`` describes, on ``providers`` and ``executor``.
 
         Parameters
@@ -142,6 +142,9 @@ class ForecastPipeline:
             Search with the cutoff-date guard, shared by the members and the supervisor; no research when None.
         config : PipelineConfig, optional
             Default :class:`PipelineConfig`.
+        ensemble : Ensemble or GivenForecasts, optional
+            The members to reconcile instead of the config's forecasters, e.g. a panel's given forecasts
+            (:class:`agent_research.ensemble.GivenForecasts`); the config's member settings then do not apply.
 
         Returns
         -------
@@ -150,11 +153,12 @@ class ForecastPipeline:
         """
         c = config or PipelineConfig()
         roles = RoleProviders.of(providers)
-        ensemble = Ensemble.from_providers(
-            list(roles.members), n_members=c.n_members, executor=executor, personas=c.personas, temperatures=c.temperatures,
-            seed=c.seed, member=c.member, max_tokens=c.max_tokens, concurrency=c.member_concurrency,
-            min_success_fraction=c.min_success_fraction, member_timeout_s=c.member_timeout_s,
-        )
+        if ensemble is None:
+            ensemble = Ensemble.from_providers(
+                list(roles.members), n_members=c.n_members, executor=executor, personas=c.personas, temperatures=c.temperatures,
+                seed=c.seed, member=c.member, max_tokens=c.max_tokens, concurrency=c.member_concurrency,
+                min_success_fraction=c.min_success_fraction, member_timeout_s=c.member_timeout_s,
+            )
         debate = None if c.debate is None else DebateAgent(
             roles.bull_provider, bull_llm=roles.bull_provider, bear_llm=roles.bear_provider, max_tokens=c.max_tokens, seed=c.seed,
             **c.debate.model_dump())

@@ -1,4 +1,4 @@
-"""The ``forecast-reconcile`` command line: ``run``, ``leaderboard``, ``view``, ``score``, ``export``, ``forecast``, ``frameworks``.
+"""The ``forecast-reconcile`` command line: ``run``, ``leaderboard``, ``view``, ``score``, ``aggregate``, ``export``, ``forecast``, ``frameworks``.
 
 Progress and usage go to stderr, tables to stdout. Every error a user can cause (a bad file, value,
 path or option value, a busy run folder, a full disk) becomes one plain line at one boundary
@@ -625,6 +625,107 @@ def frameworks(
             reason = failure_reason([f.error for f in t.forecasts if f.error], t.error)
             _say(f"error: every question failed ({len(traces)} of {len(traces)} over the frameworks); first reason: {' '.join(reason.split())}")
             raise typer.Exit(code=1)
+
+
+@app.command()
+def aggregate(
+    panel_file: Optional[Path] = typer.Argument(None, help="Panel file (.csv, .jsonl, .json or .parquet): question_id, forecaster, p_yes, and optionally reasoning, date, outcome (see benchmarks/panels/files.py)."),
+    panel: Optional[str] = typer.Option(None, "--panel", help="A bundled panel instead of a file: 'superforecasters' (40 ForecastBench superforecasters on the 578 resolved items of round 2024-07-21, with their reasoning)."),
+    questions: Optional[Path] = typer.Option(None, "--questions", help="Question file the panel's ids name (text, dates, outcomes); default the bundled questions."),
+    min_forecasters: int = typer.Option(1, "--min-forecasters", min=1, help="Keep the questions at least this many forecasters answered (issue 31's figures on the bundled panel: 5)."),
+    skip_unknown: bool = typer.Option(False, "--skip-unknown", help="Leave out (and count) rows whose question has no known outcome instead of stopping."),
+    min_pick_questions: int = typer.Option(30, "--min-pick-questions", min=1, help="Fewest questions a forecaster needs to be picked as the best, median or worst single forecaster."),
+    methods: Optional[str] = typer.Option(None, help="Comma-separated methods (default: mean, median, min, trimmed_mean, geomean_odds, extremized; with --provider also debate, supervisor, pipeline)."),
+    provider: Optional[str] = typer.Option(None, "--provider", "-p", help="Provider of a debate and a supervisor that reconcile the panel's members, reading their reasoning (e.g. 'sim'); default none: nothing is called."),
+    n: Optional[int] = typer.Option(None, "--n", min=1, help="Seeded sample of the panel's questions (default: all)."),
+    seed: int = typer.Option(0, help="Seed of the sample and the reconcilers."),
+    search: Search = typer.Option(Search.local, help="The supervisor's research backend (with --provider)."),
+    include_before_cutoff: bool = typer.Option(False, "--include-before-cutoff", help="With --provider: also reconcile questions due before the model's training cutoff (contaminated; the bundled panel's questions are due 2024-07-21)."),
+    date_from: Optional[str] = typer.Option(None, help="Keep questions whose forecast date is on/after YYYY-MM-DD (needed with a model whose training cutoff is unknown)."),
+    max_cost: Optional[float] = typer.Option(None, "--max-cost", help="Cost cap in USD of the reconcilers (with --provider)."),
+    output_dir: Path = typer.Option(Path("runs"), "--output", "-o", help="Parent folder of run folders."),
+    run_id: Optional[str] = typer.Option(None, help="Run folder name (default: timestamp)."),
+    resume: Optional[str] = typer.Option(None, "--resume", help="Continue the panel's run with this id (give the same panel and options) without redoing its finished questions."),
+    n_resamples: int = typer.Option(1000, min=1, help="Clustered bootstrap resamples."),
+    fit_from: Optional[str] = typer.Option(None, "--fit-from", help="Earlier run folders (or folders of runs), comma-separated, the fitted methods also learn from (only questions resolved before each question's forecast date)."),
+    fit_from_any_model: bool = typer.Option(False, "--fit-from-any-model", help="Let the fitted methods learn from --fit-from runs of other panels or models."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar on stderr."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+) -> None:
+    """Aggregate a panel of forecasts and score every aggregation method against single forecasters.
+
+    Writes a run folder and the same report and page as a run: every pool (mean, median, min, trimmed mean,
+    geometric mean of odds, extremized, the walk-forward fitted ones, member weights) against the best, median
+    and worst single forecaster (picked in-sample, each on its own questions), the crowd and the bundled
+    baselines, on one question set with clustered intervals; a question's page shows each forecaster's p_yes
+    and reasoning. Exit codes: 0 done; 2 bad input (one line naming the file, row, column and value).
+    """
+    _setup_logging(debug)
+    from agent_providers import split_specs
+    from benchmarks.harness.config import RunConfig
+    from benchmarks.protocol.methods import RECONCILIATION_METHODS
+    from benchmarks.panels import POOL_METHODS, PanelRunner, bundled_panel, panel_summary, panel_tables, read_panel
+    from benchmarks.harness.provenance import redacted_command_line
+    from benchmarks.report.write import write_report
+    from benchmarks.run_folder.load import load_run
+    from benchmarks.viewer.terminal import print_compact_leaderboard
+
+    with cli_errors(debug):
+        if (panel_file is None) == (panel is None):
+            raise ValueError("give a panel file or --panel superforecasters (one of them)")
+        if resume and run_id and resume != run_id:
+            raise ValueError(f"--resume {resume} continues that run: drop --run-id {run_id}")
+        _folder(output_dir, "--output")
+        chosen = bundled_panel(panel) if panel is not None else read_panel(panel_file, questions_path=questions, skip_unknown=skip_unknown)
+        chosen = chosen.with_min_forecasters(min_forecasters)
+        for note in chosen.notes:
+            _say(note)
+        specs = split_specs(provider or "")
+        wanted = _csv(methods) or [*POOL_METHODS, *(RECONCILIATION_METHODS if specs else ())]
+        if not specs and set(wanted) & set(RECONCILIATION_METHODS):
+            raise ValueError(f"--methods {', '.join(m for m in wanted if m in RECONCILIATION_METHODS)} need a provider to run them: give -p (e.g. -p sim)")
+        config = RunConfig(providers=specs, methods=wanted, sample_n=n, seed=seed, search=search.value if specs else "none",
+                           question_type=None, after_model_cutoff=not include_before_cutoff,
+                           forecast_date_from=_date(date_from, "--date-from"), max_cost_usd=max_cost,
+                           output_dir=str(output_dir), run_id=resume or run_id)
+        runner = PanelRunner(config, chosen, min_pick_questions=min_pick_questions, progress=progress,
+                             on_start=lambda folder: _say(f"run folder: {folder}"), command_line=redacted_command_line(sys.argv))
+        summary = asyncio.run(runner.arun(resume=resume is not None))
+        if not runner.picks:
+            _say(f"no forecaster answered {min_pick_questions} of the questions: no best, median or worst single forecaster "
+                 "(--min-pick-questions)")
+        _say(f"{summary.n_questions} questions of panel {chosen.name}: {summary.n_ok} ok, {summary.n_failed} failed in "
+             f"{summary.wall_time_s:.1f} s" + (f"; provider calls {summary.provider_stats}" if specs else " (nothing called)"))
+        if summary.stopped:
+            _say(f"stopped: {summary.stopped['note']}")
+        tables = panel_tables(load_run(runner.run_dir).records, min_pick_questions=runner.min_pick_questions, n_resamples=n_resamples, seed=seed)
+        rep = write_report([runner.run_dir], runner.run_dir, n_resamples=n_resamples, fit_from=_csv(fit_from) or [],
+                           fit_from_any_model=fit_from_any_model, extra_tables=tables)
+        if rep.notice:
+            typer.echo(rep.notice)
+        print_compact_leaderboard(rep.leaderboard, baseline="mean", files=f"{rep.markdown_path.name}, {rep.csv_path.name}, {rep.html_path.name}")
+        if line := panel_summary(tables):
+            typer.echo(line)
+        _say(f"report: {rep.html_path} (forecast-reconcile view {runner.run_dir})")
+
+
+@app.command()
+def export(
+    panel_run: Optional[Path] = typer.Option(None, "--panel", help="Run folder whose members to write as a panel (a panel's run or any run's ensemble)."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Panel file to write: .csv, .jsonl or .parquet (default <run folder>/panel.csv)."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+) -> None:
+    """Write a run's members as a panel file (question_id, forecaster, p_yes, reasoning, date, outcome), which
+    `aggregate` reads back: its pools are the run's aggregates."""
+    _setup_logging(debug)
+    from benchmarks.panels import panel_of_run, write_panel
+
+    with cli_errors(debug):
+        if panel_run is None:
+            raise ValueError("give --panel RUN (the run folder whose members to export)")
+        rows = panel_of_run(panel_run)
+        path = write_panel(rows, output or panel_run / "panel.csv")
+        _say(f"wrote {path}: {len(rows)} forecasts by {rows['forecaster'].nunique()} forecasters on {rows['question_id'].nunique()} questions")
 
 
 @app.command()

@@ -23,8 +23,10 @@ UTF-8 with or without a byte-order mark; ids as text). Errors name the row as ``
   has no row there, so the leaderboard's coverage rule (:func:`benchmarks.scoring.ranking.rank_methods`)
   ranks it with the others or lists it apart with its own n. A method of the file named like a
   baseline keeps its name and that baseline is left out.
-* **Percentages.** A ``p_yes`` above 1 is refused; when every value of the column lies in [0, 100] the
-  message says they look like percentages.
+* **Duplicates.** A second row of one method for one question (also when one gives the full id and the other
+  the short id) is refused: the forecast would count twice in the means and the bootstrap.
+* **Percentages.** A ``p_yes`` above 1 is refused; when every value of the column lies in [0, 100] and most of
+  them are above 1 the message says they look like percentages.
 """
 
 from __future__ import annotations
@@ -42,10 +44,11 @@ from benchmarks.protocol.clusters import sibling_clusters
 from benchmarks.questions import id_text, load_questions_file, parse_outcome, read_table
 from benchmarks.questions.browse import bundled_questions, short_id
 from benchmarks.questions.forecastbench_submission import forecast_set_table, is_forecast_set
+from benchmarks.questions.tables import Table
 from benchmarks.report.leaderboard import ranking_note, score_columns, write_leaderboard
 from benchmarks.scoring.ranking import MIN_COVERAGE, rank_methods
 
-__all__ = ["ScoreResult", "score_file", "score_forecasts_file"]
+__all__ = ["ForecastRows", "ScoreResult", "match_questions", "question_pool", "read_forecast_rows", "score_file", "score_forecasts_file"]
 
 
 @dataclass
@@ -77,7 +80,16 @@ class ScoreResult:
         return write_leaderboard(out_dir, self.table, self.markdown() + "\n")
 
 
-def _pool(questions_path: str | Path | None, resolutions_path: str | Path | None = None) -> list[Question]:
+def question_pool(questions_path: str | Path | None, resolutions_path: str | Path | None = None) -> list[Question]:
+    """The questions a forecasts file's ids are matched against: those of ``questions_path`` (a question file,
+    :func:`benchmarks.questions.load_questions_file`, joined with ``resolutions_path`` when it is a ForecastBench
+    question set), else the bundled ones.
+
+    Raises
+    ------
+    DataValidationError
+        When ``resolutions_path`` is given without ``questions_path``.
+    """
     if questions_path is not None:
         return list(load_questions_file(questions_path, resolutions_path))
     if resolutions_path is not None:
@@ -108,7 +120,8 @@ def _percent_hint(table: Any) -> str:
             values.append(float(str(table.value(i, "p_yes")).strip()))
         except (TypeError, ValueError):
             continue
-    if values and max(values) > 1 and min(values) >= 0 and max(values) <= 100:
+    above = sum(v > 1 for v in values)
+    if values and 2 * above > len(values) and min(values) >= 0 and max(values) <= 100:  # most of them: one 1.2 is a typo
         return f"; the p_yes values look like percentages (from {min(values):g} to {max(values):g}): divide them by 100"
     return ""
 
@@ -121,6 +134,145 @@ def _probability(table: Any, row: int, value: Any, hint: str) -> float:
     if not 0.0 <= p <= 1.0:  # also rejects NaN and a missing value
         raise table.error(row, "p_yes", value, "p_yes is not a probability in [0, 1]" + hint)
     return p
+
+
+@dataclass
+class ForecastRows:
+    """A forecasts file read cell by cell (:func:`read_forecast_rows`) and matched to its questions
+    (:func:`match_questions`): what ``score`` and ``aggregate`` (:mod:`benchmarks.panels`) share."""
+
+    table: Table
+    """The file (its path, and where each data row starts)."""
+    rows: list[dict[str, Any]]
+    """One dict per data row: ``row`` (0-based data row), ``ref`` (the id as written), ``p_yes`` (in [0, 1]),
+    ``outcome`` (1, 0 or None when the file gives none), ``by`` (the method or forecaster) and the cell of
+    each ``extra`` column (None when blank); :func:`match_questions` adds ``question_id`` and fills ``outcome``."""
+    questions: dict[str, Question] = field(default_factory=dict)
+    """The known questions the kept rows name, by full id."""
+    skipped: list[str] = field(default_factory=list)
+    """Rows left out by ``skip_unknown`` (``data row N (line M): id``)."""
+    notes: list[str] = field(default_factory=list)
+    """Plain lines for the user (ids given as short ids)."""
+
+
+def read_forecast_rows(path: str | Path, *, by: str = "method", by_default: str | None = None,
+                       extra: Sequence[str] = (), table: Table | None = None) -> ForecastRows:
+    """Read a forecasts file (``question_id``, ``p_yes``, the ``by`` column and the ``extra`` columns) row by row.
+
+    Parameters
+    ----------
+    path : str or Path
+        ``.csv``, ``.jsonl``, ``.json`` or ``.parquet`` (:func:`benchmarks.questions.read_table`).
+    by : str
+        The column naming who forecast: ``method`` (score files) or ``forecaster`` (panels).
+    by_default : str, optional
+        Its value where the column or the cell is absent; None makes the column and every cell required.
+    extra : sequence of str
+        Further optional columns whose cells are kept as written (None when blank).
+    table : Table, optional
+        The file already read into a table (a ForecastBench forecast set,
+        :func:`benchmarks.questions.forecastbench_submission.forecast_set_table`); default :func:`read_table` of ``path``.
+
+    Returns
+    -------
+    ForecastRows
+        ``rows`` in file order; nothing matched to questions yet.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the file does not exist.
+    DataValidationError
+        Naming the file, the row (``data row N (line M)``), the column and the value: a missing column, a
+        file with no rows, an empty ``question_id`` or ``by`` cell, a p_yes that is not a probability in
+        [0, 1] (with a hint when the values look like percentages) or an outcome that is not 0/1.
+    """
+    table = read_table(path) if table is None else table
+    path = table.path
+    with table.numbering():
+        columns = table.header if table.header is not None else sorted({k for r in table.rows for k in r})
+        for col in ("question_id", "p_yes", *([by] if by_default is None else [])):
+            if col not in columns:
+                raise DataValidationError(f"{path}: missing column {col!r}; columns present: {columns}", field=col, source=str(path))
+        if not table.rows:
+            raise DataValidationError(f"{path}: no forecast rows (the file has only a header)", source=str(path))
+        hint = _percent_hint(table)
+        rows: list[dict[str, Any]] = []
+        for i in range(len(table.rows)):
+            qid, p, who, outcome = (table.value(i, c) for c in ("question_id", "p_yes", by, "outcome"))
+            if qid is None:
+                raise table.error(i, "question_id", table.rows[i].get("question_id"), "question_id is empty")
+            if who is None and by_default is None:
+                raise table.error(i, by, table.rows[i].get(by), f"{by} is empty")
+            rows.append({"row": i, "ref": id_text(qid), "p_yes": _probability(table, i, p, hint),
+                         "by": by_default if who is None else str(who).strip(),
+                         "outcome": None if outcome is None else parse_outcome(path, i, outcome),
+                         **{c: table.value(i, c) for c in extra}})
+    return ForecastRows(table, rows)
+
+
+def match_questions(found: ForecastRows, pool: Sequence[Question], *, by: str = "method", skip_unknown: bool = False) -> ForecastRows:
+    """Match each row's id to a question of ``pool`` (full or short id), fill missing outcomes from it, and
+    refuse a second row of one ``by`` for one question.
+
+    Parameters
+    ----------
+    found : ForecastRows
+        From :func:`read_forecast_rows`.
+    pool : sequence of Question
+        The questions ids may name (:func:`question_pool`); empty: ids are taken as written.
+    by : str
+        The column named in the duplicate-row error (``method`` or ``forecaster``).
+    skip_unknown : bool
+        Leave out (and list in ``skipped``) rows whose question has no known outcome instead of refusing.
+
+    Returns
+    -------
+    ForecastRows
+        ``found`` with the kept rows (each with ``question_id`` and an ``outcome``), ``questions``, ``skipped``
+        and ``notes``.
+
+    Raises
+    ------
+    DataValidationError
+        Naming the file, the row, the column and the value: a question with no known outcome (unless
+        ``skip_unknown``), two rows of one method or forecaster for one question (a forecast counted twice),
+        or no row left to score.
+    """
+    table, path = found.table, found.table.path
+    resolve = _resolver(pool)
+    kept, skipped, resolved_short = [], [], 0
+    first: dict[tuple[str, str], int] = {}
+    with table.numbering():
+        for r in found.rows:
+            q = resolve(r["ref"]) if pool else None
+            if q is not None:
+                resolved_short += q.id != r["ref"]
+                r["question_id"] = q.id
+                found.questions[q.id] = q
+            else:
+                r["question_id"] = r["ref"]
+            if r["outcome"] is None:
+                if q is None or q.outcome is None:
+                    if skip_unknown:
+                        skipped.append(f"{table.where(r['row'])}: {r['ref']}")
+                        continue
+                    raise table.error(r["row"], "question_id", r["ref"], "this question has no known outcome (give an outcome "
+                                      "column or --questions with outcomes, or --skip-unknown to leave such rows out)")
+                r["outcome"] = q.outcome
+            key = (r["by"], r["question_id"])
+            if key in first:
+                raise table.error(r["row"], "question_id", r["ref"], f"a second forecast of {by} {r['by']!r} for this question "
+                                  f"(the first is {table.where(first[key])}): each would count once more")
+            first[key] = r["row"]
+            kept.append(r)
+        if not kept:
+            raise DataValidationError(f"{path}: no row left to score ({len(skipped)} rows without a known outcome were skipped)",
+                                      source=str(path))
+    found.rows, found.skipped = kept, skipped
+    if resolved_short:
+        found.notes.append(f"{resolved_short} question id(s) given as short ids were matched to full ids")
+    return found
 
 
 def score_file(path: str | Path, *, questions_path: str | Path | None = None, baseline: str | None = None,
@@ -158,70 +310,30 @@ def score_file(path: str | Path, *, questions_path: str | Path | None = None, ba
     DataValidationError
         Naming the file, the row (``data row N (line M)``), the column and the value for a missing column,
         a file with no rows, a p_yes that is not a probability in [0, 1], an outcome that is not 0/1, a
-        question id with no outcome (unless ``skip_unknown``), or no row left to score; for a forecast set,
+        question id with no outcome (unless ``skip_unknown``), two rows of one method for one question, or no
+        row left to score; for a forecast set,
         no ``--questions`` or ``--resolutions``, or what
         :func:`benchmarks.questions.forecastbench_submission.forecast_set_table` finds.
     """
     pool: list[Question] | None = None
     notes: list[str] = []
+    table = None
     if is_forecast_set(path):
         if questions_path is None or resolutions_path is None:
             raise DataValidationError(f"{path}: a ForecastBench forecast set is scored against its round: give --questions "
                                       "<date>-llm.json --resolutions <date>_resolution_set.json", source=str(path))
-        pool = _pool(questions_path, resolutions_path)
-        table, notes = forecast_set_table(path, pool, _pool(questions_path))
-    else:
-        table = read_table(path)
-    path = table.path
-    with table.numbering():
-        columns = table.header if table.header is not None else sorted({k for r in table.rows for k in r})
-        for col in ("question_id", "p_yes"):
-            if col not in columns:
-                raise DataValidationError(f"{path}: missing column {col!r}; columns present: {columns}", field=col, source=str(path))
-        if not table.rows:
-            raise DataValidationError(f"{path}: no forecast rows (the file has only a header)", source=str(path))
-        hint = _percent_hint(table)
-        rows: list[dict[str, Any]] = []
-        for i in range(len(table.rows)):
-            qid, p, method, outcome, cluster = (table.value(i, c) for c in ("question_id", "p_yes", "method", "outcome", "cluster"))
-            if qid is None:
-                raise table.error(i, "question_id", table.rows[i].get("question_id"), "question_id is empty")
-            rows.append({"row": i, "ref": id_text(qid), "p_yes": _probability(table, i, p, hint),
-                         "method": path.stem if method is None else str(method).strip(),
-                         "outcome": None if outcome is None else parse_outcome(path, i, outcome),
-                         "cluster": None if cluster is None else str(cluster)})
-        need_pool = baselines or any(r["outcome"] is None or r["cluster"] is None for r in rows)
-        if pool is None:
-            pool = _pool(questions_path, resolutions_path) if need_pool else []
-        resolve = _resolver(pool)
-        records: dict[str, Question] = {}
-        kept, skipped, resolved_short = [], [], 0
-        for r in rows:
-            q = resolve(r["ref"]) if pool else None
-            if q is not None:
-                resolved_short += q.id != r["ref"]
-                r["question_id"] = q.id
-                records[q.id] = q
-            else:
-                r["question_id"] = r["ref"]
-            if r["outcome"] is None:
-                if q is None or q.outcome is None:
-                    if skip_unknown:
-                        skipped.append(f"{table.where(r['row'])}: {r['ref']}")
-                        continue
-                    raise table.error(r["row"], "question_id", r["ref"], "this question has no known outcome (give an outcome "
-                                      "column or --questions with outcomes, or --skip-unknown to leave such rows out)")
-                r["outcome"] = q.outcome
-            kept.append(r)
-        if not kept:
-            raise DataValidationError(f"{path}: no row left to score ({len(skipped)} rows without a known outcome were skipped)",
-                                      source=str(path))
-    if resolved_short:
-        notes.append(f"{resolved_short} question id(s) given as short ids were matched to full ids")
+        pool = question_pool(questions_path, resolutions_path)
+        table, notes = forecast_set_table(path, pool, question_pool(questions_path))
+    found = read_forecast_rows(path, by="method", by_default=Path(path).stem, extra=("cluster",), table=table)
+    if pool is None:
+        need_pool = baselines or any(r["outcome"] is None or r["cluster"] is None for r in found.rows)
+        pool = question_pool(questions_path, resolutions_path) if need_pool else []
+    found = match_questions(found, pool, by="method", skip_unknown=skip_unknown)
+    kept, records, notes = found.rows, found.questions, [*notes, *found.notes]
     siblings = sibling_clusters(list(records.values())).labels
     for r in kept:
-        if r["cluster"] is None:
-            r["cluster"] = siblings.get(r["question_id"], r["question_id"])
+        r["method"] = r["by"]
+        r["cluster"] = siblings.get(r["question_id"], r["question_id"]) if r["cluster"] is None else str(r["cluster"])
     df = pd.DataFrame({k: [r[k] for r in kept] for k in ("question_id", "p_yes", "method", "outcome", "cluster")})
     yours = list(dict.fromkeys(df["method"]))
     if baselines:
@@ -230,7 +342,7 @@ def score_file(path: str | Path, *, questions_path: str | Path | None = None, ba
     reference = baseline or yours[0]
     ranked = rank_methods(df, method_col="method", baseline=reference, n_resamples=n_resamples, seed=seed)
     ranked.insert(ranked.columns.get_loc("method") + 1, "kind", ["yours" if m in yours else "baseline" for m in ranked["method"]])
-    return ScoreResult(ranked, n_rows=len(kept), skipped=skipped, notes=notes, reference=reference)
+    return ScoreResult(ranked, n_rows=len(kept), skipped=found.skipped, notes=notes, reference=reference)
 
 
 def _with_baselines(df: pd.DataFrame, records: dict[str, Question], reference: list[Question] | None,

@@ -74,7 +74,8 @@ class Report:
 
 def write_report(run_dirs: Sequence[str | Path | ShardGroup], out_dir: str | Path, *, baseline: str | None = "mean",
                  n_resamples: int = 1000, seed: int = 0, min_coverage: float = MIN_COVERAGE,
-                 fit_from: Sequence[str | Path] = (), fit_from_any_model: bool = False) -> Report:
+                 fit_from: Sequence[str | Path] = (), fit_from_any_model: bool = False,
+                 extra_tables: Mapping[str, pd.DataFrame] | None = None) -> Report:
     """Score the runs and write ``leaderboard.csv``, ``leaderboard.md``, ``report.html`` (the run viewer's
     page, :func:`benchmarks.viewer.render_page`) and ``fitted.jsonl`` into ``out_dir``.
 
@@ -92,6 +93,9 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup], out_dir: str | Pat
     (:func:`benchmarks.protocol.fitted.refuse_other_models`); the report names the runs and models the fits learned
     from (:func:`benchmarks.protocol.fitted.fit_sources`). A fitted method that fell back on every question takes no
     rank (:func:`benchmarks.protocol.fitted.fallback_equals`).
+
+    ``extra_tables`` (title -> table) are written after the leaderboard, in the Markdown and on the page: a
+    caller's own tables of the same runs (a panel's, :func:`benchmarks.panels.report.panel_tables`).
 
     Deltas are measured against ``baseline``; ``None`` takes :func:`default_baseline` (``mean`` when the
     runs have it, else their first method), so a run of any methods gets its report.
@@ -175,6 +179,7 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup], out_dir: str | Pat
     md = "\n\n".join([
         *([f"**{simulated}**"] if simulated else []),
         *leaderboard_sections(table, baseline=base_label, min_coverage=min_coverage, plan_note=plan_note),
+        *[part for title, extra in (extra_tables or {}).items() for part in (f"## {title}", markdown_table(extra))],
         "## Cost per method", markdown_table(costs.drop(columns=["run_id", "method"])),
         "## Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)", markdown_table(effect),
         f"## {LEARNED_TITLE}", reference_note(learned_vs_mean), markdown_table(learned),
@@ -186,7 +191,7 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup], out_dir: str | Pat
     ])
     html_path = out_dir / PAGE_FILE
     shown = {rid: [{**r, "methods": methods_of(r, rid, fitted)} for r in recs] for rid, recs in records.items()}
-    tables = {"Cost per method": costs, "Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)": effect,
+    tables = {**(extra_tables or {}), "Cost per method": costs, "Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)": effect,
               LEARNED_TITLE: learned, REFERENCE_TITLE: learned_vs_mean, FITTED_TITLE: fit_table, SOURCES_TITLE: sources, BANDS_TITLE: bands,
               BETTING_TITLE: betting,
               "Tokens per role": roles, "Leakage audit over the prompts actually sent (findings must be 0)": audit,

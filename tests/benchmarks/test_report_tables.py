@@ -644,7 +644,7 @@ def test_documented_defaults():
         return {k: v.default for k, v in inspect.signature(fn).parameters.items() if v.default is not inspect.Parameter.empty}
 
     assert defaults(write_report) == {"baseline": "mean", "n_resamples": 1000, "seed": 0, "min_coverage": 0.8, "fit_from": (),
-                                      "fit_from_any_model": False}
+                                      "fit_from_any_model": False, "extra_tables": None}
     assert defaults(cost_effectiveness) == {"reference": "mean", "n_resamples": 1000, "seed": 0}
 
 

@@ -222,3 +222,32 @@ def test_doctests_pass():
     result = doctest.testmod(agg, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted >= 10
     assert result.failed == 0
+
+
+def test_aggregate_many_equals_each_method_on_ragged_members():
+    # questions with 0 to 6 members present, members at exactly 0 and 1, an all-NaN row and a one-member row
+    rng = np.random.default_rng(3)
+    p = rng.random((200, 6))
+    p[rng.random(p.shape) < 0.4] = NAN
+    p[rng.random(p.shape) < 0.05] = 0.0
+    p[rng.random(p.shape) < 0.05] = 1.0
+    p[0] = NAN
+    p[1] = [0.3, NAN, NAN, NAN, NAN, NAN]
+    got = agg.aggregate_many(p, trim=0.2, d=2.0)
+    assert list(got) == list(AGGREGATORS)
+    for name, fn in AGGREGATORS.items():
+        want = fn(p, d=2.0) if name == "extremized" else fn(p, trim=0.2) if name == "trimmed_mean" else fn(p)
+        np.testing.assert_array_equal(got[name], want, err_msg=name)
+    # hand values of one question: members 0.2, 0.5, 0.8 (log-odds -1.386, 0, 1.386: geomean 0.5)
+    one = agg.aggregate_many([[0.2, 0.5, 0.8]], ["min", "max", "median", "mean", "geomean_odds"])
+    assert {k: round(float(v[0]), 6) for k, v in one.items()} == {"min": 0.2, "max": 0.8, "median": 0.5, "mean": 0.5, "geomean_odds": 0.5}
+
+
+def test_aggregate_many_checks_names_and_parameters():
+    with pytest.raises(DataValidationError, match="unknown aggregation method 'mode'"):
+        agg.aggregate_many([[0.5]], ["mean", "mode"])
+    with pytest.raises(DataValidationError, match="trim must be in"):
+        agg.aggregate_many([[0.5]], trim=0.5)
+    with pytest.raises(DataValidationError, match=r"outside \[0, 1\]: 1.2 at \(row 0, column 1\)"):
+        agg.aggregate_many([[0.5, 1.2]])
+    assert np.isnan(agg.aggregate_many(np.empty((2, 0)), ["mean"])["mean"]).all()

@@ -1,6 +1,8 @@
 """Weighted linear pools and their fitted weights (agent_research.learned) against hand values and an
 independent optimiser."""
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy import optimize
@@ -52,3 +54,30 @@ def test_the_penalty_pulls_towards_equal_weights_and_inputs_are_validated():
         fit_pool_weights(p[:2], [1, 2])
     with pytest.raises(DataValidationError, match="weights must be 2"):
         weighted_pool(p, [1, -1])
+
+
+def test_a_sparse_panel_fits_without_dividing_by_zero_and_pools_every_question():
+    # 40 members each answering 15% of the questions, as in a panel of people: the fitted weights of the poor members
+    # used to underflow to 0.0, then a question answered only by them pooled 0 / 0 (a RuntimeWarning during the fit,
+    # and no probability for 146 of its 300 questions afterwards)
+    rng = np.random.default_rng(3)
+    n, k = 300, 40
+    truth = rng.normal(0, 1.5, n)
+    o = (rng.random(n) < 1 / (1 + np.exp(-truth))).astype(float)
+    noise_sd = rng.uniform(0.3, 2.0, k)  # members from sharp to noisy
+    p = 1 / (1 + np.exp(-(truth[:, None] + rng.normal(0, 1, (n, k)) * noise_sd)))
+    p = np.round(p, 2).clip(0.01, 0.99)
+    p[rng.random((n, k)) > 0.15] = np.nan
+    keep = ~np.isnan(p).all(axis=1)
+    p, o = p[keep], o[keep]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a 0 / 0 in the fit fails the test
+        w = fit_pool_weights(p, o)
+    pooled = weighted_pool(p, w)
+    assert np.isfinite(pooled).all() and w.min() > 0
+
+    def objective(ww):
+        q = np.clip(weighted_pool(p, ww), 1e-4, 1 - 1e-4)
+        return -np.sum(o * np.log(q) + (1 - o) * np.log1p(-q)) + 10.0 * np.sum((ww - 1 / k) ** 2)
+
+    assert objective(w) < objective(np.full(k, 1 / k)) - 1.0  # the fit beats equal weights on its own objective

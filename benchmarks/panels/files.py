@@ -1,0 +1,270 @@
+"""A panel's forecasts: read from a user's file or the bundled superforecasters, and written back as a file.
+
+A panel file (``.csv``, ``.jsonl``, ``.json`` list of objects or ``.parquet``) has one row per forecast:
+
+================  ========  ===========================================================================
+column            required  content
+================  ========  ===========================================================================
+``question_id``   yes       a full or short id of a question of ``--questions`` (or of the bundled ones)
+``forecaster``    yes       who forecast (any text); one row per forecaster and question
+``p_yes``         yes       the forecaster's probability of Yes in [0, 1]
+``reasoning``     no        the forecaster's reasoning (shown on the question's page, read by the
+                            reconcilers when a provider runs them)
+``date``          no        ISO date the forecast was made, on or before the question's resolution date
+``outcome``       no        ``1``/``0`` (``yes``/``no``, ``true``/``false``) for a question that is not
+                            among the known ones; for a known one it must agree with its outcome
+================  ========  ===========================================================================
+
+It is read by the forecasts-file reader ``score`` uses (:func:`benchmarks.report.score_file.read_forecast_rows`
+and :func:`~benchmarks.report.score_file.match_questions`), so errors read alike: one line naming the file, the row
+(``data row N (line M)``), the column and the value, for a missing column, an empty id or forecaster, a p_yes
+outside [0, 1], two rows of one forecaster for one question, a question with no known outcome (unless
+``skip_unknown``), an outcome other than 0/1 or one that contradicts the question's, a date that is not a
+date or is after the question resolved, and a question that is neither known nor dated.
+
+**Questions.** A known question keeps everything its record holds (text, background, dates, source, crowd
+probability); its **forecast date** becomes the date of its latest forecast when the rows are dated (the pool
+is formed then: what a reconciler and a walk-forward fit may know is what was known on that date), else it
+stays the question's. A question that is not known needs an ``outcome`` and a ``date`` on its rows; its text
+is its id and its source ``unknown``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from agent_schemas import DataValidationError, Forecast, Question
+from agent_tools.datasets import load_forecastbench_human_forecasts
+from benchmarks.questions import load_forecastbench
+from benchmarks.questions.tables import parse_date_cell
+from benchmarks.run_folder.durable import write_text_atomic
+from benchmarks.report.score_file import match_questions, question_pool, read_forecast_rows
+
+__all__ = ["BUNDLED_PANELS", "PANEL_COLUMNS", "Panel", "bundled_panel", "read_panel", "superforecaster_panel", "write_panel"]
+
+#: The columns of a panel's forecasts, in file order (the first three required).
+PANEL_COLUMNS: tuple[str, ...] = ("question_id", "forecaster", "p_yes", "reasoning", "date", "outcome")
+#: Panels bundled with the package, by the name ``aggregate --panel`` takes.
+BUNDLED_PANELS: tuple[str, ...] = ("superforecasters",)
+_SUPER_INDIVIDUAL = "human_superforecaster_individual"
+
+
+@dataclass
+class Panel:
+    """A panel's forecasts and the questions they answer.
+
+    Attributes
+    ----------
+    name : str
+        ``superforecasters`` or the file's stem; members' forecasts carry the model ``panel/<name>``.
+    source : str
+        Where the forecasts come from (a path, or the bundled data's description).
+    forecasts : pandas.DataFrame
+        One row per forecast: ``question_id`` (a full id), ``forecaster``, ``p_yes`` (in [0, 1]),
+        ``reasoning`` (text, '' when absent), ``date`` (datetime.date or None), in file order.
+    questions : dict of str to Question
+        Every question the forecasts answer, by id, with an outcome (forecast date as in the module docstring).
+    notes : list of str
+        Plain lines for the user (rows skipped, questions left out, short ids matched).
+    """
+
+    name: str
+    source: str
+    forecasts: pd.DataFrame
+    questions: dict[str, Question]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def model(self) -> str:
+        """The model the members' forecasts are attributed to: ``panel/<name>``."""
+        return f"panel/{self.name}"
+
+    def counts(self) -> pd.Series:
+        """Forecasters per question (count), indexed by question id in the panel's order."""
+        return self.forecasts.groupby("question_id", sort=False).size()
+
+    def with_min_forecasters(self, k: int) -> "Panel":
+        """The panel restricted to the questions at least ``k`` forecasters answered (a note counts the rest).
+
+        Raises
+        ------
+        DataValidationError
+            When ``k`` < 1, or no question has ``k`` forecasters (the message gives the most any has).
+        """
+        if k < 1:
+            raise DataValidationError(f"--min-forecasters must be at least 1, got {k}", field="--min-forecasters", value=k)
+        n = self.counts()
+        keep = n[n >= k].index
+        if keep.empty:
+            raise DataValidationError(f"{self.source}: no question has {k} forecasters (the most any has is {int(n.max())}): "
+                                      "lower --min-forecasters", field="--min-forecasters", value=k)
+        notes = list(self.notes)
+        if len(keep) < len(n):
+            notes.append(f"{len(n) - len(keep)} of {len(n)} questions have fewer than {k} forecasters and are left out "
+                         "(--min-forecasters)")
+        kept = set(keep)
+        return replace(self, forecasts=self.forecasts[self.forecasts["question_id"].isin(kept)].reset_index(drop=True),
+                       questions={q: v for q, v in self.questions.items() if q in kept}, notes=notes)
+
+    def question_list(self) -> list[Question]:
+        """The questions in the order of their first forecast."""
+        return [self.questions[q] for q in pd.unique(self.forecasts["question_id"])]
+
+    def given_forecasts(self) -> list[Forecast]:
+        """Every forecast as a member's :class:`agent_schemas.Forecast` (``agent_id`` the forecaster,
+        ``rationale`` the reasoning, model :attr:`model`) for :class:`agent_research.GivenForecasts`."""
+        f = self.forecasts
+        return [Forecast(question_id=q, agent_id=who, p_yes=float(p), rationale=why, model=self.model)
+                for q, who, p, why in zip(f["question_id"], f["forecaster"], f["p_yes"], f["reasoning"])]
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-serialisable facts of the panel, for the run's manifest."""
+        n = self.counts()
+        return {"name": self.name, "source": self.source, "forecasts": len(self.forecasts),
+                "forecasters": int(self.forecasts["forecaster"].nunique()), "questions": len(n),
+                "forecasters_per_question_median": float(n.median()), "notes": list(self.notes)}
+
+
+def read_panel(path: str | Path, *, questions_path: str | Path | None = None, skip_unknown: bool = False) -> Panel:
+    """Read a panel file (module docstring).
+
+    Parameters
+    ----------
+    path : str or Path
+        The panel file.
+    questions_path : str or Path, optional
+        A question file (:func:`benchmarks.questions.load_questions_file`) the ids name; default the bundled questions.
+    skip_unknown : bool
+        Leave out (and count in the notes) rows whose question has no known outcome instead of refusing.
+
+    Returns
+    -------
+    Panel
+
+    Raises
+    ------
+    FileNotFoundError
+        If a file does not exist.
+    DataValidationError
+        One line naming the file, the row, the column and the value (module docstring).
+    """
+    found = read_forecast_rows(path, by="forecaster", extra=("reasoning", "date"))
+    found = match_questions(found, question_pool(questions_path), by="forecaster", skip_unknown=skip_unknown)
+    table, file = found.table, found.table.path
+    rows: list[dict[str, Any]] = []
+    outcome_row: dict[str, dict[str, Any]] = {}
+    with table.numbering():
+        for r in found.rows:
+            q = found.questions.get(r["question_id"])
+            date = None if r["date"] is None else parse_date_cell(file, r["row"], "date", r["date"])
+            if q is not None and q.outcome is not None and r["outcome"] != q.outcome:
+                raise table.error(r["row"], "outcome", r["outcome"], f"the question's outcome is {q.outcome}")
+            first = outcome_row.setdefault(r["question_id"], r)
+            if r["outcome"] != first["outcome"]:
+                raise table.error(r["row"], "outcome", r["outcome"], f"{table.where(first['row'])} gives {first['outcome']} "
+                                  "for the same question")
+            if q is not None and date is not None and q.resolution_date is not None and date > q.resolution_date:
+                raise table.error(r["row"], "date", r["date"], f"the forecast is dated after the question resolved ({q.resolution_date})")
+            rows.append({"question_id": r["question_id"], "forecaster": r["by"], "p_yes": r["p_yes"],
+                         "reasoning": "" if r["reasoning"] is None else str(r["reasoning"]).strip(), "date": date,
+                         "row": r["row"], "outcome": r["outcome"]})
+        frame = pd.DataFrame(rows, columns=[*PANEL_COLUMNS, "row"])
+        questions = {qid: _panel_question(table, found.questions.get(qid), g) for qid, g in frame.groupby("question_id", sort=False)}
+    notes = list(found.notes)
+    if found.skipped:
+        notes.append(f"{len(found.skipped)} row(s) whose question has no known outcome were left out (--skip-unknown)")
+    return Panel(Path(path).stem, str(path), frame[[c for c in PANEL_COLUMNS if c != "outcome"]], questions, notes)
+
+
+def _panel_question(table: Any, known: Question | None, rows: pd.DataFrame) -> Question:
+    """The question of one panel's rows: the known one at the date of its latest forecast, or one built from
+    the rows (module docstring)."""
+    dates = [d for d in rows["date"] if d is not None]
+    latest: dt.date | None = max(dates) if dates else None
+    if known is not None:
+        if latest is None or latest == known.forecast_date:
+            return known
+        horizon = None if known.resolution_date is None else (known.resolution_date - latest).days
+        return known.model_copy(update={"forecast_date": latest, "horizon_days": horizon})
+    first = int(rows["row"].iloc[0])
+    if latest is None:
+        raise table.error(first, "question_id", rows["question_id"].iloc[0], "this question is not among the known questions "
+                          "and its rows have no date: give --questions with it, or a date column")
+    return Question(id=str(rows["question_id"].iloc[0]), text=str(rows["question_id"].iloc[0]), forecast_date=latest,
+                    outcome=int(rows["outcome"].iloc[0]))
+
+
+def superforecaster_panel() -> Panel:
+    """The bundled panel: 4,797 forecasts by 40 ForecastBench superforecasters on the 578 resolved items of round
+    2024-07-21, with their reasoning (``fb_human_forecasts.parquet``, CC BY-SA 4.0, see its ``DATA_CARD.md``).
+
+    Returns
+    -------
+    Panel
+        Forecasts dated 2024-07-21 (the round's forecast due date, each question's forecast date); 3 to 29
+        forecasters per question, median 7. The per-item medians the file also holds are the
+        ``superforecaster_median`` baseline, not members.
+    """
+    h = load_forecastbench_human_forecasts()
+    h = h[h["forecaster_type"] == _SUPER_INDIVIDUAL]
+    ids = set(h["qid"])
+    questions = {q.id: q for q in load_forecastbench(rounds=sorted(set(h["forecast_date"].astype(str)))) if q.id in ids}
+    frame = pd.DataFrame({"question_id": h["qid"].to_numpy(dtype=object), "forecaster": h["forecaster"].to_numpy(dtype=object),
+                          "p_yes": h["p_yes"].to_numpy(dtype=float),
+                          "reasoning": h["reasoning"].fillna("").astype(str).str.strip().to_numpy(dtype=object),
+                          "date": [dt.date.fromisoformat(str(d)[:10]) for d in h["forecast_date"]]})
+    return Panel("superforecasters", "bundled ForecastBench superforecaster panel, round 2024-07-21 (fb_human_forecasts.parquet)",
+                 frame, questions)
+
+
+def bundled_panel(name: str) -> Panel:
+    """A bundled panel by name (:data:`BUNDLED_PANELS`).
+
+    Raises
+    ------
+    DataValidationError
+        For an unknown name (the message lists the bundled ones).
+    """
+    if name != "superforecasters":
+        raise DataValidationError(f"--panel {name!r}: no such bundled panel; bundled: {', '.join(BUNDLED_PANELS)}",
+                                  field="--panel", value=name)
+    return superforecaster_panel()
+
+
+def write_panel(forecasts: pd.DataFrame, path: str | Path) -> Path:
+    """Write panel rows (the columns of :data:`PANEL_COLUMNS` present) as ``.csv``, ``.jsonl`` or ``.parquet``
+    by the path's extension, atomically; :func:`read_panel` reads it back.
+
+    Raises
+    ------
+    DataValidationError
+        For another extension.
+    OSError
+        When the file cannot be written (the previous file, if any, is left as it was).
+    """
+    path = Path(path)
+    cols = [c for c in PANEL_COLUMNS if c in forecasts.columns]
+    out = forecasts[cols].assign(**({"date": [None if d is None else str(d) for d in forecasts["date"]]} if "date" in cols else {}))
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        write_text_atomic(path, out.to_csv(index=False))
+    elif suffix == ".jsonl":
+        write_text_atomic(path, out.to_json(orient="records", lines=True, force_ascii=False))
+    elif suffix in (".parquet", ".pq"):
+        tmp = path.with_name(path.name + ".tmp")
+        try:
+            out.to_parquet(tmp, index=False)
+            tmp.replace(path)
+        except OSError:
+            tmp.unlink(missing_ok=True)
+            raise
+    else:
+        raise DataValidationError(f"{path}: a panel is written as .csv, .jsonl or .parquet, not {suffix!r}", field="--output",
+                                  value=str(path))
+    return path
+
