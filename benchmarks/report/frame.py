@@ -10,11 +10,32 @@ import pandas as pd
 
 from benchmarks.run_folder.load import LoadedRun
 
-__all__ = ["QUESTION_COLUMNS", "AddedMethods", "long_frame", "method_fallbacks", "methods_of", "planned_questions", "scorable"]
+__all__ = ["QUESTION_COLUMNS", "AddedMethods", "joined_rows", "long_frame", "method_fallbacks", "methods_of", "planned_questions", "scorable"]
 
 
 #: Method rows computed after a run, by run id, question id and method (the walk-forward fitted methods).
 AddedMethods = Mapping[str, Mapping[str, Mapping[str, Mapping[str, Any]]]]
+
+
+def joined_rows(*parts: AddedMethods | None) -> dict[str, dict[str, dict[str, Mapping[str, Any]]]]:
+    """Method rows computed after a run by several owners (the fitted methods, a caller's), as one
+    :data:`AddedMethods`, each question's rows in the order of ``parts``.
+
+    Raises
+    ------
+    ValueError
+        When two parts give a row of one method for one question (it would be scored once, silently).
+    """
+    out: dict[str, dict[str, dict[str, Mapping[str, Any]]]] = {}
+    for part in parts:
+        for run_id, questions in (part or {}).items():
+            for qid, rows in questions.items():
+                mine = out.setdefault(run_id, {}).setdefault(qid, {})
+                twice = sorted(set(mine) & set(rows))
+                if twice:
+                    raise ValueError(f"run {run_id}, question {qid}: rows of {', '.join(twice)} added twice")
+                mine.update(rows)
+    return out
 
 
 def methods_of(record: Mapping[str, Any], run_id: str, added: AddedMethods | None = None) -> dict[str, Any]:

@@ -24,11 +24,12 @@ from benchmarks.protocol.fitted import (LEARNED_MEAN, MIN_FIT_PER_CLASS, MIN_FIT
 from benchmarks.report.audits import contamination_split, leakage_audit_table, simulation_note
 from benchmarks.report.confidence_bands import confidence_band_table
 from benchmarks.report.costs import cost_effectiveness, cost_tables, reference_note, reference_vs_mean
-from benchmarks.report.frame import QUESTION_COLUMNS, AddedMethods, long_frame, method_fallbacks, methods_of, planned_questions, scorable
+from benchmarks.report.frame import (QUESTION_COLUMNS, AddedMethods, joined_rows, long_frame, method_fallbacks, methods_of,
+                                     planned_questions, scorable)
 from benchmarks.report.leaderboard import leaderboard_sections, markdown_table, ranking_note, write_leaderboard
 from benchmarks.run_folder.durable import write_text_atomic
 from benchmarks.run_folder.layout import PAGE_FILE
-from benchmarks.run_folder.load import ShardGroup, load_run, run_folders
+from benchmarks.run_folder.load import LoadedRun, ShardGroup, load_run, run_folders
 from benchmarks.scoring.ranking import MIN_COVERAGE, compare, rank_methods
 from benchmarks.viewer import ReportData, render_page
 
@@ -72,10 +73,10 @@ class Report:
     """The label deltas are measured against."""
 
 
-def write_report(run_dirs: Sequence[str | Path | ShardGroup], out_dir: str | Path, *, baseline: str | None = "mean",
+def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_dir: str | Path, *, baseline: str | None = "mean",
                  n_resamples: int = 1000, seed: int = 0, min_coverage: float = MIN_COVERAGE,
                  fit_from: Sequence[str | Path] = (), fit_from_any_model: bool = False,
-                 extra_tables: Mapping[str, pd.DataFrame] | None = None) -> Report:
+                 added: AddedMethods | None = None, extra_tables: Mapping[str, pd.DataFrame] | None = None) -> Report:
     """Score the runs and write ``leaderboard.csv``, ``leaderboard.md``, ``report.html`` (the run viewer's
     page, :func:`benchmarks.viewer.render_page`) and ``fitted.jsonl`` into ``out_dir``.
 
@@ -94,14 +95,20 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup], out_dir: str | Pat
     from (:func:`benchmarks.protocol.fitted.fit_sources`). A fitted method that fell back on every question takes no
     rank (:func:`benchmarks.protocol.fitted.fallback_equals`).
 
-    ``extra_tables`` (title -> table) are written after the leaderboard, in the Markdown and on the page: a
-    caller's own tables of the same runs (a panel's, :func:`benchmarks.panels.report.panel_tables`).
+    ``added`` holds method rows the caller computed after the runs, ``{run_id: {question_id: {method: row}}}``
+    (rows as :func:`benchmarks.protocol.methods.method_rows` writes them: ``p_yes``, ``status``, ``note``,
+    ``extra_usage``), e.g. a panel's best, median and worst single forecaster
+    (:func:`benchmarks.panels.forecasters.pick_methods`): they are ranked, costed and shown on the page like the
+    records' own rows and the fitted methods, and not written to ``fitted.jsonl``. ``extra_tables`` (title ->
+    table) are written after the leaderboard, in the Markdown and on the page: a caller's own tables of the same
+    runs (a panel's, :func:`benchmarks.panels.report.panel_tables`).
 
     Deltas are measured against ``baseline``; ``None`` takes :func:`default_baseline` (``mean`` when the
     runs have it, else their first method), so a run of any methods gets its report.
 
     Each run is read once (:func:`benchmarks.run_folder.load.load_run`); the shards of one run are given as a
-    :class:`benchmarks.run_folder.load.ShardGroup`. Nothing is written until everything is computed; each file is
+    :class:`benchmarks.run_folder.load.ShardGroup`, and a run the caller has read already as its
+    :class:`~benchmarks.run_folder.load.LoadedRun` (not read again). Nothing is written until everything is computed; each file is
     written atomically, the leaderboard's by :func:`benchmarks.report.leaderboard.write_leaderboard`.
 
     Raises
@@ -116,7 +123,6 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup], out_dir: str | Pat
         When ``out_dir`` cannot be created or a file cannot be written (``filename`` names it); files
         already there are left as they were.
     """
-    run_dirs = [d if isinstance(d, ShardGroup) else Path(d) for d in run_dirs]
     out_dir = Path(out_dir)
     runs = [load_run(d) for d in run_dirs]
     records = {run.run_id: run.records for run in runs}
@@ -125,9 +131,10 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup], out_dir: str | Pat
     if not fit_from_any_model:
         refuse_other_models(sources)
     fitted = fit_runs(records, [run.records for run in earlier])
-    df, manifests = long_frame(runs, added=fitted)
+    after_runs = joined_rows(fitted, added)  # every method row computed after the runs
+    df, manifests = long_frame(runs, added=after_runs)
     if df.empty:
-        raise DataValidationError(f"no results in {', '.join(map(str, run_dirs))}", field="results.jsonl", value=0)
+        raise DataValidationError(f"no results in {', '.join(run.name for run in runs)}", field="results.jsonl", value=0)
     planned, plan_note = planned_questions(manifests, records)
     the_set = planned if len(manifests) > 1 else None  # several runs: the questions every run planned
     scored = scorable(df)
@@ -162,7 +169,7 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup], out_dir: str | Pat
                          ignore_index=True)
     attempts = df.groupby("label").agg(attempted=("question_id", "size"), failed=("status", lambda s: int((s == "failed").sum())))
     table = table.merge(attempts, left_on="label", right_index=True, how="left")
-    costs, roles = cost_tables(runs, added=fitted)  # never empty: every question has its fitted methods' rows
+    costs, roles = cost_tables(runs, added=after_runs)  # never empty: every question has its fitted methods' rows
     table = table.merge(costs[["label", "tokens_per_question", "extra_tokens_per_question", "cost_usd"]], on="label", how="left")
     effect = cost_effectiveness(compared, costs, reference="mean", n_resamples=n_resamples, seed=seed)
     learned = cost_effectiveness(compared, costs, reference=LEARNED_MEAN, n_resamples=n_resamples, seed=seed)
@@ -190,7 +197,7 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup], out_dir: str | Pat
         "## Leakage audit over the prompts actually sent (findings must be 0)", markdown_table(audit),
     ])
     html_path = out_dir / PAGE_FILE
-    shown = {rid: [{**r, "methods": methods_of(r, rid, fitted)} for r in recs] for rid, recs in records.items()}
+    shown = {rid: [{**r, "methods": methods_of(r, rid, after_runs)} for r in recs] for rid, recs in records.items()}
     tables = {**(extra_tables or {}), "Cost per method": costs, "Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)": effect,
               LEARNED_TITLE: learned, REFERENCE_TITLE: learned_vs_mean, FITTED_TITLE: fit_table, SOURCES_TITLE: sources, BANDS_TITLE: bands,
               BETTING_TITLE: betting,

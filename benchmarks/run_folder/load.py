@@ -42,8 +42,9 @@ class LoadedRun:
         return self.manifest["run_id"]
 
 
-def load_run(run: "str | Path | ShardGroup") -> LoadedRun:
-    """The run in folder ``run`` (or the shards of one run, :meth:`ShardGroup.load`), one record per question.
+def load_run(run: "str | Path | ShardGroup | LoadedRun") -> LoadedRun:
+    """The run in folder ``run`` (or the shards of one run, :meth:`ShardGroup.load`), one record per question; a
+    run already loaded is returned as it is (a caller that read it passes it on without a second read).
 
     A folder written by one runner holds one record per question (the run folder's lock allows one
     writer; ``--retry-failed`` sets the failed records aside before re-running them). Should a folder
@@ -57,6 +58,8 @@ def load_run(run: "str | Path | ShardGroup") -> LoadedRun:
     DataValidationError
         If a line of ``results.jsonl`` other than the last is not JSON (:func:`benchmarks.run_folder.durable.read_results`).
     """
+    if isinstance(run, LoadedRun):
+        return run
     if isinstance(run, ShardGroup):
         return run.load()
     run_dir = Path(run)

@@ -506,6 +506,28 @@ def test_write_report_writes_the_three_files_with_every_table(run_a, tmp_path, p
     assert "answered fewer than 80% of the questions; Brier on their own questions (not comparable)" in listed_apart.html_path.read_text()
 
 
+def test_rows_added_by_the_caller_are_ranked_costed_and_shown_and_a_loaded_run_is_not_read_again(run_a, tmp_path):
+    loaded = load_run(run_a)
+    (run_a / "results.jsonl").unlink()  # the report works from what was loaded
+    row = {"status": "ok", "note": "PICKED-BY-THE-CALLER", "extra_usage": U().model_dump()}
+    added = {"a": {"q1": {"pick": {**row, "p_yes": 0.9}}, "q2": {"pick": {**row, "p_yes": 0.2}}}}  # q3: not answered
+    extra = {"The caller's table": pd.DataFrame({"who": ["x", "y"], "value": [1, 2]})}
+    rep = write_report([loaded], tmp_path / "out", n_resamples=20, added=added, extra_tables=extra)
+    pick = rep.leaderboard.set_index("label").loc["pick"]
+    # 2 of 3 questions (below 80%): listed apart on its own, (0.1^2 + 0.2^2) / 2
+    assert (pick["n"], bool(pick["ranked"]), pick["brier"]) == (2, False, pytest.approx(0.025))
+    assert pick["extra_tokens_per_question"] == 0  # an added row costs the ensemble, as the aggregation methods
+    sections = [line for line in rep.markdown.splitlines() if line.startswith("## ")]
+    assert sections.index("## The caller's table") == sections.index("## Cost per method") - 1  # after the leaderboard
+    assert "| x     |       1 |" in section(rep.markdown, "The caller's table")
+    html = unescape(rep.html_path.read_text())
+    assert "PICKED-BY-THE-CALLER" in html and ("The caller's table", 2) in html_tables(rep.html_path.read_text())
+    fitted = [json.loads(line) for line in (tmp_path / "out" / report.FITTED_FILE).read_text().splitlines()]
+    assert all("pick" not in line["methods"] for line in fitted) and len(fitted) == 3  # fitted.jsonl: the fitted methods only
+    with pytest.raises(ValueError, match="run a, question q1: rows of fitted_platt added twice"):
+        write_report([loaded], tmp_path / "out2", n_resamples=20, added={"a": {"q1": {"fitted_platt": {**row, "p_yes": 0.5}}}})
+
+
 def test_the_baseline_of_several_runs_is_the_first_runs_method(run_a, tmp_path):
     b = write_run(tmp_path, "b", standard_records())
     rep = write_report([run_a, b], tmp_path / "out", n_resamples=20)
@@ -644,7 +666,7 @@ def test_documented_defaults():
         return {k: v.default for k, v in inspect.signature(fn).parameters.items() if v.default is not inspect.Parameter.empty}
 
     assert defaults(write_report) == {"baseline": "mean", "n_resamples": 1000, "seed": 0, "min_coverage": 0.8, "fit_from": (),
-                                      "fit_from_any_model": False, "extra_tables": None}
+                                      "fit_from_any_model": False, "added": None, "extra_tables": None}
     assert defaults(cost_effectiveness) == {"reference": "mean", "n_resamples": 1000, "seed": 0}
 
 
