@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -35,6 +35,9 @@ class EnsembleResult(BaseModel):
     policy_met: bool = Field(description="n_ok / n_members >= min_success_fraction (and n_ok >= 1).")
     usage: TokenUsage = Field(description="Usage summed over members (tokens, calls, USD).")
     wall_time_s: float = Field(0.0, description="Wall time of the ensemble in seconds.")
+    aggregates: dict[str, float | None] | None = Field(
+        None, description="Aggregates of the successful members computed in advance, by method (p_yes in [0, 1]; None where "
+                          "none): a given ensemble's, vectorised over many questions (GivenForecasts). None: aggregate() computes them.")
 
     @property
     def ok_forecasts(self) -> list[Forecast]:
@@ -45,9 +48,12 @@ class EnsembleResult(BaseModel):
         return np.array([f.p_yes if f.ok else np.nan for f in self.forecasts], dtype=float)
 
     def aggregate(self, method: str = "mean") -> float | None:
-        """Aggregate the successful members with ``method`` (see ``aggregation.AGGREGATORS``); None if none succeeded."""
+        """Aggregate the successful members with ``method`` (see ``aggregation.AGGREGATORS``); None if none succeeded.
+        A method of :attr:`aggregates` is read from there."""
         if self.n_ok == 0:
             return None
+        if self.aggregates is not None and method in self.aggregates:
+            return self.aggregates[method]
         return float(aggregate(method, self.p_yes_row()[None, :])[0])
 
     def spread(self) -> float:
@@ -204,6 +210,12 @@ class GivenForecasts:
     forecasts : iterable of Forecast
         Every given forecast; ``question_id`` says which question each belongs to, and ``agent_id`` (the
         forecaster) must be unique within a question.
+    aggregates : mapping of str to mapping of str to float or None, optional
+        Every method's aggregate of each question's given forecasts computed in advance, ``{question_id:
+        {method: p_yes}}`` (a panel's, vectorised over all its questions: :func:`benchmarks.panels.pool_probabilities`;
+        None or NaN where none), handed to the pipeline in :attr:`EnsembleResult.aggregates` instead of being
+        computed per question. They must be the aggregates of these forecasts (not checked: the caller computes
+        them from the same rows); a method or question they lack is computed as usual.
 
     Raises
     ------
@@ -219,9 +231,12 @@ class GivenForecasts:
     0.4
     """
 
-    def __init__(self, forecasts: Iterable[Forecast]) -> None:
+    def __init__(self, forecasts: Iterable[Forecast], aggregates: Mapping[str, Mapping[str, float | None]] | None = None) -> None:
         #: No forecaster agents to run (the pipeline wraps and replays only the agents it runs).
         self.members: list[ForecasterAgent] = []
+        #: The aggregates given with the forecasts, by question (NaN read as None).
+        self.aggregates = {q: {m: (None if v is None or v != v else float(v)) for m, v in row.items()}
+                           for q, row in (aggregates or {}).items()}
         self.by_question: dict[str, list[Forecast]] = {}
         for f in forecasts:
             mine = self.by_question.setdefault(f.question_id, [])
@@ -235,7 +250,8 @@ class GivenForecasts:
         n_ok = sum(f.ok for f in forecasts)
         return EnsembleResult(question_id=question_id, forecasts=forecasts, n_members=len(forecasts), n_ok=n_ok,
                               min_success_fraction=1.0, policy_met=n_ok >= 1,
-                              usage=TokenUsage.sum(f.usage for f in forecasts), wall_time_s=wall_time_s)
+                              usage=TokenUsage.sum(f.usage for f in forecasts), wall_time_s=wall_time_s,
+                              aggregates=self.aggregates.get(question_id))
 
     async def arun(self, question: VisibleQuestion | Question) -> EnsembleResult:
         """The given forecasts of ``question`` (:meth:`result_for` its id); nothing is run."""

@@ -137,7 +137,8 @@ class ForecastPipeline:
         ----------
         providers : RoleProviders, sequence of Provider or Provider
             Members cycle over the member providers; bull and bear use the first and the supervisor the
-            last unless :class:`RoleProviders` names them.
+            last unless :class:`RoleProviders` names them. May be empty with a given ``ensemble`` and a
+            config without debate and supervisor: nothing is then called.
         executor : ToolExecutor, optional
             Search with the cutoff-date guard, shared by the members and the supervisor; no research when None.
         config : PipelineConfig, optional
@@ -150,8 +151,15 @@ class ForecastPipeline:
         -------
         ForecastPipeline
             Also the specification the framework versions orchestrate (``agent_research.frameworks``).
+
+        Raises
+        ------
+        ValueError
+            When ``providers`` is empty and a model is needed (the config's members, debate or supervisor).
         """
         c = config or PipelineConfig()
+        if ensemble is not None and c.debate is None and c.supervisor is None:
+            return cls(ensemble, aggregation=c.aggregation, combination=c.combination, reconcile_min_spread=c.reconcile_min_spread)
         roles = RoleProviders.of(providers)
         if ensemble is None:
             ensemble = Ensemble.from_providers(

@@ -7,8 +7,8 @@ import pytest
 
 from agent_providers import ScriptedProvider
 from agent_research import prompts
-from agent_research import CombinationRule, Ensemble, ForecasterAgent, ForecastPipeline
-from agent_schemas import Completion, PipelineTrace, RateLimited, RecordedSearch, SearchResult, TokenUsage
+from agent_research import CombinationRule, Ensemble, ForecasterAgent, ForecastPipeline, GivenForecasts, PipelineConfig
+from agent_schemas import Completion, Forecast, PipelineTrace, RateLimited, RecordedSearch, SearchResult, TokenUsage
 from agent_specialists import DebateAgent, SupervisorAgent
 from agent_tools import ToolExecutor
 from tests.helpers import FixedSearch, answer, make_question
@@ -152,6 +152,23 @@ def test_pipeline_with_failed_ensemble_records_failure():
     assert trace.status == "failed" and trace.final_p_yes is None
     assert trace.error.type == "EnsembleFailed"
     assert all(f.error.type == "ForecastParseError" for f in trace.forecasts)
+
+
+def test_given_members_without_a_provider_are_aggregated_from_their_precomputed_aggregates():
+    q = make_question()
+    given = [Forecast(question_id=q.id, agent_id="ann", p_yes=0.2), Forecast(question_id=q.id, agent_id="bob", p_yes=0.6)]
+    config = PipelineConfig(debate=None, supervisor=None)
+    plain = ForecastPipeline.from_config([], None, config, ensemble=GivenForecasts(given)).run(q)
+    assert plain.status == "ok" and plain.recorded_calls == [] and plain.aggregates["mean"] == pytest.approx(0.4)
+    assert plain.aggregates["min"] == 0.2 and plain.final_p_yes == pytest.approx(0.4)
+    # aggregates given in advance are what the trace holds (a marker value shows they are read, not recomputed);
+    # a method they lack is computed, and NaN is no aggregate
+    ahead = GivenForecasts(given, aggregates={q.id: {"mean": 0.41, "median": float("nan")}})
+    trace = ForecastPipeline.from_config([], None, config, ensemble=ahead).run(q)
+    assert (trace.aggregates["mean"], trace.aggregates["median"], trace.aggregates["min"]) == (0.41, None, 0.2)
+    assert trace.aggregate_p_yes == 0.41
+    with pytest.raises(ValueError, match="at least one member provider is needed"):  # the debate needs a model
+        ForecastPipeline.from_config([], None, PipelineConfig(supervisor=None), ensemble=GivenForecasts(given))
 
 
 def test_specialists_skipped_when_members_agree():
