@@ -16,7 +16,7 @@ from agent_providers.gguf_weights import WeightFormat
 from agent_providers.llama_sampling import GrammarSampling
 from agent_research import DebateSettings, MemberSettings, PipelineConfig, SupervisorSettings
 from benchmarks.protocol.baselines import BASELINES
-from benchmarks.protocol.methods import DEFAULT_METHODS, validate_methods
+from benchmarks.protocol.methods import DEFAULT_METHODS, RECONCILIATION_METHODS, validate_methods
 from benchmarks.run_folder.layout import MANIFEST_FILE
 from benchmarks.run_folder.shards import parse_shard, shard_run_id
 
@@ -114,7 +114,17 @@ class RunConfig(BaseModel):
 
     run_id: str | None = Field(None, description="Folder name under output_dir; default a timestamp.")
     output_dir: str = Field("runs", description="Parent folder of run folders.")
-    providers: list[str] = Field(default_factory=list, description="Provider specs cycled over members; empty = auto_provider().")
+    providers: list[str] = Field(default_factory=list, description="Provider specs cycled over members; empty = auto_provider(), or none with a given ensemble whose methods need no model.")
+    ensemble: Literal["forecasters", "given"] = Field(
+        "forecasters",
+        description=(
+            "Who the members are. 'forecasters': pipeline.n_members forecasters run on the providers. 'given': their "
+            "forecasts are given to the run (a panel's: BenchmarkRunner(ensemble=GivenForecasts(...))), the providers "
+            "run only the debate and the supervisor, and with no provider nothing is called (then no method may need "
+            "a model, and there is nothing to cap with max_cost_usd). A given ensemble runs in this process: not with "
+            "batch or the ray executor."
+        ),
+    )
     methods: list[str] = Field(default_factory=lambda: list(DEFAULT_METHODS), description="Reconciliation methods to score.")
     baselines: list[str] = Field(default_factory=lambda: list(BASELINES), description="Baselines to score.")
     # question selection
@@ -275,6 +285,22 @@ class RunConfig(BaseModel):
     def _resolutions_need_questions(self) -> "RunConfig":
         if self.resolutions_file and not self.questions_file:
             raise ValueError("--resolutions is the resolution set of a ForecastBench question set: give the question set with --questions")
+        return self
+
+    @model_validator(mode="after")
+    def _given_ensemble(self) -> "RunConfig":
+        if self.ensemble != "given":
+            return self
+        if self.batch or self.executor == "ray":
+            raise ValueError("a given ensemble (ensemble='given') runs in this process: not with --batch or --executor ray")
+        if not self.providers:
+            need = [m for m in self.methods if m in RECONCILIATION_METHODS]
+            if need:
+                raise ValueError(f"the methods {', '.join(need)} need a model: give a provider (-p, e.g. -p sim) to run the "
+                                 "debate and the supervisor on the given members")
+            if self.max_cost_usd is not None:
+                raise ValueError("--max-cost caps what providers cost, and a given ensemble without a provider calls none: "
+                                 "drop --max-cost or give -p")
         return self
 
     @model_validator(mode="after")

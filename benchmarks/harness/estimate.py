@@ -43,10 +43,11 @@ import pandas as pd
 
 from agent_providers import Provider, choose_auto_spec, get_provider, redact_spec
 from agent_providers.pricing import PRICE_SOURCE, cost_usd
+from agent_research import GivenForecasts
 from agent_schemas import ChatMessage, Completion, DataValidationError, Question, ReconcileError, TokenUsage, UnknownProvider
 from benchmarks.harness.config import RunConfig
 from benchmarks.harness.provider_stack import ProviderStack
-from benchmarks.harness.selection import QuestionSelection
+from benchmarks.harness.selection import QuestionPool, QuestionSelection
 from benchmarks.questions.browse import short_id
 
 __all__ = ["SAMPLE_QUESTIONS", "FullAnswerStandIn", "RunEstimate", "calls_per_question", "count_tokens", "estimate_run"]
@@ -120,14 +121,14 @@ class FullAnswerStandIn(Provider):
 def calls_per_question(config: RunConfig, n_providers: int) -> dict[tuple[int, str], int]:
     """Provider calls one question makes at most, by (provider index, role), from the config.
 
-    Members cycle over the providers (member ``i`` on provider ``i % n_providers``); the debate runs on
-    the first provider (``max_rounds`` bull and bear calls) and the supervisor on the last (2 calls;
-    1 without clarifying searches), each only when a configured method needs it
-    (:meth:`benchmarks.harness.config.RunConfig.pipeline_for_methods`).
+    Members cycle over the providers (member ``i`` on provider ``i % n_providers``; none when the members are
+    given, ``config.ensemble == "given"``); the debate runs on the first provider (``max_rounds`` bull and bear
+    calls) and the supervisor on the last (2 calls; 1 without clarifying searches), each only when a configured
+    method needs it (:meth:`benchmarks.harness.config.RunConfig.pipeline_for_methods`).
     """
     pipe = config.pipeline_for_methods()
     calls: dict[tuple[int, str], int] = defaultdict(int)
-    for i in range(pipe.n_members):
+    for i in range(pipe.n_members if config.ensemble == "forecasters" else 0):
         calls[(i % n_providers, "forecaster")] += 1
     if pipe.debate is not None:
         calls[(0, "bull")] += pipe.debate.max_rounds
@@ -166,13 +167,15 @@ class RunEstimate:
 
 
 def estimate_run(config: RunConfig, *, environ: dict[str, str] | None = None, sample: int = SAMPLE_QUESTIONS,
-                 questions: list[Question] | None = None, provider_factory: Any = None) -> RunEstimate:
+                 questions: list[Question] | QuestionPool | None = None, provider_factory: Any = None,
+                 ensemble: GivenForecasts | None = None) -> RunEstimate:
     """Estimate calls, tokens and USD of the run ``config`` describes, calling no provider (module docstring).
 
     Providers are built as the run would build them (so a missing SDK or key is reported) but never
     called; the prompts come from :class:`FullAnswerStandIn` stand-ins. ``questions`` replaces the
     config's selection (the cost cap of a running run estimates its own questions); a
-    ``provider_factory`` (the runner's, in tests) replaces building the real providers for that check. It
+    ``provider_factory`` (the runner's, in tests) replaces building the real providers for that check;
+    ``ensemble`` holds the given members of a config with ``ensemble="given"`` (their forecasts cost nothing). It
     builds what it needs (a :class:`~benchmarks.harness.provider_stack.ProviderStack` of stand-ins, the
     :class:`~benchmarks.harness.selection.QuestionSelection`), never a runner.
 
@@ -186,6 +189,8 @@ def estimate_run(config: RunConfig, *, environ: dict[str, str] | None = None, sa
     env = os.environ if environ is None else environ
     if config.providers:
         specs, reason = list(config.providers), "--provider"
+    elif config.ensemble == "given":
+        specs, reason = [], "none: the members are given and no method needs a model"
     else:
         choice = choose_auto_spec(env)
         specs, reason = [choice.spec], f"auto: {choice.reason}"
@@ -206,7 +211,7 @@ def estimate_run(config: RunConfig, *, environ: dict[str, str] | None = None, sa
 
         search = LocalCorpusSearch.default()
         warnings.append("--search ddg: prompts sized with the bundled corpus standing in for DuckDuckGo (a dry run makes no network calls)")
-    stack = ProviderStack(cfg, provider_factory=FullAnswerStandIn, search_client=search, rate_limit=False)
+    stack = ProviderStack(cfg, provider_factory=FullAnswerStandIn, search_client=search, rate_limit=False, ensemble=ensemble)
     chosen = QuestionSelection(cfg, stack.model_specs(), questions)
     questions = chosen.questions()
     if not questions:
@@ -240,8 +245,10 @@ def estimate_run(config: RunConfig, *, environ: dict[str, str] | None = None, sa
                      "usd": None if one is None else one * total_calls,
                      "usd_max": None if one_max is None else one_max * total_calls,
                      "usd_batch": None if one_batch is None else one_batch * total_calls})
+    table = pd.DataFrame(rows, columns=["provider", "role", "calls", "input_tokens", "output_tokens", "output_tokens_max",
+                                        "usd", "usd_max", "usd_batch"])
     return RunEstimate(questions=list(questions), providers=[redact_spec(s) for s in specs], choice_reason=reason,
-                       table=pd.DataFrame(rows), n_sampled=len(sampled), warnings=warnings, selection=selection)
+                       table=table, n_sampled=len(sampled), warnings=warnings, selection=selection)
 
 
 def _usd(v: float | None) -> str:

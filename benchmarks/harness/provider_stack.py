@@ -1,6 +1,10 @@
 """A run's providers and research backend: each provider wrapped once (cache -> spend meter -> retry -> rate
 limits or batch -> adapter), their counters, and the pipeline built on them.
 
+A run whose members are given (``RunConfig.ensemble == "given"``: a panel's forecasts, an
+:class:`agent_research.GivenForecasts`) builds its pipeline on them; its providers run only the debate and the
+supervisor, and a config without providers has none: nothing is called.
+
 The runner, the dry run (:mod:`benchmarks.harness.estimate`), the ``forecast`` command
 (:mod:`benchmarks.harness.one_forecast`) and every Ray worker (:mod:`benchmarks.harness.executors.ray_executor`)
 build one :class:`ProviderStack` from the run's config: none of them needs a runner for it.
@@ -16,7 +20,7 @@ from typing import Any
 from agent_providers import CachingProvider, Provider, ResponseCache, RetryingProvider, RetryPolicy, auto_provider, choose_auto_spec, get_provider, redact_spec
 from agent_providers.batch import BatchCollector, BatchingProvider
 from agent_providers.ratelimit import RateLimitedProvider, RateLimits, default_limits, parse_rate_limits
-from agent_research import ForecastPipeline
+from agent_research import ForecastPipeline, GivenForecasts
 from agent_schemas import Question
 from agent_tools import ToolExecutor
 from benchmarks.harness.config import RunConfig
@@ -76,11 +80,25 @@ class ProviderStack:
     rate_limit : bool
         Wrap providers in their rate limits (:meth:`rate_limits_for`); False for stand-ins that call no one
         (the dry run).
+    ensemble : GivenForecasts, optional
+        The members' forecasts of a config with ``ensemble="given"`` (required then, refused otherwise).
+
+    Raises
+    ------
+    ValueError
+        When ``ensemble`` is given and the config's ``ensemble`` is not "given", or the other way round.
     """
 
     def __init__(self, config: RunConfig, run_dir: Path | None = None, *, provider_factory: ProviderFactory | None = None,
-                 search_client: Any = None, retry_sleep: Callable[[float], Any] | None = None, rate_limit: bool = True) -> None:
+                 search_client: Any = None, retry_sleep: Callable[[float], Any] | None = None, rate_limit: bool = True,
+                 ensemble: GivenForecasts | None = None) -> None:
+        if (config.ensemble == "given") != (ensemble is not None):
+            raise ValueError("a run of given members needs both RunConfig(ensemble='given') and their forecasts "
+                             f"(ensemble=GivenForecasts(...)); got ensemble={config.ensemble!r} and "
+                             f"{'forecasts' if ensemble is not None else 'no forecasts'}")
         self.config = config
+        #: The given members (``config.ensemble == "given"``), else None: the config's forecasters run.
+        self.ensemble = ensemble
         self.run_dir = run_dir
         self.provider_factory = provider_factory
         self.search_client = search_client
@@ -97,6 +115,7 @@ class ProviderStack:
         self.adapters: list[Provider] = []
         self._retrying: list[RetryingProvider] = []
         self._caches: list[CachingProvider] = []
+        self._built = False
 
     def _base_provider(self, spec: str | None) -> Provider:
         """The bare adapter for ``spec`` (``retry=False``: :meth:`build` adds the one retry layer)."""
@@ -112,7 +131,8 @@ class ProviderStack:
         return self.run_dir
 
     def build(self) -> list[Provider]:
-        """One wrapped provider per configured spec: cache -> spend meter -> retry -> rate limits -> provider
+        """One wrapped provider per configured spec (the automatic choice when none is configured, none for a given
+        ensemble without providers): cache -> spend meter -> retry -> rate limits -> provider
         (batch mode: cache -> spend meter -> retry -> :class:`agent_providers.batch.BatchingProvider` -> provider;
         a provider without a batch API raises :class:`agent_providers.batch.BatchUnsupported`).
 
@@ -127,10 +147,10 @@ class ProviderStack:
         ``OPENAI_COMPATIBLE_QUERY_KEY``) and a missing variable is an :class:`AuthenticationFailed`
         naming it; API keys always come from the environment (``OPENAI_COMPATIBLE_API_KEY``, ...).
         """
-        specs: list[str | None] = list(self.config.providers) or [None]
+        specs: list[str | None] = list(self.config.providers) or ([] if self.ensemble is not None else [None])
         out = []
         cache = None
-        if self.config.cache:
+        if self.config.cache and specs:  # no provider, nothing to cache
             cache = _CacheOpenedOnFirstUse(Path(self.config.cache_dir) if self.config.cache_dir else self._folder("the response cache") / "cache")
         async_sleep = _as_async(self.retry_sleep) if self.retry_sleep is not None else None
         if self.config.batch and self.batch_collector is None:
@@ -155,13 +175,14 @@ class ProviderStack:
                 wrapped = c
             out.append(wrapped)
         self.providers = out
+        self._built = True
         if self.config.providers:
             self.config = self.config.model_copy(update={"providers": [redact_spec(s) for s in self.config.providers]})
         return out
 
     def built(self) -> list[Provider]:
         """The wrapped providers, built on first use (:meth:`build`)."""
-        return self.providers or self.build()
+        return self.providers if self._built else self.build()
 
     def rate_limits_for(self, spec: str) -> RateLimits | None:
         """The rate limits of provider ``spec``: its defaults (:func:`agent_providers.ratelimit.default_limits`)
@@ -209,10 +230,11 @@ class ProviderStack:
     def concurrency(self) -> int:
         """Questions in flight: the config's value, else, when every provider is embedded, as many as their
         models compute at once (``parallel_calls``: one question per model context, so each question's
-        calls reuse its context's prompt prefix), else 8."""
+        calls reuse its context's prompt prefix), else 8 (also with no provider)."""
         if self.config.concurrency:
             return self.config.concurrency
-        if all(s.startswith("local") for s in self.model_specs()):
+        specs = self.model_specs()
+        if specs and all(s.startswith("local") for s in specs):
             return max(getattr(a, "parallel_calls", 1) for a in self.adapters)
         return 8
 
@@ -235,5 +257,8 @@ class ProviderStack:
     def pipeline(self) -> ForecastPipeline:
         """The pipeline every question runs: :meth:`ForecastPipeline.from_config` of the config's pipeline
         (:meth:`RunConfig.pipeline_for_methods`: debate and supervisor only when a method needs them) on the
-        providers (members cycle over them; debate on the first, supervisor on the last) and search."""
-        return ForecastPipeline.from_config(self.built(), self.search_executor(), self.config.pipeline_for_methods())
+        providers (members cycle over them; debate on the first, supervisor on the last) and search; on the
+        given members (:attr:`ensemble`) when there are, searching only for the supervisor."""
+        config = self.config.pipeline_for_methods()
+        searches = self.ensemble is None or config.supervisor is not None
+        return ForecastPipeline.from_config(self.built(), self.search_executor() if searches else None, config, ensemble=self.ensemble)

@@ -24,7 +24,7 @@ from typing import Any
 
 from agent_providers import redact_spec, run_sync
 from agent_providers.pricing import cost_usd
-from agent_research import ForecastPipeline
+from agent_research import ForecastPipeline, GivenForecasts
 from agent_schemas import DataValidationError, Question, TokenUsage
 from benchmarks.harness.config import RunConfig
 from benchmarks.harness.cost_cap import CostCap, record_cost
@@ -33,7 +33,7 @@ from benchmarks.harness.executors import executor_for
 from benchmarks.harness.manifest import RunManifest
 from benchmarks.harness.provider_stack import ProviderFactory, ProviderStack
 from benchmarks.harness.records import baseline_table
-from benchmarks.harness.selection import QuestionSelection
+from benchmarks.harness.selection import QuestionPool, QuestionSelection
 from benchmarks.harness.session import RunSession, RunSummary
 from benchmarks.protocol.clusters import ClusterAssignment, sibling_clusters
 from benchmarks.run_folder.durable import lock_run_folder, read_results, set_aside_failed
@@ -55,8 +55,12 @@ class BenchmarkRunner:
         Each provider is wrapped (:class:`benchmarks.harness.provider_stack.ProviderStack`).
     search_client : SearchClient, optional
         Overrides ``config.search``.
-    questions : list of Question, optional
-        Overrides question selection from the config.
+    questions : list of Question or QuestionPool, optional
+        Overrides question selection from the config: a list is used as given; a
+        :class:`~benchmarks.harness.selection.QuestionPool` (a panel's questions) is filtered as a question file is.
+    ensemble : GivenForecasts, optional
+        The members' forecasts, given instead of run, of a config with ``ensemble="given"`` (a panel's:
+        :meth:`benchmarks.panels.Panel.ensemble`); the providers, if any, run only the debate and the supervisor.
     progress : bool
         Show a progress bar on stderr.
     on_start : callable, optional
@@ -69,6 +73,11 @@ class BenchmarkRunner:
     rate_limit : bool
         Wrap providers in their rate limits; False for stand-ins that call no one.
 
+    Raises
+    ------
+    ValueError
+        When ``ensemble`` is given without ``config.ensemble == "given"``, or the other way round.
+
     How questions run is the config's executor (:mod:`benchmarks.harness.executors`: this process, provider
     batches with ``batch``, or Ray tasks); a ``max_cost_usd`` caps the spend (:mod:`benchmarks.harness.cost_cap`);
     a ``shard`` runs one shard of the selection (:mod:`benchmarks.run_folder.shards`).
@@ -80,7 +89,8 @@ class BenchmarkRunner:
         *,
         provider_factory: ProviderFactory | None = None,
         search_client=None,
-        questions: list[Question] | None = None,
+        questions: list[Question] | QuestionPool | None = None,
+        ensemble: GivenForecasts | None = None,
         progress: bool = True,
         retry_sleep: Callable[[float], Any] | None = None,
         on_start: Callable[[Path], Any] | None = None,
@@ -95,7 +105,7 @@ class BenchmarkRunner:
         self.run_dir = self.config.run_folder()
         #: The run's providers, their meter and counters, and its research backend.
         self.stack = ProviderStack(self.config, self.run_dir, provider_factory=provider_factory, search_client=search_client,
-                                   retry_sleep=retry_sleep, rate_limit=rate_limit)
+                                   retry_sleep=retry_sleep, rate_limit=rate_limit, ensemble=ensemble)
         self.clusters = ClusterAssignment()
         #: The manifest's ``shard`` entry of a sharded run (:mod:`benchmarks.run_folder.shards`), else None.
         self.shard_info: dict[str, Any] | None = None
@@ -129,7 +139,7 @@ class BenchmarkRunner:
         spend = json.loads(manifest_path.read_text(encoding="utf-8")).get("spend") if manifest_path.exists() else None
         finished = [record_cost(r) for r in done_records]
         paid_before = float(spend["paid_usd_total"]) if spend and spend.get("paid_usd_total") is not None else sum(finished)
-        est = estimate_run(self.config, questions=questions, provider_factory=self.stack.provider_factory)
+        est = estimate_run(self.config, questions=questions, provider_factory=self.stack.provider_factory, ensemble=self.stack.ensemble)
         prior = (est.totals()["usd_batch" if self.config.batch else "usd"] or 0.0) / max(len(est.questions), 1)
         return CostCap(max_usd=float(self.config.max_cost_usd),  # type: ignore[arg-type]  # only called with a cap
                        paid_before_usd=paid_before, prior_per_question_usd=prior, finished_costs=finished)

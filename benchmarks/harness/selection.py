@@ -1,6 +1,9 @@
 """Which questions a run forecasts, and every filter on the way, as its manifest records them
 (``question_selection``): the forecast-date bounds, the contamination filter (each model's training cutoff,
 failing closed when one is unknown), the survivorship rule of the bundled data, the seeded sample and the shard.
+
+The questions come from the bundled ForecastBench data, a question file (``questions_file``), a
+:class:`QuestionPool` a caller offers (a panel's questions: filtered as a file's), or a list given as it is.
 """
 
 from __future__ import annotations
@@ -8,6 +11,8 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from agent_schemas import DataValidationError, Question
@@ -16,7 +21,7 @@ from benchmarks.protocol.model_cutoffs import training_cutoff
 from benchmarks.questions import DATA_SNAPSHOT_DATE, load_forecastbench, load_questions_file
 from benchmarks.run_folder.shards import config_digest, parse_shard, selection_digest, shard_of
 
-__all__ = ["QuestionSelection"]
+__all__ = ["QuestionPool", "QuestionSelection"]
 
 log = logging.getLogger(__name__)
 
@@ -24,6 +29,29 @@ log = logging.getLogger(__name__)
 def _untrained(spec: str) -> bool:
     """Specs of providers that were trained on no data (contamination does not apply): scripted, sim."""
     return spec.split("/", 1)[0] in ("scripted", "sim")
+
+
+@dataclass(frozen=True)
+class QuestionPool:
+    """Questions a caller offers a run to select from, e.g. a panel's (:mod:`benchmarks.panels`).
+
+    A pool goes through the filters of a question file (:meth:`QuestionSelection.questions`): the forecast-date
+    bounds, the contamination filter included, then the seeded sample of ``sample_n``; questions given as a
+    list are used as they are.
+
+    Attributes
+    ----------
+    questions : sequence of Question
+        The candidates, in the order a sample keeps.
+    source : str
+        Where they come from, recorded as the manifest's ``question_selection.source``.
+    facts : mapping
+        JSON-serialisable facts about the pool (a panel's counts), recorded as ``question_selection.pool``.
+    """
+
+    questions: Sequence[Question]
+    source: str
+    facts: Mapping[str, Any] = field(default_factory=dict)
 
 
 class QuestionSelection:
@@ -34,14 +62,18 @@ class QuestionSelection:
     config : RunConfig
     model_specs : list of str
         The run's provider specs (their training cutoffs bound the questions).
-    given : list of Question, optional
-        Questions given directly (no filter applies; an unknown cutoff is then recorded, not refused).
+    given : list of Question or QuestionPool, optional
+        A list: questions given directly (no filter applies; an unknown cutoff is then recorded, not refused).
+        A :class:`QuestionPool`: candidates filtered as a question file's.
     """
 
-    def __init__(self, config: RunConfig, model_specs: list[str], given: list[Question] | None = None) -> None:
+    def __init__(self, config: RunConfig, model_specs: list[str], given: Sequence[Question] | QuestionPool | None = None) -> None:
         self.config = config
         self.model_specs = model_specs
-        self.given = given
+        #: The pool offered by the caller, if any.
+        self.pool = given if isinstance(given, QuestionPool) else None
+        #: Questions given as a list (used as given), if any.
+        self.given = None if self.pool is not None else given
 
     def cutoff_filter(self, *, strict: bool = True) -> dict[str, Any]:
         """The contamination filter this run applies, for the manifest: each model's training cutoff, the
@@ -68,6 +100,8 @@ class QuestionSelection:
         if not cfg.after_model_cutoff:
             info["note"] = ("off (--include-before-cutoff): questions due before the models' training cutoffs are "
                             "included and may be contaminated")
+        elif not self.model_specs:
+            info["note"] = "no model in the run (its members are given and nothing is called): nothing to filter"
         elif not cutoffs:
             info["note"] = "no trained model in the run (scripted or simulated provider): nothing to filter"
         elif unknown and cfg.forecast_date_from is None:
@@ -119,10 +153,11 @@ class QuestionSelection:
         if cutoff["applied_after"]:
             after = dt.date.fromisoformat(cutoff["applied_after"]) + dt.timedelta(days=1)
             date_from = max(date_from, after) if date_from else after
-        bundled = self.given is None and not cfg.questions_file
+        bundled = self.given is None and self.pool is None and not cfg.questions_file
         close_to = DATA_SNAPSHOT_DATE if (bundled and cfg.close_by_snapshot) else None
+        pool = {} if self.pool is None else {"pool": dict(self.pool.facts)}
         return {
-            "source": "given (no filter applied)" if given else (
+            "source": "given (no filter applied)" if given else self.pool.source if self.pool is not None else (
                 " + ".join(f for f in (cfg.questions_file, cfg.resolutions_file) if f) or "bundled ForecastBench"),
             "forecast_date_from": date_from.isoformat() if date_from else None,
             "forecast_date_to": cfg.forecast_date_to.isoformat() if cfg.forecast_date_to else None,
@@ -131,35 +166,60 @@ class QuestionSelection:
                 f"scheduled close on or before the outcome snapshot {DATA_SNAPSHOT_DATE}" if close_to else
                 ("off (--include-unclosed)" if bundled else "not applicable (user questions)")),
             "contamination_filter": cutoff,
+            **pool,
         }
 
     def questions(self) -> list[Question]:
-        """The run's questions: given, from a user file, or from the bundled ForecastBench data, through the
-        same filters (:meth:`describe`: forecast-date bounds including the contamination filter; for bundled
+        """The run's questions: given, from a pool or a user file, or from the bundled ForecastBench data, through
+        the same filters (:meth:`describe`: forecast-date bounds including the contamination filter; for bundled
         data also the survivorship rule), then a seeded sample of ``sample_n``.
 
         Raises
         ------
         DataValidationError
-            From :meth:`cutoff_filter` (unknown training cutoff), or a malformed question file.
+            From :meth:`cutoff_filter` (unknown training cutoff), a malformed question file, or a file or pool
+            none of whose questions is within the run's dates (:meth:`within_dates`).
         """
         if self.given is not None:
             return list(self.given)
         cfg = self.config
         sel = self.describe()
-        date_from = dt.date.fromisoformat(sel["forecast_date_from"]) if sel["forecast_date_from"] else None
+        if self.pool is not None:
+            return self.within_dates(list(self.pool.questions), self.pool.source, sel)
         if cfg.questions_file:
-            qs = [q for q in load_questions_file(cfg.questions_file, cfg.resolutions_file)
-                  if (date_from is None or q.forecast_date >= date_from)
-                  and (cfg.forecast_date_to is None or q.forecast_date <= cfg.forecast_date_to)]
-            if cfg.sample_n and len(qs) > cfg.sample_n:
-                keep = set(random.Random(cfg.seed).sample(range(len(qs)), cfg.sample_n))
-                log.warning("%s has %d questions after the filters; using a seeded sample of %d (--n 0 for all)",
-                            cfg.questions_file, len(qs), cfg.sample_n)
-                qs = [q for i, q in enumerate(qs) if i in keep]
-            return qs
+            return self.within_dates(load_questions_file(cfg.questions_file, cfg.resolutions_file), cfg.questions_file, sel)
+        date_from = dt.date.fromisoformat(sel["forecast_date_from"]) if sel["forecast_date_from"] else None
         return list(load_forecastbench(
             sources=cfg.sources, question_type=cfg.question_type, forecast_date_from=date_from,
             forecast_date_to=cfg.forecast_date_to, scheduled_close_to=sel["scheduled_close_to"],
             one_per_source_question=cfg.one_per_source_question, sample_n=cfg.sample_n, seed=cfg.seed,
         ))
+
+    def within_dates(self, candidates: Sequence[Question], source: str, selection: Mapping[str, Any]) -> list[Question]:
+        """The ``candidates`` (a question file's or a pool's) whose forecast date is within the bounds of
+        ``selection`` (:meth:`describe`: the contamination filter included), in their order, then a seeded
+        sample of ``sample_n`` (logged).
+
+        Raises
+        ------
+        DataValidationError
+            When candidates were there and none is within the dates: one line naming the source, the
+            candidates' forecast dates, the run's bounds and the fix.
+        """
+        cfg = self.config
+        date_from = dt.date.fromisoformat(selection["forecast_date_from"]) if selection["forecast_date_from"] else None
+        qs = [q for q in candidates if (date_from is None or q.forecast_date >= date_from)
+              and (cfg.forecast_date_to is None or q.forecast_date <= cfg.forecast_date_to)]
+        if not qs and candidates:
+            due = sorted(q.forecast_date for q in candidates)
+            cutoff = selection["contamination_filter"]
+            fix = ("--include-before-cutoff accepts contaminated questions" if cutoff.get("basis") == "model_cutoffs"
+                   else "widen --date-from / --date-to")
+            raise DataValidationError(
+                f"none of the {len(due)} questions of {source} (forecast dates {due[0]} to {due[-1]}) is within the run's dates "
+                f"({date_from or 'any'} to {cfg.forecast_date_to or 'any'}; {cutoff.get('note')}): {fix}", field="questions", value=0)
+        if cfg.sample_n and len(qs) > cfg.sample_n:
+            keep = set(random.Random(cfg.seed).sample(range(len(qs)), cfg.sample_n))
+            log.warning("%s has %d questions after the filters; using a seeded sample of %d (--n 0 for all)", source, len(qs), cfg.sample_n)
+            qs = [q for i, q in enumerate(qs) if i in keep]
+        return qs
