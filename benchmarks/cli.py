@@ -419,29 +419,36 @@ class ExportFormat(str, Enum):
     """A file format ``export`` writes."""
 
     forecastbench = "forecastbench"
+    panel = "panel"
 
 
 @app.command()
 def export(
-    run: Path = typer.Argument(..., help="Run folder (or a run id under runs/) made with `run --questions <date>-llm.json`."),
-    fmt: ExportFormat = typer.Option(ExportFormat.forecastbench, "--format", help="forecastbench: the forecast set (submission file) of a live ForecastBench round."),
-    organization: Optional[str] = typer.Option(None, "--organization", help="Your team, as ForecastBench knows it (required)."),
-    model_organization: Optional[str] = typer.Option(None, "--model-organization", help="Who made the model(s), e.g. Anthropic; 'Ensemble' for several makers (required)."),
-    model: Optional[str] = typer.Option(None, "--model", help="Your entry's name (default: forecast-reconcile <method> (<the run's models>))."),
-    method: str = typer.Option("pipeline", "--method", help="The run's method whose p_yes is submitted."),
-    reasoning: bool = typer.Option(True, "--reasoning/--no-reasoning", help="Write the supervisor's rationale as each forecast's reasoning (supervisor and pipeline methods)."),
-    question_set: Optional[Path] = typer.Option(None, "--question-set", help="The run's question set, when it is no longer where the run read it."),
-    resolution_set: Optional[Path] = typer.Option(None, "--resolution-set", help="The run's resolution set (a backtest run), when it is no longer where the run read it."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="File to write (default: <run folder>/<due date>.<organization>.<model>.json)."),
+    run: Path = typer.Argument(..., help="Run folder (or a run id under runs/)."),
+    fmt: ExportFormat = typer.Option(ExportFormat.forecastbench, "--format", help="forecastbench: the forecast set (submission file) of a live ForecastBench round, from a run made with `run --questions <date>-llm.json`. panel: the run's members (an LLM ensemble's or a panel's) as a panel file that `aggregate` reads back."),
+    organization: Optional[str] = typer.Option(None, "--organization", help="forecastbench: your team, as ForecastBench knows it (required)."),
+    model_organization: Optional[str] = typer.Option(None, "--model-organization", help="forecastbench: who made the model(s), e.g. Anthropic; 'Ensemble' for several makers (required)."),
+    model: Optional[str] = typer.Option(None, "--model", help="forecastbench: your entry's name (default: forecast-reconcile <method> (<the run's models>))."),
+    method: Optional[str] = typer.Option(None, "--method", help="forecastbench: the run's method whose p_yes is submitted (default: pipeline)."),
+    reasoning: Optional[bool] = typer.Option(None, "--reasoning/--no-reasoning", help="forecastbench: write the supervisor's rationale as each forecast's reasoning (supervisor and pipeline methods; default: on)."),
+    question_set: Optional[Path] = typer.Option(None, "--question-set", help="forecastbench: the run's question set, when it is no longer where the run read it."),
+    resolution_set: Optional[Path] = typer.Option(None, "--resolution-set", help="forecastbench: the run's resolution set (a backtest run), when it is no longer where the run read it."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="File to write, both formats. forecastbench: default <run folder>/<due date>.<organization>.<model>.json. panel: .csv, .jsonl or .parquet by its extension, default <run folder>/panel.csv."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
 ) -> None:
-    """Write a run's forecasts as a ForecastBench forecast set: the file you upload for a live round.
+    """Write a run's forecasts as a file of another format; prints the file's path.
 
-    One forecast per market question and per (dataset question, resolution date), ids as the question set
-    gives them, checked the way ForecastBench reads it (benchmarks/questions/forecastbench_submission.py). Score it once
-    the round resolves: `forecast-reconcile score FILE --questions <date>-llm.json --resolutions <date>_resolution_set.json`.
+    --format forecastbench (default): a ForecastBench forecast set, the file you upload for a live round. One
+    forecast per market question and per (dataset question, resolution date), ids as the question set gives them,
+    checked the way ForecastBench reads it (benchmarks/questions/forecastbench_submission.py). Score it once the
+    round resolves: `forecast-reconcile score FILE --questions <date>-llm.json --resolutions <date>_resolution_set.json`.
+
+    --format panel: the run's successful members as a panel (question_id, forecaster, p_yes, reasoning, date,
+    outcome; benchmarks/panels/files.py); `forecast-reconcile aggregate FILE` reads it back and its pools are the
+    run's aggregates.
     """
     _setup_logging(debug)
+    from benchmarks.panels import panel_of_run, write_panel
     from benchmarks.questions.forecastbench_submission import build_forecast_set, run_question_sets, submission_file_name
     from benchmarks.report.audits import simulation_note
     from benchmarks.run_folder.durable import write_text_atomic
@@ -449,6 +456,21 @@ def export(
 
     with cli_errors(debug):
         rdir = run if run.is_dir() or run.parent != Path(".") else Path("runs") / run
+        if output is not None and output.is_dir():
+            raise ValueError(f"--output {output} is a folder, not a file")
+        if fmt is ExportFormat.panel:
+            theirs = [option for option, value in (
+                ("--organization", organization), ("--model-organization", model_organization), ("--model", model),
+                ("--method", method), ("--reasoning/--no-reasoning", reasoning), ("--question-set", question_set),
+                ("--resolution-set", resolution_set)) if value is not None]
+            if theirs:
+                raise ValueError(f"{', '.join(theirs)}: only for --format forecastbench, not panel")
+            rows = panel_of_run(load_run(rdir))
+            path = write_panel(rows, output or rdir / "panel.csv")
+            _say(f"{len(rows)} forecasts by {rows['forecaster'].nunique()} forecasters on {rows['question_id'].nunique()} questions written")
+            typer.echo(str(path))
+            return
+        method = method or "pipeline"
         for value, option in ((organization, "--organization"), (model_organization, "--model-organization")):
             if not value or not value.strip():
                 raise ValueError(f"{option} is required: ForecastBench lists every forecast set under your team and the model's maker")
@@ -458,10 +480,8 @@ def export(
         models = "+".join(dict.fromkeys(p.get("model") or p.get("spec", "") for p in manifest.get("providers", []))) or "unknown model"
         sub = build_forecast_set(manifest, records, questions, question_items, organization=organization or "",
                                  model=model or f"forecast-reconcile {method} ({models})",
-                                 model_organization=model_organization or "", method=method, reasoning=reasoning)
+                                 model_organization=model_organization or "", method=method, reasoning=reasoning is not False)
         out = output or rdir / submission_file_name(sub.data["forecast_due_date"], sub.data["organization"], sub.data["model"])
-        if out.is_dir():
-            raise ValueError(f"--output {out} is a folder, not a file")
         out.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(out, json.dumps(sub.data, indent=2, ensure_ascii=False) + "\n")
         simulated = simulation_note({manifest.get("run_id", ""): manifest})
@@ -662,12 +682,15 @@ def aggregate(
     """
     _setup_logging(debug)
     from agent_providers import split_specs
-    from benchmarks.harness.config import RunConfig
-    from benchmarks.protocol.methods import RECONCILIATION_METHODS
-    from benchmarks.panels import POOL_METHODS, PanelRunner, bundled_panel, panel_summary, panel_tables, read_panel
+    from benchmarks.harness.config import RunConfig, validate_run_id
     from benchmarks.harness.provenance import redacted_command_line
+    from benchmarks.harness.runner import BenchmarkRunner
+    from benchmarks.harness.selection import QuestionPool
+    from benchmarks.panels import POOL_METHODS, bundled_panel, panel_summary, panel_tables, pick_methods, read_panel
+    from benchmarks.protocol.methods import RECONCILIATION_METHODS
     from benchmarks.report.write import write_report
-    from benchmarks.run_folder.load import load_run
+    from benchmarks.run_folder.layout import MANIFEST_FILE
+    from benchmarks.run_folder.load import load_run, run_folders
     from benchmarks.viewer.terminal import print_compact_leaderboard
 
     with cli_errors(debug):
@@ -676,56 +699,50 @@ def aggregate(
         if resume and run_id and resume != run_id:
             raise ValueError(f"--resume {resume} continues that run: drop --run-id {run_id}")
         _folder(output_dir, "--output")
+        earlier = _csv(fit_from) or []
+        if earlier:
+            run_folders(earlier)  # a wrong --fit-from folder fails now, not after the run
         chosen = bundled_panel(panel) if panel is not None else read_panel(panel_file, questions_path=questions, skip_unknown=skip_unknown)
         chosen = chosen.with_min_forecasters(min_forecasters)
         for note in chosen.notes:
             _say(note)
-        specs = split_specs(provider or "")
-        wanted = _csv(methods) or [*POOL_METHODS, *(RECONCILIATION_METHODS if specs else ())]
-        if not specs and set(wanted) & set(RECONCILIATION_METHODS):
-            raise ValueError(f"--methods {', '.join(m for m in wanted if m in RECONCILIATION_METHODS)} need a provider to run them: give -p (e.g. -p sim)")
-        config = RunConfig(providers=specs, methods=wanted, sample_n=n, seed=seed, search=search.value if specs else "none",
-                           question_type=None, after_model_cutoff=not include_before_cutoff,
-                           forecast_date_from=_date(date_from, "--date-from"), max_cost_usd=max_cost,
-                           output_dir=str(output_dir), run_id=resume or run_id)
-        runner = PanelRunner(config, chosen, min_pick_questions=min_pick_questions, progress=progress,
-                             on_start=lambda folder: _say(f"run folder: {folder}"), command_line=redacted_command_line(sys.argv))
-        summary = asyncio.run(runner.arun(resume=resume is not None))
-        if not runner.picks:
-            _say(f"no forecaster answered {min_pick_questions} of the questions: no best, median or worst single forecaster "
-                 "(--min-pick-questions)")
+        if resume:  # the run's recorded config; the panel is read again and must select the same questions
+            rdir = Path(resume) if Path(resume).is_dir() else output_dir / validate_run_id(resume)
+            try:
+                config = RunConfig.resumed(rdir, max_cost_usd=max_cost)
+            except FileNotFoundError:
+                raise FileNotFoundError(f"--resume {resume}: no {MANIFEST_FILE} in {rdir}") from None
+            if config.ensemble != "given":
+                raise ValueError(f"--resume {resume}: {rdir} is a run of forecasters, not of a panel: continue it with `run --resume`")
+        else:
+            specs = split_specs(provider or "")
+            config = RunConfig(providers=specs, ensemble="given", methods=_csv(methods) or [*POOL_METHODS, *(RECONCILIATION_METHODS if specs else ())],
+                               sample_n=n, seed=seed, search=search.value if specs else "none", question_type=None,
+                               after_model_cutoff=not include_before_cutoff, forecast_date_from=_date(date_from, "--date-from"),
+                               max_cost_usd=max_cost, output_dir=str(output_dir), run_id=run_id)
+        runner = BenchmarkRunner(config, questions=QuestionPool(chosen.question_list(), source=chosen.label, facts=chosen.describe()),
+                                 ensemble=chosen.ensemble(), progress=progress, on_start=lambda folder: _say(f"run folder: {folder}"),
+                                 command_line=redacted_command_line(sys.argv))
+        summary = asyncio.run(runner.arun(resume=bool(resume)))
+        called = f"; provider calls {summary.provider_stats}" if runner.config.providers else " (nothing called)"
         _say(f"{summary.n_questions} questions of panel {chosen.name}: {summary.n_ok} ok, {summary.n_failed} failed in "
-             f"{summary.wall_time_s:.1f} s" + (f"; provider calls {summary.provider_stats}" if specs else " (nothing called)"))
+             f"{summary.wall_time_s:.1f} s{called}")
         if summary.stopped:
             _say(f"stopped: {summary.stopped['note']}")
-        tables = panel_tables(load_run(runner.run_dir).records, min_pick_questions=runner.min_pick_questions, n_resamples=n_resamples, seed=seed)
-        rep = write_report([runner.run_dir], runner.run_dir, n_resamples=n_resamples, fit_from=_csv(fit_from) or [],
-                           fit_from_any_model=fit_from_any_model, extra_tables=tables)
+        run = load_run(runner.run_dir)  # read once, for the panel's tables and the report
+        picks = pick_methods(run.records, min_pick_questions)
+        if not picks:
+            _say(f"no forecaster answered {min_pick_questions} of the questions: no best, median or worst single forecaster "
+                 "(--min-pick-questions)")
+        tables = panel_tables(run.records, min_pick_questions=min_pick_questions, n_resamples=n_resamples, seed=seed)
+        rep = write_report([run], runner.run_dir, n_resamples=n_resamples, seed=seed, fit_from=earlier,
+                           fit_from_any_model=fit_from_any_model, added={run.run_id: picks}, extra_tables=tables)
         if rep.notice:
             typer.echo(rep.notice)
         print_compact_leaderboard(rep.leaderboard, baseline="mean", files=f"{rep.markdown_path.name}, {rep.csv_path.name}, {rep.html_path.name}")
         if line := panel_summary(tables):
             typer.echo(line)
         _say(f"report: {rep.html_path} (forecast-reconcile view {runner.run_dir})")
-
-
-@app.command()
-def export(
-    panel_run: Optional[Path] = typer.Option(None, "--panel", help="Run folder whose members to write as a panel (a panel's run or any run's ensemble)."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Panel file to write: .csv, .jsonl or .parquet (default <run folder>/panel.csv)."),
-    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
-) -> None:
-    """Write a run's members as a panel file (question_id, forecaster, p_yes, reasoning, date, outcome), which
-    `aggregate` reads back: its pools are the run's aggregates."""
-    _setup_logging(debug)
-    from benchmarks.panels import panel_of_run, write_panel
-
-    with cli_errors(debug):
-        if panel_run is None:
-            raise ValueError("give --panel RUN (the run folder whose members to export)")
-        rows = panel_of_run(panel_run)
-        path = write_panel(rows, output or panel_run / "panel.csv")
-        _say(f"wrote {path}: {len(rows)} forecasts by {rows['forecaster'].nunique()} forecasters on {rows['question_id'].nunique()} questions")
 
 
 @app.command()

@@ -38,7 +38,7 @@ MAY_IMPORT: dict[str, set[str]] = {
 PUBLIC_UNDERSCORE = {"_asdict", "_replace", "_fields", "_make"}
 #: The wings of ``benchmarks`` (its sub-packages and ``cli.py``), lowest layer first: ``wing: (layer, the other wings
 #: it may import)``. Rules (tests below): no import cycle; nothing points up (a wing imports only wings of a lower
-#: layer, and only those listed); the readers (``run_folder``, ``report``, ``viewer``) never import the engine
+#: layer, and only those listed); the readers (``run_folder``, ``report``, ``viewer``, ``panels``) never import the engine
 #: (``harness``); no ``benchmarks`` import inside a function or under ``TYPE_CHECKING`` (:data:`LAZY_ALLOWED`).
 WINGS: dict[str, tuple[int, set[str]]] = {
     "run_folder": (0, set()),                      # the file format: names, QuestionRecord, durable I/O, load_run, shards
@@ -49,8 +49,10 @@ WINGS: dict[str, tuple[int, set[str]]] = {
     "viewer": (2, {"run_folder", "scoring", "questions", "protocol"}),  # page, plots, trace views, terminal table
     "report": (3, {"run_folder", "scoring", "questions", "protocol", "viewer"}),  # leaderboards and reports of runs
     "harness": (3, {"run_folder", "scoring", "questions", "protocol", "testing"}),  # the engine that runs questions
-    "cli": (4, {"run_folder", "scoring", "questions", "protocol", "viewer", "report", "harness"}),
-    "perf": (5, {"run_folder", "scoring", "questions", "protocol", "testing", "viewer", "report", "harness", "cli"}),
+    # panels of forecasters read (score's file reader), pooled and compared; the engine runs them as given members
+    "panels": (4, {"run_folder", "scoring", "questions", "protocol", "report"}),
+    "cli": (5, {"run_folder", "scoring", "questions", "protocol", "viewer", "report", "harness", "panels"}),
+    "perf": (6, {"run_folder", "scoring", "questions", "protocol", "testing", "viewer", "report", "harness", "panels", "cli"}),
 }
 
 
@@ -163,7 +165,7 @@ def test_the_import_rule_catches_a_reversed_import():
 #: the code they measure in their child processes, after setting ``sys.path`` to the checkout they measure.
 LAZY_ALLOWED = ("benchmarks/cli.py", "benchmarks/perf/")
 #: The wings that read runs; none of them imports the engine (``harness``).
-READERS = ("run_folder", "report", "viewer")
+READERS = ("run_folder", "report", "viewer", "panels")
 
 
 def wing_of(module: str) -> str:

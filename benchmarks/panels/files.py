@@ -1,4 +1,4 @@
-"""A panel's forecasts: read from a user's file or the bundled superforecasters, and written back as a file.
+"""A panel's forecasts: read from a user's file, the bundled superforecasters or a run's members, and written as a file.
 
 A panel file (``.csv``, ``.jsonl``, ``.json`` list of objects or ``.parquet``) has one row per forecast:
 
@@ -27,6 +27,11 @@ probability); its **forecast date** becomes the date of its latest forecast when
 is formed then: what a reconciler and a walk-forward fit may know is what was known on that date), else it
 stays the question's. A question that is not known needs an ``outcome`` and a ``date`` on its rows; its text
 is its id and its source ``unknown``.
+
+**A run's members as a panel.** :func:`panel_of_run` reads a run folder's successful members as panel rows
+(``forecaster`` = the member's ``agent_id``, ``reasoning`` its rationale, ``date`` the question's forecast
+date, ``outcome`` its outcome); :func:`write_panel` writes them and :func:`read_panel` reads them back, and
+aggregating them gives the run's aggregates (``forecast-reconcile export RUN --format panel``).
 """
 
 from __future__ import annotations
@@ -38,14 +43,17 @@ from typing import Any
 
 import pandas as pd
 
+from agent_research import GivenForecasts
 from agent_schemas import DataValidationError, Forecast, Question
 from agent_tools.datasets import load_forecastbench_human_forecasts
+from benchmarks.panels.pools import pool_probabilities
 from benchmarks.questions import load_forecastbench
 from benchmarks.questions.tables import parse_date_cell
-from benchmarks.run_folder.durable import write_text_atomic
 from benchmarks.report.score_file import match_questions, question_pool, read_forecast_rows
+from benchmarks.run_folder.durable import write_text_atomic
+from benchmarks.run_folder.load import LoadedRun, load_run
 
-__all__ = ["BUNDLED_PANELS", "PANEL_COLUMNS", "Panel", "bundled_panel", "read_panel", "superforecaster_panel", "write_panel"]
+__all__ = ["BUNDLED_PANELS", "PANEL_COLUMNS", "Panel", "bundled_panel", "panel_of_run", "read_panel", "superforecaster_panel", "write_panel"]
 
 #: The columns of a panel's forecasts, in file order (the first three required).
 PANEL_COLUMNS: tuple[str, ...] = ("question_id", "forecaster", "p_yes", "reasoning", "date", "outcome")
@@ -84,6 +92,12 @@ class Panel:
         """The model the members' forecasts are attributed to: ``panel/<name>``."""
         return f"panel/{self.name}"
 
+    @property
+    def label(self) -> str:
+        """Where a run's questions come from when they are the panel's: ``panel <name> (<source>)`` (the source of
+        its :class:`benchmarks.harness.selection.QuestionPool`, with :meth:`describe` as the pool's facts)."""
+        return f"panel {self.name} ({self.source})"
+
     def counts(self) -> pd.Series:
         """Forecasters per question (count), indexed by question id in the panel's order."""
         return self.forecasts.groupby("question_id", sort=False).size()
@@ -121,6 +135,14 @@ class Panel:
         f = self.forecasts
         return [Forecast(question_id=q, agent_id=who, p_yes=float(p), rationale=why, model=self.model)
                 for q, who, p, why in zip(f["question_id"], f["forecaster"], f["p_yes"], f["reasoning"])]
+
+    def ensemble(self) -> GivenForecasts:
+        """The panel as a run's members (:class:`agent_research.GivenForecasts` of :meth:`given_forecasts`), with every
+        aggregation method's p_yes per question computed for the whole panel in one vectorised pass
+        (:func:`benchmarks.panels.pools.pool_probabilities`, unclipped as the pipeline computes them), so that a
+        run of the panel (``RunConfig(ensemble="given")``) does not aggregate question by question."""
+        return GivenForecasts(self.given_forecasts(), aggregates=pool_probabilities(self.forecasts).to_dict("index"))
+
 
     def describe(self) -> dict[str, Any]:
         """JSON-serialisable facts of the panel, for the run's manifest."""
@@ -268,3 +290,36 @@ def write_panel(forecasts: pd.DataFrame, path: str | Path) -> Path:
                                   value=str(path))
     return path
 
+
+
+def panel_of_run(run: str | Path | LoadedRun) -> pd.DataFrame:
+    """A run's successful members as panel rows (module docstring).
+
+    Parameters
+    ----------
+    run : str, Path or LoadedRun
+        A run folder (a panel's or any run's), or the run already loaded.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`PANEL_COLUMNS`, one row per successful member of each question record (failed members have
+        no p_yes and are left out), in the records' order; ``outcome`` nullable (a question not yet resolved).
+
+    Raises
+    ------
+    FileNotFoundError
+        If the folder has no ``manifest.json``.
+    DataValidationError
+        When the run has no successful member.
+    """
+    loaded = load_run(run)
+    rows = [(r["question_id"], f["agent_id"], float(f["p_yes"]), f.get("rationale") or "", dt.date.fromisoformat(r["forecast_date"]),
+             r.get("outcome"))
+            for r in loaded.records for f in (r.get("trace") or {}).get("forecasts", [])
+            if f.get("status") == "ok" and f.get("p_yes") is not None]
+    if not rows:
+        raise DataValidationError(f"{loaded.name}: no member of any question has a p_yes: nothing to export", field="results.jsonl", value=0)
+    frame = pd.DataFrame(rows, columns=list(PANEL_COLUMNS))
+    frame["outcome"] = frame["outcome"].astype("Int64")
+    return frame

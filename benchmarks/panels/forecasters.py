@@ -16,11 +16,13 @@ Every comparison here is **paired on the forecaster's own questions**:
   outcomes they are scored on (in-sample)**: the best one's edge is optimistic, the worst one's deficit too,
   and their labels say so (``single_best_in_sample``). Walk-forward picking needs forecasts made on
   several dates; a panel of one date has no earlier outcome to pick by. Each is a method row on the questions
-  its forecaster answered only, so the leaderboard lists it apart with its own n (or, answering 80% or more,
+  its forecaster answered only (:func:`pick_methods`), added to the report after the run as the walk-forward
+  fitted methods are (``write_report(added=...)``): the outcomes they are picked with stay with the scorer,
+  never in the run's records. The leaderboard lists a pick apart with its own n (or, answering 80% or more,
   compares it with the missing answers scored as the run's mean, counted in ``n_fallback``).
 
 Every probability is scored as the run's methods are: clipped to the combination rule's bounds (default
-[0.01, 0.99], :mod:`benchmarks.methods`), the forecasters' too, so that pools and people are scored alike.
+[0.01, 0.99], :mod:`benchmarks.protocol.methods`), the forecasters' too, so that pools and people are scored alike.
 """
 
 from __future__ import annotations
@@ -35,10 +37,10 @@ from agent_schemas import TokenUsage
 from benchmarks import scoring
 
 __all__ = ["MIN_PICK_QUESTIONS", "PICKS", "forecaster_deltas", "forecaster_table", "members_of_records", "pick_forecasters",
-           "pick_label", "pick_notes", "pick_rows", "pools_against_forecasters"]
+           "pick_label", "pick_methods", "pick_notes", "pools_against_forecasters"]
 
 #: Fewest questions (count) a forecaster needs to be picked as best, median or worst: with fewer, the pick is
-#: mostly luck (the same floor as a walk-forward fit's, :data:`benchmarks.fitted.MIN_FIT_QUESTIONS`).
+#: mostly luck (the same floor as a walk-forward fit's, :data:`benchmarks.protocol.fitted.MIN_FIT_QUESTIONS`).
 MIN_PICK_QUESTIONS = 30
 #: The picks, in leaderboard order.
 PICKS: tuple[str, ...] = ("best", "median", "worst")
@@ -56,7 +58,7 @@ def members_of_records(records: Sequence[Mapping[str, Any]]) -> tuple[pd.DataFra
     Parameters
     ----------
     records : sequence of dict
-        ``results.jsonl`` records (:class:`benchmarks.runner.QuestionRecord`).
+        ``results.jsonl`` records (:class:`benchmarks.run_folder.record.QuestionRecord`).
 
     Returns
     -------
@@ -157,30 +159,39 @@ def pick_notes(picks: Mapping[str, str], deltas: pd.DataFrame, min_questions: in
                     "these outcomes (in-sample)") for which, who in picks.items()}
 
 
-def pick_rows(picks: Mapping[str, str], notes: Mapping[str, str], members: Mapping[str, float], *,
-              clip: tuple[float, float]) -> dict[str, dict[str, Any]]:
-    """The method rows of the picks for one question: the picked forecaster's p_yes (clipped to ``clip``) where it
-    answered the question, nothing where it did not.
+def pick_methods(records: Sequence[Mapping[str, Any]], min_questions: int = MIN_PICK_QUESTIONS) -> dict[str, dict[str, dict[str, Any]]]:
+    """The method rows of the best, median and worst single forecaster of a run (module docstring), by question.
 
     Parameters
     ----------
-    picks : mapping
-        :func:`pick_forecasters`.
-    notes : mapping
-        :func:`pick_notes` of the picks.
-    members : mapping of str to float
-        The question's forecasts, forecaster -> p_yes in [0, 1].
-    clip : (float, float)
-        Bounds every method's probability is clipped to.
+    records : sequence of dict
+        The run's ``results.jsonl`` records; its members are the forecasters (:func:`members_of_records`), the
+        picks made by their difference to the run's ``mean`` on their own resolved questions (in-sample).
+    min_questions : int
+        Fewest questions of a picked forecaster (count, :data:`MIN_PICK_QUESTIONS`).
 
     Returns
     -------
     dict
-        ``{label: {"p_yes", "status", "note", "extra_usage"}}`` (:func:`pick_label`), as :mod:`benchmarks.methods` rows.
+        ``{question_id: {label: {"p_yes", "status", "note", "extra_usage"}}}`` (:func:`pick_label`; rows as
+        :func:`benchmarks.protocol.methods.method_rows` writes them): the picked forecaster's p_yes as scored
+        (clipped to the record's combination bounds) on each question it answered, nothing where it did not; the
+        note names it (:func:`pick_notes`); no extra usage (the members are the ensemble). Empty when no
+        forecaster has ``min_questions`` or the run has no ``mean``.
     """
-    return {pick_label(which): {"p_yes": min(max(float(members[who]), clip[0]), clip[1]), "status": "ok", "note": notes[which],
-                                "extra_usage": TokenUsage().model_dump()}
-            for which, who in picks.items() if who in members}
+    members, methods = members_of_records(records)
+    if members.empty or "mean" not in methods.columns:
+        return {}
+    deltas = forecaster_deltas(members, methods["mean"])
+    picks = pick_forecasters(deltas, min_questions)
+    notes = pick_notes(picks, deltas, min_questions)
+    free = TokenUsage().model_dump()
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for which, who in picks.items():
+        mine = members[members["forecaster"] == who]
+        for qid, p in zip(mine["question_id"], mine["p_yes"]):
+            out.setdefault(qid, {})[pick_label(which)] = {"p_yes": float(p), "status": "ok", "note": notes[which], "extra_usage": free}
+    return out
 
 
 def forecaster_table(members: pd.DataFrame, reference: pd.Series, *, min_questions: int = MIN_PICK_QUESTIONS,

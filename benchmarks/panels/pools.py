@@ -2,9 +2,10 @@
 (questions x forecasters) matrix, aggregated by :func:`agent_research.aggregation.aggregate_many`.
 
 This is the "aggregate" whose speed ``benchmarks/perf/panel_aggregate.py`` measures against a pandas
-groupby-mean of the same frame; :class:`benchmarks.panels.runs.PanelRunner` writes its values into the
-run's traces (``trace.aggregates``, unclipped, as the pipeline computes them), and the run's method rows clip
-them to the combination rule's bounds like any run's (:mod:`benchmarks.methods`).
+groupby-mean of the same frame. A run of the panel takes its values as the given members' aggregates
+(:meth:`benchmarks.panels.files.Panel.ensemble`, :attr:`agent_research.ensemble.EnsembleResult.aggregates`): the
+pipeline writes them to ``trace.aggregates`` unclipped, as it computes them, and the run's method rows clip them to
+the combination rule's bounds like any run's (:mod:`benchmarks.protocol.methods`).
 """
 
 from __future__ import annotations

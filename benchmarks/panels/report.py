@@ -1,6 +1,7 @@
 """The panel's own tables in its run's report: the pools against single forecasters, and every forecaster
 against the mean on its own questions (:mod:`benchmarks.panels.forecasters`); ``aggregate`` hands them to
-:func:`benchmarks.report.write_report` (``extra_tables``), which writes them to ``leaderboard.md`` and the page.
+:func:`benchmarks.report.write.write_report` (``extra_tables``, with the picks as ``added`` rows:
+:func:`~benchmarks.panels.forecasters.pick_methods`), which writes them to ``leaderboard.md`` and the page.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from benchmarks.panels.forecasters import MIN_PICK_QUESTIONS, PICKS, forecaster_table, members_of_records, pick_label, pools_against_forecasters
+from benchmarks.panels.forecasters import MIN_PICK_QUESTIONS, forecaster_table, members_of_records, pools_against_forecasters
 
 __all__ = ["FORECASTERS_TITLE", "POOLS_TITLE", "panel_summary", "panel_tables"]
 
@@ -37,15 +38,13 @@ def panel_tables(records: Sequence[Mapping[str, Any]], *, min_pick_questions: in
     -------
     dict of str to pandas.DataFrame
         :data:`POOLS_TITLE`: :func:`~benchmarks.panels.forecasters.pools_against_forecasters` of every method the
-        records score (the picks aside); :data:`FORECASTERS_TITLE`:
+        records score; :data:`FORECASTERS_TITLE`:
         :func:`~benchmarks.panels.forecasters.forecaster_table`. Empty when no resolved question has members.
     """
     members, methods = members_of_records(records)
     if members.empty or "mean" not in methods.columns:
         return {}
-    picks = {pick_label(w) for w in PICKS}
-    pools = [m for m in methods.columns if m not in picks]
-    return {POOLS_TITLE: pools_against_forecasters(members, methods, pools, n_resamples=n_resamples, seed=seed),
+    return {POOLS_TITLE: pools_against_forecasters(members, methods, list(methods.columns), n_resamples=n_resamples, seed=seed),
             FORECASTERS_TITLE: forecaster_table(members, methods["mean"], min_questions=min_pick_questions,
                                                 n_resamples=n_resamples, seed=seed)}
 

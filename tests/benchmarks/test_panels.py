@@ -5,6 +5,7 @@ read back, and a panel's members reconciled by debate and supervisor."""
 import asyncio
 import json
 import math
+from html import unescape
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,8 @@ from agent_research import ForecastPipeline, GivenForecasts, PipelineConfig
 from agent_schemas import DataValidationError, Forecast
 from benchmarks.cli import app
 from benchmarks.harness.config import RunConfig
-from benchmarks.panels import (POOL_METHODS, PanelRunner, forecaster_table, panel_matrix, pick_forecasters, pool_probabilities,
+from benchmarks.harness.selection import QuestionPool
+from benchmarks.panels import (POOL_METHODS, forecaster_table, panel_matrix, pick_forecasters, pick_methods, pool_probabilities,
                                read_panel, superforecaster_panel)
 from benchmarks.panels.forecasters import forecaster_deltas, pools_against_forecasters
 from benchmarks.questions import load_forecastbench
@@ -81,9 +83,15 @@ def test_hand_computed_panel_from_the_command_line(tmp_path):
     # the mean beats a (0.5533 vs 0.3379 on q1, q2, q4) and b (0.4256 vs 0.2840), not c (0.1 vs 0.2954)
     assert f"mean 0.2840 against the average member {AVERAGE_MEMBER:.4f}: -0.0616" in res.stdout
     assert "better than 2 of 3 forecasters (67%)" in res.stdout
-    # the picks, by difference to mean on their own questions: c -0.1954, b +0.1416, a +0.2155
-    assert rows["q1"]["single_best_in_sample"] == 0.9 and rows["q1"]["single_median_in_sample"] == 0.5
-    assert rows["q1"]["single_worst_in_sample"] == 0.1 and "single_best_in_sample" not in rows["q2"]  # c did not answer q2
+    # the picks, by difference to mean on their own questions: c -0.1954, b +0.1416, a +0.2155; each scored on the
+    # questions its forecaster answered: c (0.01 + 0.04 + 0.25) / 3, b (0.25 + 0.64 + 0.25 + 0.5625) / 4, a (0.81 + 0.04 + 0.81) / 3
+    assert board.loc[["single_best_in_sample", "single_median_in_sample", "single_worst_in_sample"], "brier"].tolist() == pytest.approx(
+        [0.1, 0.425625, 0.5533333])
+    assert board.loc[["single_best_in_sample", "single_median_in_sample", "single_worst_in_sample"], "n"].tolist() == [3, 4, 3]
+    picks = pick_methods(read_results(run / "results.jsonl"), min_questions=1)
+    assert {m: row["p_yes"] for m, row in picks["q1"].items()} == {
+        "single_best_in_sample": 0.9, "single_median_in_sample": 0.5, "single_worst_in_sample": 0.1}
+    assert "single_best_in_sample" not in picks["q2"] and "single_best_in_sample" not in rows["q1"]  # c did not answer q2; added at report time
     md = (run / "leaderboard.md").read_text()
     assert "## Pools against single forecasters" in md and "| c " in md and "best (in-sample)" in md
     # each question's page shows every forecaster's p_yes and reasoning; the trace holds them as members
@@ -92,8 +100,10 @@ def test_hand_computed_panel_from_the_command_line(tmp_path):
         ("a", 0.1, "REASON-A1 base rate is low"), ("b", 0.5, "REASON-B1 coin flip"), ("c", 0.9, "REASON-C1 strong trend")]
     html = (run / "report.html").read_text()
     assert "REASON-C1 strong trend" in html and "Pools against single forecasters" in html
+    assert picks["q1"]["single_best_in_sample"]["note"] in unescape(html)  # who was picked, and how
     manifest = json.loads((run / "manifest.json").read_text())
-    assert manifest["question_selection"]["panel"]["forecasters"] == 3 and manifest["providers"] == []
+    assert manifest["question_selection"]["pool"]["forecasters"] == 3 and manifest["providers"] == []
+    assert manifest["config"]["ensemble"] == "given" and manifest["question_selection"]["source"].startswith("panel panel (")
 
 
 def test_pools_and_picks_by_hand_from_the_public_functions(tmp_path):
@@ -164,7 +174,8 @@ def test_bad_command_lines_are_one_line(tmp_path):
     one_line_error(aggregate(tmp_path, str(panel), "--questions", str(questions), "--min-forecasters", "4"),
                    "no question has 4 forecasters (the most any has is 3)")
     one_line_error(aggregate(tmp_path, str(panel), "--questions", str(questions), "--methods", "mean,debate"), "debate", "-p")
-    one_line_error(runner.invoke(app, ["export"]), "give --panel RUN")
+    one_line_error(runner.invoke(app, ["export", str(tmp_path), "--format", "panel", "--organization", "Lab", "--no-reasoning"]),
+                   "--organization, --reasoning/--no-reasoning: only for --format forecastbench, not panel")
 
 
 def test_panel_matrix_refuses_a_forecaster_twice_on_one_question():
@@ -246,9 +257,9 @@ def scripted_run(out: Path, n: int = 6) -> Path:
 def test_exported_members_read_back_give_the_runs_aggregates(tmp_path, suffix):
     run = scripted_run(tmp_path)
     exported = tmp_path / f"members.{suffix}"
-    res = runner.invoke(app, ["export", "--panel", str(run), "-o", str(exported)])
+    res = runner.invoke(app, ["export", str(run), "--format", "panel", "-o", str(exported)])
     assert res.exit_code == 0, res.output
-    assert "18 forecasts by 3 forecasters on 6 questions" in res.stderr
+    assert "18 forecasts by 3 forecasters on 6 questions written" in res.stderr and res.stdout.strip() == str(exported)
     res = aggregate(tmp_path, str(exported), "--run-id", "again")
     assert res.exit_code == 0, res.output
     before, after = method_rows(run), method_rows(tmp_path / "runs" / "again")
@@ -280,18 +291,20 @@ def test_given_forecasts_are_reconciled_and_replayed():
     assert not given.result_for("another question").policy_met
 
 
-def test_panel_runner_with_the_scripted_world_scores_debate_and_supervisor(tmp_path):
+def test_a_panel_runs_in_the_harness_with_the_scripted_world_reconciling_it(tmp_path):
     panel, questions = write_panel_files(tmp_path)
     p = read_panel(panel, questions_path=questions)
-    cfg = RunConfig(output_dir=str(tmp_path), run_id="reconciled", providers=["scripted"], search="none", question_type=None,
-                    methods=[*POOL_METHODS, "debate", "supervisor", "pipeline"])
-    r = PanelRunner(cfg, p, provider_factory=lambda s: scripted_world.provider(), progress=False, min_pick_questions=1)
+    cfg = RunConfig(output_dir=str(tmp_path), run_id="reconciled", providers=["scripted"], ensemble="given", search="none",
+                    question_type=None, methods=[*POOL_METHODS, "debate", "supervisor", "pipeline"])
+    r = BenchmarkRunner(cfg, questions=QuestionPool(p.question_list(), source=p.label, facts=p.describe()), ensemble=p.ensemble(),
+                        provider_factory=lambda s: scripted_world.provider(), progress=False)
     summary = asyncio.run(r.arun())
     assert (summary.n_ok, summary.n_failed) == (4, 0)
     records = {x["question_id"]: x for x in read_results(r.run_dir / "results.jsonl")}
     q1 = records["q1"]
     assert {m: q1["methods"][m]["status"] for m in ("debate", "supervisor", "pipeline")} == dict.fromkeys(("debate", "supervisor", "pipeline"), "ok")
-    assert q1["methods"]["mean"]["p_yes"] == pytest.approx(0.5) and q1["methods"]["single_best_in_sample"]["p_yes"] == 0.9
+    assert q1["methods"]["mean"]["p_yes"] == pytest.approx(0.5)
+    assert pick_methods(list(records.values()), min_questions=1)["q1"]["single_best_in_sample"]["p_yes"] == 0.9
     sent = "\n".join(m["content"] for c in q1["trace"]["recorded_calls"] for m in c["messages"])
     assert "REASON-C1 strong trend" in sent and "REASON-A2" not in sent  # each question's own members only
     assert math.isclose(sum(e["input_tokens"] or 0 for e in q1["ledger"] if e["method"] == "ensemble"), 0)  # members cost nothing
@@ -310,7 +323,8 @@ def test_reconciling_the_bundled_panel_with_a_trained_model_needs_the_contaminat
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")  # nothing is called: the questions are refused first
     res = runner.invoke(app, ["aggregate", "--panel", "superforecasters", "-p", "anthropic/claude-sonnet-4-5", "-o", str(tmp_path),
                               "--no-progress"])
-    one_line_error(res, "none of the panel's 578 questions", "--include-before-cutoff")
+    one_line_error(res, "none of the 578 questions of panel superforecasters", "(forecast dates 2024-07-21 to 2024-07-21)",
+                   "--include-before-cutoff")
     assert not any(tmp_path.iterdir())
 
 
