@@ -12,8 +12,9 @@ decimals (as people answer, so exact 0 and 1 occur), rows shuffled (a file is no
   :data:`agent_research.aggregation.AGGREGATORS` (mean, median, min, max, trimmed mean, geometric mean of
   odds, extremized): both id columns factorised, the (questions x forecasters) matrix filled (a forecaster
   twice on one question refused), the probabilities checked once, and the seven aggregates computed by
-  :func:`agent_research.aggregation.aggregate_many` (one sort, one pass of log-odds). It is what
-  :class:`benchmarks.panels.PanelRunner` writes into the run's traces.
+  :func:`agent_research.aggregation.aggregate_many` (one sort, one pass of log-odds). It is what a run of the
+  panel takes as its given members' aggregates (:meth:`benchmarks.panels.Panel.ensemble`), written into the
+  run's traces without aggregating question by question.
 * **groupby-mean**: ``frame.groupby("question_id", sort=False)["p_yes"].mean()``.
 
 Not timed: reading the panel file (its row checks), the walk-forward fitted methods (fits on resolved history,
