@@ -186,6 +186,21 @@ def _folder(path: Path, option: str) -> Path:
     return path
 
 
+def _report(runs: list[Any], out: Path, **kwargs: Any) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    """:func:`benchmarks.report.write.write_report` of ``runs`` (folders, shard groups or loaded runs) into ``out``, with
+    what the panels' runs among them add (:func:`benchmarks.panels.panel_additions`: the picks' rows, the panel's
+    tables), so a panel's report is the same whichever command writes it. Each run is read once.
+
+    Returns the report, the added rows and the extra tables."""
+    from benchmarks.panels import panel_additions
+    from benchmarks.report.write import write_report
+    from benchmarks.run_folder.load import load_run
+
+    loaded = [load_run(r) for r in runs]
+    added, tables = panel_additions(loaded, n_resamples=kwargs.get("n_resamples", 1000), seed=kwargs.get("seed", 0))
+    return write_report(loaded, out, added=added, extra_tables=tables, **kwargs), added, tables
+
+
 def _forecastbench_set(questions_file: Optional[Path]) -> bool:
     """True for a ForecastBench question set (``--questions <date>-llm.json``): a live round forecasts all of it."""
     return questions_file is not None and questions_file.suffix.lower() == ".json"
@@ -338,11 +353,11 @@ def run(
                  f"({summary.n_top_failure} questions): {' '.join((summary.top_failure or 'unknown').split())}")
             raise typer.Exit(code=1)
         if report:
-            from benchmarks.report.write import NothingToScore, write_report
+            from benchmarks.report.write import NothingToScore
             from benchmarks.viewer.terminal import print_compact_leaderboard
 
             try:
-                rep = write_report([runner.run_dir], runner.run_dir, baseline=None, fit_from=earlier, fit_from_any_model=fit_from_any_model)
+                rep, _, _ = _report([runner.run_dir], runner.run_dir, baseline=None, fit_from=earlier, fit_from_any_model=fit_from_any_model)
             except NothingToScore as exc:  # a live round: the forecasts are the result, kept as they are
                 export = (f"; `forecast-reconcile export {runner.run_dir} --organization <team> --model-organization <lab>` "
                           "writes the ForecastBench submission" if _forecastbench_set(questions_file) else "")
@@ -367,7 +382,6 @@ def leaderboard(
     """Write CSV, Markdown and one self-contained HTML page comparing runs (with the walk-forward fitted
     methods); the shards of one run (``run --shard i/n``) are merged into one run, each question counted once."""
     _setup_logging(debug)
-    from benchmarks.report import write_report
     from benchmarks.run_folder.load import ShardGroup, group_shards, run_folders
 
     with cli_errors(debug):
@@ -377,8 +391,8 @@ def leaderboard(
         for g in (r for r in runs if isinstance(r, ShardGroup)):
             missing = f"; missing shard(s) {', '.join(map(str, g.missing))}" if g.missing else ""
             _say(f"run {g.run_id}: {len(g.folders)} of {g.count} shards merged{missing}")
-        rep = write_report(runs, out, baseline=baseline, n_resamples=n_resamples, fit_from=_csv(fit_from) or [],
-                           fit_from_any_model=fit_from_any_model)
+        rep, _, _ = _report(runs, out, baseline=baseline, n_resamples=n_resamples, fit_from=_csv(fit_from) or [],
+                            fit_from_any_model=fit_from_any_model)
         typer.echo(rep.markdown)
         _say(f"wrote {rep.csv_path}, {rep.markdown_path}, {rep.html_path}")
 
@@ -686,11 +700,10 @@ def aggregate(
     from benchmarks.harness.provenance import redacted_command_line
     from benchmarks.harness.runner import BenchmarkRunner
     from benchmarks.harness.selection import QuestionPool
-    from benchmarks.panels import POOL_METHODS, bundled_panel, panel_summary, panel_tables, pick_methods, read_panel
+    from benchmarks.panels import POOL_METHODS, bundled_panel, panel_summary, read_panel
     from benchmarks.protocol.methods import RECONCILIATION_METHODS
-    from benchmarks.report.write import write_report
     from benchmarks.run_folder.layout import MANIFEST_FILE
-    from benchmarks.run_folder.load import load_run, run_folders
+    from benchmarks.run_folder.load import run_folders
     from benchmarks.viewer.terminal import print_compact_leaderboard
 
     with cli_errors(debug):
@@ -720,7 +733,9 @@ def aggregate(
                                sample_n=n, seed=seed, search=search.value if specs else "none", question_type=None,
                                after_model_cutoff=not include_before_cutoff, forecast_date_from=_date(date_from, "--date-from"),
                                max_cost_usd=max_cost, output_dir=str(output_dir), run_id=run_id)
-        runner = BenchmarkRunner(config, questions=QuestionPool(chosen.question_list(), source=chosen.label, facts=chosen.describe()),
+        # the pick minimum goes with the panel's facts, so that every later report of the run (leaderboard, view) picks alike
+        facts = {**chosen.describe(), "min_pick_questions": min_pick_questions}
+        runner = BenchmarkRunner(config, questions=QuestionPool(chosen.question_list(), source=chosen.label, facts=facts),
                                  ensemble=chosen.ensemble(), progress=progress, on_start=lambda folder: _say(f"run folder: {folder}"),
                                  command_line=redacted_command_line(sys.argv))
         summary = asyncio.run(runner.arun(resume=bool(resume)))
@@ -729,14 +744,11 @@ def aggregate(
              f"{summary.wall_time_s:.1f} s{called}")
         if summary.stopped:
             _say(f"stopped: {summary.stopped['note']}")
-        run = load_run(runner.run_dir)  # read once, for the panel's tables and the report
-        picks = pick_methods(run.records, min_pick_questions)
+        rep, picks, tables = _report([runner.run_dir], runner.run_dir, n_resamples=n_resamples, seed=seed, fit_from=earlier,
+                                     fit_from_any_model=fit_from_any_model)
         if not picks:
             _say(f"no forecaster answered {min_pick_questions} of the questions: no best, median or worst single forecaster "
                  "(--min-pick-questions)")
-        tables = panel_tables(run.records, min_pick_questions=min_pick_questions, n_resamples=n_resamples, seed=seed)
-        rep = write_report([run], runner.run_dir, n_resamples=n_resamples, seed=seed, fit_from=earlier,
-                           fit_from_any_model=fit_from_any_model, added={run.run_id: picks}, extra_tables=tables)
         if rep.notice:
             typer.echo(rep.notice)
         print_compact_leaderboard(rep.leaderboard, baseline="mean", files=f"{rep.markdown_path.name}, {rep.csv_path.name}, {rep.html_path.name}")
@@ -755,7 +767,6 @@ def view(
 ) -> None:
     """Write the run's self-contained HTML page if needed, print its path and open it in a browser."""
     _setup_logging(debug)
-    from benchmarks.report import write_report
     from benchmarks.run_folder.layout import PAGE_FILE
     from benchmarks.viewer import open_page, page_is_current
 
@@ -765,7 +776,7 @@ def view(
             raise FileNotFoundError(f"{run}: no such run folder (nor {rdir})")
         page = rdir / PAGE_FILE
         if rebuild or not page_is_current(rdir):
-            page = write_report([rdir], rdir).html_path
+            page = _report([rdir], rdir)[0].html_path
         typer.echo(str(page.resolve()))
         if open_browser and not open_page(page):
             _say("no web browser available: open the path above in one")

@@ -17,18 +17,18 @@ panel through its own seams. Modules, one concept each:
 * :mod:`.pools`: every aggregation method's probability per question, vectorised;
 * :mod:`.forecasters`: single forecasters against the pools, each on its own questions (best, median, worst as
   method rows added to the report, the average member);
-* :mod:`.report`: the panel's tables in the run's report.
+* :mod:`.report`: what a panel's run adds to its report (the picks' rows, the panel's tables), wherever it is written.
 """
 
 from benchmarks.panels.files import BUNDLED_PANELS, PANEL_COLUMNS, Panel, bundled_panel, panel_of_run, read_panel, superforecaster_panel, write_panel
 from benchmarks.panels.forecasters import (MIN_PICK_QUESTIONS, PICKS, forecaster_table, pick_forecasters, pick_label, pick_methods,
                                            pools_against_forecasters)
 from benchmarks.panels.pools import POOL_METHODS, PanelMatrix, panel_matrix, pool_probabilities
-from benchmarks.panels.report import panel_summary, panel_tables
+from benchmarks.panels.report import is_panel_run, panel_additions, panel_summary, panel_tables
 
 __all__ = [
     "BUNDLED_PANELS", "MIN_PICK_QUESTIONS", "PANEL_COLUMNS", "PICKS", "POOL_METHODS", "Panel", "PanelMatrix",
-    "bundled_panel", "forecaster_table", "panel_matrix", "panel_of_run", "panel_summary", "panel_tables", "pick_forecasters",
+    "bundled_panel", "forecaster_table", "is_panel_run", "panel_additions", "panel_matrix", "panel_of_run", "panel_summary", "panel_tables", "pick_forecasters",
     "pick_label", "pick_methods", "pool_probabilities", "pools_against_forecasters", "read_panel", "superforecaster_panel",
     "write_panel",
 ]

@@ -1,7 +1,10 @@
-"""The panel's own tables in its run's report: the pools against single forecasters, and every forecaster
-against the mean on its own questions (:mod:`benchmarks.panels.forecasters`); ``aggregate`` hands them to
-:func:`benchmarks.report.write.write_report` (``extra_tables``, with the picks as ``added`` rows:
-:func:`~benchmarks.panels.forecasters.pick_methods`), which writes them to ``leaderboard.md`` and the page.
+"""What a panel's run adds to its report: the best, median and worst single forecaster as method rows
+(:func:`~benchmarks.panels.forecasters.pick_methods`), and the panel's own tables, the pools against single
+forecasters and every forecaster against the mean on its own questions (:mod:`benchmarks.panels.forecasters`).
+
+:func:`panel_additions` gives both for the runs of a report; the command line hands them to
+:func:`benchmarks.report.write.write_report` (``added``, ``extra_tables``) wherever it writes the report of a
+panel's run (``aggregate``, ``leaderboard``, ``view``), so the page is the same whichever command wrote it.
 """
 
 from __future__ import annotations
@@ -11,9 +14,10 @@ from typing import Any
 
 import pandas as pd
 
-from benchmarks.panels.forecasters import MIN_PICK_QUESTIONS, forecaster_table, members_of_records, pools_against_forecasters
+from benchmarks.panels.forecasters import MIN_PICK_QUESTIONS, forecaster_table, members_of_records, pick_methods, pools_against_forecasters
+from benchmarks.run_folder.load import LoadedRun
 
-__all__ = ["FORECASTERS_TITLE", "POOLS_TITLE", "panel_summary", "panel_tables"]
+__all__ = ["FORECASTERS_TITLE", "POOLS_TITLE", "is_panel_run", "panel_additions", "panel_summary", "panel_tables", "pick_minimum"]
 
 POOLS_TITLE = ("Pools against single forecasters (Brier; the average member on every question, each forecaster on the "
                "questions it answered; negative: the pool is better)")
@@ -60,3 +64,44 @@ def panel_summary(tables: Mapping[str, pd.DataFrame], method: str = "mean") -> s
     interval = (f" [{r.delta_ci_low:+.4f}, {r.delta_ci_high:+.4f}]" if r.delta_ci_low == r.delta_ci_low else " [no interval: too few clusters]")
     return (f"{method} {r.brier:.4f} against the average member {r.brier_average_member:.4f}: {r.delta_vs_average_member:+.4f}{interval}; "
             f"better than {r.forecasters_beaten} of {r.forecasters} forecasters ({r.share_beaten:.0%}) on their own questions")
+
+
+def is_panel_run(manifest: Mapping[str, Any]) -> bool:
+    """True for the manifest of a run whose members were given, not run (``RunConfig.ensemble == "given"``: a panel's)."""
+    return (manifest.get("config") or {}).get("ensemble") == "given"
+
+
+def pick_minimum(manifest: Mapping[str, Any]) -> int:
+    """The fewest questions of a picked forecaster a panel's run was made with (``aggregate --min-pick-questions``,
+    recorded as ``question_selection.pool.min_pick_questions``), else :data:`MIN_PICK_QUESTIONS`."""
+    pool = (manifest.get("question_selection") or {}).get("pool") or {}
+    return int(pool.get("min_pick_questions", MIN_PICK_QUESTIONS))
+
+
+def panel_additions(runs: Sequence[LoadedRun], *, n_resamples: int = 1000, seed: int = 0
+                    ) -> tuple[dict[str, dict[str, dict[str, dict[str, Any]]]], dict[str, pd.DataFrame]]:
+    """What the panels' runs among ``runs`` add to their report (module docstring).
+
+    Parameters
+    ----------
+    runs : sequence of LoadedRun
+        The runs of one report (:func:`benchmarks.run_folder.load.load_run`); those that are not a panel's
+        (:func:`is_panel_run`) add nothing.
+    n_resamples, seed : int
+        Clustered bootstrap resamples and seed of the tables.
+
+    Returns
+    -------
+    added : dict
+        ``{run_id: {question_id: {label: row}}}``: each panel run's picks (:func:`~benchmarks.panels.forecasters.pick_methods`
+        at the run's :func:`pick_minimum`), for ``write_report(added=...)``; a run with no forecaster at the
+        minimum is absent.
+    tables : dict of str to pandas.DataFrame
+        :func:`panel_tables` of the panel's run when the report is of that one run, else empty (tables of
+        several runs are not merged).
+    """
+    added = {run.run_id: picks for run in runs if is_panel_run(run.manifest)
+             and (picks := pick_methods(run.records, pick_minimum(run.manifest)))}
+    tables = (panel_tables(runs[0].records, min_pick_questions=pick_minimum(runs[0].manifest), n_resamples=n_resamples, seed=seed)
+              if len(runs) == 1 and is_panel_run(runs[0].manifest) else {})
+    return added, tables

@@ -106,6 +106,24 @@ def test_hand_computed_panel_from_the_command_line(tmp_path):
     assert manifest["config"]["ensemble"] == "given" and manifest["question_selection"]["source"].startswith("panel panel (")
 
 
+def test_every_report_of_a_panels_run_has_its_picks_and_tables(tmp_path):
+    # leaderboard and view write the report of a panel's run as aggregate did: the picks at the run's recorded
+    # --min-pick-questions (1 here: at the default 30 this panel has none) and the panel's tables
+    panel, questions = write_panel_files(tmp_path)
+    assert aggregate(tmp_path, str(panel), "--questions", str(questions), "--run-id", "hand", "--min-pick-questions", "1").exit_code == 0
+    run = tmp_path / "runs" / "hand"
+    first = pd.read_csv(run / "leaderboard.csv").set_index("label")
+    res = runner.invoke(app, ["leaderboard", str(run), "-o", str(tmp_path / "again"), "--n-resamples", "100"])
+    assert res.exit_code == 0, res.output
+    again = pd.read_csv(tmp_path / "again" / "leaderboard.csv").set_index("label")
+    assert again.loc["single_best_in_sample", "brier"] == first.loc["single_best_in_sample", "brier"] == pytest.approx(0.1)
+    assert "## Pools against single forecasters" in res.stdout
+    (run / "report.html").unlink()
+    assert runner.invoke(app, ["view", str(run), "--no-open"]).exit_code == 0
+    html = unescape((run / "report.html").read_text())
+    assert "Pools against single forecasters" in html and "single_worst_in_sample" in html
+
+
 def test_pools_and_picks_by_hand_from_the_public_functions(tmp_path):
     panel, questions = write_panel_files(tmp_path)
     p = read_panel(panel, questions_path=questions)
