@@ -257,9 +257,12 @@ def grade_answers(exercise: int, answer: Any, expected: Mapping[str, Any], *, to
         ok, problem = _same(answer[k], expected[k], float(tol.get(k, 0.0)))
         if not ok:
             wrong.append(f"{k!r}" + (f" ({problem})" if problem else ""))
-    numeric = sorted({float(tol.get(k, 0.0)) for k in keys if _as_number(expected[k]) is not None
-                      and not isinstance(expected[k], (bool, np.bool_))})
-    tolerances = f" Numbers: {', '.join(_tolerance_text(t) for t in numeric)}." if numeric else ""
+    numeric = {k: float(tol.get(k, 0.0)) for k in keys
+               if _as_number(expected[k]) is not None and not isinstance(expected[k], (bool, np.bool_))}
+    if len(set(numeric.values())) == 1:
+        tolerances = f" Numbers: {_tolerance_text(next(iter(numeric.values())))}."
+    else:
+        tolerances = "".join(f" {k!r}: {_tolerance_text(t)}." for k, t in numeric.items())
     if not wrong:
         shown = ", ".join(f"{k}: {_shown(expected[k])}" for k in keys)
         return Verdict(exercise, "right", f"{what}: {shown}.{tolerances}")
