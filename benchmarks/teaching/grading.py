@@ -270,8 +270,10 @@ def grade_answers(exercise: int, answer: Any, expected: Mapping[str, Any], *, to
 
 
 def _results_match(got: Any, expected: Any, tolerance: float) -> bool:
-    if isinstance(expected, (bool, np.bool_, str)) or isinstance(got, (bool, np.bool_, str)):
+    if isinstance(expected, (bool, np.bool_, str)):
         return _same(got, expected, 0.0)[0]
+    if isinstance(got, (bool, np.bool_, str)):  # True is not 1 here, nor "0.5" a number
+        return False
     try:
         g = np.asarray(got, dtype=float)
         e = np.asarray(expected, dtype=float)

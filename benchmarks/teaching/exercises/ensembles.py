@@ -21,11 +21,11 @@ from benchmarks.teaching.grading import FunctionCase, Verdict, grade_answers, gr
 
 __all__ = ["POLICY_CASES", "check_naive_ensemble", "check_policy_rule", "check_twin_members"]
 
-#: Exercise 1's cases: (members that succeeded, members, min_success_fraction); 7 of 10 at 0.7 is where
+#: Exercise 1's cases: (members that succeeded, members, min_success_fraction); 7 of 25 at 0.28 is where
 #: ``n_ok >= fraction * n`` in floating point (7 >= 7.000000000000001) gets it wrong.
 POLICY_CASES: tuple[tuple[int, int, float], ...] = (
     (2, 5, 0.6), (3, 5, 0.6), (2, 5, 0.4), (2, 5, 0.5), (3, 5, 0.5), (5, 5, 1.0), (4, 5, 1.0), (0, 5, 0.1),
-    (1, 3, 1 / 3), (7, 10, 0.7), (1, 1, 1.0),
+    (1, 3, 1 / 3), (7, 25, 0.28), (1, 1, 1.0),
 )
 
 
@@ -44,7 +44,7 @@ def check_policy_rule(function: Callable[[int, int, float], bool], forecasts: Se
         cases.append(FunctionCase(f"{n_ok} of {n} ok, min_success_fraction {fraction:.4g}", (n_ok, n, fraction), met))
     return grade_function(1, function, cases, tolerance=0.0, what="policy_met",
                          hint="'at least' that fraction of the members, and at least one; beware of floating point: "
-                         "0.7 * 10 is 7.000000000000001.")
+                         "0.28 * 25 is 7.000000000000001.")
 
 
 def check_naive_ensemble(answer: Any, result: EnsembleResult, question: Question) -> Verdict:
