@@ -27,7 +27,7 @@ from typing import Any, Literal
 import numpy as np
 
 __all__ = ["FunctionCase", "STATUS_TEXT", "Verdict", "grade_answers", "grade_choice", "grade_function", "grade_number",
-           "is_placeholder", "not_answered"]
+           "is_placeholder", "is_unanswered", "not_answered"]
 
 Status = Literal["right", "wrong", "not answered"]
 #: How a verdict names its status (the word a notebook test looks for after ``Exercise N:``).
@@ -90,6 +90,13 @@ class FunctionCase:
 def is_placeholder(answer: Any) -> bool:
     """True for an answer left as its placeholder: ``None`` or ``...`` (Ellipsis)."""
     return answer is None or answer is Ellipsis
+
+
+def is_unanswered(answer: Any) -> bool:
+    """True for a placeholder (:func:`is_placeholder`) or a dict whose every entry is still one: a check that
+    has to run something costly to grade tests this first."""
+    return is_placeholder(answer) or (isinstance(answer, Mapping) and bool(answer)
+                                      and all(is_placeholder(v) for v in answer.values()))
 
 
 def not_answered(exercise: int, what: str) -> Verdict:
@@ -242,9 +249,9 @@ def grade_answers(exercise: int, answer: Any, expected: Mapping[str, Any], *, to
     missing = [k for k in keys if k not in answer]
     if missing:
         return Verdict(exercise, "wrong", f"the answer has no entry {', '.join(map(repr, missing))} (keep the keys of the template).")
-    blank = [k for k in keys if is_placeholder(answer[k])]
-    if len(blank) == len(keys):
+    if is_unanswered(answer):
         return not_answered(exercise, f"{what} ({', '.join(map(repr, keys))})")
+    blank = [k for k in keys if is_placeholder(answer[k])]
     if blank:
         return not_answered(exercise, f"the entries still None: {', '.join(map(repr, blank))}")
     tol = tolerance if isinstance(tolerance, Mapping) else {k: tolerance for k in keys}

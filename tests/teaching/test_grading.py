@@ -9,7 +9,8 @@ import re
 import numpy as np
 import pytest
 
-from benchmarks.teaching.grading import FunctionCase, Verdict, grade_answers, grade_choice, grade_function, grade_number
+from benchmarks.teaching.grading import (FunctionCase, Verdict, grade_answers, grade_choice, grade_function, grade_number,
+                                         is_unanswered)
 
 #: How a notebook test reads a verdict (tests/notebooks/test_notebooks.py).
 SHOWN = re.compile(r"^Exercise (\d+): (right|wrong|not answered yet)\. ")
@@ -47,6 +48,11 @@ def test_placeholders_are_not_answered(placeholder):
     assert grade_answers(2, placeholder, {"k": 1}, what="x").status == "not answered"
     assert grade_function(2, placeholder, [FunctionCase("c", (), 1)], tolerance=0, what="f").status == "not answered"
     assert "then run this cell again" in str(grade_number(2, placeholder, 1.0, tolerance=0, what="x"))
+
+
+def test_a_template_of_placeholders_is_unanswered():
+    assert is_unanswered(None) and is_unanswered(...) and is_unanswered({"a": None, "b": ...})
+    assert not is_unanswered({"a": None, "b": 0}) and not is_unanswered({}) and not is_unanswered(0)
 
 
 def test_grade_choice_ignores_case_and_spaces_and_lists_the_options():

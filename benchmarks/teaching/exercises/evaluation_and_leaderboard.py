@@ -16,7 +16,7 @@ import pandas as pd
 
 from agent_schemas import Question
 from benchmarks import scoring
-from benchmarks.teaching.grading import Verdict, grade_answers, grade_choice, grade_number, is_placeholder, not_answered
+from benchmarks.teaching.grading import Verdict, grade_answers, grade_choice, grade_number, is_unanswered, not_answered
 
 __all__ = ["INTERVAL_CHOICES", "check_ece_of_always_half", "check_six_question_run", "check_source_clusters"]
 
@@ -36,7 +36,7 @@ async def check_six_question_run(answer: Any, simulated_run: Callable[[str, int]
     """Exercise 2: ``answer = {"intervals": bool, "ranks": bool}``: whether the leaderboard of a harness run of
     6 questions (``simulated_run``, the notebook's) shows Brier intervals and ranks. The check makes the run
     (in ``work``) and reads its report."""
-    if is_placeholder(answer) or (isinstance(answer, dict) and all(is_placeholder(v) for v in answer.values())):
+    if is_unanswered(answer):
         return not_answered(2, "the six-question leaderboard ('intervals', 'ranks')")
     tiny = simulated_run("check-six-questions", 6)
     await tiny.arun()

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pandas as pd
@@ -17,7 +17,7 @@ from agent_research import PipelineConfig
 from agent_research.frameworks import RoleProviders
 from agent_schemas import PipelineTrace
 from benchmarks import scripted_world
-from benchmarks.teaching.grading import Verdict, grade_answers, grade_choice, is_placeholder, not_answered
+from benchmarks.teaching.grading import Verdict, grade_answers, grade_choice, is_placeholder, is_unanswered, not_answered
 
 __all__ = ["GATE_THRESHOLDS", "LATENCIES_S", "SHARE_CHOICES", "SUPERVISOR_BILLED_TO", "check_overhead_share",
            "check_spread_gate", "check_split_roles"]
@@ -27,16 +27,12 @@ RunAll = Callable[..., Awaitable[tuple[dict[str, PipelineTrace], dict[str, Scrip
 GATE_THRESHOLDS = (0.7, 0.3)
 
 
-def _unanswered(answer: Any) -> bool:
-    return is_placeholder(answer) or (isinstance(answer, Mapping) and all(is_placeholder(v) for v in answer.values()))
-
-
 async def check_spread_gate(answer: Any, run_all: RunAll, config: PipelineConfig) -> Verdict:
     """Exercise 1: ``answer = {"specialists run at 0.7": bool, "specialists run at 0.3": bool, "calls saved at
     0.7": n}`` for the notebook's question, run in every framework by ``run_all`` with ``config`` and each
     threshold of :data:`GATE_THRESHOLDS`; calls saved against ``config``'s own run (the same in every
     framework, else the check says so), exact."""
-    if _unanswered(answer):
+    if is_unanswered(answer):
         return not_answered(1, "the gated runs ('specialists run at 0.7', 'specialists run at 0.3', 'calls saved at 0.7')")
     _, plain = await run_all(config)
     expected: dict[str, Any] = {}
@@ -65,7 +61,7 @@ async def check_split_roles(answer: Any, run_all: RunAll, config: PipelineConfig
     """Exercise 2: ``answer = {"ledger rows": n, "the supervisor is billed to": one of SUPERVISOR_BILLED_TO}``
     for the LangGraph trace of ``run_all(config, roles=...)`` with the members on the scripted world and the
     bull and the bear on their own scripted providers (models "bull-model", "bear-model")."""
-    if _unanswered(answer):
+    if is_unanswered(answer):
         return not_answered(2, "the ledger ('ledger rows', 'the supervisor is billed to')")
     members = scripted_world.provider()
     roles = RoleProviders(members=[members],

@@ -16,7 +16,7 @@ from agent_providers.scripted import count_tokens_approx
 from agent_research import ForecasterAgent
 from agent_schemas import Question, SearchOutcome
 from agent_tools import ToolExecutor
-from benchmarks.teaching.grading import Verdict, grade_answers, is_placeholder, not_answered
+from benchmarks.teaching.grading import Verdict, grade_answers, is_unanswered, not_answered
 
 __all__ = ["UNUSUAL_ANSWERS", "check_crowd_line", "check_more_results", "check_parsed_answers"]
 
@@ -64,7 +64,7 @@ async def check_more_results(answer: Any, agent: ForecasterAgent, question: Ques
     """Exercise 3: ``answer = {"prompt tokens per extra result": t, "the latest evidence date can pass the
     cutoff": bool}`` for ``agent`` with ``max_results=5`` instead of its own. Tokens are ``ceil(characters /
     4)`` of the whole prompt, per result added; within 15 tokens (a prediction, not a count)."""
-    if is_placeholder(answer):
+    if is_unanswered(answer):
         return not_answered(3, "the cost of more results ('prompt tokens per extra result', 'the latest evidence "
                                "date can pass the cutoff')")
     wide = ForecasterAgent(ScriptedProvider(), executor=executor, n_queries=agent.n_queries, max_results=5,

@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
