@@ -49,8 +49,9 @@ WINGS: dict[str, tuple[int, set[str]]] = {
     "viewer": (2, {"run_folder", "scoring", "questions", "protocol"}),  # page, plots, trace views, terminal table
     "report": (3, {"run_folder", "scoring", "questions", "protocol", "viewer"}),  # leaderboards and reports of runs
     "harness": (3, {"run_folder", "scoring", "questions", "protocol", "testing"}),  # the engine that runs questions
-    "cli": (4, {"run_folder", "scoring", "questions", "protocol", "viewer", "report", "harness"}),
-    "perf": (5, {"run_folder", "scoring", "questions", "protocol", "testing", "viewer", "report", "harness", "cli"}),
+    "teaching": (3, {"run_folder", "scoring", "questions", "protocol", "testing"}),  # notebook exercises' graders, class split
+    "cli": (4, {"run_folder", "scoring", "questions", "protocol", "viewer", "report", "harness", "teaching"}),
+    "perf": (5, {"run_folder", "scoring", "questions", "protocol", "testing", "viewer", "report", "harness", "teaching", "cli"}),
 }
 
 
