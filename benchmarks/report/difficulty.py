@@ -17,7 +17,8 @@ How the leaderboard's rows enter the fit (:func:`brier_index_columns`):
   link runs that share no question, which is what makes their methods comparable (``base_rate`` depends on
   a run's question history, so each run's is its own entry);
 * ``always_0.5`` is scored but not fitted on (ForecastBench leaves constant forecasters out of the fit,
-  :mod:`benchmarks.scoring.brier_index`).
+  :mod:`benchmarks.scoring.brier_index`); a question only it answered (every method failed there and was
+  listed apart) has no difficulty to estimate and is left out of the index.
 """
 
 from __future__ import annotations
@@ -59,6 +60,9 @@ def brier_index_columns(compared: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=["label", *BRIER_INDEX_COLUMNS])
     entry = rows["label"].where(~((rows["kind"] == "baseline") & rows["method"].isin(SAME_IN_EVERY_RUN)), rows["method"])
     fit = rows.assign(entry=entry).drop_duplicates(["entry", "question_id"])
+    fit = fit[fit["question_id"].isin(set(fit.loc[~fit["entry"].isin(NOT_FITTED), "question_id"]))]
+    if fit.empty:
+        return pd.DataFrame(columns=["label", *BRIER_INDEX_COLUMNS])
     table = brier_index_table(fit, entry_col="entry", exclude_from_fit=[e for e in NOT_FITTED if e in set(fit["entry"])])
     by_entry = table.set_index("entry")
     out = pd.DataFrame({"label": list(dict.fromkeys(rows["label"]))})

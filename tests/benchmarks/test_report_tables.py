@@ -476,7 +476,7 @@ def test_write_report_writes_the_three_files_with_every_table(run_a, tmp_path, p
     board_md = rep.markdown.split("## Leaderboard")[1].split("## Cost per method")[0]
     header = next(line for line in board_md.splitlines() if line.startswith("| "))
     assert [c.strip() for c in header.strip("|").split("|")] == [  # equals: the fitted methods fell back on all 3 questions
-        "rank", "label", "equals", "n", "n_answered", "n_fallback", "brier", "brier_ci_low", "brier_ci_high", "log_loss", "ece", "delta_brier_vs_baseline",
+        "rank", "label", "equals", "n", "n_answered", "n_fallback", "brier", "brier_ci_low", "brier_ci_high", "brier_index", "log_loss", "ece", "delta_brier_vs_baseline",
         "delta_brier_ci_low", "delta_brier_ci_high", "tokens_per_question", "failed"]
     audit_md = rep.markdown.split("## Leakage audit over the prompts actually sent (findings must be 0)")[1]
     assert "| a        |           3 |                  1 |" in audit_md  # run a: 3 questions, 1 failed
@@ -502,8 +502,8 @@ def test_write_report_writes_the_three_files_with_every_table(run_a, tmp_path, p
     for m in FITTED_METHODS:  # each question's trace shows its fitted rows
         assert q1_fitted[m]["note"] in unescape(html), m
     listed_apart = write_report([run_a], tmp_path / "out2", n_resamples=20)
-    assert "## Not ranked (answered fewer than 80% of the questions; Brier on their own questions)" in listed_apart.markdown
-    assert "answered fewer than 80% of the questions; Brier on their own questions (not comparable)" in listed_apart.html_path.read_text()
+    assert "## Not ranked (answered fewer than 80% of the questions; Brier on their own questions, brier_index adjusted for their difficulty)" in listed_apart.markdown
+    assert "answered fewer than 80% of the questions; Brier on their own questions (not comparable; the Brier Index in each row's details adjusts for their difficulty)" in listed_apart.html_path.read_text()
 
 
 def test_the_baseline_of_several_runs_is_the_first_runs_method(run_a, tmp_path):
