@@ -632,6 +632,48 @@ def questions_show(
         typer.echo(format_question(q, width=min(shutil.get_terminal_size((100, 24)).columns, 120) - 2))
 
 
+classroom_app = typer.Typer(help="A class competition on the bundled questions: split them into a students' file without "
+                                 "outcomes and a teacher's file with them; grade the students' forecasts with `score`.",
+                            context_settings={"help_option_names": ["-h", "--help"]}, no_args_is_help=True)
+app.add_typer(classroom_app, name="classroom")
+
+
+@classroom_app.command("split")
+def classroom_split(
+    student_file: Path = typer.Option(..., "--student-file", help="Questions for the students (.csv or .jsonl): what was knowable on each forecast date; no outcome, no resolution date, no URL."),
+    teacher_file: Path = typer.Option(..., "--teacher-file", help="The teacher's file (.csv or .jsonl): the same questions with their outcomes. Keep it from the students; grade with `score SUBMISSION --questions TEACHER_FILE`."),
+    n: int = typer.Option(50, "--n", min=1, help="Questions in the competition: a seeded sample of resolved bundled questions, one per source question."),
+    seed: int = typer.Option(0, help="Seed of the sample: the same seed and filters give the same questions."),
+    sources: Optional[str] = typer.Option(None, "--source", help="Sources, comma-separated (e.g. polymarket,metaculus)."),
+    question_type: QuestionType = typer.Option(QuestionType.market, "--type", help="Question type."),
+    date_from: Optional[str] = typer.Option(None, help="Keep questions with forecast date on/after YYYY-MM-DD."),
+    date_to: Optional[str] = typer.Option(None, help="Keep questions with forecast date on/before YYYY-MM-DD."),
+    include_unclosed: bool = typer.Option(False, "--include-unclosed", help="Also use questions whose scheduled close is after the outcome snapshot (2026-08-20); these over-represent early (mostly Yes) resolutions."),
+    show_crowd: bool = typer.Option(False, "--show-crowd", help="Put the crowd / market probability at freeze (and its date) in the students' file."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace files that exist (by default an existing file is never replaced)."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+) -> None:
+    """Write a class competition's questions: the students' file (outcomes held back) and the teacher's (with them).
+
+    Students hand in question_id,p_yes rows (a method column with each one's name lets one file hold the class); `forecast-reconcile score SUBMISSION --questions TEACHER_FILE` grades them next to the crowd and always 0.5, on the same questions.
+    """
+    _setup_logging(debug)
+    from benchmarks.teaching.class_split import class_split, select_class_questions, write_class_split
+
+    with cli_errors(debug):
+        questions = select_class_questions(
+            n, seed=seed, sources=_csv(sources), question_type=None if question_type is QuestionType.any else question_type.value,
+            forecast_date_from=_date(date_from, "--date-from"), forecast_date_to=_date(date_to, "--date-to"),
+            include_unclosed=include_unclosed)
+        if len(questions) < n:
+            _say(f"only {len(questions)} questions match the filters: the competition has {len(questions)}")
+        split = class_split(questions, show_crowd=show_crowd)
+        write_class_split(split, student_file, teacher_file, overwrite=overwrite)
+        _say(f"wrote {student_file}: {len(questions)} questions for the students ({', '.join(split.students.columns)})")
+        _say(f"wrote {teacher_file}: the same questions with their outcomes; keep it from the students")
+        _say(f"grade a submission (question_id,p_yes[,method]): forecast-reconcile score SUBMISSION --questions {teacher_file}")
+
+
 @app.command()
 def frameworks(
     provider: str = typer.Option("scripted", "--provider", "-p", help="'scripted' (deterministic, --latency-ms per call) or a provider spec such as local/smollm2."),

@@ -49,10 +49,11 @@ WINGS: dict[str, tuple[int, set[str]]] = {
     "viewer": (2, {"run_folder", "scoring", "questions", "protocol"}),  # page, plots, trace views, terminal table
     "report": (3, {"run_folder", "scoring", "questions", "protocol", "viewer"}),  # leaderboards and reports of runs
     "harness": (3, {"run_folder", "scoring", "questions", "protocol", "testing"}),  # the engine that runs questions
+    "teaching": (3, {"run_folder", "scoring", "questions", "protocol", "testing"}),  # notebook exercises' graders, class split
     # panels of forecasters read (score's file reader), pooled and compared; the engine runs them as given members
     "panels": (4, {"run_folder", "scoring", "questions", "protocol", "report"}),
-    "cli": (5, {"run_folder", "scoring", "questions", "protocol", "viewer", "report", "harness", "panels"}),
-    "perf": (6, {"run_folder", "scoring", "questions", "protocol", "testing", "viewer", "report", "harness", "panels", "cli"}),
+    "cli": (5, {"run_folder", "scoring", "questions", "protocol", "viewer", "report", "harness", "teaching", "panels"}),
+    "perf": (6, {"run_folder", "scoring", "questions", "protocol", "testing", "viewer", "report", "harness", "teaching", "panels", "cli"}),
 }
 
 

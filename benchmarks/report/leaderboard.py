@@ -25,7 +25,7 @@ CSV_FILE = "leaderboard.csv"
 MARKDOWN_FILE = "leaderboard.md"
 #: Columns of a report's Markdown leaderboard, in order (those present; ``equals`` only when a row has one).
 RUN_COLUMNS = ("rank", "label", "equals", "n", "n_answered", "n_fallback", "brier", "brier_ci_low", "brier_ci_high",
-               "log_loss", "ece", "delta_brier_vs_baseline", "delta_brier_ci_low", "delta_brier_ci_high",
+               "brier_index", "log_loss", "ece", "delta_brier_vs_baseline", "delta_brier_ci_low", "delta_brier_ci_high",
                "tokens_per_question", "failed")
 #: Columns printed and written as the score leaderboard, in order (those present).
 SCORE_COLUMNS = ("rank", "method", "kind", "n", "n_answered", "brier", "brier_ci_low", "brier_ci_high", "log_loss", "ece",
@@ -74,7 +74,8 @@ def leaderboard_sections(table: pd.DataFrame, *, baseline: str, min_coverage: fl
         f"## Leaderboard (lower Brier is better; 95% clustered bootstrap intervals; baseline for deltas: {baseline})",
         ranking_note(ranked, min_coverage, plan_note=plan_note),
         board_markdown(ranked[cols]),
-        *([f"## Not ranked (answered fewer than {min_coverage:.0%} of the questions; Brier on their own questions)",
+        *([f"## Not ranked (answered fewer than {min_coverage:.0%} of the questions; Brier on their own questions, "
+            "brier_index adjusted for their difficulty)",
            board_markdown(unranked[cols])] if len(unranked) else []),
     ]
 

@@ -24,6 +24,7 @@ from benchmarks.protocol.fitted import (LEARNED_MEAN, MIN_FIT_PER_CLASS, MIN_FIT
 from benchmarks.report.audits import contamination_split, leakage_audit_table, simulation_note
 from benchmarks.report.confidence_bands import confidence_band_table
 from benchmarks.report.costs import cost_effectiveness, cost_tables, reference_note, reference_vs_mean
+from benchmarks.report.difficulty import brier_index_columns
 from benchmarks.report.frame import (QUESTION_COLUMNS, AddedMethods, joined_rows, long_frame, method_fallbacks, methods_of,
                                      planned_questions, scorable)
 from benchmarks.report.leaderboard import leaderboard_sections, markdown_table, ranking_note, write_leaderboard
@@ -167,6 +168,7 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_di
                          question_cols=QUESTION_COLUMNS, questions=the_set)
     compared = pd.concat([comparison.frame, scored[scored["label"].isin(comparison.apart)].assign(fallback=False)],
                          ignore_index=True)
+    table = table.merge(brier_index_columns(compared), on="label", how="left")
     attempts = df.groupby("label").agg(attempted=("question_id", "size"), failed=("status", lambda s: int((s == "failed").sum())))
     table = table.merge(attempts, left_on="label", right_index=True, how="left")
     costs, roles = cost_tables(runs, added=after_runs)  # never empty: every question has its fitted methods' rows

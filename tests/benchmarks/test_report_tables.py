@@ -476,7 +476,7 @@ def test_write_report_writes_the_three_files_with_every_table(run_a, tmp_path, p
     board_md = rep.markdown.split("## Leaderboard")[1].split("## Cost per method")[0]
     header = next(line for line in board_md.splitlines() if line.startswith("| "))
     assert [c.strip() for c in header.strip("|").split("|")] == [  # equals: the fitted methods fell back on all 3 questions
-        "rank", "label", "equals", "n", "n_answered", "n_fallback", "brier", "brier_ci_low", "brier_ci_high", "log_loss", "ece", "delta_brier_vs_baseline",
+        "rank", "label", "equals", "n", "n_answered", "n_fallback", "brier", "brier_ci_low", "brier_ci_high", "brier_index", "log_loss", "ece", "delta_brier_vs_baseline",
         "delta_brier_ci_low", "delta_brier_ci_high", "tokens_per_question", "failed"]
     audit_md = rep.markdown.split("## Leakage audit over the prompts actually sent (findings must be 0)")[1]
     assert "| a        |           3 |                  1 |" in audit_md  # run a: 3 questions, 1 failed
@@ -502,8 +502,8 @@ def test_write_report_writes_the_three_files_with_every_table(run_a, tmp_path, p
     for m in FITTED_METHODS:  # each question's trace shows its fitted rows
         assert q1_fitted[m]["note"] in unescape(html), m
     listed_apart = write_report([run_a], tmp_path / "out2", n_resamples=20)
-    assert "## Not ranked (answered fewer than 80% of the questions; Brier on their own questions)" in listed_apart.markdown
-    assert "answered fewer than 80% of the questions; Brier on their own questions (not comparable)" in listed_apart.html_path.read_text()
+    assert "## Not ranked (answered fewer than 80% of the questions; Brier on their own questions, brier_index adjusted for their difficulty)" in listed_apart.markdown
+    assert "answered fewer than 80% of the questions; Brier on their own questions (not comparable; the Brier Index in each row's details adjusts for their difficulty)" in listed_apart.html_path.read_text()
 
 
 def test_rows_added_by_the_caller_are_ranked_costed_and_shown_and_a_loaded_run_is_not_read_again(run_a, tmp_path):
@@ -779,3 +779,38 @@ def test_the_horizon_table_buckets_each_question_and_keeps_unknown_horizons_apar
     table = data.tables["By horizon bucket"]
     mean = table[table["label"] == "mean"].set_index("horizon_bucket")["n"].to_dict()
     assert mean == {"<=7d": 2, "91-180d": 1, "unknown": 9}
+
+
+def _with_crowd(rec: dict, p: float) -> dict:
+    rec["baselines"]["crowd"] = {"p_yes": p, "status": "ok", "note": "market at freeze"}
+    return rec
+
+
+def test_runs_on_different_questions_are_compared_by_brier_index_linked_by_the_crowd(tmp_path):
+    """Issue 31: the Brier Index lets entries that answered different questions be compared. Run "easy" holds
+    questions the crowd gets nearly right (Brier 0.01; the run's mean 0.04), run "hard" questions where the
+    crowd says 0.5 (0.25; the mean 0.16). By hand: the fit gives easy:mean = crowd + 0.03 and hard:mean =
+    crowd - 0.09; shifted so that Always 0.5 scores 0.25, the adjusted scores are 0.16 and 0.04: Brier Index
+    100 (1 - sqrt(0.16)) = 60 and 100 (1 - sqrt(0.04)) = 80, the other order than raw Brier (0.04 < 0.16)."""
+    easy = [_with_crowd(record(question(f"e{i}", "2025-01-01", i % 2), members=[0.8, 0.8] if i % 2 else [0.2, 0.2],
+                               latencies=[1, 1], final=None), 0.9 if i % 2 else 0.1) for i in range(4)]
+    hard = [_with_crowd(record(question(f"h{i}", "2025-01-01", i % 2), members=[0.6, 0.6] if i % 2 else [0.4, 0.4],
+                               latencies=[1, 1], final=None), 0.5) for i in range(4)]
+    runs = [write_run(tmp_path, "easy", easy), write_run(tmp_path, "hard", hard)]
+    t = write_report(runs, tmp_path / "out", n_resamples=20).leaderboard.set_index("label")
+    assert not t["ranked"].any()  # no question in common: every row apart, on its own questions
+    assert (t.loc["easy:mean", "brier"], t.loc["hard:mean", "brier"]) == pytest.approx((0.04, 0.16))
+    assert (t.loc["easy:mean", "brier_index"], t.loc["hard:mean", "brier_index"]) == pytest.approx((60.0, 80.0))
+    assert (t.loc["easy:mean", "adjusted_brier"], t.loc["hard:mean", "adjusted_brier"]) == pytest.approx((0.16, 0.04))
+    assert t.loc["easy:crowd", "brier_index"] == t.loc["hard:crowd", "brier_index"] == pytest.approx(100 * (1 - 0.13 ** 0.5))
+    assert t.loc["easy:always_0.5", "brier_index"] == pytest.approx(50.0)
+    assert (t["brier_index_market"] == t["brier_index"]).all() and t["brier_index_dataset"].isna().all()
+    md = (tmp_path / "out" / "leaderboard.md").read_text()
+    assert "brier_index" in md and "brier_index adjusted for their difficulty" in md
+
+
+def test_the_brier_index_of_methods_compared_on_every_question_is_their_brier_rescaled(run_a, tmp_path):
+    t = write_report([run_a], tmp_path / "out", n_resamples=20, min_coverage=0.6).leaderboard.set_index("label")
+    compared = t[t["ranked"]]
+    assert len(compared) >= 5  # one question set, every row on every question: no difficulty to adjust for
+    assert list(compared["brier_index"]) == pytest.approx([100 * (1 - b ** 0.5) for b in compared["brier"]])

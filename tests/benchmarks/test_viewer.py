@@ -309,3 +309,11 @@ def test_the_supervisor_section_shows_which_results_counted_as_evidence_and_why(
         badge = "counted" if e["counted"] else "not counted"
         assert f"{badge}</span> {escape(e['title'] or e['url'])} <span class=\"muted\">— {escape(e['reason'])}</span>" in html
     assert any(str(escape(e["reason"])).startswith("relevant (shares ") for e in judged)
+
+
+def test_each_rows_details_show_its_brier_index(viewer_run):
+    board = pd.read_csv(viewer_run.run_dir / "leaderboard.csv")
+    html = viewer_run.page.read_text(encoding="utf-8")
+    shown = re.findall(r"<dt>Brier Index</dt><dd>(\d+\.\d)", html)
+    assert len(shown) == board["brier_index"].notna().sum() > 0
+    assert sorted(shown) == sorted(f"{v:.1f}" for v in board["brier_index"].dropna())
