@@ -31,12 +31,9 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import gc
 import statistics
 import sys
-import time
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -46,6 +43,7 @@ if __package__ in (None, ""):  # run as a script from a checkout
 
 from agent_research.aggregation import AGGREGATORS  # noqa: E402
 from benchmarks.panels import panel_matrix, pool_probabilities  # noqa: E402
+from benchmarks.perf.scoring_speed import interleaved, timed  # noqa: E402
 
 TARGET = 3.0
 
@@ -60,13 +58,6 @@ def synthetic(n_questions: int, n_forecasters: int, seed: int = 0) -> pd.DataFra
     qids = np.array([f"q{i:05d}" for i in range(n_questions)], dtype=object)
     who = np.array([f"f{i:03d}" for i in range(n_forecasters)], dtype=object)
     return pd.DataFrame({"question_id": qids[order // n_forecasters], "forecaster": who[order % n_forecasters], "p_yes": p[order]})
-
-
-def timed(fn: Callable[[], object]) -> float:
-    gc.collect()
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,14 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"check: aggregate's mean equals the groupby-mean (largest difference {gap:.1e}); "
           f"exact 0 or 1 forecasts: {int(((frame['p_yes'] == 0) | (frame['p_yes'] == 1)).sum()):,}")
 
-    t_agg, t_grp = [], []
-    for r in range(args.rounds):
-        if r % 2 == 0:
-            t_agg.append(timed(aggregate))
-            t_grp.append(timed(groupby_mean))
-        else:
-            t_grp.append(timed(groupby_mean))
-            t_agg.append(timed(aggregate))
+    t_agg, t_grp = interleaved(aggregate, groupby_mean, args.rounds)
     ma, mg = statistics.median(t_agg), statistics.median(t_grp)
     ratio = ma / mg
     print(f"\nmedian of {args.rounds} interleaved rounds")

@@ -74,6 +74,21 @@ def timed(fn: Callable[[], object]) -> float:
     return time.perf_counter() - t0
 
 
+def interleaved(first: Callable[[], object], second: Callable[[], object], rounds: int) -> tuple[list[float], list[float]]:
+    """Seconds of ``rounds`` timed calls of each side (:func:`timed`), interleaved and alternating which side goes
+    first, so that a change of the machine's load falls on both sides alike."""
+    t_first: list[float] = []
+    t_second: list[float] = []
+    for r in range(rounds):
+        if r % 2 == 0:
+            t_first.append(timed(first))
+            t_second.append(timed(second))
+        else:
+            t_second.append(timed(second))
+            t_first.append(timed(first))
+    return t_first, t_second
+
+
 def peak_mib(fn: Callable[[], object]) -> float:
     gc.collect()
     tracemalloc.start()
@@ -109,14 +124,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{abs(s0.murphy.total() - s0.brier):.1e}")
 
     # 1. full metric set vs sklearn, interleaved
-    t_ours, t_sk = [], []
-    for r in range(args.rounds):
-        if r % 2 == 0:
-            t_ours.append(timed(lambda: ours(p, o)))
-            t_sk.append(timed(lambda: sklearn_side(p, o)))
-        else:
-            t_sk.append(timed(lambda: sklearn_side(p, o)))
-            t_ours.append(timed(lambda: ours(p, o)))
+    t_ours, t_sk = interleaved(lambda: ours(p, o), lambda: sklearn_side(p, o), args.rounds)
     mo, ms = statistics.median(t_ours), statistics.median(t_sk)
     ratio = mo / ms
     print(f"\n[1] full metric set, {args.methods} methods, median of {args.rounds} rounds")
