@@ -721,7 +721,7 @@ def aggregate(
     max_cost: Optional[float] = typer.Option(None, "--max-cost", help="Cost cap in USD of the reconcilers (with --provider)."),
     output_dir: Path = typer.Option(Path("runs"), "--output", "-o", help="Parent folder of run folders."),
     run_id: Optional[str] = typer.Option(None, help="Run folder name (default: timestamp)."),
-    resume: Optional[str] = typer.Option(None, "--resume", help="Continue the panel's run with this id (give the same panel and options) without redoing its finished questions."),
+    resume: Optional[str] = typer.Option(None, "--resume", help="Continue the panel's run with this id (or folder) with its recorded settings, without redoing its finished questions; give the same panel (file or --panel): its questions must be the run's."),
     n_resamples: int = typer.Option(1000, min=1, help="Clustered bootstrap resamples."),
     fit_from: Optional[str] = typer.Option(None, "--fit-from", help="Earlier run folders (or folders of runs), comma-separated, the fitted methods also learn from (only questions resolved before each question's forecast date)."),
     fit_from_any_model: bool = typer.Option(False, "--fit-from-any-model", help="Let the fitted methods learn from --fit-from runs of other panels or models."),
