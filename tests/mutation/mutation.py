@@ -65,6 +65,7 @@ RUNNER_MODULES = ("benchmarks/run_folder/durable.py", "benchmarks/run_folder/rec
 REPORT_MODULES = ("benchmarks/report/write.py", "benchmarks/report/frame.py", "benchmarks/report/costs.py",
                   "benchmarks/report/audits.py", "benchmarks/report/leaderboard.py", "benchmarks/run_folder/load.py")
 RUNNER_TESTS = ["tests/benchmarks/test_durable_files.py", "tests/benchmarks/test_question_selection.py",
+                "tests/benchmarks/test_given_members.py",  # the given-ensemble seams of the stack, selection and runner
                 "tests/benchmarks/test_harness.py", "tests/benchmarks/test_runner.py", "tests/benchmarks/test_validity.py",
                 *(f"tests/benchmarks/test_run_folder.py::{t}" for t in (
                     "test_a_question_whose_pipeline_raises_is_a_failed_record_and_the_run_goes_on",
