@@ -115,7 +115,6 @@ class ProviderStack:
         self.adapters: list[Provider] = []
         self._retrying: list[RetryingProvider] = []
         self._caches: list[CachingProvider] = []
-        self._built = False
 
     def _base_provider(self, spec: str | None) -> Provider:
         """The bare adapter for ``spec`` (``retry=False``: :meth:`build` adds the one retry layer)."""
@@ -175,14 +174,13 @@ class ProviderStack:
                 wrapped = c
             out.append(wrapped)
         self.providers = out
-        self._built = True
         if self.config.providers:
             self.config = self.config.model_copy(update={"providers": [redact_spec(s) for s in self.config.providers]})
         return out
 
     def built(self) -> list[Provider]:
-        """The wrapped providers, built on first use (:meth:`build`)."""
-        return self.providers if self._built else self.build()
+        """The wrapped providers, built on first use (:meth:`build`; with no provider to build, each use finds none)."""
+        return self.providers or self.build()
 
     def rate_limits_for(self, spec: str) -> RateLimits | None:
         """The rate limits of provider ``spec``: its defaults (:func:`agent_providers.ratelimit.default_limits`)
