@@ -10,6 +10,7 @@ imports the ``anthropic`` SDK only then).
 
 from agent_providers.base import Ask, Provider, UsageMeter, WrappingProvider, normalise_messages, provider_ask, run_sync, spent_usage
 from agent_providers.credentials import redact_spec
+from agent_providers.roles import CALL_ROLES, CallRole, call_role, calling_as
 from agent_providers.registry import AutoChoice, auto_provider, choose_auto_spec, get_provider, split_specs
 from agent_providers.scripted import ScriptedProvider
 
@@ -39,6 +40,6 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "Ask", "AutoChoice", "Provider", "ScriptedProvider", "UsageMeter", "WrappingProvider", "auto_provider", "choose_auto_spec",
+    "CALL_ROLES", "Ask", "AutoChoice", "CallRole", "Provider", "ScriptedProvider", "UsageMeter", "WrappingProvider", "auto_provider", "call_role", "calling_as", "choose_auto_spec",
     "get_provider", "normalise_messages", "provider_ask", "redact_spec", "run_sync", "spent_usage", "split_specs", *_LAZY,
 ]

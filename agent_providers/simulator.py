@@ -15,7 +15,9 @@ Forecasters see only the visible question. The simulator is told more, on purpos
 bundled ForecastBench questions (loaded at first use) plus every question the benchmark runner hands
 it (:meth:`SimulatorProvider.bind_questions`). It finds which question a prompt is about from the
 prompt's pinned case facts (question text and forecast date: the part every forecaster sees) and
-takes everything hidden from its world, never from the prompt. A question its world does not hold
+takes everything hidden from its world, never from the prompt. Which role a request plays it reads from the
+caller's label (:func:`agent_providers.roles.calling_as`, set by every agent; :func:`request_role`), never
+from the prompt's wording. A question its world does not hold
 fails the call with :class:`~agent_schemas.BadRequest` (no default probability).
 
 The simulation, per question (all draws are hashed from ``seed`` and the question, so answers are
@@ -76,6 +78,7 @@ from typing import Any, Literal
 
 from agent_schemas import BadRequest, ChatMessage, Completion, Question, TokenUsage, UnknownProvider
 from agent_providers.base import Provider
+from agent_providers.roles import call_role
 from agent_providers.scripted import count_tokens_approx
 
 #: Registry prefix of the simulator.
@@ -288,19 +291,21 @@ _ROUND = re.compile(r"Round (\d+) of at most (\d+)")
 _AGGREGATE = re.compile(r"Ensemble aggregate p_yes: (\d+)%")
 
 
-def request_role(messages: Sequence[ChatMessage], json_schema: dict[str, Any] | None) -> Role:
-    """Which pipeline role a request is, from its answer schema's fields (or, without one, the task text)."""
+def request_role(json_schema: dict[str, Any] | None) -> Role:
+    """Which pipeline role a request is: the caller's label (:func:`agent_providers.roles.calling_as`, which every
+    agent sets); an unlabelled request by its answer schema's fields alone (``queries``, ``disagreements``, or a
+    forecast's ``p_yes_percent``: ``"forecaster"``); else ``"other"``. Never by the prompt's wording, so rewording a
+    prompt cannot change what the simulator answers. A debate turn or a supervisor's decision is known only by its
+    label (their schemas say no side, and the decision's fields are a forecaster's)."""
+    labelled = call_role()
+    if labelled is not None:
+        return labelled  # type: ignore[return-value]
     props = set((json_schema or {}).get("properties", {}))
-    tail = messages[-1].content if messages else ""
-    if "queries" in props or (not props and "short web search queries" in tail):
+    if "queries" in props:
         return "queries"
-    if "argument" in props or (not props and "structured forecasting debate" in tail):
-        return "bull" if "You are the BULL" in tail else "bear"
-    if "disagreements" in props or (not props and '"disagreements"' in tail):
+    if "disagreements" in props:
         return "disagreements"
-    if "Reconcile the forecasts" in tail:  # the decision's schema has the forecaster's fields (confidence too)
-        return "decision"
-    if props & {"p_yes_percent", "rationale"} or (not props and "You are a careful forecaster" in tail):
+    if "p_yes_percent" in props and "argument" not in props:
         return "forecaster"
     return "other"
 
@@ -490,7 +495,7 @@ class SimulatorProvider(Provider):
 
     def answer(self, messages: Sequence[ChatMessage], json_schema: dict[str, Any] | None, seed: int | None) -> str:
         """The simulated answer text of one request (deterministic)."""
-        role = request_role(messages, json_schema)
+        role = request_role(json_schema)
         found = _question_in(messages)
         if role == "other" or found is None:
             note = ("forecast-reconcile simulator (not a language model): it answers the forecasting roles "

@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_providers import Ask, Provider, UsageMeter, provider_ask, run_sync
+from agent_providers import Ask, Provider, UsageMeter, calling_as, provider_ask, run_sync
 from agent_schemas import (
     ChatMessage,
     Forecast,
@@ -127,7 +127,8 @@ class ForecasterAgent:
             ]
             params = dict(json_schema=QUERIES_JSON_SCHEMA, temperature=self.temperature, max_tokens=120, seed=self.seed)
             try:
-                text = await progress.call(provider_ask(self.llm), msgs, params)
+                with calling_as("queries"):
+                    text = await progress.call(provider_ask(self.llm), msgs, params)
                 extra = parse_json(text, required_keys=("queries",)).get("queries", [])
                 queries += [str(q).strip() for q in extra if str(q).strip()][: self.n_queries - 1]
             except Exception as exc:  # query writing is optional help: the question-text query still runs
@@ -206,7 +207,9 @@ class ForecasterAgent:
         t0 = time.perf_counter()
         progress = MemberProgress()
         try:
-            return await asyncio.wait_for(self._forecast(question, progress, ask or provider_ask(self.llm), t0), timeout=timeout_s)
+            with calling_as("forecaster"):  # the query-writing call inside relabels itself
+                return await asyncio.wait_for(self._forecast(question, progress, ask or provider_ask(self.llm), t0),
+                                              timeout=timeout_s)
         except asyncio.TimeoutError:  # _forecast turns every other exception into a failed forecast itself
             err = ProviderTimeout(f"member {self.agent_id} exceeded its {timeout_s} s deadline",
                                   timeout_s=timeout_s, provider=self.llm.spec)

@@ -14,7 +14,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from agent_providers import Ask, Provider, provider_ask, run_sync, spent_usage
+from agent_providers import Ask, Provider, calling_as, provider_ask, run_sync, spent_usage
 from agent_schemas import (
     AgentSummary,
     ChatMessage,
@@ -221,7 +221,8 @@ class DebateAgent:
         """
         try:
             messages, options = self.turn_request(side, question, agent_summaries, aggregate_p_yes, rounds, bull)
-            text, usage = await (ask or provider_ask(self.llms[side]))(messages, options)
+            with calling_as(side):
+                text, usage = await (ask or provider_ask(self.llms[side]))(messages, options)
         except Exception as exc:  # provider, cache or prompt: a failed turn, not a failed debate
             return self.turn_from_answer(side, None, TokenUsage(), exc)
         return self.turn_from_answer(side, text, usage, sources=prompts.summary_sources(agent_summaries))

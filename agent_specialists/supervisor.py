@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_providers import Ask, Provider, UsageMeter, provider_ask, run_sync, spent_usage
+from agent_providers import Ask, Provider, UsageMeter, calling_as, provider_ask, run_sync, spent_usage
 from agent_schemas import (
     AgentSummary,
     ChatMessage,
@@ -228,7 +228,8 @@ class SupervisorAgent:
         if progress.error is not None or self.max_queries == 0:
             return
         try:
-            text = await progress.call(ask or provider_ask(self.llm), *self.disagreement_request(question, summaries))
+            with calling_as("disagreements"):
+                text = await progress.call(ask or provider_ask(self.llm), *self.disagreement_request(question, summaries))
             progress.disagreements = self.read_disagreements(text)
         except Exception as exc:  # provider, parser or cache: a failed supervisor, not a failed question
             progress.fail(exc)
@@ -249,7 +250,8 @@ class SupervisorAgent:
         if progress.error is not None:
             return None
         try:
-            return await progress.call(ask or provider_ask(self.llm), *self.decision_request(question, summaries, progress))
+            with calling_as("decision"):
+                return await progress.call(ask or provider_ask(self.llm), *self.decision_request(question, summaries, progress))
         except Exception as exc:
             progress.fail(exc)
             return None

@@ -66,7 +66,7 @@ class SpecProvider(ScriptedProvider):
     scripted world."""
 
     def __init__(self, spec: str) -> None:
-        from benchmarks.testing.scripted_world import respond
+        from agent_providers.scripted_world import respond
 
         super().__init__(responder=respond)
         self._spec = spec

@@ -45,15 +45,14 @@ WINGS: dict[str, tuple[int, set[str]]] = {
     "scoring": (0, set()),                         # proper scores, calibration, bootstrap, ranking on one question set
     "questions": (0, set()),                       # loaders of question sets, and browsing them
     "protocol": (1, {"questions", "scoring"}),     # methods, baselines, clusters, leakage audit, model cutoffs, fitted methods
-    "testing": (2, {"protocol", "questions"}),     # the shipped doubles: scripted world, fake APIs, faults, loopback server
     "viewer": (2, {"run_folder", "scoring", "questions", "protocol"}),  # page, plots, trace views, terminal table
     "report": (3, {"run_folder", "scoring", "questions", "protocol", "viewer"}),  # leaderboards and reports of runs
-    "harness": (3, {"run_folder", "scoring", "questions", "protocol", "testing"}),  # the engine that runs questions
-    "teaching": (3, {"run_folder", "scoring", "questions", "protocol", "testing"}),  # notebook exercises' graders, class split
+    "harness": (3, {"run_folder", "scoring", "questions", "protocol"}),  # the engine that runs questions
+    "teaching": (3, {"run_folder", "scoring", "questions", "protocol"}),  # notebook exercises' graders, class split
     # panels of forecasters read (score's file reader), pooled and compared; the engine runs them as given members
     "panels": (4, {"run_folder", "scoring", "questions", "protocol", "report"}),
     "cli": (5, {"run_folder", "scoring", "questions", "protocol", "viewer", "report", "harness", "teaching", "panels"}),
-    "perf": (6, {"run_folder", "scoring", "questions", "protocol", "testing", "viewer", "report", "harness", "teaching", "panels", "cli"}),
+    "perf": (6, {"run_folder", "scoring", "questions", "protocol", "viewer", "report", "harness", "teaching", "panels", "cli"}),
 }
 
 
@@ -124,14 +123,32 @@ def test_the_checks_see_every_package():
     assert any(p.parts[-2] == "perf" for p in MODULES)
 
 
+#: The perf scripts are measurements of the repository, excluded from the wheel (pyproject's ``exclude``): they may
+#: use the repository's test doubles, and nothing else of ``tests``.
+UNSHIPPED = {"benchmarks.perf": ("tests.doubles",)}
+
+
+def forbidden_imports(this: str, imports: list[tuple[int, str]]) -> list[str]:
+    """The imports of module ``this`` against the package table (:data:`MAY_IMPORT`) or into ``tests``."""
+    allowed = MAY_IMPORT[this.split(".")[0]]
+    doubles = next((ok for prefix, ok in UNSHIPPED.items() if this == prefix or this.startswith(prefix + ".")), ())
+    return [f"line {line}: {mod}" for line, mod in imports
+            if (mod.split(".")[0] == "tests" and not any(mod == d or mod.startswith(d + ".") for d in doubles))
+            or (mod.split(".")[0] in PACKAGES and mod.split(".")[0] not in allowed)]
+
+
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_imports_point_one_way(path):
     this = module_name(path)
-    allowed = MAY_IMPORT[this.split(".")[0]]
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    bad = [f"line {line}: {mod}" for line, mod in imported_modules(tree, this)
-           if mod.split(".")[0] == "tests" or (mod.split(".")[0] in PACKAGES and mod.split(".")[0] not in allowed)]
+    bad = forbidden_imports(this, imported_modules(ast.parse(path.read_text(encoding="utf-8")), this))
     assert bad == [], f"{this} imports against the direction: {bad}"
+
+
+def test_only_the_unshipped_perf_scripts_may_use_the_test_doubles():
+    doubles = [(1, "tests.doubles.fake_api"), (2, "tests.helpers")]
+    assert forbidden_imports("benchmarks.perf.scale", doubles) == ["line 2: tests.helpers"]
+    assert forbidden_imports("benchmarks.harness.frameworks", doubles) == ["line 1: tests.doubles.fake_api",
+                                                                          "line 2: tests.helpers"]
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(ROOT)))

@@ -61,7 +61,7 @@ from agent_research.frameworks import FRAMEWORKS, build_pipeline
 from agent_research.frameworks.bridge import ProviderClock, TimedProvider, disable_telemetry
 from agent_schemas import PipelineTrace, Question
 from agent_tools import SearchClient, ToolExecutor
-from benchmarks.testing import scripted_world
+from agent_providers import scripted_world
 from benchmarks.questions import load_forecastbench
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -146,7 +146,7 @@ class FrameworkRun:
 
 
 def make_provider(spec: str, latency_s: float) -> Provider:
-    """``"scripted"`` -> the scripted world (:func:`benchmarks.testing.scripted_world.provider`) answering after
+    """``"scripted"`` -> the scripted world (:func:`agent_providers.scripted_world.provider`) answering after
     ``latency_s`` seconds; anything else -> :func:`agent_providers.get_provider`."""
     if spec == "scripted":
         return scripted_world.provider(latency_s=latency_s)

@@ -32,7 +32,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from agent_providers import Provider, choose_auto_spec, redact_spec, split_specs
+from agent_providers import Provider, call_role, choose_auto_spec, redact_spec, split_specs
 from agent_schemas import PipelineTrace, Question
 from benchmarks.harness.config import RunConfig
 from benchmarks.harness.estimate import calls_per_question
@@ -60,8 +60,8 @@ class ForecastFile(BaseModel):
 
 
 class Progress(Provider):
-    """Wraps a provider and reports each finished call: ``report(role, done, elapsed_s)`` (role from the
-    request's answer schema, :func:`agent_providers.simulator.request_role`)."""
+    """Wraps a provider and reports each finished call: ``report(role, done, elapsed_s)`` (the role the agent
+    labelled the call with, :func:`agent_providers.call_role`)."""
 
     def __init__(self, inner: Provider, report: Callable[[str, int, float], Any], counter: dict[str, Any]) -> None:
         self.inner = inner
@@ -74,10 +74,8 @@ class Progress(Provider):
     def spec(self) -> str:
         return self.inner.spec
 
-    def _done(self, messages, json_schema) -> None:
-        from agent_providers.simulator import request_role
-
-        role = request_role(messages, json_schema)
+    def _done(self) -> None:
+        role = call_role() or "other"
         role = {"disagreements": "supervisor (disagreements)", "decision": "supervisor (decision)", "queries": "query writing"}.get(role, role)
         with self.counter["lock"]:
             self.counter["done"] += 1
@@ -88,13 +86,13 @@ class Progress(Provider):
         try:
             return await self.inner.acomplete(messages, json_schema=json_schema, temperature=temperature, max_tokens=max_tokens, seed=seed)
         finally:
-            self._done(messages, json_schema)
+            self._done()
 
     def _complete(self, messages, *, json_schema, temperature, max_tokens, seed):
         try:
             return self.inner.complete(messages, json_schema=json_schema, temperature=temperature, max_tokens=max_tokens, seed=seed)
         finally:
-            self._done(messages, json_schema)
+            self._done()
 
 
 def provider_reason(given: str | None, environ: dict[str, str] | None = None) -> tuple[list[str], str]:

@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from agent_providers.simulator import SimParams  # noqa: E402
 from benchmarks.protocol.fitted import PLATT_RECENCY, RecencyWeights, walk_forward  # noqa: E402
-from benchmarks.testing.simulated_history import simulated_inputs, simulated_questions  # noqa: E402
+from tests.doubles.simulated_history import simulated_inputs, simulated_questions  # noqa: E402
 
 #: The rules compared: label -> recency weights (None: every earlier question alike).
 RULES: dict[str, RecencyWeights | None] = {

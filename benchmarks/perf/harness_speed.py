@@ -30,7 +30,7 @@ from benchmarks.harness.config import RunConfig  # noqa: E402
 from benchmarks.questions import load_forecastbench  # noqa: E402
 from benchmarks.harness.runner import BenchmarkRunner  # noqa: E402
 from benchmarks.run_folder import read_results  # noqa: E402
-from benchmarks.testing import scripted_world  # noqa: E402
+from agent_providers import scripted_world  # noqa: E402
 
 
 def run_once(out: Path, run_id: str, qs, latency_s: float, concurrency: int, cache_dir: Path):

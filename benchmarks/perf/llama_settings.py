@@ -65,7 +65,7 @@ def workload() -> list[tuple[list[dict[str, str]], dict[str, Any]]]:
 
     from agent_providers.local_llama import grammar_for_schema
     from agent_research import ForecastPipeline, PipelineConfig
-    from benchmarks.testing import scripted_world
+    from agent_providers import scripted_world
     from benchmarks.harness.config import RUN_PIPELINE
     from agent_tools import LocalCorpusSearch, ToolExecutor
     from benchmarks.questions import load_forecastbench

@@ -34,7 +34,7 @@ from benchmarks import report  # noqa: E402
 from benchmarks.harness.config import RunConfig  # noqa: E402
 from benchmarks.questions import load_forecastbench  # noqa: E402
 from benchmarks.harness.runner import BenchmarkRunner  # noqa: E402
-from benchmarks.testing import scripted_world  # noqa: E402
+from agent_providers import scripted_world  # noqa: E402
 
 BUDGET_MB = 25.0
 BUDGET_BUILD_S = 30.0

@@ -2,7 +2,7 @@
 
 1. **Throughput under rate limits.** The whole harness (:class:`BenchmarkRunner`, 3 members, a 2-round
    debate, the supervisor: 11 calls per question) on the OpenAI adapter against the loopback fake server
-   (:mod:`benchmarks.testing.fake_api`) answering after 50 ms, which refuses (HTTP 429) anything over its
+   (:mod:`tests.doubles.fake_api`) answering after 50 ms, which refuses (HTTP 429) anything over its
    requests-per-minute limit. Time is scaled: a "minute" lasts ``--minute-s`` seconds (default 4) for
    the server and the limiter alike, so a 240-per-minute limit is 60 requests per second here. Three
    scenarios, each with one binding limit: requests per minute; tokens per minute (the limiter's
@@ -30,9 +30,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from agent_providers.openai_provider import OpenAIProvider  # noqa: E402
-from benchmarks.testing import scripted_world  # noqa: E402
+from agent_providers import scripted_world  # noqa: E402
 from benchmarks.harness.config import RunConfig  # noqa: E402
-from benchmarks.testing.fake_api import FakeProviderAPI  # noqa: E402
+from tests.doubles.fake_api import FakeProviderAPI  # noqa: E402
 from benchmarks.questions import load_forecastbench  # noqa: E402
 from benchmarks.harness.runner import BenchmarkRunner  # noqa: E402
 

@@ -8,7 +8,7 @@ from benchmarks.cli import app
 from benchmarks.harness.config import RunConfig
 from benchmarks.questions import load_forecastbench
 from benchmarks.harness.runner import BenchmarkRunner
-from benchmarks.testing import scripted_world
+from agent_providers import scripted_world
 
 runner = CliRunner()
 

@@ -21,7 +21,7 @@ from benchmarks.cli import app
 from benchmarks.harness.config import RunConfig
 from benchmarks.questions import load_forecastbench, load_forecastbench_json, load_questions_file
 from benchmarks.harness.runner import BenchmarkRunner
-from benchmarks.testing import scripted_world
+from agent_providers import scripted_world
 
 ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()

@@ -4,7 +4,7 @@ import pytest
 
 from agent_providers import ScriptedProvider
 from agent_schemas import ProviderOverloaded, ProviderTimeout, RateLimited
-from benchmarks.testing.faults import FaultInjectingProvider
+from tests.doubles.faults import FaultInjectingProvider
 
 MSG = [{"role": "user", "content": "Will it rain?"}]
 

@@ -10,7 +10,7 @@ from agent_providers.simulator import SimParams, implied_extremizing_factor
 from agent_research.aggregation import extremized
 from benchmarks import scoring
 from benchmarks.protocol.fitted import FITTED_METHODS, MIN_FIT_QUESTIONS, FitInputs, walk_forward
-from benchmarks.testing.simulated_history import SOURCE, simulated_inputs, simulated_questions
+from tests.doubles.simulated_history import SOURCE, simulated_inputs, simulated_questions
 
 #: Correlated, under-confident members: they shrink the log-odds to 0.4 of the truth and share 60% of their error.
 UNDER = SimParams(scale=0.4, noise=0.4, rho=0.6, seed=1)

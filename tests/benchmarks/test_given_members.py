@@ -20,7 +20,7 @@ from benchmarks.harness.provider_stack import ProviderStack
 from benchmarks.harness.runner import BenchmarkRunner
 from benchmarks.harness.selection import QuestionPool, QuestionSelection
 from benchmarks.run_folder import read_results
-from benchmarks.testing import scripted_world
+from agent_providers import scripted_world
 from tests.helpers import SpecProvider
 
 AGGREGATION = ["mean", "median", "min"]

@@ -31,7 +31,7 @@ from benchmarks.harness.records import baseline_table, failed_trace, question_re
 from benchmarks.harness.runner import BenchmarkRunner
 from benchmarks.harness.session import RunSummary
 from benchmarks.run_folder import LOCK_FILE, QuestionRecord, RunFolderBusy, read_results
-from benchmarks.testing.scripted_world import respond
+from agent_providers.scripted_world import respond
 from tests.helpers import FixedSearch, SpecProvider, answer
 
 MEMBER = answer(30)

@@ -19,7 +19,7 @@ from benchmarks.harness.config import RunConfig
 from benchmarks.protocol.leakage import AUDIT_KEYS, audit_prompts, evidence_dates, leakage_audit
 from benchmarks.harness.runner import BenchmarkRunner
 from benchmarks.run_folder import read_results
-from benchmarks.testing.scripted_world import respond
+from agent_providers.scripted_world import respond
 
 FORECAST = dt.date(2025, 11, 9)
 Q = Question(

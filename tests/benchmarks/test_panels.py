@@ -24,7 +24,7 @@ from benchmarks.panels.forecasters import forecaster_deltas, pools_against_forec
 from benchmarks.questions import load_forecastbench
 from benchmarks.harness.runner import BenchmarkRunner
 from benchmarks.run_folder.durable import read_results
-from benchmarks.testing import scripted_world
+from agent_providers import scripted_world
 from tests.benchmarks.test_cli_errors import one_line_error
 
 runner = CliRunner()

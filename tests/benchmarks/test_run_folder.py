@@ -20,7 +20,7 @@ from benchmarks.questions import load_forecastbench
 from benchmarks.report import write_report
 from benchmarks.harness.runner import BenchmarkRunner
 from benchmarks.run_folder import LOCK_FILE, REPLACED_FILE, ResultsWriteError, RunFolderBusy, read_results
-from benchmarks.testing import scripted_world
+from agent_providers import scripted_world
 
 ROOT = Path(__file__).resolve().parents[2]
 

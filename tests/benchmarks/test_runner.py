@@ -10,12 +10,12 @@ import pytest
 
 from agent_schemas import DataValidationError
 from benchmarks.harness.config import RunConfig
-from benchmarks.testing.faults import FaultInjectingProvider
+from tests.doubles.faults import FaultInjectingProvider
 from benchmarks.questions import load_forecastbench
 from benchmarks.report import write_report
 from benchmarks.harness.runner import BenchmarkRunner
 from benchmarks.run_folder import read_results
-from benchmarks.testing import scripted_world
+from agent_providers import scripted_world
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -156,7 +156,7 @@ sys.path.insert(0, {root!r})
 from benchmarks.harness.config import RunConfig
 from benchmarks.harness.runner import BenchmarkRunner
 from benchmarks.questions import load_forecastbench
-from benchmarks.testing import scripted_world
+from agent_providers import scripted_world
 qs = load_forecastbench(question_type="market", one_per_source_question=True, sample_n=12, seed=3)
 cfg = RunConfig(output_dir={out!r}, run_id="k", search="none", providers=["scripted"], concurrency=2)
 r = BenchmarkRunner(cfg, provider_factory=lambda s: scripted_world.provider(latency_s=0.05), questions=qs, progress=False)

@@ -21,7 +21,7 @@ from benchmarks.protocol.leakage import audit_prompts, leakage_audit
 from benchmarks.questions import DATA_SNAPSHOT_DATE, load_forecastbench, load_questions_file
 from benchmarks.harness.runner import BenchmarkRunner
 from benchmarks.run_folder import read_results
-from benchmarks.testing.scripted_world import respond
+from agent_providers.scripted_world import respond
 
 
 def _prompts(trace) -> list[str]:

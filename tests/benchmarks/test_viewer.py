@@ -24,7 +24,7 @@ from benchmarks.viewer.page import safe_url
 from benchmarks.viewer import terminal
 from benchmarks.viewer.terminal import MAX_WIDTH, print_compact_leaderboard, short_label
 from benchmarks.viewer.trace import case_facts_sent, final_path, search_rows
-from benchmarks.testing import scripted_world
+from agent_providers import scripted_world
 from tests.benchmarks.viewer_run import HOSTILE_RATIONALE, HOSTILE_TEXT
 
 cli = CliRunner()

@@ -1,6 +1,6 @@
 """A scripted benchmark run for the run-viewer tests: bundled questions plus one hostile question.
 
-The scripted world (:mod:`tests.benchmarks.testing.scripted_world`) answers every role; the run goes through
+The scripted world (:mod:`tests.agent_providers.scripted_world`) answers every role; the run goes through
 :class:`benchmarks.harness.runner.BenchmarkRunner` with the bundled dated corpus as search backend, so the page
 has members, debate turns, supervisor searches and kept/dropped results to show. The hostile question
 carries markup in its text, background and URL, and its members answer with markup in their rationales:
@@ -20,7 +20,7 @@ from benchmarks.questions import load_forecastbench
 from benchmarks.report import write_report
 from benchmarks.harness.runner import BenchmarkRunner
 from benchmarks.run_folder import read_results
-from benchmarks.testing import scripted_world
+from agent_providers import scripted_world
 
 HOSTILE_TEXT = 'Will <script>window.__pwned = 1</script> <img src=x onerror="window.__pwned = 2"> happen by 2026?'
 HOSTILE_BACKGROUND = "</template><script>window.__pwned = 3</script> A background that tries to close the template."

@@ -15,7 +15,7 @@ from agent_research import PipelineConfig
 from agent_research.frameworks import FRAMEWORKS, RoleProviders, build_pipeline
 from agent_schemas import Completion, SearchResult, TokenUsage
 from agent_tools import ToolExecutor
-from benchmarks.testing.scripted_world import respond
+from agent_providers.scripted_world import respond
 from tests.helpers import FixedSearch, answer, make_question
 
 pytest.importorskip("langgraph")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.testing.loopback import LoopbackHandler, serve_on_loopback
+from tests.doubles.loopback import LoopbackHandler, serve_on_loopback
 
 RECORDED = Path(__file__).parent / "recorded"
 #: A fake key; tests check it never leaks into reprs, errors or cache files.

@@ -10,7 +10,7 @@ import pytest
 from agent_providers import CachingProvider, ResponseCache, RetryingProvider, ScriptedProvider, WrappingProvider
 from agent_providers.recording import RecordingProvider
 from agent_research.frameworks.bridge import ProviderClock, TimedProvider
-from benchmarks.testing.faults import FaultInjectingProvider
+from tests.doubles.faults import FaultInjectingProvider
 
 OPTIONS = dict(json_schema={"type": "object"}, temperature=0.3, max_tokens=77, seed=5)
 

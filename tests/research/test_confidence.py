@@ -7,6 +7,7 @@ import json
 import pytest
 
 from agent_providers import ScriptedProvider, get_provider
+from agent_providers import calling_as
 from agent_providers.simulator import SimWorld, request_role
 from agent_research import CombinationRule, Ensemble, ForecasterAgent, ForecastPipeline
 from agent_research.prompts import PERSONAS
@@ -242,7 +243,9 @@ def test_simulated_members_state_a_confidence_and_the_decision_is_still_told_apa
     f = ForecasterAgent(sim, agent_id="m0", seed=3).forecast(q)
     assert f.status == "ok" and f.confidence in ("high", "medium", "low")
     member_request = ForecasterAgent(sim).build_messages(q, [])
-    assert request_role(member_request, forecast_json_schema(1)) == "forecaster"
+    assert member_request and request_role(forecast_json_schema(1)) == "forecaster"  # unlabelled: by its fields
+    with calling_as("decision"):  # the decision has a member's fields: only its label tells it apart
+        assert request_role(forecast_json_schema(1)) == "decision"
 
 
 def test_forecast_explains_the_grounding_and_the_weakest_link():

@@ -1,4 +1,4 @@
-"""Batch mode (issue 14) against a loopback fake of both providers' batch endpoints (benchmarks.testing.fake_api):
+"""Batch mode (issue 14) against a loopback fake of both providers' batch endpoints (tests.doubles.fake_api):
 the fake's objects in the documented shapes (checked against the SDKs' own types), a 20-question batch run
 equal to the same run made call by call at half the cost, and a resume after kill -9 that submits nothing twice."""
 
@@ -19,10 +19,10 @@ import pytest
 from agent_providers.anthropic_provider import AnthropicProvider
 from agent_providers.batch import BatchUnsupported
 from agent_providers.openai_provider import OpenAIProvider
-from benchmarks.testing import scripted_world
+from agent_providers import scripted_world
 from benchmarks.harness.config import RunConfig
 from benchmarks.harness.cost_cap import record_cost
-from benchmarks.testing.fake_api import FakeProviderAPI
+from tests.doubles.fake_api import FakeProviderAPI
 from benchmarks.questions import load_forecastbench
 from benchmarks.report import write_report
 from benchmarks.harness.runner import BenchmarkRunner

@@ -23,7 +23,7 @@ from benchmarks.questions import load_forecastbench
 from benchmarks.report import write_report
 from benchmarks.run_folder import ResultsWriteError, group_shards, read_results
 from benchmarks.run_folder.shards import config_digest, parse_shard, shard_of
-from benchmarks.testing import scripted_world
+from agent_providers import scripted_world
 from tests.helpers import SpecProvider, make_question
 
 #: Fake price of the scripted provider: USD per token (input + output).

@@ -25,7 +25,7 @@ from agent_providers import RetryingProvider, RetryPolicy, ScriptedProvider
 from agent_providers.openai_provider import OpenAIProvider
 from agent_providers.ratelimit import RateLimitedProvider, RateLimits, default_limits, parse_rate_limits
 from agent_schemas import ChatMessage, RateLimited
-from benchmarks.testing.fake_api import FakeProviderAPI
+from tests.doubles.fake_api import FakeProviderAPI
 
 FAKE_KEY = "sk-test-FAKE-ratelimit"
 MINUTE_S = 8.0

@@ -16,7 +16,7 @@ import pytest
 ray = pytest.importorskip("ray", reason="the Ray executor's tests need Ray: pip install 'forecast-reconcile[ray]'")
 
 from agent_providers import ScriptedProvider  # noqa: E402
-from benchmarks.testing import scripted_world  # noqa: E402
+from agent_providers import scripted_world  # noqa: E402
 from benchmarks.harness.config import RunConfig  # noqa: E402
 from benchmarks.questions import load_forecastbench  # noqa: E402
 from benchmarks.report import write_report  # noqa: E402

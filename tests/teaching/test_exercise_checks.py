@@ -361,7 +361,7 @@ def test_08_grounding_rule(nb08):
 
 def test_08_spread_threshold_from_a_scripted_trace(nb08):
     from agent_research import ForecastPipeline
-    from benchmarks.testing import scripted_world
+    from agent_providers import scripted_world
 
     config = PipelineConfig(n_members=2, seed=0, debate={"max_rounds": 1}, supervisor={"max_queries": 1})
     trace = ForecastPipeline.from_config(scripted_world.provider(), ToolExecutor(LocalCorpusSearch.default()),

@@ -20,7 +20,7 @@ from typing import Literal, Union
 
 import trustme
 
-from benchmarks.testing.loopback import LoopbackHandler, serve_on_loopback
+from tests.doubles.loopback import LoopbackHandler, serve_on_loopback
 
 RECORDED = Path(__file__).parent / "recorded_ddgs"
 

@@ -16,7 +16,7 @@ from agent_providers import ScriptedProvider
 from agent_research import PipelineConfig
 from agent_research.frameworks import RoleProviders
 from agent_schemas import PipelineTrace
-from benchmarks.testing import scripted_world
+from agent_providers import scripted_world
 from benchmarks.teaching.grading import Verdict, grade_answers, grade_choice, is_placeholder, is_unanswered, not_answered
 
 __all__ = ["GATE_THRESHOLDS", "LATENCIES_S", "SHARE_CHOICES", "SUPERVISOR_BILLED_TO", "check_overhead_share",

@@ -15,8 +15,9 @@ HTTP) talk to it exactly as to the providers. It serves
   /v1/files/{id}/content`` with one ``{"id", "custom_id", "response": {"status_code", "request_id",
   "body"}, "error"}`` line per request). A batch ends after ``batch_polls`` retrievals.
 
-Answers are :func:`benchmarks.testing.scripted_world.respond` of the request's messages (system text first, then
-the conversation), usage is ``ceil(characters / 4)`` of the prompt and of the answer: so a batch and the
+Answers are :func:`agent_providers.scripted_world.respond` of the request's messages (system text first, then
+the conversation) and of the role a model would read from them (:func:`role_read_from_prompt`: a remote API is
+never told the agent's label), usage is ``ceil(characters / 4)`` of the prompt and of the answer: so a batch and the
 same calls made one by one get the same answers and the same tokens.
 """
 
@@ -37,8 +38,8 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from agent_schemas import ChatMessage
-from benchmarks.testing.loopback import LoopbackHandler, serve_on_loopback
-from benchmarks.testing.scripted_world import respond
+from tests.doubles.loopback import LoopbackHandler, serve_on_loopback
+from agent_providers.scripted_world import respond
 
 __all__ = ["FakeBatch", "FakeProviderAPI"]
 
@@ -70,13 +71,29 @@ class FakeBatch:
     """Result lines once the batch ended."""
 
 
+def role_read_from_prompt(messages: Sequence[ChatMessage]) -> str:
+    """The role a request's prompt asks for, read as a model reads it (the debaters' and supervisor's task lines):
+    the fake stands in for a remote model, which sees the prompt and never the agent's label."""
+    text = "\n".join(m.content for m in messages[1:])
+    if "You are the BULL" in text or "You are the BEAR" in text:
+        return "bull" if "You are the BULL" in text else "bear"
+    if "You are the SUPERVISOR" in text:
+        return "disagreements" if '"disagreements"' in text else "decision"
+    return "forecaster"
+
+
+def answer_as_a_model(messages: Sequence[ChatMessage]) -> str:
+    """The scripted world's answer to the role :func:`role_read_from_prompt` reads (the fake's default answer)."""
+    return respond(messages, role=role_read_from_prompt(messages))
+
+
 class FakeProviderAPI:
     """The fake server (see the module doc); ``url`` is its root, ``close()`` stops it.
 
     Parameters
     ----------
     answer : callable
-        ``answer(messages) -> text`` (default the scripted world).
+        ``answer(messages) -> text`` (default :func:`answer_as_a_model`, the scripted world).
     latency_s : float
         Seconds before each direct answer.
     requests_per_minute : int, optional
@@ -89,7 +106,7 @@ class FakeProviderAPI:
         Model ids the replies report.
     """
 
-    def __init__(self, *, answer: Callable[[Sequence[ChatMessage]], str] = respond, latency_s: float = 0.0,
+    def __init__(self, *, answer: Callable[[Sequence[ChatMessage]], str] = answer_as_a_model, latency_s: float = 0.0,
                  requests_per_minute: int | None = None, minute_s: float = 60.0, batch_polls: int = 1,
                  anthropic_model: str = ANTHROPIC_MODEL, openai_model: str = OPENAI_MODEL) -> None:
         self.answer = answer

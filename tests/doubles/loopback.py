@@ -1,5 +1,5 @@
 """Start a threading HTTP server on 127.0.0.1: the one loopback server of the fake remote services (the fake
-provider APIs of :mod:`benchmarks.testing.fake_api`, the tests' recorded bodies and search engines)."""
+provider APIs of :mod:`tests.doubles.fake_api`, the tests' recorded bodies and search engines)."""
 
 from __future__ import annotations
 
