@@ -13,7 +13,7 @@ This package reads, pools and compares; it never imports the engine (``benchmark
 panel through its own seams. Modules, one concept each:
 
 * :mod:`.files`: a panel's forecasts read from a file (columns, errors), the bundled data or a run's members, and
-  written as a file; :meth:`.files.Panel.ensemble` gives them to a run;
+  written as a file; :meth:`.files.Panel.ensemble` gives them to a run, :meth:`.files.Panel.scored` scores them as a run would;
 * :mod:`.pools`: every aggregation method's probability per question, vectorised;
 * :mod:`.forecasters`: single forecasters against the pools, each on its own questions (best, median, worst as
   method rows added to the report, the average member);

@@ -37,16 +37,18 @@ aggregating them gives the run's aggregates (``forecast-reconcile export RUN --f
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from agent_research import GivenForecasts
+from agent_research import CombinationRule, GivenForecasts
 from agent_schemas import DataValidationError, Forecast, Question
 from agent_tools.datasets import load_forecastbench_human_forecasts
-from benchmarks.panels.pools import pool_probabilities
+from benchmarks.panels.pools import POOL_METHODS, pool_probabilities
+from benchmarks.protocol.clusters import sibling_clusters
 from benchmarks.questions import load_forecastbench
 from benchmarks.questions.tables import parse_date_cell
 from benchmarks.report.score_file import match_questions, question_pool, read_forecast_rows
@@ -142,6 +144,47 @@ class Panel:
         (:func:`benchmarks.panels.pools.pool_probabilities`, unclipped as the pipeline computes them), so that a
         run of the panel (``RunConfig(ensemble="given")``) does not aggregate question by question."""
         return GivenForecasts(self.given_forecasts(), aggregates=pool_probabilities(self.forecasts).to_dict("index"))
+
+    def scored(self, methods: Sequence[str] = POOL_METHODS, rule: CombinationRule | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """The members and the pools as a run of the panel scores them, without running it.
+
+        The same frames as :func:`benchmarks.panels.forecasters.members_of_records` reads from the run's records, so
+        that :func:`~benchmarks.panels.forecasters.pools_against_forecasters`,
+        :func:`~benchmarks.panels.forecasters.forecaster_table` and :mod:`benchmarks.scoring` give the run's figures
+        from the panel alone (a notebook, a quick look): every forecast clipped to the combination rule's bounds,
+        each pool aggregated from the unclipped forecasts (:func:`~benchmarks.panels.pools.pool_probabilities`) and
+        then clipped, as the run's method rows are, and each question's cluster by the run's rule
+        (:func:`benchmarks.protocol.clusters.sibling_clusters` over :meth:`question_list`).
+
+        Parameters
+        ----------
+        methods : sequence of str, default :data:`~benchmarks.panels.pools.POOL_METHODS`
+            Aggregation methods (:data:`agent_research.aggregation.AGGREGATORS`).
+        rule : CombinationRule, optional
+            Whose ``clip_low`` / ``clip_high`` bound every probability; default ``CombinationRule()`` ([0.01, 0.99]).
+
+        Returns
+        -------
+        members : pandas.DataFrame
+            One row per forecast, in the panel's order: ``question_id``, ``forecaster``, ``p_yes`` (clipped),
+            ``outcome`` (0/1), ``cluster``.
+        pools : pandas.DataFrame of shape (n_questions, len(methods))
+            Each method's p_yes (clipped) per question, indexed by ``question_id`` in the order of first forecast.
+
+        Raises
+        ------
+        DataValidationError
+            For an unknown method (as :func:`~benchmarks.panels.pools.pool_probabilities`).
+        """
+        rule = rule or CombinationRule()
+        clusters = sibling_clusters(self.question_list()).labels
+        f = self.forecasts
+        members = pd.DataFrame({"question_id": f["question_id"], "forecaster": f["forecaster"],
+                                "p_yes": f["p_yes"].astype(float).clip(rule.clip_low, rule.clip_high),
+                                "outcome": f["question_id"].map(lambda q: int(self.questions[q].outcome)),
+                                "cluster": f["question_id"].map(clusters)})
+        pools = pool_probabilities(f, list(methods)).clip(rule.clip_low, rule.clip_high)
+        return members.reset_index(drop=True), pools
 
 
     def describe(self) -> dict[str, Any]:

@@ -13,14 +13,14 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from agent_research import ForecastPipeline, GivenForecasts, PipelineConfig
+from agent_research import CombinationRule, ForecastPipeline, GivenForecasts, PipelineConfig
 from agent_schemas import DataValidationError, Forecast
 from benchmarks.cli import app
 from benchmarks.harness.config import RunConfig
 from benchmarks.harness.selection import QuestionPool
 from benchmarks.panels import (POOL_METHODS, forecaster_table, panel_matrix, pick_forecasters, pick_methods, pool_probabilities,
                                read_panel, superforecaster_panel)
-from benchmarks.panels.forecasters import forecaster_deltas, pools_against_forecasters
+from benchmarks.panels.forecasters import forecaster_deltas, members_of_records, pools_against_forecasters
 from benchmarks.questions import load_forecastbench
 from benchmarks.harness.runner import BenchmarkRunner
 from benchmarks.run_folder.durable import read_results
@@ -146,6 +146,21 @@ def test_pools_and_picks_by_hand_from_the_public_functions(tmp_path):
     assert vs["brier_average_member"] == pytest.approx(AVERAGE_MEMBER) and vs["forecasters_beaten"] == 2 and vs["forecasters"] == 3
 
 
+def test_a_panel_scored_as_its_run_scores_it_by_hand(tmp_path):
+    # forecasts at 0 and 1 are clipped to [0.01, 0.99]; a pool is aggregated from the unclipped forecasts, then clipped:
+    # q1's mean is (0 + 0 + 0.6) / 3 = 0.2, not (0.01 + 0.01 + 0.6) / 3; its min 0 becomes 0.01; q2's max 1 becomes 0.99
+    panel, questions = write_panel_files(tmp_path, "question_id,forecaster,p_yes\nq1,a,0.0\nq1,b,0.0\nq1,c,0.6\n"
+                                                   "q2,a,1.0\nq2,b,0.5\n")
+    members, pools = read_panel(panel, questions_path=questions).scored(["mean", "min", "max"])
+    assert members.columns.tolist() == ["question_id", "forecaster", "p_yes", "outcome", "cluster"]
+    assert members["p_yes"].tolist() == [0.01, 0.01, 0.6, 0.99, 0.5] and members["outcome"].tolist() == [1, 1, 1, 0, 0]
+    assert pools.loc["q1"].to_dict() == pytest.approx({"mean": 0.2, "min": 0.01, "max": 0.6})
+    assert pools.loc["q2"].to_dict() == pytest.approx({"mean": 0.75, "min": 0.5, "max": 0.99})
+    assert members["cluster"].nunique() == 2   # two unrelated questions: two clusters
+    wide = read_panel(panel, questions_path=questions).scored(["mean"], rule=CombinationRule(clip_low=0.0, clip_high=1.0))
+    assert wide[0]["p_yes"].tolist() == [0.0, 0.0, 0.6, 1.0, 0.5]
+
+
 def test_a_question_not_in_the_question_file_is_built_from_its_outcome_and_date(tmp_path):
     panel = tmp_path / "p.jsonl"
     panel.write_text('{"question_id": "x9", "forecaster": "ann", "p_yes": 0.3, "outcome": "no", "date": "2025-05-01"}\n'
@@ -243,6 +258,19 @@ def test_superforecaster_figures_of_issue_31(superforecasters):
     for which in ("best", "median", "worst"):
         assert not board.loc[f"single_{which}_in_sample", "ranked"]
     assert board.loc["single_best_in_sample", "brier"] < board.loc["single_median_in_sample", "brier"] < board.loc["single_worst_in_sample", "brier"]
+
+
+def test_the_bundled_panel_scored_without_a_run_gives_the_runs_frames(superforecasters):
+    # the oracle: the frames members_of_records reads from the run's records
+    _, run = superforecasters
+    run_members, run_pools = members_of_records(read_results(run / "results.jsonl"))
+    members, pools = superforecaster_panel().with_min_forecasters(5).scored()
+    key = ["question_id", "forecaster"]
+    pd.testing.assert_frame_equal(members.sort_values(key).reset_index(drop=True),
+                                  run_members.sort_values(key).reset_index(drop=True), check_dtype=False)
+    pd.testing.assert_frame_equal(pools.sort_index(), run_pools.loc[pools.index, list(POOL_METHODS)].sort_index(),
+                                  check_dtype=False, check_names=False)
+    assert pools_against_forecasters(members, pools, ["mean"], n_resamples=50).iloc[0][["forecasters_beaten", "forecasters"]].tolist() == [30, 40]
 
 
 def test_superforecaster_market_items_every_pool_beats_the_crowd(superforecasters):

@@ -53,6 +53,7 @@ ALL_NOTEBOOKS = [
     "10_framework_comparison",
     "11_evaluation_pitfalls",
     "12_cost_versus_quality",
+    "13_human_panels",
 ]
 #: Executed here (notebook 10 needs the framework extras and has its own test).
 NOTEBOOKS = [n for n in ALL_NOTEBOOKS if not n.startswith("10_")]

@@ -27,7 +27,7 @@ from agent_tools import LocalCorpusSearch, SearchClient, ToolExecutor  # noqa: E
 from benchmarks.questions import DATA_SNAPSHOT_DATE, load_forecastbench  # noqa: E402
 from benchmarks.teaching.exercises import (adversarial_debate, aggregation_math, cost_versus_quality, ensembles,  # noqa: E402
                                            evaluation_and_leaderboard, evaluation_pitfalls, framework_comparison,
-                                           providers_and_tokens, research_agent, state_and_replay,
+                                           human_panels, providers_and_tokens, research_agent, state_and_replay,
                                            supervisor_and_pipeline, tools_and_evidence)
 from benchmarks.teaching.lessons import lesson_code_cells  # noqa: E402
 
@@ -507,3 +507,60 @@ def test_12_calibrated_anchor_d_and_members_enough():
     table = pd.DataFrame({"rho=0.3": [0.20, 0.19, 0.185, 0.1805, 0.1802, 0.18]}, index=pd.Index([1, 2, 3, 5, 8, 12]))
     assert cost_versus_quality.check_members_enough(5, table).right    # 0.1805 <= 0.18 + 0.001 first
     assert status(cost_versus_quality.check_members_enough(3, table)) == "wrong"
+
+
+# --- 13 human panels -----------------------------------------------------------------------------------
+
+def test_13_max_pool_by_hand():
+    # q1 (Yes): 0.2, 0.6 -> mean 0.4 (Brier 0.36), max 0.6 (0.16); q2 (No): 0.1, 0.5 -> mean 0.3 (0.09), max 0.5 (0.25);
+    # q3 (No): 0.3 alone -> both 0.3. max - mean = (-0.20 + 0.16 + 0) / 3; it loses on the items resolved No
+    members = pd.DataFrame({"question_id": ["q1", "q1", "q2", "q2", "q3"], "forecaster": ["a", "b", "a", "b", "a"],
+                            "p_yes": [0.2, 0.6, 0.1, 0.5, 0.3], "outcome": [1, 1, 0, 0, 0]})
+    right = {"Brier of max minus Brier of mean": -0.04 / 3, "where max loses": "resolved No"}
+    assert human_panels.check_max_pool(right, members).right
+    assert status(human_panels.check_max_pool({**right, "where max loses": "resolved Yes"}, members)) == "wrong"
+    too_high = human_panels.check_max_pool({**right, "Brier of max minus Brier of mean": 0.0}, members)
+    assert too_high.status == "wrong" and "too high" in too_high.message and "mirror image" in too_high.message
+    assert status(human_panels.check_max_pool({**right, "where max loses": "on Tuesdays"}, members)) == "wrong"
+    assert status(human_panels.check_max_pool({"Brier of max minus Brier of mean": None, "where max loses": None},
+                                              members)) == "not answered"
+
+
+def test_13_mean_pool_gain_is_the_forecasts_variance():
+    def variance(p, outcome):           # the identity of solution 2: independent of the outcome
+        return float(np.nanvar(p))
+
+    assert human_panels.check_mean_pool_gain(variance).right
+    sample = human_panels.check_mean_pool_gain(lambda p, outcome: float(np.nanvar(p, ddof=1)))
+    assert sample.status == "wrong" and "[0.2, 0.4, 0.9], resolved Yes" in sample.message   # 0.13 where 0.0866667 is due
+    assert "leave out the NaN" in sample.message
+    ignores_nan = human_panels.check_mean_pool_gain(lambda p, outcome: float(np.var(p)))      # NaN on the 4th input
+    assert ignores_nan.status == "wrong" and "two did not answer" in ignores_nan.message
+    assert status(human_panels.check_mean_pool_gain(lambda p, outcome: 1 / 0)) == "wrong"
+
+    def stub(p, outcome):
+        raise NotImplementedError
+
+    assert status(human_panels.check_mean_pool_gain(stub)) == "not answered"
+
+
+def test_13_adjusted_entry_by_hand():
+    # the lesson's hand example: question 2 is 0.20 harder than question 1, so question 1 is 0.10 easier than the
+    # average item; d's 0.07 there is worth 0.17 (index 100 * (1 - sqrt(0.17)) = 58.77), behind b 0.10 and a 0.14
+    hand = pd.DataFrame({"entry": ["a", "a", "c", "c", "b"], "question_id": [1, 2, 1, 2, 2],
+                         "brier": [0.04, 0.24, 0.10, 0.30, 0.20], "question_type": "dataset"})
+    right = {"adjusted Brier": 0.17, "Brier Index": 58.77, "rank after adjustment": 3}
+    assert human_panels.check_adjusted_entry(right, hand).right
+    raw = human_panels.check_adjusted_entry({"adjusted Brier": 0.07, "Brier Index": 73.54, "rank after adjustment": 1}, hand)
+    assert raw.status == "wrong" and "3 of 3 wrong" in raw.message
+    assert status(human_panels.check_adjusted_entry({**right, "Brier Index": 59.2}, hand)) == "wrong"   # outside ±0.3
+    assert status(human_panels.check_adjusted_entry(dict.fromkeys(right), hand)) == "not answered"
+
+
+def test_13_checks_on_the_lesson_data():
+    ns = lesson_state("13_human_panels", "hand = pd.DataFrame")
+    # max 0.1409 against mean 0.1137 on the 549 items (README's panel figures; solution 1)
+    assert human_panels.check_max_pool({"Brier of max minus Brier of mean": 0.0271, "where max loses": "resolved No"},
+                                       ns["members"]).right
+    assert human_panels.check_adjusted_entry({"adjusted Brier": 0.17, "Brier Index": 58.77, "rank after adjustment": 3},
+                                             ns["hand"]).right
