@@ -186,7 +186,6 @@ class Panel:
         pools = pool_probabilities(f, list(methods)).clip(rule.clip_low, rule.clip_high)
         return members.reset_index(drop=True), pools
 
-
     def describe(self) -> dict[str, Any]:
         """JSON-serialisable facts of the panel, for the run's manifest."""
         n = self.counts()
