@@ -38,7 +38,7 @@ from agent_specialists import prompts
 from agent_tools import SearchClient, ToolExecutor, parse_forecast, parse_json, render_evidence, shown_results
 from agent_tools.case_facts import stable_prefix
 from agent_tools.provenance import attach_provenance
-from agent_tools.relevance import judge_results
+from agent_tools.relevance import OWN_LISTING_REASON, judge_results
 
 
 @dataclass
@@ -314,14 +314,16 @@ def _coverage(question: VisibleQuestion, d: Disagreement, outcome: SearchOutcome
         extra = f"; {dropped} dropped by the cutoff guard" if dropped else ""
         return CoverageNote(topic=topic, status="gap", reason=f"no results dated on or before the cutoff{extra}", evidence=[])
     evidence = judge_results(outcome.results, question=question.text, disagreement=f"{d.topic}\n{d.description}",
-                             cutoff_date=cutoff_date)
+                             cutoff_date=cutoff_date, question_url=question.url)
     n, counted = len(evidence), sum(e.counted for e in evidence)
     if counted:
         return CoverageNote(topic=topic, status="supported", evidence=evidence,
                             reason=f"{counted} of {n} results relevant to the question and dated on or before the cutoff")
     relevant = [e for e in evidence if e.relevant]
     undated = sum(e.published is None for e in relevant)
-    parts = [f"{undated} relevant but undated"] if undated else []
+    own = sum(e.reason == OWN_LISTING_REASON for e in evidence)
+    parts = [f"{own} the question's own listing, not evidence on it"] if own else []
+    parts += [f"{undated} relevant but undated"] if undated else []
     if len(relevant) > undated:  # the cutoff guard drops these; a judgement never relies on it
         parts.append(f"{len(relevant) - undated} relevant but dated after the cutoff")
     why = "; ".join(parts) or "none relevant: too few content words shared with the question and the disagreement"

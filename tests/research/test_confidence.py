@@ -6,8 +6,7 @@ import json
 
 import pytest
 
-from agent_providers import ScriptedProvider, get_provider
-from agent_providers import calling_as
+from agent_providers import ScriptedProvider, calling_as, get_provider
 from agent_providers.simulator import SimWorld, request_role
 from agent_research import CombinationRule, Ensemble, ForecasterAgent, ForecastPipeline
 from agent_research.prompts import PERSONAS
@@ -153,6 +152,28 @@ def test_relevant_results_dated_before_the_cutoff_keep_high_and_the_trace_record
     assert note.evidence[2].reason == "relevant (shares cut, deposit, ecb, rate), dated 2025-10-30"
     assert (trace.supervisor.grounding.effective, trace.supervisor.grounding.reasons) == ("high", [])
     assert "supervisor(high, w=1.0)" in trace.final_source
+
+
+def test_the_questions_own_listing_is_not_evidence_on_it():
+    """Found at the question's URL, or titled with its text, the listing shares every word with the question and
+    tells nothing the forecasters did not see: it keeps no supervisor "high" (a corpus of question listings
+    returns it first)."""
+    q = make_question().model_copy(update={"url": "https://www.polymarket.com/event/ecb-december-cut"})
+    at_url = SearchResult(title="ECB December decision market", url="http://polymarket.com/event/ecb-december-cut/?tid=1",
+                          snippet="Will the ECB cut its deposit rate? 62% Yes", published=dt.date(2025, 10, 1), source="fixed")
+    same_text = SearchResult(title=q.text, url="https://mirror.example/ecb", snippet="", published=dt.date(2025, 10, 2),
+                             source="fixed")
+    trace = _pipeline(FixedSearch([at_url, same_text]), stated="high", named=DATE_QUERY).run(q)
+    note = trace.supervisor.coverage[0]
+    assert [(e.relevant, e.counted, e.reason) for e in note.evidence] == [
+        (False, False, "not evidence: the question's own listing (what the forecasters already see)")] * 2
+    assert (note.status, note.reason) == ("gap", "no relevant result dated on or before the cutoff (2 results; 2 the "
+                                          "question's own listing, not evidence on it)")
+    assert trace.supervisor.grounding.effective == "medium"
+    # with the ECB minutes beside them, the minutes alone support the disagreement
+    trace = _pipeline(FixedSearch([at_url, same_text, DOC]), stated="high", named=DATE_QUERY).run(q)
+    assert [e.counted for e in trace.supervisor.coverage[0].evidence] == [False, False, True]
+    assert trace.supervisor.grounding.effective == "high"
 
 
 def test_relevant_but_undated_results_are_not_dated_evidence():

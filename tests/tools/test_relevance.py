@@ -74,11 +74,29 @@ def test_the_words_of_a_disagreement_off_the_questions_subject_do_not_count():
 
 
 def test_a_question_with_one_content_word_needs_that_word_only():
-    own = _result("Starmer out in 2025?", "Keir Starmer faces a leadership challenge", dt.date(2025, 6, 1))
+    news = _result("Labour leadership", "Keir Starmer faces a leadership challenge", dt.date(2025, 6, 1))
     other = _result("Will Nadal win another Grand Slam?", "tennis", dt.date(2025, 6, 1))
-    got = judge_results([own, other], question="Starmer out in 2025?", disagreement="how likely Yes is\nmember-0 says 12%",
-                        cutoff_date=CUTOFF)
-    assert [(j.shared_words, j.counted) for j in got] == [(["starmer"], True), ([], False)]
+    own = _result("Starmer out in 2025?", "", dt.date(2025, 6, 1))  # the question's own listing
+    got = judge_results([news, other, own], question="Starmer out in 2025?",
+                        disagreement="how likely Yes is\nmember-0 says 12%", cutoff_date=CUTOFF)
+    assert [(j.shared_words, j.counted) for j in got] == [(["starmer"], True), ([], False), (["starmer"], False)]
+
+
+def test_the_questions_own_listing_is_never_relevant_by_url_or_by_text():
+    url = "https://www.metaculus.com/questions/123/ecb-cut/"
+    same_page = [SearchResult(title="Metaculus: ECB", url=u, snippet="ECB deposit rate cut, December meeting", published=CUTOFF)
+                 for u in ("http://metaculus.com/questions/123/ecb-cut", "https://www.metaculus.com/questions/123/ecb-cut/?sort=new#c",
+                           "metaculus.com/questions/123/ecb-cut/")]
+    other_page = SearchResult(title="Metaculus: ECB", url="https://www.metaculus.com/questions/124/ecb-cut/",
+                              snippet="ECB deposit rate cut, December meeting", published=CUTOFF)
+    retitled = _result(QUESTION.upper().replace("?", " !"), "", CUTOFF)  # the same word tokens
+    got = judge_results([*same_page, other_page, retitled], question=QUESTION, disagreement=DISAGREEMENT,
+                        cutoff_date=CUTOFF, question_url=url)
+    assert [j.counted for j in got] == [False, False, False, True, False]
+    assert {j.reason for k, j in enumerate(got) if k != 3} == {relevance.OWN_LISTING_REASON}
+    # without the question's URL only the text tells: the pages at its URL count again
+    assert [j.counted for j in judge_results([*same_page, retitled], question=QUESTION, disagreement=DISAGREEMENT,
+                                             cutoff_date=CUTOFF)] == [True, True, True, False]
 
 
 def test_words_are_split_as_the_corpus_index_splits_them():
