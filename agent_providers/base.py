@@ -305,7 +305,8 @@ def run_sync(coro: Any) -> Any:
     """Run ``coro`` to completion from sync code and return its result (or raise its exception).
 
     Works also when called inside a running event loop (a notebook cell): the coroutine then runs in a
-    fresh event loop on a worker thread, since a running loop cannot be re-entered. Every ``run`` /
+    fresh event loop on a worker thread, since a running loop cannot be re-entered, in a copy of the caller's
+    context (so a call's role label, :func:`agent_providers.roles.calling_as`, goes along). Every ``run`` /
     ``forecast`` method of the agents and the harness is ``run_sync(self.a...(...))``.
     """
     try:
@@ -314,5 +315,7 @@ def run_sync(coro: Any) -> Any:
         return asyncio.run(coro)
     import concurrent.futures
 
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coro).result()
+    import contextvars
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:  # the caller's context goes along (call roles)
+        return pool.submit(contextvars.copy_context().run, asyncio.run, coro).result()

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 import functools
 import json
 import math
@@ -312,7 +313,8 @@ class RateLimitedProvider(WrappingProvider):
                 completion = await self.inner.acomplete(messages, **options)
             else:
                 loop = asyncio.get_running_loop()
-                completion = await loop.run_in_executor(self._executor(), functools.partial(self.inner.complete, messages, **options))
+                call = functools.partial(self.inner.complete, messages, **options)  # in the caller's context (call roles)
+                completion = await loop.run_in_executor(self._executor(), contextvars.copy_context().run, call)
         except RateLimited as exc:
             hint = exc.retry_after_s
             self.stats.rate_limited += 1

@@ -8,8 +8,10 @@ forecast (``"forecaster"``), a debater's turn (``"bull"`` / ``"bear"``), the sup
 Providers that answer by role without a model (the simulator, the scripted world) read the label with
 :func:`call_role`, so rewording a prompt never changes what they answer. Model adapters ignore it: the label is
 not sent to any API, not part of a cache key and not recorded. It travels with the caller's context
-(:class:`contextvars.ContextVar`): through ``await``, into tasks created inside the ``with`` block, and into
-``asyncio.to_thread``; not across processes or HTTP.
+(:class:`contextvars.ContextVar`): through ``await``, into tasks created inside the ``with`` block, into
+``asyncio.to_thread``, the rate limiter's worker threads and :func:`agent_providers.run_sync`; not across
+processes or HTTP. As with any context variable, a generator that yields inside the block lends the label to
+its consumer until it resumes, and blocks must be left in the order they were entered.
 
 >>> with calling_as("bull"):
 ...     call_role()

@@ -111,3 +111,31 @@ def test_an_unlabelled_request_is_read_by_its_answer_schema_fields_alone(fields,
     assert request_role({"properties": {f: {} for f in fields}}) == role
     with calling_as("decision"):
         assert request_role({"properties": {f: {} for f in fields}}) == "decision"
+
+
+def test_the_label_reaches_a_sync_provider_through_the_rate_limiter_and_run_sync_in_a_running_loop():
+    """A synchronous provider's call runs on a worker thread (the rate limiter's pool; ``run_sync`` inside a running
+    loop, as in a notebook): the caller's context, and so its label, goes along."""
+    from agent_providers import Provider, run_sync
+    from agent_providers.ratelimit import RateLimitedProvider, RateLimits
+    from agent_schemas import Completion, TokenUsage
+
+    seen = []
+
+    class SyncOnly(Provider):  # implements the sync form only, as llama.cpp's adapter does
+        name = "sync-only"
+
+        def _complete(self, messages, **options):
+            seen.append(call_role())
+            return Completion(text="{}", model="m", provider=self.name, usage=TokenUsage(calls=1))
+
+    limited = RateLimitedProvider(SyncOnly("m"), RateLimits(max_concurrent=1))
+    with calling_as("bull"):
+        asyncio.run(limited.acomplete([{"role": "user", "content": "x"}]))
+
+    async def in_a_notebook_cell():
+        with calling_as("decision"):
+            return run_sync(limited.acomplete([{"role": "user", "content": "y"}]))
+
+    asyncio.run(in_a_notebook_cell())
+    assert seen == ["bull", "decision"]
