@@ -314,7 +314,8 @@ def _coverage(question: VisibleQuestion, d: Disagreement, outcome: SearchOutcome
         extra = f"; {dropped} dropped by the cutoff guard" if dropped else ""
         return CoverageNote(topic=topic, status="gap", reason=f"no results dated on or before the cutoff{extra}", evidence=[])
     evidence = judge_results(outcome.results, question=question.text, disagreement=f"{d.topic}\n{d.description}",
-                             cutoff_date=cutoff_date, question_url=question.url)
+                             cutoff_date=cutoff_date,
+                             question_url=question.url if question.question_type == "market" else None)
     n, counted = len(evidence), sum(e.counted for e in evidence)
     if counted:
         return CoverageNote(topic=topic, status="supported", evidence=evidence,

@@ -31,9 +31,11 @@ for a question on the NFL and ESPN); one from the question, so that a result on 
 alone is not taken for evidence on the question. A relevant result is **counted** as evidence when it is
 also dated on or before the cutoff; an undated result is never dated evidence.
 
-**The question's own listing is not evidence on it** (:func:`is_own_listing`): a result at the question's own
-URL (compared without scheme, ``www.``, query, fragment or trailing slash) or whose title is the question's
-text (same word tokens) shares every word with the question and tells nothing the forecasters did not see.
+**The question's own listing is not evidence on it** (:func:`is_own_listing`): a result at a market question's
+own URL (read as a page: no scheme, ``www.``, default port, tracking parameters, fragment or trailing slash) or
+whose title is the question's text (the same word tokens, at least four) shares every word with the question
+and tells nothing the forecasters did not see. A dataset question's URL is its data source (one Wikipedia list
+for 1,591 questions), whose earlier snapshots are evidence: only the title rule applies to it.
 A search of a corpus built from question listings returns it first: before this rule, 416 of 534 "high"
 supervisors of a 2,000-question simulated run counted it, and for 108 it was the only evidence counted.
 
@@ -51,12 +53,13 @@ import datetime as dt
 import functools
 import re
 from collections.abc import Sequence
-from urllib.parse import urlsplit
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 from agent_schemas import ResultRelevance, SearchResult
 
-__all__ = ["DATE_WORDS", "FORECASTING_WORDS", "MIN_SHARED_WORDS", "RELEVANCE_RULE", "WORD_PATTERN",
-           "OWN_LISTING_REASON", "content_words", "is_own_listing", "judge_results", "word_tokens"]
+__all__ = ["DATE_WORDS", "FORECASTING_WORDS", "MIN_SHARED_WORDS", "MIN_TITLE_TOKENS", "OWN_LISTING_REASON", "RELEVANCE_RULE",
+           "TRACKING_PARAMETERS", "WORD_PATTERN", "content_words", "is_own_listing", "judge_results", "word_tokens"]
 
 #: Word tokens: runs of two or more word characters (bm25s's default ``splitter``, lower-cased before use).
 WORD_PATTERN = r"(?u)\b\w\w+\b"
@@ -76,7 +79,8 @@ MIN_SHARED_WORDS = 2
 #: Name and version of the relevance rule (recorded in the supervisor's grounding rule).
 RELEVANCE_RULE = (f"content-word overlap v2: a result is relevant when it shares >= {MIN_SHARED_WORDS} content "
                   "words with the question (and the disagreement, when it shares one with the question), "
-                  ">= 1 of them from the question; the question's own listing (its URL or its text) never is")
+                  ">= 1 of them from the question; the question's own listing (a market's URL, or its text as "
+                  "title) never is")
 
 
 def word_tokens(text: str) -> list[str]:
@@ -115,33 +119,61 @@ def _not_content() -> frozenset[str]:
 OWN_LISTING_REASON = "not evidence: the question's own listing (what the forecasters already see)"
 
 
-def _page(url: str | None) -> str:
-    """``url`` without scheme, ``www.``, query, fragment and trailing slash, host lower-cased ('' for none)."""
-    if not url:
+#: Query parameters that track a visit and do not name a page (dropped before two URLs are compared).
+TRACKING_PARAMETERS = ("utm_", "ref", "fbclid", "gclid", "mc_cid", "mc_eid")
+#: Word tokens a question's text needs before a result titled with it is taken for its listing (a one-word
+#: question such as "Bitcoin?" shares its title with many pages).
+MIN_TITLE_TOKENS = 4
+
+
+def _page(url: Any) -> str:
+    """``url`` as a page: host lower-cased without ``www.``, a default port or user info; path without a trailing
+    slash; query without tracking parameters; no scheme or fragment. ``''`` for no URL, an unreadable one or a
+    site's front page (which names no one question)."""
+    if not isinstance(url, str) or not url.strip():
         return ""
-    parts = urlsplit(url.strip() if "//" in url else f"//{url.strip()}")
-    host = parts.netloc.lower().removeprefix("www.")
-    return f"{host}{parts.path.rstrip('/')}" if host else ""
+    text = url.strip()
+    try:
+        parts = urlsplit(text if "//" in text else f"//{text}")
+        host = (parts.hostname or "").rstrip(".").removeprefix("www.")
+        port = parts.port
+    except ValueError:  # e.g. "https://[::1/q": an unreadable URL names no page
+        return ""
+    path = parts.path.rstrip("/")
+    if not host or not path:
+        return ""
+    query = "&".join(sorted(f"{k}={v}" for k, v in parse_qsl(parts.query, keep_blank_values=True)
+                            if not k.lower().startswith(TRACKING_PARAMETERS)))
+    return f"{host}{f':{port}' if port not in (None, 80, 443) else ''}{path}{'?' + query if query else ''}"
 
 
 def is_own_listing(result: SearchResult, *, question: str, question_url: str | None = None) -> bool:
-    """True when ``result`` is the question's own listing: at the question's URL (compared without scheme,
-    ``www.``, query, fragment and trailing slash) or titled with the question's text (the same word tokens).
+    """True when ``result`` is the question's own listing: at ``question_url`` (both read as pages: host without
+    ``www.``, a default port or user info, path without trailing slash, query without tracking parameters, no
+    scheme or fragment; a site's front page matches nothing), or titled with the question's text (the same word
+    tokens, at least :data:`MIN_TITLE_TOKENS` of them).
+
+    Pass ``question_url`` only when it is the question's own page (a market's listing): a dataset question's URL
+    is its data source (one Wikipedia list, one ACLED page for thousands of questions), whose earlier snapshots
+    are evidence.
 
     Examples
     --------
     >>> q = "Will the ECB cut rates in December?"
     >>> is_own_listing(SearchResult(title="will the ECB cut rates in december", snippet=""), question=q)
     True
-    >>> is_own_listing(SearchResult(title="ECB minutes", url="https://www.m.com/q/7/?ref=x"), question=q,
-    ...                question_url="http://m.com/q/7")
+    >>> is_own_listing(SearchResult(title="ECB minutes", url="https://www.m.com/q/7/?utm_source=x#c"), question=q,
+    ...                question_url="http://m.com:80/q/7")
     True
-    >>> is_own_listing(SearchResult(title="ECB minutes", url="https://m.com/q/8"), question=q, question_url="https://m.com/q/7")
-    False
+    >>> [is_own_listing(SearchResult(title="ECB", url=u), question=q, question_url="https://m.com/market?id=7")
+    ...  for u in ("https://m.com/market?id=8", "https://[::1/q", "https://m.com/")]
+    [False, False, False]
     """
     own = _page(question_url)
-    return bool(own and _page(result.url) == own) or (
-        bool(word_tokens(result.title)) and word_tokens(result.title) == word_tokens(question))
+    if own and _page(result.url) == own:
+        return True
+    title = word_tokens(result.title)
+    return len(title) >= MIN_TITLE_TOKENS and title == word_tokens(question)
 
 
 def judge_results(results: Sequence[SearchResult], *, question: str, disagreement: str,
@@ -160,7 +192,8 @@ def judge_results(results: Sequence[SearchResult], *, question: str, disagreemen
     cutoff_date : date
         The search's cutoff: a counted result is dated on or before it.
     question_url : str, optional
-        The question's URL: a result there is its own listing (:func:`is_own_listing`), never relevant.
+        The URL of the question's own page (a market's listing; not a dataset question's data source): a
+        result there is its own listing (:func:`is_own_listing`), never relevant.
 
     Returns
     -------

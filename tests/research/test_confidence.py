@@ -159,7 +159,7 @@ def test_the_questions_own_listing_is_not_evidence_on_it():
     tells nothing the forecasters did not see: it keeps no supervisor "high" (a corpus of question listings
     returns it first)."""
     q = make_question().model_copy(update={"url": "https://www.polymarket.com/event/ecb-december-cut"})
-    at_url = SearchResult(title="ECB December decision market", url="http://polymarket.com/event/ecb-december-cut/?tid=1",
+    at_url = SearchResult(title="ECB December decision market", url="http://polymarket.com/event/ecb-december-cut/?utm_medium=feed",
                           snippet="Will the ECB cut its deposit rate? 62% Yes", published=dt.date(2025, 10, 1), source="fixed")
     same_text = SearchResult(title=q.text, url="https://mirror.example/ecb", snippet="", published=dt.date(2025, 10, 2),
                              source="fixed")
@@ -173,6 +173,17 @@ def test_the_questions_own_listing_is_not_evidence_on_it():
     # with the ECB minutes beside them, the minutes alone support the disagreement
     trace = _pipeline(FixedSearch([at_url, same_text, DOC]), stated="high", named=DATE_QUERY).run(q)
     assert [e.counted for e in trace.supervisor.coverage[0].evidence] == [False, False, True]
+    assert trace.supervisor.grounding.effective == "high"
+
+
+def test_a_dataset_questions_data_source_stays_evidence():
+    """A dataset question's URL is its data source (one Wikipedia list for 1,591 bundled questions): the source's
+    snapshots before the cutoff are evidence, not the question's listing."""
+    q = make_question().model_copy(update={"question_type": "dataset", "url": "https://en.wikipedia.org/wiki/ECB_rates"})
+    snapshot = SearchResult(title="ECB rates - Wikipedia", url="https://en.wikipedia.org/wiki/ECB_rates",
+                            snippet="deposit rate cut history of the ECB", published=dt.date(2025, 10, 1), source="fixed")
+    trace = _pipeline(FixedSearch([snapshot]), stated="high", named=DATE_QUERY).run(q)
+    assert [(e.relevant, e.counted) for e in trace.supervisor.coverage[0].evidence] == [(True, True)]
     assert trace.supervisor.grounding.effective == "high"
 
 

@@ -85,7 +85,7 @@ def test_a_question_with_one_content_word_needs_that_word_only():
 def test_the_questions_own_listing_is_never_relevant_by_url_or_by_text():
     url = "https://www.metaculus.com/questions/123/ecb-cut/"
     same_page = [SearchResult(title="Metaculus: ECB", url=u, snippet="ECB deposit rate cut, December meeting", published=CUTOFF)
-                 for u in ("http://metaculus.com/questions/123/ecb-cut", "https://www.metaculus.com/questions/123/ecb-cut/?sort=new#c",
+                 for u in ("http://metaculus.com/questions/123/ecb-cut", "https://www.metaculus.com/questions/123/ecb-cut/?utm_source=feed#c",
                            "metaculus.com/questions/123/ecb-cut/")]
     other_page = SearchResult(title="Metaculus: ECB", url="https://www.metaculus.com/questions/124/ecb-cut/",
                               snippet="ECB deposit rate cut, December meeting", published=CUTOFF)
@@ -97,6 +97,27 @@ def test_the_questions_own_listing_is_never_relevant_by_url_or_by_text():
     # without the question's URL only the text tells: the pages at its URL count again
     assert [j.counted for j in judge_results([*same_page, retitled], question=QUESTION, disagreement=DISAGREEMENT,
                                              cutoff_date=CUTOFF)] == [True, True, True, False]
+
+
+def test_only_the_same_page_is_the_own_listing_and_no_url_makes_the_judgement_fail():
+    doc = "ECB deposit rate cut, December meeting"
+
+    def own(url, question_url, title="ECB page"):
+        r = SearchResult(title=title, url=url, snippet=doc, published=CUTOFF)
+        return judge_results([r], question=QUESTION, disagreement=DISAGREEMENT, cutoff_date=CUTOFF,
+                             question_url=question_url)[0].reason == relevance.OWN_LISTING_REASON
+
+    assert own("https://m.com/market?id=7&utm_campaign=x", "https://m.com/market?id=7")
+    assert own("https://USER@M.com:443/q/7/", "http://m.com/q/7")
+    assert not own("https://m.com/market?id=8", "https://m.com/market?id=7")  # another market of the same site
+    assert not own("https://m.com/?utm=1", "https://m.com")  # a front page names no question
+    assert not own("https://m.com:8443/q/7", "https://m.com/q/7")
+    for bad in ("https://[::1/q", "", "q/7", "::::", "https://m.com:99999/q/7"):
+        assert not own(bad, "https://m.com/q/7") and not own("https://m.com/q/7", bad)
+    assert not own("https://m.com/q/7", None)
+    # the title rule needs four word tokens: "Bitcoin?" shares its title with every page on Bitcoin
+    short = SearchResult(title="Bitcoin", url="https://ex.org/btc", snippet="Bitcoin price record", published=CUTOFF)
+    assert judge_results([short], question="Bitcoin?", disagreement="", cutoff_date=CUTOFF)[0].counted
 
 
 def test_words_are_split_as_the_corpus_index_splits_them():
