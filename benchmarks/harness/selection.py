@@ -222,4 +222,6 @@ class QuestionSelection:
             keep = set(random.Random(cfg.seed).sample(range(len(qs)), cfg.sample_n))
             log.warning("%s has %d questions after the filters; using a seeded sample of %d (--n 0 for all)", source, len(qs), cfg.sample_n)
             qs = [q for i, q in enumerate(qs) if i in keep]
+        elif cfg.sample_n and len(qs) < cfg.sample_n:
+            log.warning("%s has %d questions after the filters, fewer than --n %d: all are used", source, len(qs), cfg.sample_n)
         return qs

@@ -196,6 +196,22 @@ def _bad_line(path: Path, row: int, line: int, value: Any, problem: str) -> Data
                                row=row, value=value, source=str(path))
 
 
+class _RepeatedKey(Exception):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _object_once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are distinct (``json.loads`` would keep the last of a repeated key silently)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _RepeatedKey(key)
+        out[key] = value
+    return out
+
+
 def _read_table(path: Path) -> Table:
     suffix = path.suffix.lower()
     if suffix == ".csv":
@@ -206,6 +222,10 @@ def _read_table(path: Path) -> Table:
                 reader = csv.DictReader(fh)
                 try:
                     header = [h.strip() for h in (reader.fieldnames or [])]
+                    twice = sorted({h for h in header if header.count(h) > 1})
+                    if twice:  # DictReader would keep the last cell of a repeated name without a word
+                        raise cell_error(path, None, twice[0], twice[0], f"column {twice[0]!r} appears "
+                                         f"{header.count(twice[0])} times in the header (line 1); a column is read once")
                     rows, lines = [], []
                     for rec in reader:
                         # line_num is the record's last line; a quoted cell may span several
@@ -226,9 +246,12 @@ def _read_table(path: Path) -> Table:
                 if not line.strip():
                     continue
                 try:
-                    rec = json.loads(line)
+                    rec = json.loads(line, object_pairs_hook=_object_once)
                 except json.JSONDecodeError as exc:
                     raise _bad_line(path, len(rows), number, line.strip(), f"invalid JSON ({exc.msg})") from None
+                except _RepeatedKey as exc:
+                    raise _bad_line(path, len(rows), number, exc.key, f"key {exc.key!r} appears twice in the "
+                                    "object; a cell is read once") from None
                 if not isinstance(rec, dict):
                     raise _bad_line(path, len(rows), number, rec, "each JSONL line must be a JSON object")
                 rows.append(rec)
@@ -236,9 +259,12 @@ def _read_table(path: Path) -> Table:
         return Table(path, None, rows, lines)
     if suffix == ".json":
         try:
-            data = json.loads(path.read_text(encoding="utf-8-sig"))
+            data = json.loads(path.read_text(encoding="utf-8-sig"), object_pairs_hook=_object_once)
         except json.JSONDecodeError as exc:
             raise DataValidationError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})", source=str(path)) from None
+        except _RepeatedKey as exc:
+            raise cell_error(path, None, exc.key, exc.key, f"key {exc.key!r} appears twice in one object; a cell "
+                             "is read once") from None
         if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
             raise cell_error(path, None, None, type(data).__name__, "a JSON file must hold a list of objects, one per row")
         return Table(path, None, data, [None] * len(data))

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from agent_schemas import DataValidationError, Question
@@ -127,6 +128,8 @@ def _percent_hint(table: Any) -> str:
 
 
 def _probability(table: Any, row: int, value: Any, hint: str) -> float:
+    if isinstance(value, (bool, np.bool_)):  # float(True) is 1.0: a yes/no is not a probability
+        raise table.error(row, "p_yes", value, "p_yes is a true/false value, not a probability in [0, 1]")
     try:
         p = float(value.strip() if isinstance(value, str) else value)
     except (TypeError, ValueError):
@@ -204,6 +207,9 @@ def read_forecast_rows(path: str | Path, *, by: str = "method", by_default: str 
                 raise table.error(i, "question_id", table.rows[i].get("question_id"), "question_id is empty")
             if who is None and by_default is None:
                 raise table.error(i, by, table.rows[i].get(by), f"{by} is empty")
+            for col, cell in (("question_id", qid), (by, who)):
+                if isinstance(cell, (dict, list, tuple, bool, np.bool_)):
+                    raise table.error(i, col, cell, f"{col} must be a text or a number, not a {type(cell).__name__}")
             rows.append({"row": i, "ref": id_text(qid), "p_yes": _probability(table, i, p, hint),
                          "by": by_default if who is None else str(who).strip(),
                          "outcome": None if outcome is None else parse_outcome(path, i, outcome),

@@ -325,7 +325,7 @@ def grade_function(exercise: int, function: Callable[..., Any], cases: Sequence[
             got = function(*case.args, **case.kwargs)
         except NotImplementedError:
             return not_answered(exercise, f"{what} (replace the NotImplementedError with your code)")
-        except Exception as exc:  # noqa: BLE001 -- any error of the student's code is a wrong answer, shown
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 -- any error of the student's code (a sys.exit too) is a wrong answer, shown
             return Verdict(exercise, "wrong", _with_hint(f"{what} raised {type(exc).__name__}: {exc} for {case.label}.", hint))
         if not _results_match(got, case.expected, tolerance):
             return Verdict(exercise, "wrong", _with_hint(

@@ -199,6 +199,30 @@ def test_bad_panel_files_are_one_line_with_exit_code_2(tmp_path, content, needle
     assert not (tmp_path / "runs").exists()  # nothing is written before the input validates
 
 
+@pytest.mark.parametrize("name, content, needles", [
+    # a repeated column: the reader would keep the last cell (0.1) without a word
+    ("panel.csv", "question_id,forecaster,p_yes,p_yes\nq1,a,0.7,0.1\n",
+     ["column 'p_yes' appears 2 times in the header (line 1)"]),
+    ("panel.jsonl", '{"question_id": "q1", "forecaster": "a", "p_yes": 0.7, "p_yes": 0.1}\n',
+     ["data row 1 (line 1)", "key 'p_yes' appears twice in the object"]),
+    ("panel.json", '[{"question_id": "q1", "forecaster": "a", "p_yes": 0.7, "p_yes": 0.1}]',
+     ["key 'p_yes' appears twice in one object"]),
+    # float(True) is 1.0: a yes/no is not a probability
+    ("panel.jsonl", '{"question_id": "q1", "forecaster": "a", "p_yes": 0.5}\n{"question_id": "q1", "forecaster": "b", "p_yes": true}\n',
+     ["data row 2 (line 2)", "column 'p_yes'", "a true/false value, not a probability"]),
+    ("panel.jsonl", '{"question_id": "q1", "forecaster": {"x": 1}, "p_yes": 0.5}\n',
+     ["data row 1 (line 1)", "column 'forecaster'", "must be a text or a number, not a dict"]),
+    ("panel.jsonl", '{"question_id": ["q1"], "forecaster": "a", "p_yes": 0.5}\n',
+     ["data row 1 (line 1)", "column 'question_id'", "must be a text or a number, not a list"]),
+])
+def test_a_cell_the_reader_would_have_to_guess_is_refused(tmp_path, name, content, needles):
+    _, questions = write_panel_files(tmp_path)
+    panel = tmp_path / name
+    panel.write_text(content)
+    one_line_error(aggregate(tmp_path, str(panel), "--questions", str(questions)), str(panel), *needles)
+    assert not (tmp_path / "runs").exists()
+
+
 def test_bad_command_lines_are_one_line(tmp_path):
     panel, questions = write_panel_files(tmp_path)
     one_line_error(aggregate(tmp_path), "give a panel file or --panel superforecasters")

@@ -157,6 +157,9 @@ def test_a_question_file_is_sampled_with_the_seed_and_says_so(tmp_path, caplog):
     with caplog.at_level(logging.WARNING, logger="benchmarks.harness.selection"):
         assert len(make(["scripted"], questions_file=str(f), sample_n=10).selection.questions()) == 10
     assert caplog.messages == []  # exactly the sample size: nothing sampled, nothing said
+    with caplog.at_level(logging.WARNING, logger="benchmarks.harness.selection"):
+        assert len(make(["scripted"], questions_file=str(f), sample_n=50).selection.questions()) == 10
+    assert caplog.messages == [f"{f} has 10 questions after the filters, fewer than --n 50: all are used"]
 
 
 def test_bundled_questions_are_loaded_with_every_filter(monkeypatch):

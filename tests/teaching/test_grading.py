@@ -100,6 +100,12 @@ def test_grade_function_calls_every_case_and_names_the_first_failure():
     crash = grade_function(2, lambda p, f: p <= f, cases, tolerance=0, what="kept")
     assert crash.status == "wrong" and "raised TypeError" in crash.message and "for undated" in crash.message
 
+    def leaves(p, f):
+        raise SystemExit(3)  # a student's sys.exit() is a wrong answer, never the end of the notebook
+
+    gone = grade_function(2, leaves, cases, tolerance=0, what="kept")
+    assert gone.status == "wrong" and "raised SystemExit: 3 for p on the cutoff" in gone.message
+
     def stub(p, f):
         raise NotImplementedError("write the rule")
 
