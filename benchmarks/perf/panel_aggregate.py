@@ -43,7 +43,7 @@ if __package__ in (None, ""):  # run as a script from a checkout
 
 from agent_research.aggregation import AGGREGATORS  # noqa: E402
 from benchmarks.panels import panel_matrix, pool_probabilities  # noqa: E402
-from benchmarks.perf.scoring_speed import interleaved, timed  # noqa: E402
+from benchmarks.perf.scoring_speed import interleaved, side_by_side, timed  # noqa: E402
 
 TARGET = 3.0
 
@@ -84,12 +84,10 @@ def main(argv: list[str] | None = None) -> int:
           f"exact 0 or 1 forecasts: {int(((frame['p_yes'] == 0) | (frame['p_yes'] == 1)).sum()):,}")
 
     t_agg, t_grp = interleaved(aggregate, groupby_mean, args.rounds)
-    ma, mg = statistics.median(t_agg), statistics.median(t_grp)
-    ratio = ma / mg
     print(f"\nmedian of {args.rounds} interleaved rounds")
-    print(f"  aggregate (factorise, matrix, {len(AGGREGATORS)} methods): {ma * 1000:7.1f} ms   rounds {[round(t * 1000, 1) for t in t_agg]}")
-    print(f"  pandas groupby-mean:                      {mg * 1000:7.1f} ms   rounds {[round(t * 1000, 1) for t in t_grp]}")
-    print(f"  ratio aggregate / groupby-mean = {ratio:.2f}  (target <= {TARGET:g}: {'OK' if ratio <= TARGET else 'MISSED'})")
+    ratio = side_by_side((f"aggregate (factorise, matrix, {len(AGGREGATORS)} methods)", t_agg),
+                         ("pandas groupby-mean", t_grp), "aggregate / groupby-mean", target=TARGET,
+                         indent="  ")
 
     # for information: the same aggregates without the one pass, and one question at a time
     m = panel_matrix(frame)

@@ -89,6 +89,20 @@ def interleaved(first: Callable[[], object], second: Callable[[], object], round
     return t_first, t_second
 
 
+def side_by_side(first: tuple[str, list[float]], second: tuple[str, list[float]], ratio_name: str, target: float,
+                 indent: str = "    ") -> float:
+    """Print each side's median of its interleaved rounds (``(label, seconds)``, from :func:`interleaved`) and the
+    ratio first / second (``ratio_name``) against ``target`` (a ratio at most ``target`` is OK); return the ratio."""
+    (label_a, t_a), (label_b, t_b) = first, second
+    ma, mb = statistics.median(t_a), statistics.median(t_b)
+    width = max(len(label_a), len(label_b)) + 1
+    for label, med, times in ((label_a, ma, t_a), (label_b, mb, t_b)):
+        print(f"{indent}{label + ':':<{width}} {med * 1000:9.1f} ms   rounds {[round(t * 1000, 1) for t in times]}")
+    ratio = ma / mb
+    print(f"{indent}ratio {ratio_name} = {ratio:.2f}  (target <= {target:g}: {'OK' if ratio <= target else 'MISSED'})")
+    return ratio
+
+
 def peak_mib(fn: Callable[[], object]) -> float:
     gc.collect()
     tracemalloc.start()
@@ -125,12 +139,9 @@ def main(argv: list[str] | None = None) -> int:
 
     # 1. full metric set vs sklearn, interleaved
     t_ours, t_sk = interleaved(lambda: ours(p, o), lambda: sklearn_side(p, o), args.rounds)
-    mo, ms = statistics.median(t_ours), statistics.median(t_sk)
-    ratio = mo / ms
     print(f"\n[1] full metric set, {args.methods} methods, median of {args.rounds} rounds")
-    print(f"    ours (brier, log, ECE, reliability, Murphy+2 terms): {mo:.3f} s   rounds {['%.3f' % t for t in t_ours]}")
-    print(f"    sklearn (brier_score_loss + calibration_curve):     {ms:.3f} s   rounds {['%.3f' % t for t in t_sk]}")
-    print(f"    ratio ours/sklearn = {ratio:.2f}  (target <= 1.5: {'OK' if ratio <= 1.5 else 'MISSED'})")
+    side_by_side(("ours (brier, log, ECE, reliability, Murphy+2 terms)", t_ours),
+                 ("sklearn (brier_score_loss + calibration_curve)", t_sk), "ours / sklearn", target=1.5)
 
     # 2. bootstrap vs one scoring pass on one method
     scores = s0.brier_scores
