@@ -10,6 +10,8 @@ per provider (pattern from simonw/llm ``Model.execute`` and inspect_ai ``ModelAP
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextvars
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -313,9 +315,5 @@ def run_sync(coro: Any) -> Any:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(coro)
-    import concurrent.futures
-
-    import contextvars
-
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:  # the caller's context goes along (call roles)
         return pool.submit(contextvars.copy_context().run, asyncio.run, coro).result()

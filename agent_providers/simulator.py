@@ -78,7 +78,7 @@ from typing import Any, Literal
 
 from agent_schemas import BadRequest, ChatMessage, Completion, Question, TokenUsage, UnknownProvider
 from agent_providers.base import Provider
-from agent_providers.roles import call_role
+from agent_providers.roles import CallRole, call_role
 from agent_providers.scripted import count_tokens_approx
 
 #: Registry prefix of the simulator.
@@ -92,7 +92,8 @@ DEBATE_GAP = 0.5
 ANCHOR_EPS = 0.005
 
 Anchor = Literal["truth", "crowd", "base"]
-Role = Literal["forecaster", "queries", "bull", "bear", "disagreements", "decision", "other"]
+#: A request's role: a pipeline call's label (:data:`agent_providers.roles.CallRole`), or "other".
+Role = Literal[CallRole, "other"]
 
 
 @dataclass(frozen=True)
@@ -299,7 +300,7 @@ def request_role(json_schema: dict[str, Any] | None) -> Role:
     label (their schemas say no side, and the decision's fields are a forecaster's)."""
     labelled = call_role()
     if labelled is not None:
-        return labelled  # type: ignore[return-value]
+        return labelled  # type: ignore[return-value]  # call_role() holds a CallRole (calling_as checks it)
     props = set((json_schema or {}).get("properties", {}))
     if "queries" in props:
         return "queries"
