@@ -73,6 +73,9 @@ class QuestionKind(ABC):
         Scores where higher is better (e.g. Metaculus's baseline score).
     primary_score : str
         The score leaderboards of this kind rank on.
+    peer_divisor : float
+        Metaculus divides the log scores of continuous questions by 2 in its baseline and peer scores (1 for
+        the others).
     """
 
     name: ClassVar[str]
@@ -82,6 +85,7 @@ class QuestionKind(ABC):
     scores: ClassVar[Mapping[str, str]]
     higher_is_better: ClassVar[frozenset[str]] = frozenset()
     primary_score: ClassVar[str]
+    peer_divisor: ClassVar[float] = 1.0
 
     # --- the question ---------------------------------------------------------------------------------
     @abstractmethod
@@ -227,3 +231,41 @@ class QuestionKind(ABC):
         DataValidationError
             For forecasts or outcomes that do not fit ``specs``.
         """
+
+    @abstractmethod
+    def outcome_log_probability(self, specs: Sequence[KindSpec], forecasts: Any, outcomes: Any) -> np.ndarray:
+        """``(n_questions,)``: the natural log of the probability each forecast gave to what happened (the
+        outcome; for a numeric question, the probability mass of the grid bin holding it). The common currency
+        of the log score, Metaculus's baseline score and :meth:`peer_scores`."""
+
+    def diagnostics(self, specs: Sequence[KindSpec], forecasts: Any, outcomes: Any) -> dict[str, np.ndarray]:
+        """Per-question calibration diagnostics that are not losses (a numeric forecast's PIT value and whether
+        the outcome fell in its central 50% and 90% intervals; a multiple-choice forecast's top-label
+        probability and whether the top label happened), each ``(n_questions,)``. Default: none."""
+        return {}
+
+    def peer_scores(self, log_q: Any) -> np.ndarray:
+        """Metaculus's peer score of each entry on each question against the other entries: for entry ``i``,
+        ``100 / peer_divisor * (ln q_i - mean_{j != i} ln q_j)`` (Metaculus scoring, ``score_math``: the log
+        of the entry's probability over the others' geometric mean, ``n / (n - 1)`` times the log ratio to the
+        geometric mean of all, which is the same). Higher is better; the entries' mean is 0 on every question.
+
+        Parameters
+        ----------
+        log_q : array-like of shape (n_questions, n_entries)
+            :meth:`outcome_log_probability` of every entry (NaN where an entry gave none: it is left out of
+            the others' mean and its own score is NaN).
+
+        Returns
+        -------
+        ndarray of shape (n_questions, n_entries)
+            NaN where the entry gave no forecast or no other entry did.
+        """
+        lq = np.asarray(log_q, dtype=np.float64)
+        present = ~np.isnan(lq)
+        total = np.where(present, lq, 0.0).sum(axis=1, keepdims=True)
+        n = present.sum(axis=1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            others = (total - np.where(present, lq, 0.0)) / (n - 1)
+            out = 100.0 / self.peer_divisor * (lq - others)
+        return np.where(present & (n > 1), out, np.nan)

@@ -121,5 +121,9 @@ class BinaryKind(QuestionKind):
         o = np.asarray(outcomes, dtype=np.float64)
         return {"brier": rules.brier(p, o), "log_loss": rules.log_loss(p, o), "baseline_score": rules.baseline_score(p, o)}
 
+    def outcome_log_probability(self, specs: Sequence[KindSpec], forecasts: Any, outcomes: Any) -> np.ndarray:
+        p = check_probabilities(forecasts, "forecasts", ndim=2, shape="(n_questions, 1)")[:, 0]
+        return -rules.log_loss(p, np.asarray(outcomes, dtype=np.float64))
+
 
 BINARY = BinaryKind()

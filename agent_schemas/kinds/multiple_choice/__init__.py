@@ -30,6 +30,7 @@ class MultipleChoiceKind(QuestionKind):
     def answer_request(self, spec): raise NotImplementedError
     def read_answer(self, spec, obj, *, raw_text=""): raise NotImplementedError
     def score(self, specs, forecasts, outcomes): raise NotImplementedError
+    def outcome_log_probability(self, specs, forecasts, outcomes): raise NotImplementedError
 
 
 MULTIPLE_CHOICE = MultipleChoiceKind()
