@@ -55,8 +55,11 @@ from dataclasses import dataclass, field as dc_field
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from agent_schemas import EvidenceItem, ForecastParseError, SearchResult
-from agent_schemas.kinds.values import parse_probability, probability_schema  # re-exported: the binary kind owns them
+from agent_schemas.kinds import BinarySpec, KindSpec, kind_of
+from agent_schemas.kinds.values import parse_probability, probability_schema  # noqa: F401 - re-exported: the binary kind owns them
 from agent_tools.provenance import source_url
 
 _REASONING_TAGS = r"think|thinking|thought|reasoning|reflection|scratchpad|analysis"
@@ -375,8 +378,10 @@ class ParsedForecast:
 
     Attributes
     ----------
-    p_yes : float
-        Probability of Yes in [0, 1].
+    p_yes : float or None
+        Probability of Yes in [0, 1] (a binary question); None for the other kinds.
+    distribution : list of float or None
+        The forecast of a non-binary question in its kind's form (:mod:`agent_schemas.kinds`); None for binary.
     rationale : str
         The answer's rationale ("" when missing).
     key_evidence : list of EvidenceItem
@@ -385,10 +390,15 @@ class ParsedForecast:
         The whole JSON object the forecast was read from (extra fields for debate / supervisor).
     """
 
-    p_yes: float
+    p_yes: float | None = None
     rationale: str = ""
     key_evidence: list[EvidenceItem] = dc_field(default_factory=list)
     data: dict[str, Any] = dc_field(default_factory=dict)
+    distribution: list[float] | None = None
+
+    def forecast(self, spec: KindSpec) -> np.ndarray:
+        """The forecast vector for a question of ``spec`` (``[p_yes]`` for binary)."""
+        return kind_of(spec).forecast_of(self)
 
     @property
     def confidence(self) -> str | None:
@@ -544,6 +554,64 @@ def parse_forecast(text: str, *, prob_field: str = "p_yes",
 _AGREEMENT_TOLERANCE = 0.005
 
 
+def parse_answer(text: str, spec: KindSpec = BinarySpec(), *,
+                 sources: Sequence[SearchResult | EvidenceItem] = ()) -> ParsedForecast:
+    """Parse a model's answer to a question of any kind into a :class:`ParsedForecast`.
+
+    The same rules as :func:`parse_forecast`, with the kind (:mod:`agent_schemas.kinds`) deciding what an
+    answer is: the candidates are the readable top-level objects that have one of the kind's answer keys
+    (:meth:`~agent_schemas.kinds.base.QuestionKind.answer_keys`); each is read by the kind
+    (:meth:`~agent_schemas.kinds.base.QuestionKind.read_answer`: a valid forecast or a typed error, never a
+    repaired one); candidates must give the same forecast (:meth:`~agent_schemas.kinds.base.QuestionKind.answers_agree`),
+    else the answer is refused. The last candidate gives the rationale and evidence.
+
+    Parameters
+    ----------
+    text : str
+        The full model answer.
+    spec : KindSpec
+        The question's spec (``question.spec``); a binary question by default.
+    sources : sequence of SearchResult or EvidenceItem
+        The numbered sources the prompt showed (see :func:`parse_forecast`).
+
+    Returns
+    -------
+    ParsedForecast
+        With ``p_yes`` (binary) or ``distribution`` (the other kinds) set.
+
+    Raises
+    ------
+    ForecastParseError
+        As :func:`parse_forecast`, and whatever the kind refuses (an unknown option, probabilities that do
+        not add up, percentiles out of order...).
+
+    Examples
+    --------
+    >>> from agent_schemas.kinds import ChoiceSpec
+    >>> parse_answer('{"probabilities": {"A": 70, "B": 30}, "rationale": "r"}', ChoiceSpec(options=("A", "B"))).distribution
+    [0.7, 0.3]
+    """
+    kind = kind_of(spec)
+    keys = kind.answer_keys(spec)
+    objs = _candidates(text, keys)
+    forecasts = [(obj, f) for obj in objs if (f := kind.read_answer(spec, obj, raw_text=text)) is not None]
+    if not forecasts:
+        raise ForecastParseError(f"{keys[-1]} is missing: {text[:200]!r}", raw_text=text, field=keys[-1], value=None)
+    first = forecasts[0][1]
+    if any(not kind.answers_agree(spec, first, f) for _, f in forecasts[1:]):
+        shown = "; ".join(kind.forecast_text(spec, f) for _, f in forecasts)
+        raise ForecastParseError(f"the answer gives {len(forecasts)} different forecasts ({shown}): refusing to pick one",
+                                 raw_text=text, field=keys[-1], value=[kind.value(f) for _, f in forecasts])
+    obj, forecast = forecasts[-1]
+    rationale = obj.get("rationale")
+    if rationale is None:
+        rationale = ""
+    elif not isinstance(rationale, str):
+        rationale = json.dumps(rationale, ensure_ascii=False)
+    return ParsedForecast(**kind.fields(forecast), rationale=rationale.strip(),
+                          key_evidence=parse_evidence(obj.get("key_evidence"), sources), data=obj)
+
+
 # --- schemas ------------------------------------------------------------------------------------------
 #: The stated confidences, highest first.
 CONFIDENCE_VALUES = ("high", "medium", "low")
@@ -600,21 +668,24 @@ def text_schema(max_chars: int = RATIONALE_CHARS) -> dict[str, Any]:
 
 
 @functools.lru_cache(maxsize=256)
-def forecast_json_schema(max_evidence: int = 2, rationale_chars: int = RATIONALE_CHARS, n_sources: int = 0) -> dict[str, Any]:
+def forecast_json_schema(max_evidence: int = 2, rationale_chars: int = RATIONALE_CHARS, n_sources: int = 0,
+                         spec: KindSpec = BinarySpec()) -> dict[str, Any]:
     """JSON schema a forecaster requests (one shared object per arguments: do not mutate it): ``rationale``,
     ``key_evidence`` (at most ``max_evidence`` items, each citing one of ``n_sources`` numbered search
-    results: :func:`evidence_item_schema`), ``confidence`` (:data:`CONFIDENCE_SCHEMA`), then ``p_yes_percent``
-    (property order matters for grammar-constrained models: reasons first, number last). Fewer evidence
-    items mean fewer generated tokens (about 30 per item on SmolLM2); the confidence costs about 5."""
+    results: :func:`evidence_item_schema`), ``confidence`` (:data:`CONFIDENCE_SCHEMA`), then the forecast in
+    the form of ``spec``'s kind (``p_yes_percent`` for a binary question; property order matters for
+    grammar-constrained models: reasons first, numbers last). Fewer evidence items mean fewer generated
+    tokens (about 30 per item on SmolLM2); the confidence costs about 5."""
+    answer = kind_of(spec).answer_properties(spec)
     return {
         "type": "object",
         "properties": {
             "rationale": text_schema(rationale_chars),
             "key_evidence": evidence_list_schema(max_evidence, n_sources),
             "confidence": CONFIDENCE_SCHEMA,
-            **probability_schema("p_yes_percent"),
+            **answer,
         },
-        "required": ["rationale", "key_evidence", "confidence", "p_yes_percent"],
+        "required": ["rationale", "key_evidence", "confidence", *answer],
     }
 
 

@@ -60,6 +60,8 @@ class QuestionKind(ABC):
     ----------------
     name : str
         The kind's name, the ``kind`` literal of its spec (``"binary"``, ``"multiple_choice"``, ``"numeric"``).
+    label : str
+        The kind in words, as prompts and reports say it (``"multiple-choice"``).
     spec_type : type of KindSpec
         The kind's spec model.
     pools : mapping of str to Pool
@@ -79,6 +81,7 @@ class QuestionKind(ABC):
     """
 
     name: ClassVar[str]
+    label: ClassVar[str]
     spec_type: ClassVar[type[KindSpec]]
     pools: ClassVar[Mapping[str, Pool]]
     default_methods: ClassVar[tuple[str, ...]]
@@ -129,9 +132,10 @@ class QuestionKind(ABC):
         range): what a missing forecast is imputed as (ForecastBench imputes 0.5 for binary questions)."""
 
     @abstractmethod
-    def forecast_text(self, spec: KindSpec, forecast: np.ndarray) -> str:
-        """One line describing ``forecast`` for prompts, traces and the viewer (``"62%"``,
-        ``"Arsenal 40%, Liverpool 35%, ..."``, ``"median 1,200; 90% in [900, 1,600] admissions"``)."""
+    def forecast_text(self, spec: KindSpec, forecast: np.ndarray | None) -> str:
+        """One line describing ``forecast`` for prompts, traces and the viewer (``"p_yes 62%"``,
+        ``"Arsenal 40%, Liverpool 35%, ..."``, ``"median 1,200; 90% in [900, 1,600] admissions"``); None (a
+        failed forecast) gives ``"failed"``."""
 
     # --- answers ----------------------------------------------------------------------------------------
     @abstractmethod
@@ -146,9 +150,25 @@ class QuestionKind(ABC):
         ``'"p_yes_percent": <integer 0-100>'``."""
 
     @abstractmethod
-    def answer_request(self, spec: KindSpec) -> str:
-        """The words of a task asking for the forecast, e.g. ``"the probability that the question resolves
-        Yes as an integer percent from 0 to 100"``."""
+    def answer_request(self, spec: KindSpec, *, short: bool = False) -> str:
+        """The words of a task asking for the forecast: the forecaster's (``"the probability that the question
+        resolves Yes as an integer percent from 0 to 100"``) or, ``short``, the noun phrase a debate turn and
+        the supervisor's decision use after "your" / "the" (``"probability that the question resolves Yes as
+        an integer percent"``)."""
+
+    # --- words of the reconciliation prompts ---------------------------------------------------------
+    #: What the kind's forecast is called in a prompt ("move your probability" / "move your forecast").
+    forecast_word: ClassVar[str] = "forecast"
+
+    def estimate_text(self, spec: KindSpec, forecast: np.ndarray | None) -> str:
+        """The ensemble's current estimate as a debate prompt states it after "Ensemble aggregate"
+        (``": unknown"`` when there is none)."""
+        return ": unknown" if forecast is None else f": {self.forecast_text(spec, forecast)}"
+
+    def debate_claim(self, spec: KindSpec, side: str, estimate: np.ndarray | None) -> str:
+        """What ``side`` ("bull" or "bear") argues, after "argue that": the bull that the outcome lies HIGHER
+        (or is MORE likely) than the current ``estimate`` says, the bear the opposite."""
+        return f"the forecast should move {'UP' if side == 'bull' else 'DOWN'} from the current estimate"
 
     @abstractmethod
     def read_answer(self, spec: KindSpec, obj: Mapping[str, Any], *, raw_text: str = "") -> np.ndarray | None:
@@ -172,16 +192,43 @@ class QuestionKind(ABC):
         return bool(np.max(np.abs(a - b)) <= 0.005)
 
     # --- how a forecast is stored -------------------------------------------------------------------
+    #: The field a record or artifact holds the forecast in (``prefix`` + this name): ``distribution`` for
+    #: every kind but binary, whose forecast is ``p_yes``.
+    stored_field: ClassVar[str] = "distribution"
+
+    def value(self, forecast: np.ndarray | None) -> Any:
+        """The JSON form of ``forecast`` on a record or artifact: a list of floats (None stays None)."""
+        return None if forecast is None else [float(v) for v in forecast]
+
+    def vector(self, value: Any) -> np.ndarray | None:
+        """:meth:`value` undone: the forecast vector of a stored value (None stays None)."""
+        return None if value is None else np.atleast_1d(np.asarray(value, dtype=np.float64))
+
     def fields(self, forecast: np.ndarray | None, prefix: str = "") -> dict[str, Any]:
-        """The fields of a record or artifact holding ``forecast``: ``{prefix + "distribution": [...]}``
-        (None stays None). The binary kind stores ``p_yes`` instead."""
-        return {f"{prefix}distribution": None if forecast is None else [float(v) for v in forecast]}
+        """``{prefix + stored_field: value(forecast)}``: the fields of a record or artifact holding ``forecast``."""
+        return {prefix + self.stored_field: self.value(forecast)}
 
     def forecast_of(self, obj: Any, prefix: str = "") -> np.ndarray | None:
-        """The forecast an artifact, record row or mapping holds (:meth:`fields` undone); None when it holds
-        none."""
-        value = obj.get(f"{prefix}distribution") if isinstance(obj, Mapping) else getattr(obj, f"{prefix}distribution", None)
-        return None if value is None else np.asarray(value, dtype=np.float64)
+        """The forecast an artifact, record row or mapping holds in ``prefix + stored_field`` (:meth:`fields`
+        undone); None when it holds none."""
+        name = prefix + self.stored_field
+        return self.vector(obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None))
+
+    def spread(self, spec: KindSpec, forecasts: np.ndarray) -> float:
+        """How far members' forecasts ``(n_members, size)`` are apart, in [0, 1]: the largest difference between
+        two members in any component (for binary, max - min p_yes; for multiple choice, on any option). 0.0
+        for fewer than 2 members. A kind whose components are not probabilities of outcomes overrides it."""
+        arr = np.asarray(forecasts, dtype=np.float64)
+        if arr.shape[0] < 2:
+            return 0.0
+        return float(np.max(arr.max(axis=0) - arr.min(axis=0)))
+
+    def clip(self, spec: KindSpec, forecast: np.ndarray, low: float, high: float) -> np.ndarray:
+        """``forecast`` kept away from certainty as the combination rule's ``[clip_low, clip_high]`` asks, so one
+        confident miss cannot dominate a log score. Default: every probability floored at ``low`` and capped
+        at ``high``, then renormalised to sum 1 (a probability vector over options)."""
+        x = np.clip(np.asarray(forecast, dtype=np.float64), low, high)
+        return x / x.sum()
 
     # --- pooling -------------------------------------------------------------------------------------
     def pool(self, method: str, stack: Any) -> np.ndarray:

@@ -48,6 +48,7 @@ class BinaryKind(QuestionKind):
     """The binary kind (see the module docstring)."""
 
     name: ClassVar[str] = "binary"
+    label: ClassVar[str] = "binary"
     spec_type: ClassVar[type[KindSpec]] = BinarySpec
     pools: ClassVar[Mapping[str, Any]] = {name: _pool(name) for name in AGGREGATORS}
     default_methods: ClassVar[tuple[str, ...]] = ("mean", "median", "min", "geomean_odds", "extremized")
@@ -83,8 +84,8 @@ class BinaryKind(QuestionKind):
     def uninformed(self, spec: KindSpec) -> np.ndarray:
         return np.array([0.5])
 
-    def forecast_text(self, spec: KindSpec, forecast: np.ndarray) -> str:
-        return f"p_yes {100 * float(forecast[0]):.0f}%"
+    def forecast_text(self, spec: KindSpec, forecast: np.ndarray | None) -> str:
+        return "p_yes failed" if forecast is None else f"p_yes {100 * float(forecast[0]):.0f}%"
 
     def answer_properties(self, spec: KindSpec) -> dict[str, dict[str, Any]]:
         return probability_schema(PERCENT_FIELD)
@@ -92,8 +93,17 @@ class BinaryKind(QuestionKind):
     def answer_template(self, spec: KindSpec) -> str:
         return f'"{PERCENT_FIELD}": <integer 0-100>'
 
-    def answer_request(self, spec: KindSpec) -> str:
-        return "the probability that the question resolves Yes as an integer percent from 0 to 100"
+    def answer_request(self, spec: KindSpec, *, short: bool = False) -> str:
+        phrase = "probability that the question resolves Yes as an integer percent"
+        return phrase if short else f"the {phrase} from 0 to 100"
+
+    forecast_word: ClassVar[str] = "probability"
+
+    def estimate_text(self, spec: KindSpec, forecast: np.ndarray | None) -> str:
+        return f" p_yes: {'unknown' if forecast is None else f'{100 * float(forecast[0]):.0f}%'}"
+
+    def debate_claim(self, spec: KindSpec, side: str, estimate: np.ndarray | None) -> str:
+        return f"the probability of Yes is {'HIGHER' if side == 'bull' else 'LOWER'} than the current estimate"
 
     def answer_keys(self, spec: KindSpec) -> tuple[str, ...]:
         return (FRACTION_FIELD, PERCENT_FIELD)
@@ -109,12 +119,13 @@ class BinaryKind(QuestionKind):
                 "refusing to pick one", raw_text=raw_text, field=FRACTION_FIELD, value=values)
         return np.array([values[-1]])
 
-    def fields(self, forecast: np.ndarray | None, prefix: str = "") -> dict[str, Any]:
-        return {f"{prefix}p_yes": None if forecast is None else float(forecast[0])}
+    stored_field: ClassVar[str] = "p_yes"
 
-    def forecast_of(self, obj: Any, prefix: str = "") -> np.ndarray | None:
-        value = obj.get(f"{prefix}p_yes") if isinstance(obj, Mapping) else getattr(obj, f"{prefix}p_yes", None)
-        return None if value is None else np.array([float(value)])
+    def value(self, forecast: np.ndarray | None) -> float | None:
+        return None if forecast is None else float(forecast[0])
+
+    def clip(self, spec: KindSpec, forecast: np.ndarray, low: float, high: float) -> np.ndarray:
+        return np.clip(np.asarray(forecast, dtype=np.float64), low, high)
 
     def score(self, specs: Sequence[KindSpec], forecasts: Any, outcomes: Any) -> dict[str, np.ndarray]:
         p = check_probabilities(forecasts, "forecasts", ndim=2, shape="(n_questions, 1)")[:, 0]

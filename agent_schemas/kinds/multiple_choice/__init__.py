@@ -47,6 +47,7 @@ class MultipleChoiceKind(QuestionKind):
     """The multiple-choice kind (see the module docstring)."""
 
     name: ClassVar[str] = "multiple_choice"
+    label: ClassVar[str] = "multiple-choice"
     spec_type: ClassVar[type[KindSpec]] = ChoiceSpec
     pools: ClassVar[Mapping[str, Any]] = pools.POOLS
     default_methods: ClassVar[tuple[str, ...]] = ("mean", "median", "log_pool", "extremized", "trimmed_mean",
@@ -96,7 +97,9 @@ class MultipleChoiceKind(QuestionKind):
         k = len(spec.options)
         return np.full(k, 1.0 / k)
 
-    def forecast_text(self, spec: KindSpec, forecast: np.ndarray) -> str:
+    def forecast_text(self, spec: KindSpec, forecast: np.ndarray | None) -> str:
+        if forecast is None:
+            return "failed"
         order = np.argsort(-np.asarray(forecast), kind="stable")
         shown = [f"{spec.options[i]} {100 * forecast[i]:.0f}%" for i in order[:5]]
         rest = float(np.sum(np.asarray(forecast)[order[5:]]))
@@ -114,8 +117,16 @@ class MultipleChoiceKind(QuestionKind):
     def answer_template(self, spec: KindSpec) -> str:
         return f'"{FIELD}": {{"<option>": <integer 0-100>, ... one per option, adding up to 100}}'
 
-    def answer_request(self, spec: KindSpec) -> str:
-        return "the probability of each option as an integer percent (one per option, adding up to 100)"
+    def answer_request(self, spec: KindSpec, *, short: bool = False) -> str:
+        phrase = "probability of each option as an integer percent (one per option, adding up to 100)"
+        return phrase if short else f"the {phrase}"
+
+    def debate_claim(self, spec: KindSpec, side: str, estimate: np.ndarray | None) -> str:
+        if estimate is None:
+            return f"the leading option is {'MORE' if side == 'bull' else 'LESS'} likely than the current estimate says"
+        top = int(np.argmax(estimate))
+        return (f"{spec.options[top]!r}, the estimate's leading option, is {'MORE' if side == 'bull' else 'LESS'} "
+                f"likely than the current estimate's {100 * float(estimate[top]):.0f}%")
 
     def read_answer(self, spec: KindSpec, obj: Mapping[str, Any], *, raw_text: str = "") -> np.ndarray | None:
         given = obj.get(FIELD)

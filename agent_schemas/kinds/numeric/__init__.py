@@ -12,6 +12,7 @@ __all__ = ["NUMERIC", "NumericKind", "NumericSpec"]
 
 class NumericKind(QuestionKind):
     name: ClassVar[str] = "numeric"
+    label: ClassVar[str] = "numeric"
     spec_type: ClassVar[type[KindSpec]] = NumericSpec
     pools = {}
     default_methods = ()
