@@ -181,6 +181,12 @@ class QuestionKind(ABC):
             For an answer that gives the forecast wrongly (carrying ``raw_text``, the field and the value).
         """
 
+    @abstractmethod
+    def answer_of(self, spec: KindSpec, forecast: np.ndarray) -> dict[str, Any]:
+        """The answer fields a model would write for ``forecast`` (what :meth:`read_answer` reads back, up to the
+        rounding of the answer's form: integer percents, stated percentiles): for the simulator, scripted
+        answers and tests."""
+
     def answer_keys(self, spec: KindSpec) -> tuple[str, ...]:
         """Top-level keys of an answer object that give the forecast (an object with one of them is a
         candidate answer)."""
@@ -290,6 +296,17 @@ class QuestionKind(ABC):
         the outcome fell in its central 50% and 90% intervals; a multiple-choice forecast's top-label
         probability and whether the top label happened), each ``(n_questions,)``. Default: none."""
         return {}
+
+    # --- figures (drawn on an Axes the viewer creates: this package never imports matplotlib) ---------------
+    @abstractmethod
+    def plot_forecasts(self, ax: Any, spec: KindSpec, forecasts: Mapping[str, np.ndarray], outcome: int | float | None) -> None:
+        """Draw the forecasts of one question on ``ax`` (a matplotlib ``Axes``), one per label of ``forecasts``
+        (methods, members), with the outcome marked when known: bars per option, a CDF or fan chart..."""
+
+    @abstractmethod
+    def plot_calibration(self, ax: Any, diagnostics: Mapping[str, Mapping[str, np.ndarray]]) -> None:
+        """Draw the kind's calibration figure on ``ax`` from :meth:`diagnostics` per label (a reliability diagram,
+        a top-label reliability diagram, a PIT histogram)."""
 
     def peer_scores(self, log_q: Any) -> np.ndarray:
         """Metaculus's peer score of each entry on each question against the other entries: for entry ``i``,

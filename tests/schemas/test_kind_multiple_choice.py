@@ -146,3 +146,23 @@ def test_peer_scores_average_zero_over_entries():
 def test_diagnostics_top_label():
     d = MC.diagnostics([SPEC] * 2, [[0.5, 0.3, 0.2], [0.1, 0.1, 0.8]], [0, 1])
     assert d["top_p"].tolist() == [0.5, 0.8] and d["top_hit"].tolist() == [1.0, 0.0]
+
+
+@pytest.mark.parametrize("p", [[1 / 3] * 3, [0.005, 0.005, 0.99], [0.125, 0.375, 0.5]])
+def test_an_answer_written_for_a_forecast_reads_back_within_rounding(p):
+    written = MC.answer_of(SPEC, np.array(p))
+    assert sum(written["probabilities"].values()) == 100
+    assert MC.read_answer(SPEC, written) == pytest.approx(p, abs=0.01)  # within one percentage point
+
+
+def test_figures_draw_one_series_per_label():
+    from matplotlib.figure import Figure
+
+    ax = Figure().add_subplot()
+    MC.plot_forecasts(ax, SPEC, {"mean": np.array([0.2, 0.5, 0.3]), "median": np.array([0.3, 0.4, 0.3])}, 1)
+    assert len(ax.patches) == 6 + 1  # 3 bars per label, and the band marking the option that happened
+    assert [t.get_text() for t in ax.get_yticklabels()][1] == "Liverpool (happened)"
+    ax = Figure().add_subplot()
+    d = MC.diagnostics([SPEC] * 3, np.array([[0.2, 0.5, 0.3], [0.6, 0.2, 0.2], [0.1, 0.1, 0.8]]), [1, 0, 1])
+    MC.plot_calibration(ax, {"mean": d})
+    assert len(ax.lines) == 2  # the diagonal and one method

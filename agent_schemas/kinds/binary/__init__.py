@@ -108,6 +108,9 @@ class BinaryKind(QuestionKind):
     def answer_keys(self, spec: KindSpec) -> tuple[str, ...]:
         return (FRACTION_FIELD, PERCENT_FIELD)
 
+    def answer_of(self, spec: KindSpec, forecast: np.ndarray) -> dict[str, Any]:
+        return {PERCENT_FIELD: int(round(100 * float(forecast[0])))}
+
     def read_answer(self, spec: KindSpec, obj: Mapping[str, Any], *, raw_text: str = "") -> np.ndarray | None:
         values = [parse_probability(obj[f], field=f, raw_text=raw_text) for f in (FRACTION_FIELD, PERCENT_FIELD)
                   if obj.get(f) is not None]
@@ -135,6 +138,39 @@ class BinaryKind(QuestionKind):
     def outcome_log_probability(self, specs: Sequence[KindSpec], forecasts: Any, outcomes: Any) -> np.ndarray:
         p = check_probabilities(forecasts, "forecasts", ndim=2, shape="(n_questions, 1)")[:, 0]
         return -rules.log_loss(p, np.asarray(outcomes, dtype=np.float64))
+
+
+    def diagnostics(self, specs: Sequence[KindSpec], forecasts: Any, outcomes: Any) -> dict[str, np.ndarray]:
+        p = check_probabilities(forecasts, "forecasts", ndim=2, shape="(n_questions, 1)")[:, 0]
+        return {"p_yes": p, "outcome": np.asarray(outcomes, dtype=np.float64)}
+
+    # --- figures ------------------------------------------------------------------------------------
+    def plot_forecasts(self, ax: Any, spec: KindSpec, forecasts: Mapping[str, np.ndarray], outcome: int | float | None) -> None:
+        labels = [str(k) for k in forecasts]
+        y = np.arange(len(labels))
+        ax.barh(y, [100 * float(v[0]) for v in forecasts.values()], color="C0")
+        ax.set_yticks(y, labels=labels)
+        ax.invert_yaxis()
+        ax.set_xlim(0, 100)
+        ax.set_xlabel("p_yes (%)" + ("" if outcome is None else f"; resolved {self.outcome_text(spec, outcome)}"))
+        if outcome is not None:
+            ax.axvline(100 * int(outcome), color="0.3", linestyle="--", linewidth=1)
+
+    def plot_calibration(self, ax: Any, diagnostics: Mapping[str, Mapping[str, np.ndarray]]) -> None:
+        """Reliability diagram: observed frequency of Yes against mean p_yes in 10 equal-width bins."""
+        ax.plot([0, 1], [0, 1], linestyle="--", color="0.6", linewidth=1)
+        for label, d in diagnostics.items():
+            p, o = np.asarray(d["p_yes"]), np.asarray(d["outcome"])
+            idx = np.minimum((p * 10).astype(int), 9)
+            count = np.bincount(idx, minlength=10)
+            keep = count > 0
+            ax.plot(np.bincount(idx, weights=p, minlength=10)[keep] / count[keep],
+                    np.bincount(idx, weights=o, minlength=10)[keep] / count[keep], marker="o", label=str(label))
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.set_xlabel("mean p_yes in bin")
+        ax.set_ylabel("observed frequency of Yes")
+        ax.legend(fontsize="small")
 
 
 BINARY = BinaryKind()

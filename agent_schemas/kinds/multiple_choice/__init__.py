@@ -23,7 +23,7 @@ import numpy as np
 
 from agent_schemas.errors import DataValidationError, ForecastParseError
 from agent_schemas.kinds.base import KindSpec, QuestionKind
-from agent_schemas.kinds.multiple_choice import pools, scores
+from agent_schemas.kinds.multiple_choice import plots, pools, scores
 from agent_schemas.kinds.multiple_choice.spec import ChoiceSpec
 from agent_schemas.kinds.values import parse_probability, percent_schema
 from agent_schemas.probabilities import check_probabilities
@@ -128,6 +128,9 @@ class MultipleChoiceKind(QuestionKind):
         return (f"{spec.options[top]!r}, the estimate's leading option, is {'MORE' if side == 'bull' else 'LESS'} "
                 f"likely than the current estimate's {100 * float(estimate[top]):.0f}%")
 
+    def answer_of(self, spec: KindSpec, forecast: np.ndarray) -> dict[str, Any]:
+        return {FIELD: dict(zip(spec.options, integer_percents(forecast)))}
+
     def read_answer(self, spec: KindSpec, obj: Mapping[str, Any], *, raw_text: str = "") -> np.ndarray | None:
         given = obj.get(FIELD)
         if given is None:
@@ -182,6 +185,24 @@ class MultipleChoiceKind(QuestionKind):
     def diagnostics(self, specs: Sequence[KindSpec], forecasts: Any, outcomes: Any) -> dict[str, np.ndarray]:
         p, o = scores.checked(forecasts, outcomes)
         return {"top_p": p.max(axis=1), "top_hit": (np.argmax(p, axis=1) == o).astype(np.float64)}
+
+
+    # --- figures ------------------------------------------------------------------------------------
+    def plot_forecasts(self, ax: Any, spec: KindSpec, forecasts: Mapping[str, np.ndarray], outcome: int | float | None) -> None:
+        plots.plot_forecasts(ax, spec.options, forecasts, None if outcome is None else int(outcome))
+
+    def plot_calibration(self, ax: Any, diagnostics: Mapping[str, Mapping[str, np.ndarray]]) -> None:
+        plots.plot_calibration(ax, diagnostics)
+
+
+def integer_percents(p: np.ndarray) -> list[int]:
+    """Probabilities as integer percents summing to exactly 100, by the largest-remainder method (Hamilton's):
+    floors first, then one point each to the options with the largest remainders (ties: the first)."""
+    x = 100 * np.asarray(p, dtype=float) / float(np.sum(p))
+    base = np.floor(x).astype(int)
+    order = np.argsort(-(x - base), kind="stable")
+    base[order[: 100 - int(base.sum())]] += 1
+    return base.tolist()
 
 
 MULTIPLE_CHOICE = MultipleChoiceKind()

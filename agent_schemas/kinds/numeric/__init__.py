@@ -32,6 +32,9 @@ class NumericKind(QuestionKind):
     def read_answer(self, spec, obj, *, raw_text=""): raise NotImplementedError
     def score(self, specs, forecasts, outcomes): raise NotImplementedError
     def outcome_log_probability(self, specs, forecasts, outcomes): raise NotImplementedError
+    def answer_of(self, spec, forecast): raise NotImplementedError
+    def plot_forecasts(self, ax, spec, forecasts, outcome): raise NotImplementedError
+    def plot_calibration(self, ax, diagnostics): raise NotImplementedError
 
 
 NUMERIC = NumericKind()
