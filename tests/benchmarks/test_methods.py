@@ -27,7 +27,9 @@ def test_method_names():
     assert AGGREGATION_METHODS == ("mean", "median", "min", "geomean_odds", "extremized")
     assert RECONCILIATION_METHODS == ("debate", "supervisor", "pipeline")
     assert DEFAULT_METHODS == AGGREGATION_METHODS + RECONCILIATION_METHODS
-    assert ALL_METHODS == tuple(AGGREGATORS) + RECONCILIATION_METHODS
+    # every kind's pooling rules (binary's first), then the reconciliation methods
+    assert ALL_METHODS[: len(AGGREGATORS)] == tuple(AGGREGATORS) and ALL_METHODS[-3:] == RECONCILIATION_METHODS
+    assert {"log_pool", "least_confident"} <= set(ALL_METHODS)
     assert {"mean", "median", "trimmed_mean", "geomean_odds", "extremized", "min", "max"} <= set(AGGREGATORS)
 
 
@@ -130,7 +132,8 @@ def test_pipeline_note_says_which_specialist_failed(failed, note):
 ])
 def test_a_failed_ensemble_fails_every_method(fields, note):
     rows = method_rows(trace(**fields), list(ALL_METHODS))
-    assert rows == {m: {"p_yes": None, "status": "failed", "note": note, "extra_usage": NONE} for m in ALL_METHODS}
+    binary = [m for m in ALL_METHODS if m in AGGREGATORS or m in RECONCILIATION_METHODS]  # other kinds' pools: no row
+    assert rows == {m: {"p_yes": None, "status": "failed", "note": note, "extra_usage": NONE} for m in binary}
 
 
 def test_an_unknown_method_is_an_error():
