@@ -121,7 +121,7 @@ class BenchmarkRunner:
 
     def cost_cap(self, questions: list[Question], done_records: list[dict[str, Any]]) -> CostCap:
         """The :class:`benchmarks.harness.cost_cap.CostCap` of a run with ``max_cost_usd``: what earlier sessions paid
-        (the manifest's ``spend``, else the cost of the records), the finished questions' costs and the
+        (the manifest's ``spend``, else the cost of every record written, set-aside ones included), the finished questions' costs and the
         dry-run estimate per question (at batch prices for a batch run).
 
         Raises
@@ -138,7 +138,8 @@ class BenchmarkRunner:
         manifest_path = self.run_dir / MANIFEST_FILE
         spend = json.loads(manifest_path.read_text(encoding="utf-8")).get("spend") if manifest_path.exists() else None
         finished = [record_cost(r) for r in done_records]
-        paid_before = float(spend["paid_usd_total"]) if spend and spend.get("paid_usd_total") is not None else sum(finished)
+        set_aside = sum(record_cost(r) for r in read_results(self.run_dir / REPLACED_FILE))  # paid as well
+        paid_before = float(spend["paid_usd_total"]) if spend and spend.get("paid_usd_total") is not None else sum(finished) + set_aside
         est = estimate_run(self.config, questions=questions, provider_factory=self.stack.provider_factory, ensemble=self.stack.ensemble)
         prior = (est.totals()["usd_batch" if self.config.batch else "usd"] or 0.0) / max(len(est.questions), 1)
         return CostCap(max_usd=float(self.config.max_cost_usd),  # type: ignore[arg-type]  # only called with a cap
