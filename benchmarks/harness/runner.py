@@ -33,7 +33,7 @@ from benchmarks.harness.executors import executor_for
 from benchmarks.harness.manifest import RunManifest
 from benchmarks.harness.provider_stack import ProviderFactory, ProviderStack
 from benchmarks.harness.records import baseline_table
-from benchmarks.harness.selection import QuestionPool, QuestionSelection
+from benchmarks.harness.selection import QuestionPool, QuestionSelection, refuse_changed_questions
 from benchmarks.harness.session import RunSession, RunSummary
 from benchmarks.protocol.clusters import ClusterAssignment, sibling_clusters
 from benchmarks.run_folder.durable import lock_run_folder, read_results, set_aside_failed
@@ -184,7 +184,9 @@ class BenchmarkRunner:
             When a record cannot be written (disk full...); the run stops, earlier records are intact.
         DataValidationError
             When no question matches the filters, a question file is malformed (row, column and value
-            named), or a resumed run would select other questions than its manifest records.
+            named), or a resumed run would select other questions than its manifest records, or questions
+            that changed since it started (another text, date or outcome:
+            :func:`benchmarks.harness.selection.refuse_changed_questions`).
         ReconcileError
             From building a provider (``MissingDependency``, ``AuthenticationFailed``, ``UnknownProvider``).
         """
@@ -207,12 +209,9 @@ class BenchmarkRunner:
         if self.config.shard:
             questions, self.shard_info = selection.shard(questions)
         self.stack.bind_questions(questions)
-        if resume and manifest_path.exists():
-            recorded = json.loads(manifest_path.read_text(encoding="utf-8")).get("question_ids")
-            if recorded is not None and recorded != [q.id for q in questions]:
-                raise DataValidationError(
-                    f"{self.run_dir}: the resumed run selects other questions than the manifest records "
-                    "(different providers, filters or question file?)", field="question_ids", value=len(questions))
+        if resume and manifest_path.exists():  # the questions the run started with, unchanged
+            refuse_changed_questions(self.run_dir, json.loads(manifest_path.read_text(encoding="utf-8")), questions,
+                                     read_results(results_path))
         pipeline = self.build_pipeline()
         baselines = baseline_table(questions, self.config.baselines)
         # --- one writer from here on --------------------------------------------------------------
