@@ -36,8 +36,9 @@ from benchmarks.harness.records import baseline_table
 from benchmarks.harness.selection import QuestionPool, QuestionSelection, refuse_changed_questions
 from benchmarks.harness.session import RunSession, RunSummary
 from benchmarks.protocol.clusters import ClusterAssignment, sibling_clusters
-from benchmarks.run_folder.durable import lock_run_folder, read_results, set_aside_failed
+from benchmarks.run_folder.durable import lock_run_folder, set_aside_failed
 from benchmarks.run_folder.layout import MANIFEST_FILE, REPLACED_FILE, RESULTS_FILE
+from benchmarks.run_folder.load import read_records
 
 __all__ = ["BenchmarkRunner"]
 
@@ -138,7 +139,7 @@ class BenchmarkRunner:
         manifest_path = self.run_dir / MANIFEST_FILE
         spend = json.loads(manifest_path.read_text(encoding="utf-8")).get("spend") if manifest_path.exists() else None
         finished = [record_cost(r) for r in done_records]
-        set_aside = sum(record_cost(r) for r in read_results(self.run_dir / REPLACED_FILE))  # paid as well
+        set_aside = sum(record_cost(r) for r in read_records(self.run_dir / REPLACED_FILE))  # paid as well
         paid_before = float(spend["paid_usd_total"]) if spend and spend.get("paid_usd_total") is not None else sum(finished) + set_aside
         est = estimate_run(self.config, questions=questions, provider_factory=self.stack.provider_factory, ensemble=self.stack.ensemble)
         prior = (est.totals()["usd_batch" if self.config.batch else "usd"] or 0.0) / max(len(est.questions), 1)
@@ -211,7 +212,7 @@ class BenchmarkRunner:
         self.stack.bind_questions(questions)
         if resume and manifest_path.exists():  # the questions the run started with, unchanged
             refuse_changed_questions(self.run_dir, json.loads(manifest_path.read_text(encoding="utf-8")), questions,
-                                     read_results(results_path))
+                                     read_records(results_path))
         pipeline = self.build_pipeline()
         baselines = baseline_table(questions, self.config.baselines)
         # --- one writer from here on --------------------------------------------------------------
@@ -220,11 +221,11 @@ class BenchmarkRunner:
             self._refuse_existing_results(resume)  # again under the lock: another run may have written meanwhile
             if self.on_start is not None:
                 self.on_start(self.run_dir)
-            done_records = read_results(results_path, repair=resume)
+            done_records = read_records(results_path, repair=resume)
             n_retried = set_aside_failed(self.run_dir) if retry_failed else 0
             if n_retried:
                 log.info("%s: %d failed question(s) set aside in %s; running them again", self.run_dir, n_retried, REPLACED_FILE)
-                done_records = read_results(results_path)
+                done_records = read_records(results_path)
             return await self._run_pending(questions, done_records, pipeline, baselines, t0, n_retried)
         finally:
             lock.release()

@@ -243,9 +243,10 @@ class QuestionSelection:
         bundled = self.given is None and self.pool is None and not cfg.questions_file
         close_to = DATA_SNAPSHOT_DATE if (bundled and cfg.close_by_snapshot) else None
         pool = {} if self.pool is None else {"pool": dict(self.pool.facts)}
-        files = {} if given or self.pool is not None else {
-            "files": {key: {"path": path, "sha256": file_digest(path)}
-                      for key, path in (("questions_file", cfg.questions_file), ("resolutions_file", cfg.resolutions_file)) if path}}
+        inputs = {} if given or self.pool is not None else {
+            key: {"path": path, "sha256": file_digest(path)}
+            for key, path in (("questions_file", cfg.questions_file), ("resolutions_file", cfg.resolutions_file)) if path}
+        files = {"files": inputs} if inputs else {}
         return {
             "source": "given (no filter applied)" if given else self.pool.source if self.pool is not None else (
                 " + ".join(f for f in (cfg.questions_file, cfg.resolutions_file) if f) or "bundled ForecastBench"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -97,14 +98,17 @@ def write_text_atomic(path: Path, text: str) -> None:
         raise OSError(exc.errno, exc.strerror, str(path)) from exc
 
 
-def read_results(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
-    """Read ``results.jsonl``. A torn last line (process killed mid-write) is ignored, and with
-    ``repair=True`` cut off the file so later appends start on a clean line.
+def read_results(path: Path, *, repair: bool = False, check: Callable[[Any], str | None] | None = None) -> list[Any]:
+    """Read a JSON-lines file of records (``results.jsonl``). A torn last line (process killed mid-write) is
+    ignored, and with ``repair=True`` cut off the file so later appends start on a clean line. ``check(value)``
+    says what is wrong with a parsed line (None: nothing); the run folder's readers pass
+    :func:`benchmarks.run_folder.record.record_problem` (:func:`benchmarks.run_folder.load.read_records`).
 
     Raises
     ------
     DataValidationError
-        If a line other than the last is not valid JSON (the file was corrupted, not torn).
+        If a line other than the last is not valid JSON (the file was corrupted, not torn), or a complete line
+        fails ``check``: one line naming the file, the line number and what is wrong (``row`` is the 0-based line).
     """
     if not path.exists():
         return []
@@ -122,6 +126,11 @@ def read_results(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
             if is_last:
                 break
             raise DataValidationError(f"{path}: line {i + 1} is not valid JSON ({exc})", row=i, source=str(path)) from exc
+        problem = check(records[-1]) if check is not None else None
+        if problem is not None:  # complete JSON of the wrong shape is never a torn line
+            raise DataValidationError(
+                f"{path}: line {i + 1} is not a question record: {problem}; a run never writes such a line: repair or "
+                "remove it (the other records are intact)", row=i, value=line[:200].decode("utf-8", "replace"), source=str(path))
         if is_last:
             break  # complete JSON but no newline: keep it, and the newline is added below
         good_bytes += len(line) + 1

@@ -8,7 +8,8 @@
 * ``results.jsonl`` (:data:`RESULTS_FILE`): one line per finished question (:class:`benchmarks.run_folder.record.QuestionRecord`:
   methods, baselines, usage ledger, audit and the full pipeline trace), appended, flushed and fsynced as each
   question finishes. Killing the process at any moment loses at most the questions in flight; a torn last line is
-  cut off on resume (:func:`benchmarks.run_folder.durable.read_results`).
+  cut off on resume (:func:`benchmarks.run_folder.durable.read_results`). Every reader reads it through
+  :func:`benchmarks.run_folder.load.read_records`, which refuses any other line that is not a record.
 * ``cache/``: the persistent response cache, so ``resume`` re-pays no tokens for calls already made.
 * ``.lock`` (:data:`LOCK_FILE`): held (``filelock``, an OS file lock) by the one process writing the folder, for the
   whole run or resume; a second writer fails at once.

@@ -11,6 +11,7 @@ Each case is a row of a table.
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -119,3 +120,55 @@ def test_a_run_from_before_the_digests_resumes_on_its_ids_with_a_warning(tmp_pat
         res = resume(run_dir)
     assert res.exit_code == 0, res.output
     assert any("records no question digests" in m for m in caplog.messages)
+
+
+# --- a results.jsonl line of the wrong shape: the same one line in every command ------------------------------
+
+#: (line written into results.jsonl, what the error must say about it)
+BAD_LINES = [
+    ('"x"', "a string, where a question record (a JSON object) belongs"),
+    ("[1, 2]", "an array, where a question record (a JSON object) belongs"),
+    ("7", "a number, where a question record (a JSON object) belongs"),
+    ("null", "null, where a question record (a JSON object) belongs"),
+    ('{"foo": 1}', "no question_id"),
+    ('{"question_id": "q9", "forecast_date": "2025-11-01", "methods": {}}', "no status"),
+    ('{"question_id": "q9", "status": "done", "forecast_date": "2025-11-01", "methods": {}}', "status is 'done', not 'ok' or 'failed'"),
+    ('{"question_id": 7, "status": "ok", "forecast_date": "2025-11-01", "methods": {}}', "question_id is 7, not a non-empty string"),
+    ('{"question_id": "q9", "status": "ok", "forecast_date": "soon", "methods": {}}', "forecast_date is 'soon', not an ISO date"),
+    ('{"question_id": "q9", "status": "ok", "forecast_date": "2025-11-01", "methods": []}', "methods is an array, not an object"),
+    ('{"question_id": "q9", "status": "ok", "forecast_date": "2025-11-01", "methods": {}, "ledger": [1]}', "ledger is an array, not an array of ledger rows"),
+    ('{"question_id": "q9", "status": "ok", "forecast_date": "2025-11-01", "methods": {}, "outcome": 2}', "outcome is 2, not 0, 1 or null"),
+]
+COMMANDS = {
+    "run --resume": lambda d: ["run", "--resume", str(d), "--no-progress", "--no-report"],
+    "leaderboard": lambda d: ["leaderboard", str(d), "-o", str(d.parent / "board")],
+    "view": lambda d: ["view", str(d), "--no-open"],
+}
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("shapes")
+    res = cli.invoke(app, ["run", "-p", "sim", "--n", "3", "--search", "none", "-o", str(out), "--run-id", "r", "--no-progress",
+                           "--no-report"])
+    assert res.exit_code == 0, res.output
+    return out / "r"
+
+
+@pytest.mark.parametrize("where", ["middle", "last"])
+@pytest.mark.parametrize("line,says", BAD_LINES, ids=[b[0][:40] for b in BAD_LINES])
+def test_a_line_of_the_wrong_shape_is_one_line_naming_file_line_and_problem_in_every_command(tmp_path, finished_run, line,
+                                                                                          says, where):
+    records = (finished_run / "results.jsonl").read_text().splitlines(keepends=True)
+    pos = 2 if where == "middle" else len(records) + 1
+    errors = []
+    for command, args in COMMANDS.items():
+        run_dir = tmp_path / command.replace(" ", "") / "r"
+        shutil.copytree(finished_run, run_dir)
+        (run_dir / "results.jsonl").write_text("".join(records[:pos - 1] + [line + "\n"] + records[pos - 1:]))
+        before = (run_dir / "results.jsonl").read_bytes()
+        res = cli.invoke(app, args(run_dir))
+        errors.append(one_line_error(res, f"{run_dir / 'results.jsonl'}: line {pos} is not a question record: {says}")
+                      .replace(str(run_dir), "<run>"))
+        assert (run_dir / "results.jsonl").read_bytes() == before  # nothing cut off, nothing appended
+    assert len(set(errors)) == 1  # the three commands agree, word for word

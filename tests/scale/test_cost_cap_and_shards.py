@@ -290,7 +290,9 @@ def test_the_cost_cap_counts_earlier_sessions_finished_questions_and_the_dry_run
         manifest.write_text(json.dumps({"spend": spend}))  # what earlier sessions paid, cancelled calls included
         assert runner.cost_cap(qs, records).paid_before_usd == paid_before
     # without a recorded spend, the failed records a --retry-failed set aside were paid too
-    (runner.run_dir / "results.replaced.jsonl").write_text(json.dumps({"ledger": [{"cost_usd": 0.0625}]}) + "\n")
+    aside = {"question_id": "q1", "status": "failed", "forecast_date": "2025-11-09", "methods": {}, "baselines": {}, "trace": {},
+             "ledger": [{"method": "ensemble", "role": "forecaster", "model": "anthropic/claude-sonnet-4-5", "cost_usd": 0.0625}]}
+    (runner.run_dir / "results.replaced.jsonl").write_text(json.dumps(aside) + "\n")
     assert runner.cost_cap(qs, records).paid_before_usd == 0.375 + 0.0625
 
 
