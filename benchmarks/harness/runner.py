@@ -36,7 +36,7 @@ from benchmarks.harness.records import baseline_table
 from benchmarks.harness.selection import QuestionPool, QuestionSelection, refuse_changed_questions
 from benchmarks.harness.session import RunSession, RunSummary
 from benchmarks.protocol.clusters import ClusterAssignment, sibling_clusters
-from benchmarks.run_folder.durable import lock_run_folder, set_aside_failed
+from benchmarks.run_folder.durable import RunFolderLock, lock_run_folder, set_aside_failed
 from benchmarks.run_folder.layout import MANIFEST_FILE, REPLACED_FILE, RESULTS_FILE
 from benchmarks.run_folder.load import read_records
 
@@ -147,12 +147,13 @@ class BenchmarkRunner:
                        paid_before_usd=paid_before, prior_per_question_usd=prior, finished_costs=finished)
 
     def session(self, questions: list[Question], done_records: list[dict[str, Any]],
-                baselines: dict[str, dict[str, dict[str, Any]]], t0: float) -> RunSession:
-        """A session of this run over ``questions`` (the run's, or its shard's), with the records already written."""
+                baselines: dict[str, dict[str, dict[str, Any]]], t0: float, lock: RunFolderLock | None = None) -> RunSession:
+        """A session of this run over ``questions`` (the run's, or its shard's), with the records already written;
+        ``lock`` is the run folder's, checked before every write."""
         manifest = RunManifest(self.config, self.stack.providers, self.selection.describe(), questions, self.clusters,
                                self.command_line, self.shard_info)
         return RunSession(self.config, self.run_dir, self.stack, manifest, questions, done_records, baselines, t0,
-                          progress=self.progress)
+                          progress=self.progress, lock=lock)
 
     def run(self) -> RunSummary:
         """Run the benchmark synchronously (also from a notebook's running event loop); see :meth:`arun`."""
@@ -180,7 +181,9 @@ class BenchmarkRunner:
         FileExistsError
             When the run folder already holds results and ``resume`` is False.
         RunFolderBusy
-            When another process holds the run folder's lock (names the folder and the lock file).
+            When another process holds the run folder's lock (names the folder and the lock file);
+            :class:`benchmarks.run_folder.durable.RunFolderLockLost` when its lock file is deleted or replaced during
+            the run (the run stops writing: another may be writing the folder).
         ResultsWriteError
             When a record cannot be written (disk full...); the run stops, earlier records are intact.
         DataValidationError
@@ -222,11 +225,13 @@ class BenchmarkRunner:
             if self.on_start is not None:
                 self.on_start(self.run_dir)
             done_records = read_records(results_path, repair=resume)
+            if retry_failed:
+                lock.check()
             n_retried = set_aside_failed(self.run_dir) if retry_failed else 0
             if n_retried:
                 log.info("%s: %d failed question(s) set aside in %s; running them again", self.run_dir, n_retried, REPLACED_FILE)
                 done_records = read_records(results_path)
-            return await self._run_pending(questions, done_records, pipeline, baselines, t0, n_retried)
+            return await self._run_pending(questions, done_records, pipeline, baselines, t0, n_retried, lock)
         finally:
             lock.release()
 
@@ -236,8 +241,8 @@ class BenchmarkRunner:
             raise FileExistsError(f"{self.run_dir} already has results; continue it with resume (--resume {self.run_dir.name})")
 
     async def _run_pending(self, questions: list[Question], done_records: list[dict[str, Any]], pipeline: ForecastPipeline,
-                           baselines: dict[str, dict[str, Any]], t0: float, n_retried: int) -> RunSummary:
-        session = self.session(questions, done_records, baselines, t0)
+                           baselines: dict[str, dict[str, Any]], t0: float, n_retried: int, lock: RunFolderLock) -> RunSummary:
+        session = self.session(questions, done_records, baselines, t0, lock)
         session.write_manifest()
         pending = [q for q in questions if session.status[q.id] == "pending"]
         if self.config.max_cost_usd is not None:

@@ -11,8 +11,10 @@
   cut off on resume (:func:`benchmarks.run_folder.durable.read_results`). Every reader reads it through
   :func:`benchmarks.run_folder.load.read_records`, which refuses any other line that is not a record.
 * ``cache/``: the persistent response cache, so ``resume`` re-pays no tokens for calls already made.
-* ``.lock`` (:data:`LOCK_FILE`): held (``filelock``, an OS file lock) by the one process writing the folder, for the
-  whole run or resume; a second writer fails at once.
+* ``.lock`` (:data:`LOCK_FILE`): held (an OS file lock, :class:`benchmarks.run_folder.durable.RunFolderLock`) by the one
+  process writing the folder, for the whole run or resume; a second writer fails at once. The writer checks before
+  every write that the file is still the one it locked: deleting or replacing ``.lock`` stops that writer, so a second
+  run that locks a new ``.lock`` is the only one writing.
 * ``results.replaced.jsonl`` (:data:`REPLACED_FILE`): failed question records set aside by a resume with
   ``retry_failed`` before their questions run again (kept for their usage; reports read ``results.jsonl`` only).
 * ``batches.jsonl`` (:data:`BATCHES_FILE`): batch mode's journal of submitted batches.

@@ -11,7 +11,11 @@ Each case is a row of a table.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -172,3 +176,101 @@ def test_a_line_of_the_wrong_shape_is_one_line_naming_file_line_and_problem_in_e
                       .replace(str(run_dir), "<run>"))
         assert (run_dir / "results.jsonl").read_bytes() == before  # nothing cut off, nothing appended
     assert len(set(errors)) == 1  # the three commands agree, word for word
+
+
+# --- the lock holds when its file is deleted or replaced (two processes) --------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+#: One writer process: a scripted run of 6 questions, one at a time. While the file ``hold`` exists it waits before each
+#: call once it has written a record (so a test acts while it is mid-run and holds the lock, however loaded the
+#: machine). A lost lock exits 2 saying so.
+WRITER = r"""
+import asyncio, os, sys, time
+sys.path.insert(0, {root!r})
+from agent_schemas import ReconcileError
+from agent_providers import ScriptedProvider, scripted_world
+from benchmarks.harness.config import RunConfig
+from benchmarks.harness.runner import BenchmarkRunner
+from benchmarks.questions import load_forecastbench
+hold, results = {hold!r}, os.path.join({out!r}, "r", "results.jsonl")
+
+def respond(messages):
+    while hold and os.path.exists(hold) and os.path.exists(results) and os.path.getsize(results) > 0:
+        time.sleep(0.02)
+    return scripted_world.respond(messages)
+
+qs = load_forecastbench(question_type="market", one_per_source_question=True, sample_n=6, seed=3)
+cfg = RunConfig(output_dir={out!r}, run_id="r", search="none", providers=["scripted"], concurrency=1, cache=False)
+r = BenchmarkRunner(cfg, provider_factory=lambda s: ScriptedProvider(responder=respond), questions=qs, progress=False)
+try:
+    asyncio.run(r.arun(resume={resume}))
+except ReconcileError as exc:
+    print(f"{{type(exc).__name__}}: {{exc}}", file=sys.stderr)
+    sys.exit(2)
+"""
+
+
+def writer(out: Path, *, resume: bool, hold: Path | None = None) -> subprocess.Popen:
+    """A :data:`WRITER` process on run folder ``out/r`` (held mid-run while ``hold`` exists)."""
+    script = WRITER.format(root=str(ROOT), out=str(out), resume=resume, hold=str(hold) if hold else None)
+    return subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def wait_for_records(path: Path, n: int, timeout_s: float = 120.0) -> None:
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end and not (path.exists() and path.read_text().count("\n") >= n):
+        time.sleep(0.05)
+
+
+def delete(lock: Path) -> None:
+    lock.unlink()
+
+
+def replace(lock: Path) -> None:
+    fresh = lock.with_name("fresh.lock")
+    fresh.write_text("")
+    os.replace(fresh, lock)
+
+
+@pytest.mark.parametrize("tamper,second_writer", [(delete, True), (replace, True), (delete, False), (replace, False)],
+                         ids=["deleted, then a second run", "replaced, then a second run", "deleted", "replaced"])
+def test_a_lock_file_deleted_or_replaced_stops_the_first_writer_and_no_record_is_written_twice(tmp_path, tamper, second_writer):
+    results, hold = tmp_path / "r" / "results.jsonl", tmp_path / "hold"
+    hold.write_text("")
+    first = writer(tmp_path, resume=False, hold=hold)
+    wait_for_records(results, 1)  # the first run holds the lock, mid-run
+    tamper(tmp_path / "r" / ".lock")
+    if second_writer:  # the run the issue saw append beside the first (274 records, 74 duplicated)
+        second = writer(tmp_path, resume=True)
+        _, err2 = second.communicate(timeout=300)
+        assert second.returncode == 0, err2
+    hold.unlink()
+    _, err1 = first.communicate(timeout=300)
+    assert first.returncode == 2, err1
+    line = err1.strip().splitlines()[-1]
+    assert line.startswith("RunFolderLockLost: ") and f"{tmp_path / 'r' / '.lock'} was " in line
+    assert "this run stopped writing" in line
+    ids = [json.loads(x)["question_id"] for x in results.read_text().splitlines()]
+    assert len(ids) == len(set(ids))  # never two writers
+    if not second_writer:  # the first run stopped early; a resume finishes the run, each question once
+        assert len(ids) < 6
+        again = writer(tmp_path, resume=True)
+        _, err = again.communicate(timeout=300)
+        assert again.returncode == 0, err
+        ids = [json.loads(x)["question_id"] for x in results.read_text().splitlines()]
+    assert len(ids) == len(set(ids)) == 6
+
+
+def test_a_lock_held_by_another_process_refuses_the_second_writer(tmp_path):
+    results, hold = tmp_path / "r" / "results.jsonl", tmp_path / "hold"
+    hold.write_text("")
+    first = writer(tmp_path, resume=False, hold=hold)
+    wait_for_records(results, 1)
+    second = writer(tmp_path, resume=True)
+    _, err2 = second.communicate(timeout=300)
+    hold.unlink()
+    _, err1 = first.communicate(timeout=300)
+    assert (first.returncode, second.returncode) == (0, 2), (err1, err2)
+    assert err2.strip().splitlines()[-1].startswith(f"RunFolderBusy: {tmp_path / 'r'} is being written by another run")
+    ids = [json.loads(x)["question_id"] for x in results.read_text().splitlines()]
+    assert len(ids) == len(set(ids)) == 6
