@@ -11,6 +11,8 @@ import csv
 import datetime as dt
 import json
 import math
+import re
+import unicodedata
 from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -23,7 +25,8 @@ import pandas as pd
 from agent_schemas import DataValidationError
 from agent_schemas.dates import utc_date
 
-__all__ = ["CSV_CELL_LIMIT", "Table", "cell_error", "id_text", "is_blank", "parse_date_cell", "parse_outcome", "plain_value", "read_table"]
+__all__ = ["CSV_CELL_LIMIT", "Table", "cell_error", "check_text_cells", "check_text_fields", "id_text", "is_blank", "parse_date_cell", "parse_outcome",
+           "plain_value", "read_table", "text_problem"]
 
 
 @dataclass
@@ -92,6 +95,74 @@ def cell_error(path: Path, row: int | None, column: str | None, value: Any, prob
         where = f"row {row}, "
     col = f"column {column!r}: " if column is not None else ""
     return DataValidationError(f"{path}: {where}{col}{problem} (value {_show(value)})", field=column, row=row, value=value, source=str(path))
+
+
+#: Code points no text of a user file may hold: the C0 control characters but tab, line feed and carriage return
+#: (U+0000 NUL included), DEL, the C1 control characters and lone surrogates (a JSON ``\ud800`` escape is not a
+#: character). They are never text a person wrote; they break CSV tools, terminals and the UTF-8 of every file a
+#: run writes, and a prompt or a page would carry them on.
+UNSTORABLE_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def text_problem(text: str) -> str | None:
+    r"""What makes ``text`` unusable as a cell of a user file (:data:`UNSTORABLE_TEXT`), in words, or None.
+
+    Examples
+    --------
+    >>> text_problem("Will it\x00 rain?")
+    'contains a NUL byte (U+0000) at character 8'
+    >>> text_problem("Will it rain?") is None
+    True
+    """
+    m = UNSTORABLE_TEXT.search(text)
+    if m is None:
+        return None
+    ch, at = m.group(), m.start() + 1
+    if ch == "\x00":
+        return f"contains a NUL byte (U+0000) at character {at}"
+    if "\ud800" <= ch <= "\udfff":
+        return f"contains a lone surrogate (U+{ord(ch):04X}: half of a UTF-16 pair, not a character) at character {at}"
+    name = unicodedata.name(ch, "") or {"\x7f": "DELETE"}.get(ch, "a control character")
+    return f"contains the control character U+{ord(ch):04X}{f' ({name})' if name != 'a control character' else ''} at character {at}"
+
+
+def _text_in(value: Any) -> str | None:
+    """The first problem (:func:`text_problem`) of any text in ``value`` (a cell, or a JSON list or object in one)."""
+    if isinstance(value, str):
+        return text_problem(value)
+    if isinstance(value, dict):
+        return next((p for k, v in value.items() for p in (_text_in(k), _text_in(v)) if p), None)
+    if isinstance(value, (list, tuple)):
+        return next((p for v in value if (p := _text_in(v))), None)
+    return None
+
+
+def check_text_cells(path: Path, rows: list[dict[str, Any]], header: list[str] | None = None, *, where: str = "") -> None:
+    """Refuse a file with unusable text (:func:`text_problem`) in a column name or in any cell, nested JSON included.
+
+    Call inside :meth:`Table.numbering` of the file so rows read ``data row N (line M)``; elsewhere they read
+    ``row <0-based index>`` (entries of a JSON list). ``where`` prefixes the column (e.g. ``"questions[]."``).
+
+    Raises
+    ------
+    DataValidationError
+        The first such text: one line naming the file, the row, the column, the value and the character.
+    """
+    for name in header or []:
+        if problem := text_problem(name):
+            raise cell_error(path, None, where + name, name, f"the column name {problem}")
+    for i, rec in enumerate(rows):
+        if isinstance(rec, dict):
+            check_text_fields(path, i, rec, where=where)
+
+
+def check_text_fields(path: Path, row: int | None, record: dict[str, Any], *, where: str = "") -> None:
+    """:func:`check_text_cells` of one record (``row`` None: fields of the file itself, no row)."""
+    for key, value in record.items():
+        if problem := text_problem(str(key)):
+            raise cell_error(path, row, where + str(key), key, f"the column name {problem}")
+        if problem := _text_in(value):
+            raise cell_error(path, row, where + str(key), value, f"{problem}; remove it from the file")
 
 
 def is_blank(value: Any) -> bool:
@@ -170,7 +241,8 @@ def read_table(path: str | Path) -> Table:
     """Read a user file (``.csv``, ``.jsonl``, ``.json`` list of objects, ``.parquet``) as a :class:`Table`.
 
     UTF-8 with or without a byte-order mark; CSV cells are text of any length (up to
-    :data:`CSV_CELL_LIMIT`). Rows are not validated here beyond their shape.
+    :data:`CSV_CELL_LIMIT`). Rows are not validated here beyond their shape and their text: no column name or cell
+    may hold a NUL byte, another control character or a lone surrogate (:func:`check_text_cells`).
 
     Raises
     ------
@@ -178,16 +250,20 @@ def read_table(path: str | Path) -> Table:
         If the file does not exist.
     DataValidationError
         Naming the file and the line for a malformed row (invalid JSON, a row with more cells than the
-        header, a NUL byte), a file that is not UTF-8, or an unsupported extension.
+        header), the row, column and value of a cell with a NUL byte, a control character or a lone surrogate
+        (:func:`text_problem`), a file that is not UTF-8, or an unsupported extension.
     """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"file not found: {path}")
     try:
-        return _read_table(path)
+        table = _read_table(path)
     except UnicodeDecodeError as exc:
         raise DataValidationError(f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
                                   "save it as UTF-8", source=str(path)) from None
+    with table.numbering():
+        check_text_cells(path, table.rows, table.header)
+    return table
 
 
 def _bad_line(path: Path, row: int, line: int, value: Any, problem: str) -> DataValidationError:
