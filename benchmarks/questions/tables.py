@@ -2,6 +2,9 @@
 the cell readers whose errors name the file, the row (``data row N (line M)``), the column and the value.
 Question files (:mod:`benchmarks.questions.files`), ForecastBench JSON and score files
 (:func:`benchmarks.report.score_file.score_forecasts_file`) are read through it.
+
+And writing the CSV files a user opens (:func:`csv_text`: leaderboards, panels, class splits): a text cell a
+spreadsheet would run as a formula is neutralised, and :func:`read_table` reads it back as it was.
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ import pandas as pd
 from agent_schemas import DataValidationError
 from agent_schemas.dates import utc_date
 
-__all__ = ["CSV_CELL_LIMIT", "Table", "cell_error", "check_text_cells", "check_text_fields", "id_text", "is_blank", "parse_date_cell", "parse_outcome",
+__all__ = ["CSV_CELL_LIMIT", "FORMULA_TRIGGERS", "Table", "cell_error", "check_text_cells", "check_text_fields", "csv_text",
+           "id_text", "neutralise_formula", "restore_formula", "is_blank", "parse_date_cell", "parse_outcome",
            "plain_value", "read_table", "text_problem"]
 
 
@@ -224,6 +228,56 @@ def parse_outcome(path: Path, row: int | None, value: Any) -> int:
     raise cell_error(path, row, "outcome", value, "outcome must be 0 or 1 (or yes/no, true/false)")
 
 
+#: First characters that make a spreadsheet (Excel, LibreOffice, Google Sheets) read a CSV cell as a formula: the
+#: OWASP rule against CSV injection (https://owasp.org/www-community/attacks/CSV_Injection).
+FORMULA_TRIGGERS: tuple[str, ...] = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def neutralise_formula(value: Any) -> Any:
+    r"""``value`` as a CSV cell no spreadsheet runs: text that starts with a :data:`FORMULA_TRIGGERS` character gets
+    a leading ``'`` (shown as text, never evaluated), unless it is a plain number (``-0.0132``, ``+3e-05``), which
+    stays a number; anything that is not text is returned as it is.
+
+    Examples
+    --------
+    >>> neutralise_formula('=HYPERLINK("http://x.example","click")')
+    '\'=HYPERLINK("http://x.example","click")'
+    >>> neutralise_formula("-0.0132"), neutralise_formula(-0.0132), neutralise_formula("mean")
+    ('-0.0132', -0.0132, 'mean')
+    """
+    if isinstance(value, str) and value.startswith(FORMULA_TRIGGERS) and not _PLAIN_NUMBER.fullmatch(value):
+        return "'" + value
+    return value
+
+
+def restore_formula(value: Any) -> Any:
+    """The text :func:`neutralise_formula` neutralised, as it was (``'=x`` -> ``=x``); any other value as it is."""
+    if isinstance(value, str) and value.startswith("'") and neutralise_formula(value[1:]) == value:
+        return value[1:]
+    return value
+
+
+def csv_text(table: pd.DataFrame, *, lineterminator: str = "\n") -> str:
+    """``table`` as CSV text (``DataFrame.to_csv(index=False)``, rows ending in ``lineterminator``) safe to open in a
+    spreadsheet: every text cell and column name through :func:`neutralise_formula`; numeric columns are written as
+    numbers. The one writer of the CSV files the toolkit writes (leaderboards, panels, class splits);
+    :func:`read_table` reads a cell it neutralised back as it was (:func:`restore_formula`).
+
+    A cell holding a carriage return or a line feed is always quoted (``to_csv`` quotes only the characters of its
+    line terminator, so a bare carriage return would otherwise split the row).
+    """
+    safe = table.rename(columns=lambda c: neutralise_formula(str(c)))
+    for column in safe.columns:
+        if pd.api.types.is_object_dtype(safe[column]) or pd.api.types.is_string_dtype(safe[column]):
+            safe[column] = safe[column].map(neutralise_formula, na_action="ignore")
+    text = safe.to_csv(index=False, lineterminator="\r\n")  # quotes every cell with \r or \n
+    if lineterminator == "\r\n":
+        return text
+    parts = text.split('"')  # even parts lie outside quotes (a doubled "" in a cell leaves an empty even part)
+    return '"'.join(part.replace("\r\n", lineterminator) if k % 2 == 0 else part for k, part in enumerate(parts))
+
+
 #: CSV cells up to this many characters are read (Python's csv module stops at 131,072 by default).
 CSV_CELL_LIMIT = 2**31 - 1
 
@@ -297,7 +351,7 @@ def _read_table(path: Path) -> Table:
             with path.open(newline="", encoding="utf-8-sig") as fh:
                 reader = csv.DictReader(fh)
                 try:
-                    header = [h.strip() for h in (reader.fieldnames or [])]
+                    header = [restore_formula(h.strip()) for h in (reader.fieldnames or [])]
                     twice = sorted({h for h in header if header.count(h) > 1})
                     if twice:  # DictReader would keep the last cell of a repeated name without a word
                         raise cell_error(path, None, twice[0], twice[0], f"column {twice[0]!r} appears "
@@ -308,7 +362,7 @@ def _read_table(path: Path) -> Table:
                         line = reader.line_num - sum(v.count("\n") for v in rec.values() if isinstance(v, str))
                         if None in rec:
                             raise _bad_line(path, len(rows), line, rec[None], f"more cells than the {len(header)} header columns")
-                        rows.append({k.strip(): v for k, v in rec.items()})
+                        rows.append({restore_formula(k.strip()): restore_formula(v) for k, v in rec.items()})
                         lines.append(line)
                 except csv.Error as exc:
                     raise cell_error(path, None, None, None, f"line {reader.line_num + 1} is not a valid CSV row ({exc})") from None
