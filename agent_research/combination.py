@@ -1,12 +1,17 @@
-"""How the pipeline turns aggregate, debate and supervisor probabilities into one final ``p_yes``."""
+"""How the pipeline turns aggregate, debate and supervisor forecasts into one final forecast (``p_yes`` for a
+binary question; the kind's vector for the others: every step is a linear blend, which keeps a probability
+vector a probability vector and a CDF a CDF)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from agent_research.confidence import effective_confidence
 from agent_schemas import DebateArtifact, SupervisorArtifact
+from agent_schemas.kinds import BinarySpec, KindSpec, kind_of
 
 
 @dataclass(frozen=True)
@@ -15,17 +20,18 @@ class CombinationStep:
 
     ``kind`` is ``"aggregate"``, ``"debate"``, ``"supervisor"`` or ``"clip"``; ``status`` is ``"applied"``,
     ``"ignored"`` (weight 0), ``"failed"`` or ``"not run"`` (the specialist was not run); ``value`` is the
-    step's own probability (the aggregate, the debate midpoint, the supervisor's p_yes), ``weight`` its
-    blend weight, ``p_after`` the running probability after the step (all probabilities in [0, 1]).
+    step's own forecast (the aggregate, the debate midpoint, the supervisor's p_yes), ``weight`` its
+    blend weight, ``p_after`` the running forecast after the step (probabilities in [0, 1] for a binary
+    question; the kind's vector, as a list, for the others).
     For the supervisor, ``confidence`` is the effective (evidence-grounded) confidence that chose the
     weight and ``reported_confidence`` what the supervisor stated.
     """
 
     kind: str
     status: str
-    p_before: float | None
-    p_after: float
-    value: float | None = None
+    p_before: float | list[float] | None
+    p_after: float | list[float]
+    value: float | list[float] | None = None
     weight: float | None = None
     confidence: str | None = None
     reported_confidence: str | None = None
@@ -46,7 +52,11 @@ class CombinationRule:
        search failed is at most "low"); by default the supervisor replaces the estimate at high confidence
        (w=1), blends at medium (w=0.5) and is ignored at low confidence (w=0).
     4. Final clipping to ``[clip_low, clip_high]`` (default [0.01, 0.99]) so that a single confident
-       miss cannot dominate a log loss; set both to 0 and 1 to disable.
+       miss cannot dominate a log loss; set both to 0 and 1 to disable. For a non-binary question the
+       kind clips (:meth:`agent_schemas.kinds.base.QuestionKind.clip`: every option's probability floored
+       and renormalised; a numeric CDF already has a density floor).
+
+    On a non-binary question the blends apply to the forecast vectors (a mixture of distributions).
 
     The weights are this project's heuristic defaults, not taken from a published method; the
     benchmark's ``pipeline`` row measures whether they earn their tokens.
@@ -73,41 +83,42 @@ class CombinationRule:
             raise ValueError(f"need 0 <= clip_low < clip_high <= 1, got {self.clip_low}, {self.clip_high}")
 
     def steps(
-        self, aggregate_p_yes: float, debate: DebateArtifact | None, supervisor: SupervisorArtifact | None
+        self, aggregate: float | list[float], debate: DebateArtifact | None, supervisor: SupervisorArtifact | None,
+        spec: KindSpec = BinarySpec(),
     ) -> list[CombinationStep]:
-        """Every step of the rule on these inputs, in order, with the probabilities before and after it."""
-        p = aggregate_p_yes
-        out = [CombinationStep("aggregate", "applied", None, p, value=aggregate_p_yes)]
-        if debate is None:
-            out.append(CombinationStep("debate", "not run", p, p))
-        elif debate.status != "ok" or debate.p_yes is None:
-            out.append(CombinationStep("debate", "failed", p, p))
-        else:
-            w = self.debate_weight
-            new = (1 - w) * p + w * debate.p_yes if w > 0 else p
-            out.append(CombinationStep("debate", "applied" if w > 0 else "ignored", p, new, value=debate.p_yes, weight=w))
+        """Every step of the rule on these inputs (a question of ``spec``: its aggregate in the kind's stored
+        form, p_yes for binary), in order, with the forecasts before and after it."""
+        kind = kind_of(spec)
+        show = kind.value
+        p = kind.vector(aggregate)
+        out = [CombinationStep("aggregate", "applied", None, show(p), value=show(p))]
+        for name, artifact in (("debate", debate), ("supervisor", supervisor)):
+            value = None if artifact is None or artifact.status != "ok" else kind.forecast_of(artifact)
+            if artifact is None:
+                out.append(CombinationStep(name, "not run", show(p), show(p)))
+                continue
+            if value is None:
+                out.append(CombinationStep(name, "failed", show(p), show(p)))
+                continue
+            confidence = effective_confidence(artifact) if name == "supervisor" else None
+            w = self.debate_weight if name == "debate" else self.supervisor_weights[confidence or "low"]
+            new = (1 - w) * p + w * value if w > 0 else p
+            extra = dict(confidence=confidence, reported_confidence=artifact.confidence) if name == "supervisor" else {}
+            out.append(CombinationStep(name, "applied" if w > 0 else "ignored", show(p), show(new), value=show(value),
+                                       weight=w, **extra))
             p = new
-        if supervisor is None:
-            out.append(CombinationStep("supervisor", "not run", p, p))
-        elif supervisor.status != "ok" or supervisor.p_yes is None:
-            out.append(CombinationStep("supervisor", "failed", p, p))
-        else:
-            confidence = effective_confidence(supervisor)
-            w = self.supervisor_weights[confidence or "low"]
-            new = (1 - w) * p + w * supervisor.p_yes if w > 0 else p
-            out.append(CombinationStep("supervisor", "applied" if w > 0 else "ignored", p, new, value=supervisor.p_yes,
-                                       weight=w, confidence=confidence, reported_confidence=supervisor.confidence))
-            p = new
-        clipped = min(max(p, self.clip_low), self.clip_high)
-        out.append(CombinationStep("clip", "applied" if clipped != p else "ignored", p, clipped))
+        clipped = kind.clip(spec, p, self.clip_low, self.clip_high)
+        out.append(CombinationStep("clip", "applied" if not np.array_equal(clipped, p) else "ignored", show(p), show(clipped)))
         return out
 
     def combine(
-        self, aggregate_p_yes: float, debate: DebateArtifact | None, supervisor: SupervisorArtifact | None
-    ) -> tuple[float, str]:
-        """Return ``(final p_yes, description of the steps that decided it)`` (from :meth:`steps`)."""
+        self, aggregate: float | list[float], debate: DebateArtifact | None, supervisor: SupervisorArtifact | None,
+        spec: KindSpec = BinarySpec(),
+    ) -> tuple[float | list[float], str]:
+        """Return ``(final forecast in the kind's stored form, description of the steps that decided it)``
+        (from :meth:`steps`)."""
         names = []
-        steps = self.steps(aggregate_p_yes, debate, supervisor)
+        steps = self.steps(aggregate, debate, supervisor, spec)
         for step in steps:
             if step.status != "applied":
                 continue

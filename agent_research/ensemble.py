@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from agent_providers import Ask, Provider, run_sync
 from agent_schemas import Forecast, Question, TokenUsage, VisibleQuestion, as_visible
-from agent_research.aggregation import aggregate
+from agent_schemas.kinds import AnySpec, BinarySpec, QuestionKind, kind_of
 from agent_research.config import MemberSettings
 from agent_research.forecaster import ForecasterAgent
 from agent_research.prompts import PERSONAS
@@ -28,6 +28,7 @@ class EnsembleResult(BaseModel):
     """Every member's forecast (failures included) and whether the success policy was met."""
 
     question_id: str
+    spec: AnySpec = Field(default_factory=BinarySpec, description="The question's kind spec: how its forecasts pool.")
     forecasts: list[Forecast] = Field(description="One per member, in member order; failed ones carry their error.")
     n_members: int
     n_ok: int
@@ -35,31 +36,45 @@ class EnsembleResult(BaseModel):
     policy_met: bool = Field(description="n_ok / n_members >= min_success_fraction (and n_ok >= 1).")
     usage: TokenUsage = Field(description="Usage summed over members (tokens, calls, USD).")
     wall_time_s: float = Field(0.0, description="Wall time of the ensemble in seconds.")
-    aggregates: dict[str, float | None] | None = Field(
-        None, description="Aggregates of the successful members computed in advance, by method (p_yes in [0, 1]; None where "
-                          "none): a given ensemble's, vectorised over many questions (GivenForecasts). None: aggregate() computes them.")
+    aggregates: dict[str, float | list[float] | None] | None = Field(
+        None, description="Aggregates of the successful members computed in advance, by method (p_yes in [0, 1], or the "
+                          "kind's vector; None where none): a given ensemble's, vectorised over many questions "
+                          "(GivenForecasts). None: aggregate() computes them.")
+
+    @property
+    def kind(self) -> QuestionKind:
+        """The question's kind (:mod:`agent_schemas.kinds`)."""
+        return kind_of(self.spec)
 
     @property
     def ok_forecasts(self) -> list[Forecast]:
         return [f for f in self.forecasts if f.ok]
 
-    def p_yes_row(self) -> np.ndarray:
-        """Member probabilities as shape (n_members,), NaN for failed members."""
-        return np.array([f.p_yes if f.ok else np.nan for f in self.forecasts], dtype=float)
+    def stack(self) -> np.ndarray:
+        """Members' forecast vectors as shape (n_members, size), a row of NaN for a failed member."""
+        kind, size = self.kind, self.kind.size(self.spec)
+        rows = [kind.forecast_of(f) if f.ok else None for f in self.forecasts]
+        return np.array([np.full(size, np.nan) if r is None else r for r in rows], dtype=float).reshape(len(rows), size)
 
-    def aggregate(self, method: str = "mean") -> float | None:
-        """Aggregate the successful members with ``method`` (see ``aggregation.AGGREGATORS``); None if none succeeded.
-        A method of :attr:`aggregates` is read from there."""
+    def p_yes_row(self) -> np.ndarray:
+        """Member probabilities of a binary question as shape (n_members,), NaN for failed members."""
+        return np.array([f.p_yes if f.ok and f.p_yes is not None else np.nan for f in self.forecasts], dtype=float)
+
+    def aggregate(self, method: str = "mean") -> float | list[float] | None:
+        """The successful members pooled by ``method`` (a rule of the question's kind: ``kind.pools``), in the
+        kind's stored form (p_yes for binary, a list otherwise); None if none succeeded. A method of
+        :attr:`aggregates` is read from there."""
         if self.n_ok == 0:
             return None
         if self.aggregates is not None and method in self.aggregates:
             return self.aggregates[method]
-        return float(aggregate(method, self.p_yes_row()[None, :])[0])
+        return self.kind.value(self.kind.pool(method, self.stack()[None])[0])
 
     def spread(self) -> float:
-        """max - min of the successful members' p_yes (0.0 for fewer than 2)."""
-        p = [f.p_yes for f in self.ok_forecasts]
-        return float(max(p) - min(p)) if len(p) >= 2 else 0.0
+        """How far the successful members are apart (the kind's :meth:`~agent_schemas.kinds.base.QuestionKind.spread`:
+        max - min p_yes for binary); 0.0 for fewer than 2."""
+        ok = self.stack()[[f.ok for f in self.forecasts]]
+        return self.kind.spread(self.spec, ok)
 
 
 class Ensemble:
@@ -177,6 +192,7 @@ class Ensemble:
         need = math.ceil(self.min_success_fraction * len(forecasts) - 1e-12)
         return EnsembleResult(
             question_id=question.id,
+            spec=question.spec,
             forecasts=forecasts,
             n_members=len(forecasts),
             n_ok=n_ok,
@@ -231,12 +247,12 @@ class GivenForecasts:
     0.4
     """
 
-    def __init__(self, forecasts: Iterable[Forecast], aggregates: Mapping[str, Mapping[str, float | None]] | None = None) -> None:
+    def __init__(self, forecasts: Iterable[Forecast],
+                 aggregates: Mapping[str, Mapping[str, float | list[float] | None]] | None = None) -> None:
         #: No forecaster agents to run (the pipeline wraps and replays only the agents it runs).
         self.members: list[ForecasterAgent] = []
-        #: The aggregates given with the forecasts, by question (NaN read as None).
-        self.aggregates = {q: {m: (None if v is None or v != v else float(v)) for m, v in row.items()}
-                           for q, row in (aggregates or {}).items()}
+        #: The aggregates given with the forecasts, by question (NaN read as None; a kind's vector kept as a list).
+        self.aggregates = {q: {m: _given_aggregate(v) for m, v in row.items()} for q, row in (aggregates or {}).items()}
         self.by_question: dict[str, list[Forecast]] = {}
         for f in forecasts:
             mine = self.by_question.setdefault(f.question_id, [])
@@ -244,19 +260,32 @@ class GivenForecasts:
                 raise ValueError(f"forecaster {f.agent_id!r} gave two forecasts for question {f.question_id!r}")
             mine.append(f)
 
-    def result_for(self, question_id: str, wall_time_s: float = 0.0) -> EnsembleResult:
-        """The :class:`EnsembleResult` of the forecasts given for ``question_id`` (none: a failed ensemble)."""
+    def result_for(self, question_id: str, wall_time_s: float = 0.0, spec: AnySpec | None = None) -> EnsembleResult:
+        """The :class:`EnsembleResult` of the forecasts given for ``question_id`` (none: a failed ensemble), a
+        question of ``spec`` (default binary)."""
         forecasts = list(self.by_question.get(question_id, []))
         n_ok = sum(f.ok for f in forecasts)
-        return EnsembleResult(question_id=question_id, forecasts=forecasts, n_members=len(forecasts), n_ok=n_ok,
+        return EnsembleResult(question_id=question_id, spec=spec or BinarySpec(), forecasts=forecasts, n_members=len(forecasts), n_ok=n_ok,
                               min_success_fraction=1.0, policy_met=n_ok >= 1,
                               usage=TokenUsage.sum(f.usage for f in forecasts), wall_time_s=wall_time_s,
                               aggregates=self.aggregates.get(question_id))
 
     async def arun(self, question: VisibleQuestion | Question) -> EnsembleResult:
         """The given forecasts of ``question`` (:meth:`result_for` its id); nothing is run."""
-        return self.result_for(as_visible(question).id)
+        q = as_visible(question)
+        return self.result_for(q.id, spec=q.spec)
 
     def run(self, question: VisibleQuestion | Question) -> EnsembleResult:
         """Synchronous form of :meth:`arun`."""
-        return self.result_for(as_visible(question).id)
+        q = as_visible(question)
+        return self.result_for(q.id, spec=q.spec)
+
+
+def _given_aggregate(value: float | list[float] | None) -> float | list[float] | None:
+    """A given aggregate as stored: None for a missing one (None or NaN), a float p_yes, or a kind's vector."""
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple, np.ndarray)):
+        arr = np.asarray(value, dtype=float)
+        return None if np.isnan(arr).any() else arr.tolist()
+    return None if value != value else float(value)

@@ -21,10 +21,11 @@ from agent_schemas import (
     as_reconcile_error,
     as_visible,
 )
-from agent_tools import ToolExecutor, parse_forecast, parse_json, render_evidence, shown_results
+from agent_tools import ToolExecutor, parse_json, render_evidence, shown_results
+from agent_schemas.kinds import BinarySpec, KindSpec
 from agent_tools.case_facts import stable_prefix
 from agent_tools.provenance import attach_provenance
-from agent_tools.parsing import forecast_json_schema, text_schema
+from agent_tools.parsing import forecast_json_schema, parse_answer, text_schema
 from agent_research import prompts
 
 log = logging.getLogger(__name__)
@@ -173,13 +174,15 @@ class ForecasterAgent:
         else:
             evidence = prompts.EVIDENCE_HEADER + "\nThe searches returned no results dated on or before the forecast date."
         persona = prompts.persona_line(self.persona)
-        tail = [prompts.FORECASTER_ROLE, prompts.forecaster_task(self.max_evidence)] + ([prompts.PERSONA_HEADER + persona] if persona else [])
+        tail = [prompts.FORECASTER_ROLE, prompts.forecaster_task(self.max_evidence, as_visible(question).spec)]
+        tail += [prompts.PERSONA_HEADER + persona] if persona else []
         return stable_prefix(question, evidence) + [ChatMessage(role="user", content="\n\n".join(tail))]
 
-    def call_params(self, outcomes: list[SearchOutcome] = ()) -> dict[str, Any]:
-        """Provider call options of the forecast call after research ``outcomes`` (answer schema, whose
-        evidence cites one of the numbered results the prompt shows; temperature, max_tokens, seed)."""
-        return dict(json_schema=forecast_json_schema(self.max_evidence, n_sources=len(shown_results(outcomes))),
+    def call_params(self, outcomes: list[SearchOutcome] = (), spec: KindSpec = BinarySpec()) -> dict[str, Any]:
+        """Provider call options of the forecast call after research ``outcomes`` on a question of ``spec``
+        (answer schema in the kind's form, whose evidence cites one of the numbered results the prompt shows;
+        temperature, max_tokens, seed)."""
+        return dict(json_schema=forecast_json_schema(self.max_evidence, n_sources=len(shown_results(outcomes)), spec=spec),
                     temperature=self.temperature, max_tokens=self.max_tokens, seed=self.seed)
 
     # --- run -----------------------------------------------------------------------------------
@@ -219,14 +222,16 @@ class ForecasterAgent:
     async def _forecast(self, question: VisibleQuestion, progress: MemberProgress, ask: Ask, t0: float) -> Forecast:
         try:
             await self._research(question, progress)
-            text = await progress.call(ask, self.build_messages(question, progress.outcomes), self.call_params(progress.outcomes))
+            text = await progress.call(ask, self.build_messages(question, progress.outcomes),
+                                       self.call_params(progress.outcomes, question.spec))
         except Exception as exc:  # provider, cache or tool: this member fails, the question goes on
             return self.artifact(question, progress, t0, error=exc)
         return self.artifact(question, progress, t0, text)
 
     def artifact(self, question: VisibleQuestion, progress: MemberProgress, t0: float, text: str | None = None,
                  error: BaseException | None = None) -> Forecast:
-        """The member's :class:`Forecast` from its answer ``text`` (parsed here: p_yes, rationale, stated confidence, evidence
+        """The member's :class:`Forecast` from its answer ``text`` (parsed here: the forecast in the question's
+        kind's form, rationale, stated confidence, evidence
         with provenance from the research in ``progress``), or the ``error`` that ended the run.
 
         An answer that does not parse, or any error, gives a failed forecast with the typed error, the
@@ -235,10 +240,11 @@ class ForecasterAgent:
         if error is None:
             try:
                 results = shown_results(progress.outcomes)
-                parsed = parse_forecast(text or "", sources=results)
+                parsed = parse_answer(text or "", question.spec, sources=results)
                 return Forecast(
                     status="ok",
                     p_yes=parsed.p_yes,
+                    distribution=parsed.distribution,
                     rationale=parsed.rationale,
                     key_evidence=attach_provenance(parsed.key_evidence, results),
                     confidence=parsed.confidence,

@@ -15,6 +15,11 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from agent_providers import Ask, Provider, run_sync
 from agent_providers.recording import RECORDING_SINK, RecordingProvider, ReplayProvider
+from agent_research.aggregation import AGGREGATORS
+from agent_research.combination import CombinationRule
+from agent_research.confidence import grounded, question_confidence
+from agent_research.config import PipelineConfig, RoleProviders
+from agent_research.ensemble import Ensemble, EnsembleResult, GivenForecasts
 from agent_schemas import (
     AgentSummary,
     DebateArtifact,
@@ -30,15 +35,14 @@ from agent_schemas import (
     as_reconcile_error,
     as_visible,
 )
-from agent_research.aggregation import AGGREGATORS
-from agent_research.combination import CombinationRule
-from agent_research.confidence import grounded, question_confidence
-from agent_research.config import PipelineConfig, RoleProviders
-from agent_research.ensemble import Ensemble, EnsembleResult, GivenForecasts
+from agent_schemas.kinds import KINDS
 from agent_specialists import DebateAgent, SupervisorAgent
 from agent_tools import SearchClient, ToolExecutor
-from agent_tools.search_recording import SEARCH_RECORDING_SINK, RecordingSearchClient, ReplaySearchClient
-
+from agent_tools.search_recording import (
+    SEARCH_RECORDING_SINK,
+    RecordingSearchClient,
+    ReplaySearchClient,
+)
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +119,7 @@ class ForecastPipeline:
         combination: CombinationRule | None = None,
         reconcile_min_spread: float = 0.0,
     ) -> None:
-        if aggregation not in AGGREGATORS:
+        if not any(aggregation in k.pools for k in KINDS.values()):
             raise ValueError(f"unknown aggregation {aggregation!r}; valid: {', '.join(AGGREGATORS)}")
         if not 0 <= reconcile_min_spread <= 1:
             raise ValueError(f"reconcile_min_spread must be in [0, 1], got {reconcile_min_spread}")
@@ -199,7 +203,8 @@ class ForecastPipeline:
     # --- run -------------------------------------------------------------------------------------
     def gate(self, ens: EnsembleResult) -> ReconcileGate:
         """Whether the specialists run on ``ens``: only when the ensemble succeeded and its members disagree,
-        their spread (max - min ``p_yes`` of the successful members) at least ``reconcile_min_spread``.
+        their spread (max - min ``p_yes`` of the successful members; for another kind its
+        :meth:`~agent_schemas.kinds.base.QuestionKind.spread`) at least ``reconcile_min_spread``.
         With fewer than two successful members there is no spread and they run."""
         ok = ens.ok_forecasts
         spread = ens.spread() if len(ok) >= 2 else None
@@ -218,17 +223,21 @@ class ForecastPipeline:
             return gate(False, f"not reconciled: the members agree (spread {spread:.2f} < {t:.2f})")
         return gate(True, f"reconciled: the members disagree (spread {spread:.2f} >= {t:.2f})" if t > 0 else "reconciled: every question is (no spread threshold)")
 
-    def reconcile_inputs(self, ens: EnsembleResult) -> tuple[dict[str, float | None], list[AgentSummary] | None]:
-        """Every method's aggregate of ``ens``, and the member summaries the specialists start from, or None
-        when they do not run (:meth:`gate`: the ensemble failed, or its members agree)."""
-        aggregates = {name: ens.aggregate(name) for name in AGGREGATORS}
+    def reconcile_inputs(self, ens: EnsembleResult) -> tuple[dict[str, float | list[float] | None], list[AgentSummary] | None]:
+        """Every pooling method's aggregate of ``ens`` (the rules of its question's kind, in the kind's stored
+        form), and the member summaries the specialists start from, or None when they do not run (:meth:`gate`:
+        the ensemble failed, or its members agree)."""
+        if self.aggregation not in ens.kind.pools:
+            raise ValueError(f"aggregation {self.aggregation!r} is not a pooling rule of {ens.kind.label} questions; "
+                             f"valid: {', '.join(ens.kind.pools)}")
+        aggregates = {name: ens.aggregate(name) for name in ens.kind.pools}
         if not self.gate(ens).reconciled:
             return aggregates, None
         return aggregates, [f.summary() for f in ens.ok_forecasts]
 
     async def reconcile(
         self, question: VisibleQuestion, ens: EnsembleResult, *, asks: Mapping[str, Ask] | None = None,
-    ) -> tuple[dict[str, float | None], DebateArtifact | None, SupervisorArtifact | None]:
+    ) -> tuple[dict[str, float | list[float] | None], DebateArtifact | None, SupervisorArtifact | None]:
         """Aggregate one ensemble result with every method and run the specialists on it, concurrently.
 
         ``asks`` maps the roles "bull", "bear" and "supervisor" to how their calls reach a model (default:
@@ -252,7 +261,7 @@ class ForecastPipeline:
         supervisor = done.pop(0) if self.supervisor is not None else None
         return aggregates, debate, supervisor
 
-    def trace(self, question: VisibleQuestion, ens: EnsembleResult, aggregates: dict[str, float | None],
+    def trace(self, question: VisibleQuestion, ens: EnsembleResult, aggregates: dict[str, float | list[float] | None],
               debate: DebateArtifact | None, supervisor: SupervisorArtifact | None, recorder: "TraceRecorder") -> PipelineTrace:
         """The :class:`PipelineTrace` of one run: every step's result, the ledger, the calls and searches
         ``recorder`` collected, and the final probability by :attr:`combination` (or the ensemble's failure).
@@ -260,12 +269,14 @@ class ForecastPipeline:
         The supervisor's confidence is capped by its evidence first (:func:`agent_research.confidence.grounded`),
         so the combination rule and the question's weakest-link confidence read the grounded value."""
         supervisor = grounded(supervisor)
+        kind = question.kind
+        aggregate = aggregates.get(self.aggregation)
         trace = PipelineTrace(
             question=question,
             forecasts=ens.forecasts,
             n_ok=ens.n_ok,
             aggregation_method=self.aggregation,
-            aggregate_p_yes=aggregates[self.aggregation],
+            **kind.fields(kind.vector(aggregate), prefix="aggregate_"),
             aggregates=aggregates,
             debate=debate,
             supervisor=supervisor,
@@ -276,14 +287,15 @@ class ForecastPipeline:
             recorded_calls=recorder.calls,
             recorded_searches=recorder.searches,
         )
-        if not ens.policy_met or trace.aggregate_p_yes is None:
+        if not ens.policy_met or aggregate is None:
             err = EnsembleFailed(
                 f"{ens.n_ok} of {ens.n_members} members succeeded; the policy needs {ens.min_success_fraction:.0%}",
                 n_ok=ens.n_ok, n_members=ens.n_members, min_success_fraction=ens.min_success_fraction,
             )
             trace.status, trace.error, trace.final_source = "failed", err.to_info(), "ensemble failed"
         else:
-            trace.final_p_yes, trace.final_source = self.combination.combine(trace.aggregate_p_yes, debate, supervisor)
+            final, trace.final_source = self.combination.combine(aggregate, debate, supervisor, question.spec)
+            setattr(trace, f"final_{kind.stored_field}", final)
         trace.wall_time_s = time.perf_counter() - recorder.t0
         return trace
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from agent_schemas.kinds import BinarySpec, KindSpec, kind_of
 from agent_tools.parsing import EVIDENCE_ITEM_FORMAT
 
 FORECASTER_ROLE = (
@@ -9,18 +10,19 @@ FORECASTER_ROLE = (
     "specific evidence."
 )
 
-def forecaster_task(max_evidence: int = 2) -> str:
-    """The forecaster's task text, asking for at most ``max_evidence`` key evidence items."""
+def forecaster_task(max_evidence: int = 2, spec: KindSpec = BinarySpec()) -> str:
+    """The forecaster's task text for a question of ``spec``'s kind, asking for at most ``max_evidence`` key
+    evidence items and the forecast in the kind's form (:meth:`~agent_schemas.kinds.base.QuestionKind.answer_request`)."""
+    kind = kind_of(spec)
     return (
         "## TASK\n"
         "Give a one-sentence rationale (at most 200 characters), up to "
         f"{max_evidence} key evidence items taken from the evidence above (a claim and the number [n] of "
         "the search result it comes from), your confidence in this forecast (high, medium or low: low when "
-        "the evidence is thin or missing), and the probability that the question resolves Yes as an integer "
-        "percent from 0 to 100. Answer with one JSON object only:\n"
+        f"the evidence is thin or missing), and {kind.answer_request(spec)}. Answer with one JSON object only:\n"
         '{"rationale": "<text>", '
         f'"key_evidence": [{EVIDENCE_ITEM_FORMAT}], '
-        '"confidence": "high|medium|low", "p_yes_percent": <integer 0-100>}'
+        f'"confidence": "high|medium|low", {kind.answer_template(spec)}}}'
     )
 
 

@@ -24,15 +24,17 @@ class EvidenceItem(BaseModel):
 
 
 class Forecast(BaseModel):
-    """One forecaster's probability for one question, or a recorded failure.
+    """One forecaster's forecast for one question, or a recorded failure.
 
-    ``status="ok"`` requires ``p_yes``; ``status="failed"`` carries ``error`` and no probability: a
-    failure is never replaced by a default probability.
+    ``status="ok"`` requires the forecast: ``p_yes`` for a binary question, ``distribution`` for the other
+    kinds (:mod:`agent_schemas.kinds`); ``status="failed"`` carries ``error`` and no forecast: a failure is
+    never replaced by a default probability.
     """
 
     question_id: str = Field(description="Id of the question forecast.")
     agent_id: str = Field("forecaster", description="Ensemble member name, e.g. 'member-0'.")
-    p_yes: float | None = Field(None, ge=0, le=1, description="Probability of Yes in [0, 1]; None when failed.")
+    p_yes: float | None = Field(None, ge=0, le=1, description="Probability of Yes in [0, 1]; None when failed or not binary.")
+    distribution: list[float] | None = Field(None, description="The forecast of a non-binary question in its kind's form (a probability per option; a CDF on the numeric grid: agent_schemas.kinds); None for a binary question (p_yes) and when failed.")
     rationale: str = Field("", description="Short rationale (one line is passed between agents).")
     key_evidence: list[EvidenceItem] = Field(default_factory=list, description="Evidence with provenance.")
     confidence: Confidence | None = Field(
@@ -52,13 +54,13 @@ class Forecast(BaseModel):
 
     @model_validator(mode="after")
     def _status_consistent(self) -> "Forecast":
-        if self.status == "ok" and self.p_yes is None:
-            raise ValueError(f"Forecast {self.question_id}/{self.agent_id}: status 'ok' needs p_yes")
+        if self.status == "ok" and (self.p_yes is None) == (self.distribution is None):
+            raise ValueError(f"Forecast {self.question_id}/{self.agent_id}: status 'ok' needs p_yes (binary) or a distribution, not both")
         if self.status == "failed":
             if self.error is None:
                 raise ValueError(f"Forecast {self.question_id}/{self.agent_id}: status 'failed' needs error")
-            if self.p_yes is not None:
-                raise ValueError(f"Forecast {self.question_id}/{self.agent_id}: a failed forecast cannot carry p_yes")
+            if self.p_yes is not None or self.distribution is not None:
+                raise ValueError(f"Forecast {self.question_id}/{self.agent_id}: a failed forecast cannot carry p_yes or a distribution")
         return self
 
     @property
@@ -70,6 +72,7 @@ class Forecast(BaseModel):
         return AgentSummary(
             agent_id=self.agent_id,
             p_yes=self.p_yes,
+            distribution=self.distribution,
             rationale=_one_line(self.rationale),
             top_evidence=self.key_evidence[:max_evidence],
             model=self.model,
@@ -85,7 +88,8 @@ class AgentSummary(BaseModel):
     """What flows between agents: probability, a one-line rationale and top evidence with sources."""
 
     agent_id: str = Field(description="Member name.")
-    p_yes: float | None = Field(None, ge=0, le=1, description="Member probability in [0, 1].")
+    p_yes: float | None = Field(None, ge=0, le=1, description="Member probability in [0, 1] (binary).")
+    distribution: list[float] | None = Field(None, description="Member forecast of a non-binary question (its kind's form).")
     rationale: str = Field("", description="One-line rationale.")
     top_evidence: list[EvidenceItem] = Field(default_factory=list, description="Up to a few evidence items with sources.")
     model: str = Field("", description="Provider-qualified model.")

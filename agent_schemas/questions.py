@@ -1,4 +1,4 @@
-"""The binary forecasting question, and the part of it a forecaster may see.
+"""The forecasting question (of any kind: binary, multiple choice, numeric), and the part of it a forecaster may see.
 
 Two models keep hindsight out of prompts by construction:
 
@@ -6,8 +6,9 @@ Two models keep hindsight out of prompts by construction:
   only learned after the forecast date (``outcome``, the actual ``resolution_date``, ``horizon_days``
   derived from it). Loaders, baselines and scorers use it.
 * :class:`VisibleQuestion` is what agents receive (:meth:`Question.visible`): the text, background,
-  criteria, forecast date, the close/resolution date *fixed in advance* by the source
-  (``scheduled_close_date``), source, URL, and the value observed at freeze. The crowd / market
+  criteria, its kind's spec (options; range, bounds and unit), forecast date, the close/resolution date
+  *fixed in advance* by the source (``scheduled_close_date``), source, URL, and the value observed at
+  freeze. The crowd / market
   probability at freeze is included only when a run asks for it (``show_crowd``). Every prompt is built
   from a VisibleQuestion, so nothing the scorer holds back can reach a model.
 """
@@ -17,7 +18,9 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from agent_schemas.kinds import AnySpec, BinarySpec, QuestionKind, kind_of
 
 
 class QuestionFacts(BaseModel):
@@ -41,6 +44,15 @@ class QuestionFacts(BaseModel):
     source: str = Field("unknown", description="Question source, e.g. 'polymarket', 'fred'.")
     question_type: Literal["market", "dataset", "other"] = Field("other", description="ForecastBench question type.")
     url: str | None = Field(None, description="Link to the question at its source.")
+    spec: AnySpec = Field(
+        default_factory=BinarySpec,
+        description="What the question's kind states beyond its text: nothing for binary; the options of a "
+                    "multiple-choice question; the range, bounds, unit and scale of a numeric one (agent_schemas.kinds).")
+
+    @property
+    def kind(self) -> QuestionKind:
+        """The question's kind (:mod:`agent_schemas.kinds`): its answer schema, pools and scores."""
+        return kind_of(self.spec)
 
     @property
     def cutoff_date(self) -> dt.date:
@@ -49,7 +61,7 @@ class QuestionFacts(BaseModel):
 
 
 class Question(QuestionFacts):
-    """A binary question with its information cutoff and (when resolved) its outcome: the harness's record.
+    """A question with its information cutoff and (when resolved) its outcome: the harness's record.
 
     ``forecast_date`` is the cutoff date: no evidence published after it may reach a forecaster in a
     backtest (ForecastBench's ``forecast_due_date``). The fields below the shared :class:`QuestionFacts`
@@ -63,21 +75,27 @@ class Question(QuestionFacts):
             "Held back from forecasters: it is known only after the fact."
         ),
     )
-    outcome: int | None = Field(None, description="1 if it resolved Yes, 0 if No, None if unresolved.")
+    outcome: int | float | None = Field(
+        None, description="None if unresolved; else as the kind stores it: binary 1 (Yes) or 0 (No); multiple choice "
+                          "the index of the option that happened; numeric the value, in the question's unit.")
     source_question_id: str | None = Field(None, description="Id at the source; with `source` it is the clustering key for standard errors.")
     crowd_p_yes: float | None = Field(None, ge=0, le=1, description="Crowd / market probability of Yes at freeze, in [0, 1].")
+    crowd_forecast: list[float] | None = Field(
+        None, description="The crowd's forecast at freeze of a non-binary question, in its kind's form (a probability "
+                          "per option of a multiple-choice question, e.g. its sibling markets' prices).")
     round: str | None = Field(None, description="Question-set round (ForecastBench forecast due date of the set).")
     horizon_days: int | None = Field(
         None, description="Actual resolution date minus forecast date, in days (held back from forecasters)."
     )
     metadata: dict[str, Any] = Field(default_factory=dict, description="Free-form extra fields from the source file.")
 
-    @field_validator("outcome")
-    @classmethod
-    def _binary_outcome(cls, v: int | None) -> int | None:
-        if v is not None and v not in (0, 1):
-            raise ValueError(f"outcome must be 0, 1 or None, got {v!r}")
-        return v
+    @model_validator(mode="after")
+    def _kind_values(self) -> "Question":
+        if self.outcome is not None:
+            self.outcome = self.kind.check_outcome(self.spec, self.outcome)
+        if self.crowd_forecast is not None:
+            self.crowd_forecast = self.kind.check_forecast(self.spec, self.crowd_forecast, name="crowd_forecast").tolist()
+        return self
 
     @model_validator(mode="after")
     def _dates_in_order(self) -> "Question":
@@ -122,6 +140,7 @@ class Question(QuestionFacts):
             freeze_date = None  # a freeze after the cutoff is not knowable: never shown
         freeze_value = freeze_explanation = None
         crowd = self.crowd_p_yes if show_crowd else None
+        crowd_forecast = self.crowd_forecast if show_crowd else None
         if self.question_type != "market" and self.crowd_p_yes is None and freeze_date is not None:
             raw = meta.get("freeze_value_raw")
             if raw not in (None, ""):
@@ -130,7 +149,8 @@ class Question(QuestionFacts):
         return VisibleQuestion(
             **{name: getattr(self, name) for name in QuestionFacts.model_fields},  # the facts, and nothing else
             crowd_p_yes=crowd,
-            freeze_date=freeze_date if (crowd is not None or freeze_value is not None) else None,
+            crowd_forecast=crowd_forecast,
+            freeze_date=freeze_date if (crowd is not None or crowd_forecast is not None or freeze_value is not None) else None,
             freeze_value=freeze_value,
             freeze_value_explanation=freeze_explanation,
         )
@@ -149,6 +169,8 @@ class VisibleQuestion(QuestionFacts):
     crowd_p_yes: float | None = Field(
         None, ge=0, le=1, description="Crowd / market probability of Yes at freeze, in [0, 1]; only when the run shows it."
     )
+    crowd_forecast: list[float] | None = Field(
+        None, description="The crowd's forecast at freeze of a non-binary question, in its kind's form; only when the run shows it.")
     freeze_date: dt.date | None = Field(None, description="UTC date on which the freeze value was observed (before the forecast date).")
     freeze_value: str | None = Field(None, description="Last observed value of a dataset series at freeze (data, not a forecast).")
     freeze_value_explanation: str | None = Field(None, description="What the freeze value measures.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import warnings
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, BaseModel, Field
 
@@ -14,6 +14,9 @@ from agent_schemas.messages import ChatMessage, Completion
 from agent_schemas.questions import VisibleQuestion
 from agent_schemas.search import RecordedSearch, ResultRelevance, SearchOutcome
 from agent_schemas.usage import TokenUsage, UsageLedger
+
+#: A probability in [0, 1].
+Probability = Annotated[float, Field(ge=0, le=1)]
 
 #: Artifacts say ``usage`` like :class:`Forecast`; traces written before 0.2 said ``token_usage`` and still validate.
 _USAGE = AliasChoices("usage", "token_usage")
@@ -30,6 +33,7 @@ class DebateTurn(BaseModel):
     side: Literal["bull", "bear"] = Field(description="'bull' argues for a higher probability, 'bear' for a lower one.")
     argument: str = Field("", description="The argument, answering the other side's last argument.")
     p_yes: float | None = Field(None, ge=0, le=1, description="This side's probability in [0, 1]; None when the turn failed.")
+    distribution: list[float] | None = Field(None, description="This side's forecast of a non-binary question (its kind's form); None when the turn failed.")
     key_evidence: list[EvidenceItem] = Field(default_factory=list, description="Evidence cited.")
     status: Literal["ok", "failed"] = Field("ok", description="'failed' when the answer could not be obtained or parsed.")
     error: ErrorInfo | None = Field(None, description="Typed error of a failed turn.")
@@ -49,15 +53,20 @@ class DebateArtifact(BaseModel):
     """Result of a :class:`agent_specialists.DebateAgent` run.
 
     ``p_yes`` is the midpoint of the final bull and bear probabilities (each side's last successfully
-    parsed probability). It is None when either side never produced one.
+    parsed probability). It is None when either side never produced one. For a non-binary question the
+    same holds of ``distribution``: the mean (linear pool) of the two sides' final forecasts.
     """
 
     question_id: str
     aggregate_p_yes: float | None = Field(None, description="Ensemble aggregate the debate started from, in [0, 1].")
     rounds: list[DebateRound] = Field(default_factory=list)
-    bull_final_probability: float | None = Field(None, ge=0, le=1)
-    bear_final_probability: float | None = Field(None, ge=0, le=1)
+    bull_final_probability: Probability | list[float] | None = Field(
+        None, description="The bull's last parsed forecast: p_yes for a binary question, the kind's vector otherwise.")
+    bear_final_probability: Probability | list[float] | None = Field(
+        None, description="The bear's last parsed forecast: p_yes for a binary question, the kind's vector otherwise.")
     p_yes: float | None = Field(None, ge=0, le=1, description="Midpoint of the final bull and bear probabilities.")
+    aggregate_distribution: list[float] | None = Field(None, description="Non-binary: the ensemble aggregate the debate started from.")
+    distribution: list[float] | None = Field(None, description="Non-binary: the mean of the final bull and bear forecasts.")
     consensus_reached: bool = False
     early_termination: bool = Field(False, description="True when the debate stopped before max_rounds (consensus).")
     consensus_threshold: float = Field(0.05, description="|bull - bear| below which the debate stops.")
@@ -127,6 +136,7 @@ class SupervisorArtifact(BaseModel):
     queries: list[str] = Field(default_factory=list, description="Clarifying queries actually run.")
     search_outcomes: list[SearchOutcome] = Field(default_factory=list, description="One envelope per query, failures included.")
     p_yes: float | None = Field(None, ge=0, le=1, description="Reconciled probability in [0, 1]; None when failed.")
+    distribution: list[float] | None = Field(None, description="Non-binary: the reconciled forecast (its kind's form); None when failed.")
     confidence: Confidence | None = Field(None, description="Supervisor's confidence in its reconciliation, as it stated it (self-report).")
     grounding: GroundedConfidence | None = Field(
         None, description="The self-report capped by the evidence rule (set by the pipeline: agent_research.confidence.ground_supervisor).")
@@ -182,13 +192,16 @@ class PipelineTrace(BaseModel):
     n_ok: int = Field(0, description="Members that succeeded (count).")
     aggregation_method: str = Field("mean")
     aggregate_p_yes: float | None = Field(None, ge=0, le=1)
-    aggregates: dict[str, float | None] = Field(default_factory=dict, description="Every aggregation method's p_yes on the same members.")
+    aggregate_distribution: list[float] | None = Field(None, description="Non-binary: the aggregate of `aggregation_method`.")
+    aggregates: dict[str, float | list[float] | None] = Field(
+        default_factory=dict, description="Every pooling method's forecast on the same members: p_yes (binary) or the kind's vector.")
     debate: DebateArtifact | None = None
     supervisor: SupervisorArtifact | None = None
     confidence: QuestionConfidence | None = Field(None, description="Overall confidence (weakest link) and QA flags (agent_research.confidence).")
     combination_rule: dict[str, Any] = Field(default_factory=dict, description="The rule and its parameters.")
     reconcile_gate: ReconcileGate | None = Field(None, description="Whether debate and supervisor ran for this question (the members' spread against the threshold); None in older traces.")
     final_p_yes: float | None = Field(None, ge=0, le=1)
+    final_distribution: list[float] | None = Field(None, description="Non-binary: the final forecast (its kind's form).")
     final_source: str = Field("", description="Which step decided the final probability.")
     ledger: UsageLedger = Field(default_factory=UsageLedger)
     recorded_calls: list[RecordedCall] = Field(default_factory=list)

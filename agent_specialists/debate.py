@@ -6,6 +6,13 @@ when both sides' probabilities are within ``consensus_threshold`` of each other.
 midpoint of the final bull and bear probabilities (each side's last successfully parsed answer),
 a symmetric reconciliation in the spirit of Du et al. 2023, "Improving Factuality and Reasoning in
 Language Models through Multiagent Debate" (arXiv:2305.14325).
+
+On a question of another kind (:mod:`agent_schemas.kinds`) each side gives a whole forecast of that kind:
+on a multiple-choice question the bull argues that the estimate's leading option is more likely than the
+estimate says and the bear that it is less; on a numeric one, that the value lies higher or lower than
+the estimate's median (:meth:`~agent_schemas.kinds.base.QuestionKind.debate_claim`). The sides agree when
+their forecasts are within ``consensus_threshold`` (:meth:`~agent_schemas.kinds.base.QuestionKind.spread`),
+and the debate's forecast is the mean of the two final forecasts (their linear pool; for binary, the midpoint).
 """
 
 from __future__ import annotations
@@ -29,8 +36,9 @@ from agent_schemas import (
     as_reconcile_error,
     as_visible,
 )
+from agent_schemas.kinds import BinarySpec, KindSpec, kind_of
 from agent_specialists import prompts
-from agent_tools import parse_forecast
+from agent_tools.parsing import parse_answer
 from agent_tools.case_facts import stable_prefix
 from agent_tools.provenance import attach_provenance
 
@@ -85,35 +93,38 @@ class DebateAgent:
         side: Side,
         question: VisibleQuestion,
         agent_summaries: Sequence[AgentSummary],
-        aggregate_p_yes: float | None,
+        aggregate_p_yes: float | list[float] | None,
         opponent_last: DebateTurn | None,
         own_last: DebateTurn | None,
         round_number: int,
     ) -> list[ChatMessage]:
         """Prompt of one side in one round: :func:`agent_tools.case_facts.stable_prefix` with the member
         summaries as context (identical for both sides, every round, and the supervisor), then this
-        side's role, the current estimate, its last position and the opponent's last argument
-        (structured and short, not a transcript; fenced as untrusted agent text), and the task."""
-        agg = "unknown" if aggregate_p_yes is None else f"{100 * aggregate_p_yes:.0f}%"
+        side's role, the current estimate (``aggregate_p_yes``: the aggregate in the kind's stored form),
+        its last position and the opponent's last argument (structured and short, not a transcript; fenced
+        as untrusted agent text), and the task."""
+        spec, kind = question.spec, question.kind
+        estimate = kind.vector(aggregate_p_yes)
         turn = [
-            prompts.DEBATE_ROLE[side],
-            f"## CURRENT ESTIMATE\nEnsemble aggregate p_yes: {agg}. Round {round_number} of at most {self.max_rounds}.",
+            prompts.debate_role(side, spec, estimate),
+            f"## CURRENT ESTIMATE\nEnsemble aggregate{kind.estimate_text(spec, estimate)}. Round {round_number} of at most {self.max_rounds}.",
         ]
-        so_far = prompts.render_debate_so_far(side, own_last, opponent_last)
+        so_far = prompts.render_debate_so_far(side, own_last, opponent_last, spec)
         if so_far is not None:
             turn.append(so_far)
-        turn.append(prompts.DEBATE_TASK)
-        context = prompts.render_agent_summaries(agent_summaries)
+        turn.append(prompts.debate_task(spec))
+        context = prompts.render_agent_summaries(agent_summaries, spec)
         return stable_prefix(question, context) + [ChatMessage(role="user", content="\n\n".join(turn))]
 
-    def call_params(self, n_sources: int = 0) -> dict[str, Any]:
-        """Provider call options of a turn whose prompt numbers ``n_sources`` member evidence items (answer
-        schema, temperature, max_tokens, seed)."""
-        return dict(json_schema=prompts.debate_schema(n_sources), temperature=self.temperature, max_tokens=self.max_tokens, seed=self.seed)
+    def call_params(self, n_sources: int = 0, spec: KindSpec = BinarySpec()) -> dict[str, Any]:
+        """Provider call options of a turn on a question of ``spec`` whose prompt numbers ``n_sources`` member
+        evidence items (answer schema, temperature, max_tokens, seed)."""
+        return dict(json_schema=prompts.debate_schema(n_sources, spec), temperature=self.temperature,
+                    max_tokens=self.max_tokens, seed=self.seed)
 
     @staticmethod
     def turn_from_answer(side: Side, text: str | None, usage: TokenUsage, error: BaseException | None = None,
-                         *, sources: Sequence[EvidenceItem] = ()) -> DebateTurn:
+                         *, sources: Sequence[EvidenceItem] = (), spec: KindSpec = BinarySpec()) -> DebateTurn:
         """One side's :class:`DebateTurn` from its answer ``text`` (or the ``error`` the call raised).
 
         ``sources`` are the members' evidence items it was shown, numbered as the prompt numbers them
@@ -122,35 +133,42 @@ class DebateAgent:
         :func:`agent_tools.provenance.attach_provenance`): a date the side states itself is dropped.
 
         An answer that cannot be parsed, or any exception of the call, gives a failed turn with the typed
-        error (:func:`agent_schemas.as_reconcile_error`); spent tokens count.
+        error (:func:`agent_schemas.as_reconcile_error`); spent tokens count. The answer is read as a forecast
+        of ``spec``'s kind (:func:`agent_tools.parsing.parse_answer`).
         """
         if error is None:
             try:
-                parsed = parse_forecast(text or "", sources=sources)
+                parsed = parse_answer(text or "", spec, sources=sources)
             except Exception as exc:
                 error = exc
         if error is not None:
             return DebateTurn(side=side, status="failed", error=as_reconcile_error(error).to_info(), usage=usage + spent_usage(error))
         argument = str(parsed.data.get("argument") or parsed.rationale or "")
-        return DebateTurn(side=side, argument=argument, p_yes=parsed.p_yes,
+        return DebateTurn(side=side, argument=argument, p_yes=parsed.p_yes, distribution=parsed.distribution,
                           key_evidence=attach_provenance(parsed.key_evidence, sources), usage=usage)
 
-    def is_consensus(self, bull: DebateTurn, bear: DebateTurn) -> bool:
-        """Both sides answered and ``|p_bull - p_bear| < consensus_threshold``."""
-        return bull.status == "ok" and bear.status == "ok" and abs(bull.p_yes - bear.p_yes) < self.consensus_threshold  # type: ignore[operator]
+    def is_consensus(self, bull: DebateTurn, bear: DebateTurn, spec: KindSpec = BinarySpec()) -> bool:
+        """Both sides answered and their forecasts are within ``consensus_threshold`` (``|p_bull - p_bear|``
+        for binary; the kind's :meth:`~agent_schemas.kinds.base.QuestionKind.spread` of the two)."""
+        if bull.status != "ok" or bear.status != "ok":
+            return False
+        kind = kind_of(spec)
+        return kind.spread(spec, [kind.forecast_of(bull), kind.forecast_of(bear)]) < self.consensus_threshold
 
-    def artifact(self, question: VisibleQuestion, aggregate_p_yes: float | None, rounds: list[DebateRound], t0: float) -> DebateArtifact:
+    def artifact(self, question: VisibleQuestion, aggregate_p_yes: float | list[float] | None, rounds: list[DebateRound],
+                 t0: float) -> DebateArtifact:
         """The :class:`DebateArtifact` of the rounds played (``t0``: ``time.perf_counter()`` at the start).
 
-        Each side's final probability is its last successfully parsed one; ``p_yes`` is their midpoint,
-        None (status "failed") when a side never answered.
+        Each side's final forecast is its last successfully parsed one; ``p_yes`` (``distribution`` for another
+        kind) is their midpoint, None (status "failed") when a side never answered.
         """
-        final: dict[str, float | None] = {"bull": None, "bear": None}
+        kind = question.kind
+        final: dict[str, Any] = {"bull": None, "bear": None}
         for rd in rounds:
             for side in ("bull", "bear"):
                 turn = getattr(rd, side)
                 if turn.status == "ok":
-                    final[side] = turn.p_yes
+                    final[side] = kind.forecast_of(turn)
         consensus = bool(rounds) and rounds[-1].consensus
         usage_by_role = {side: TokenUsage.sum(getattr(rd, side).usage for rd in rounds) for side in ("bull", "bear")}
         both = final["bull"] is not None and final["bear"] is not None
@@ -160,11 +178,11 @@ class DebateAgent:
             error = ReconcileError(f"debate produced no parseable probability for: {', '.join(missing)}").to_info()
         return DebateArtifact(
             question_id=question.id,
-            aggregate_p_yes=aggregate_p_yes,
+            **kind.fields(kind.vector(aggregate_p_yes), prefix="aggregate_"),
             rounds=rounds,
-            bull_final_probability=final["bull"],
-            bear_final_probability=final["bear"],
-            p_yes=(final["bull"] + final["bear"]) / 2 if both else None,  # type: ignore[operator]
+            bull_final_probability=kind.value(final["bull"]),
+            bear_final_probability=kind.value(final["bear"]),
+            **kind.fields((final["bull"] + final["bear"]) / 2 if both else None),
             consensus_reached=consensus,
             early_termination=consensus and len(rounds) < self.max_rounds,
             consensus_threshold=self.consensus_threshold,
@@ -192,7 +210,7 @@ class DebateAgent:
         side: Side,
         question: VisibleQuestion,
         agent_summaries: Sequence[AgentSummary],
-        aggregate_p_yes: float | None,
+        aggregate_p_yes: float | list[float] | None,
         rounds: Sequence[DebateRound],
         bull: DebateTurn | None = None,
     ) -> tuple[list[ChatMessage], dict[str, Any]]:
@@ -201,14 +219,14 @@ class DebateAgent:
         last = self.last_turns(rounds, bull)
         opponent: Side = "bear" if side == "bull" else "bull"
         messages = self.build_messages(side, question, agent_summaries, aggregate_p_yes, last[opponent], last[side], len(rounds) + 1)
-        return messages, self.call_params(len(prompts.summary_sources(agent_summaries)))
+        return messages, self.call_params(len(prompts.summary_sources(agent_summaries)), question.spec)
 
     async def aturn(
         self,
         side: Side,
         question: VisibleQuestion,
         agent_summaries: Sequence[AgentSummary],
-        aggregate_p_yes: float | None,
+        aggregate_p_yes: float | list[float] | None,
         rounds: Sequence[DebateRound],
         bull: DebateTurn | None = None,
         *,
@@ -225,11 +243,12 @@ class DebateAgent:
                 text, usage = await (ask or provider_ask(self.llms[side]))(messages, options)
         except Exception as exc:  # provider, cache or prompt: a failed turn, not a failed debate
             return self.turn_from_answer(side, None, TokenUsage(), exc)
-        return self.turn_from_answer(side, text, usage, sources=prompts.summary_sources(agent_summaries))
+        return self.turn_from_answer(side, text, usage, sources=prompts.summary_sources(agent_summaries), spec=question.spec)
 
-    def close_round(self, rounds: Sequence[DebateRound], bull: DebateTurn, bear: DebateTurn) -> DebateRound:
+    def close_round(self, rounds: Sequence[DebateRound], bull: DebateTurn, bear: DebateTurn,
+                    spec: KindSpec = BinarySpec()) -> DebateRound:
         """The :class:`DebateRound` that follows ``rounds``, with its consensus flag (:meth:`is_consensus`)."""
-        return DebateRound(round_number=len(rounds) + 1, bull=bull, bear=bear, consensus=self.is_consensus(bull, bear))
+        return DebateRound(round_number=len(rounds) + 1, bull=bull, bear=bear, consensus=self.is_consensus(bull, bear, spec))
 
     def is_over(self, rounds: Sequence[DebateRound]) -> bool:
         """True after a round that reached consensus, or after ``max_rounds`` rounds."""
@@ -240,7 +259,7 @@ class DebateAgent:
         self,
         question: VisibleQuestion | Question,
         agent_summaries: Sequence[AgentSummary],
-        aggregate_p_yes: float | None,
+        aggregate_p_yes: float | list[float] | None,
         *,
         asks: Mapping[str, Ask] | None = None,
     ) -> DebateArtifact:
@@ -256,11 +275,11 @@ class DebateAgent:
         while not self.is_over(rounds):
             bull = await self.aturn("bull", question, agent_summaries, aggregate_p_yes, rounds, ask=asks.get("bull"))
             bear = await self.aturn("bear", question, agent_summaries, aggregate_p_yes, rounds, bull, ask=asks.get("bear"))
-            rounds.append(self.close_round(rounds, bull, bear))
+            rounds.append(self.close_round(rounds, bull, bear, question.spec))
         return self.artifact(question, aggregate_p_yes, rounds, t0)
 
     def run(
-        self, question: VisibleQuestion | Question, agent_summaries: Sequence[AgentSummary], aggregate_p_yes: float | None
+        self, question: VisibleQuestion | Question, agent_summaries: Sequence[AgentSummary], aggregate_p_yes: float | list[float] | None
     ) -> DebateArtifact:
         """Synchronous form of :meth:`arun`.
 

@@ -9,52 +9,85 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
+from agent_schemas.kinds import BinarySpec, KindSpec, kind_of
 from agent_tools.evidence import fence
-from agent_tools.parsing import EVIDENCE_ITEM_FORMAT, evidence_list_schema, probability_schema, text_schema
+from agent_tools.parsing import EVIDENCE_ITEM_FORMAT, evidence_list_schema, text_schema
 
-DEBATE_ROLE = {
-    side: (
+
+def debate_role(side: str, spec: KindSpec = BinarySpec(), estimate: np.ndarray | None = None) -> str:
+    """The role text of ``side`` ("bull" or "bear") on a question of ``spec``'s kind: argue for the claim of
+    :meth:`~agent_schemas.kinds.base.QuestionKind.debate_claim` against the current ``estimate`` (the
+    ensemble aggregate's vector, None when unknown)."""
+    kind = kind_of(spec)
+    return (
         f"## YOUR ROLE\nYou are the {side.upper()} in a structured forecasting debate between a BULL and a BEAR: "
-        f"argue that the probability of Yes is {direction} than the current estimate. Answer the other side's "
-        "last argument directly. Be honest: if the other side is right, move your probability."
+        f"argue that {kind.debate_claim(spec, side, estimate)}. Answer the other side's "
+        f"last argument directly. Be honest: if the other side is right, move your {kind.forecast_word}."
     )
-    for side, direction in (("bull", "HIGHER"), ("bear", "LOWER"))
-}
-
-DEBATE_TASK = (
-    "## TASK\nGive your argument (at most 200 characters), your probability that the question resolves Yes as "
-    "an integer percent, and up to 1 key evidence item (a claim and the number [n] of the forecasters' "
-    "evidence it comes from). Answer with one JSON object only:\n"
-    '{"argument": "<text>", '
-    f'"key_evidence": [{EVIDENCE_ITEM_FORMAT}], '
-    '"p_yes_percent": <integer 0-100>}'
-)
 
 
-def debate_schema(n_sources: int) -> dict[str, Any]:
+#: The binary roles (``debate_role(side)``).
+DEBATE_ROLE = {side: debate_role(side) for side in ("bull", "bear")}
+
+
+def debate_task(spec: KindSpec = BinarySpec()) -> str:
+    """The task text of a debate turn on a question of ``spec``'s kind."""
+    kind = kind_of(spec)
+    return (
+        f"## TASK\nGive your argument (at most 200 characters), your {kind.answer_request(spec, short=True)}, "
+        "and up to 1 key evidence item (a claim and the number [n] of the forecasters' "
+        "evidence it comes from). Answer with one JSON object only:\n"
+        '{"argument": "<text>", '
+        f'"key_evidence": [{EVIDENCE_ITEM_FORMAT}], '
+        f'{kind.answer_template(spec)}}}'
+    )
+
+
+#: The binary task (``debate_task()``).
+DEBATE_TASK = debate_task()
+
+
+def debate_schema(n_sources: int, spec: KindSpec = BinarySpec()) -> dict[str, Any]:
     """JSON schema of a debate turn: ``argument``, at most one evidence item citing one of the
-    ``n_sources`` numbered member evidence items (:func:`summary_sources`), then ``p_yes_percent``."""
+    ``n_sources`` numbered member evidence items (:func:`summary_sources`), then the forecast in the form of
+    ``spec``'s kind (``p_yes_percent`` for binary)."""
+    answer = kind_of(spec).answer_properties(spec)
     return {
         "type": "object",
-        "properties": {"argument": text_schema(), "key_evidence": evidence_list_schema(1, n_sources),
-                       **probability_schema("p_yes_percent")},
-        "required": ["argument", "key_evidence", "p_yes_percent"],
+        "properties": {"argument": text_schema(), "key_evidence": evidence_list_schema(1, n_sources), **answer},
+        "required": ["argument", "key_evidence", *answer],
     }
 
 
-SUPERVISOR_ROLE = (
-    "## YOUR ROLE\nYou are the SUPERVISOR. The forecasters above answered the same question and disagree. "
-    "You name the specific points of disagreement, look for evidence that settles them (dated on or before "
-    "the forecast date), and give a reconciled probability."
-)
+def supervisor_role(spec: KindSpec = BinarySpec()) -> str:
+    """The supervisor's role text on a question of ``spec``'s kind."""
+    return (
+        "## YOUR ROLE\nYou are the SUPERVISOR. The forecasters above answered the same question and disagree. "
+        "You name the specific points of disagreement, look for evidence that settles them (dated on or before "
+        f"the forecast date), and give a reconciled {kind_of(spec).forecast_word}."
+    )
 
-SUPERVISOR_DISAGREEMENT_TASK = (
-    SUPERVISOR_ROLE.replace("{", "{{").replace("}", "}}") + "\n\n"
+
+#: The binary role (``supervisor_role()``).
+SUPERVISOR_ROLE = supervisor_role()
+
+def disagreement_task(spec: KindSpec = BinarySpec()) -> str:
+    """The supervisor's first task (name the disagreements) on a question of ``spec``'s kind, with a
+    ``{max_queries}`` field to format."""
+    return supervisor_role(spec).replace("{", "{{").replace("}", "}}") + SUPERVISOR_DISAGREEMENT_TASK_TAIL
+
+
+SUPERVISOR_DISAGREEMENT_TASK_TAIL = (
+    "\n\n"
     "## TASK\nName up to {max_queries} specific points on which the forecasters disagree, and for each a short "
     "web search query that could settle it. Answer with one JSON object only:\n"
     '{{"disagreements": [{{"topic": "<text>", "description": "<the positions taken>", '
     '"agents": ["<member id>"], "query": "<search query>"}}]}}'
 )
+#: The binary first task (``disagreement_task()``).
+SUPERVISOR_DISAGREEMENT_TASK = disagreement_task()
 
 def disagreement_schema(max_items: int) -> dict[str, Any]:
     """JSON schema of the supervisor's first answer: at most ``max_items`` disagreements, short fields.
@@ -83,32 +116,40 @@ def disagreement_schema(max_items: int) -> dict[str, Any]:
     }
 
 
-SUPERVISOR_DECISION_TASK = (
-    SUPERVISOR_ROLE + "\n\n"
-    "## TASK\nReconcile the forecasts. Give the probability that the question resolves Yes as an integer "
-    "percent, your confidence in this reconciliation (high, medium or low: low when the evidence gaps "
-    "above leave the disagreement open), a short rationale, and up to 1 key evidence item (a claim and the "
-    "number [n] of the forecasters' evidence or clarifying search result it comes from). Answer with "
-    "one JSON object only:\n"
-    '{"rationale": "<text>", '
-    f'"key_evidence": [{EVIDENCE_ITEM_FORMAT}], '
-    '"confidence": "high|medium|low", "p_yes_percent": <integer 0-100>}'
-)
+def decision_task(spec: KindSpec = BinarySpec()) -> str:
+    """The supervisor's decision task on a question of ``spec``'s kind."""
+    kind = kind_of(spec)
+    return (
+        supervisor_role(spec) + "\n\n"
+        f"## TASK\nReconcile the forecasts. Give the {kind.answer_request(spec, short=True)}, "
+        "your confidence in this reconciliation (high, medium or low: low when the evidence gaps "
+        "above leave the disagreement open), a short rationale, and up to 1 key evidence item (a claim and the "
+        "number [n] of the forecasters' evidence or clarifying search result it comes from). Answer with "
+        "one JSON object only:\n"
+        '{"rationale": "<text>", '
+        f'"key_evidence": [{EVIDENCE_ITEM_FORMAT}], '
+        f'"confidence": "high|medium|low", {kind.answer_template(spec)}}}'
+    )
 
 
-def decision_schema(n_sources: int) -> dict[str, Any]:
+#: The binary decision task (``decision_task()``).
+SUPERVISOR_DECISION_TASK = decision_task()
+
+
+def decision_schema(n_sources: int, spec: KindSpec = BinarySpec()) -> dict[str, Any]:
     """JSON schema of the supervisor's decision: ``rationale``, at most one evidence item citing one of the
     ``n_sources`` numbered sources (the members' evidence, then the clarifying search results), a
-    ``confidence`` and ``p_yes_percent``."""
+    ``confidence`` and the forecast in the form of ``spec``'s kind (``p_yes_percent`` for binary)."""
+    answer = kind_of(spec).answer_properties(spec)
     return {
         "type": "object",
         "properties": {
             "rationale": text_schema(),
             "key_evidence": evidence_list_schema(1, n_sources),
             "confidence": {"type": "string", "enum": ["high", "medium", "low"]},
-            **probability_schema("p_yes_percent"),
+            **answer,
         },
-        "required": ["rationale", "key_evidence", "confidence", "p_yes_percent"],
+        "required": ["rationale", "key_evidence", "confidence", *answer],
     }
 
 
@@ -119,16 +160,16 @@ def summary_sources(summaries) -> list:
     return [e for s in summaries for e in s.top_evidence]
 
 
-def render_agent_summaries(summaries) -> str:
-    """Render member summaries (p_yes, one-line rationale, top evidence numbered ``[n]`` in the order of
+def render_agent_summaries(summaries, spec: KindSpec = BinarySpec()) -> str:
+    """Render member summaries (forecast, one-line rationale, top evidence numbered ``[n]`` in the order of
     :func:`summary_sources`, with sources) as a Markdown list inside an ``<untrusted_agent_text>`` fence
     (:func:`agent_tools.evidence.fence`): rationales and claims were written by models that read untrusted
     sources, so they are quoted as data, one line each."""
+    kind = kind_of(spec)
     lines = []
     n = 0
     for s in summaries:
-        p = "failed" if s.p_yes is None else f"{100 * s.p_yes:.0f}%"
-        lines.append(f"- {s.agent_id} ({s.model}): p_yes {p}. {s.rationale}")
+        lines.append(f"- {s.agent_id} ({s.model}): {kind.forecast_text(spec, kind.forecast_of(s))}. {s.rationale}")
         for e in s.top_evidence:
             n += 1
             src = e.source_url or "no source"
@@ -137,16 +178,19 @@ def render_agent_summaries(summaries) -> str:
     return "## FORECASTERS (structured summaries)\n" + fence(lines, "agent")
 
 
-def render_debate_so_far(side: str, own_last, opponent_last) -> str | None:
+def render_debate_so_far(side: str, own_last, opponent_last, spec: KindSpec = BinarySpec()) -> str | None:
     """This side's last position and the opponent's last argument, fenced as agent text (None when
     there is neither yet). ``own_last`` / ``opponent_last`` are :class:`agent_schemas.DebateTurn` or None;
     a failed opponent turn is not shown."""
+    kind = kind_of(spec)
     opponent = "bear" if side == "bull" else "bull"
     quoted = []
-    if own_last is not None and own_last.p_yes is not None:
-        quoted.append(f"Your last position: p_yes {100 * own_last.p_yes:.0f}%: {own_last.argument}")
+    own = None if own_last is None else kind.forecast_of(own_last)
+    if own is not None:
+        quoted.append(f"Your last position: {kind.forecast_text(spec, own)}: {own_last.argument}")
     if opponent_last is not None and opponent_last.status == "ok":
-        quoted.append(f"The {opponent.upper()}'s last argument: p_yes {100 * opponent_last.p_yes:.0f}%: {opponent_last.argument}")
+        theirs = kind.forecast_text(spec, kind.forecast_of(opponent_last))
+        quoted.append(f"The {opponent.upper()}'s last argument: {theirs}: {opponent_last.argument}")
     return "## THE DEBATE SO FAR\n" + fence(quoted, "agent") if quoted else None
 
 

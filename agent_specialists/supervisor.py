@@ -35,7 +35,8 @@ from agent_schemas import (
     as_visible,
 )
 from agent_specialists import prompts
-from agent_tools import SearchClient, ToolExecutor, parse_forecast, parse_json, render_evidence, shown_results
+from agent_tools import SearchClient, ToolExecutor, parse_json, render_evidence, shown_results
+from agent_tools.parsing import parse_answer
 from agent_tools.case_facts import stable_prefix
 from agent_tools.provenance import attach_provenance
 from agent_tools.relevance import OWN_LISTING_REASON, judge_results
@@ -121,7 +122,7 @@ class SupervisorAgent:
     # --- requests and answers ------------------------------------------------------------------------
     def prefix(self, question: VisibleQuestion, summaries: Sequence[AgentSummary]) -> list[ChatMessage]:
         """Stable prefix of both supervisor calls (the same as the debate's): system, case facts, member summaries."""
-        return stable_prefix(question, prompts.render_agent_summaries(summaries))
+        return stable_prefix(question, prompts.render_agent_summaries(summaries, question.spec))
 
     def call_params(self, json_schema: dict[str, Any]) -> dict[str, Any]:
         """Provider call options of a supervisor call answering with ``json_schema``."""
@@ -130,7 +131,7 @@ class SupervisorAgent:
     def disagreement_request(self, question: VisibleQuestion, summaries: Sequence[AgentSummary]) -> tuple[list[ChatMessage], dict[str, Any]]:
         """Messages and call options of the first call: name up to ``max_queries`` disagreements."""
         msgs = self.prefix(question, summaries) + [ChatMessage(
-            role="user", content=prompts.SUPERVISOR_DISAGREEMENT_TASK.format(max_queries=self.max_queries))]
+            role="user", content=prompts.disagreement_task(question.spec).format(max_queries=self.max_queries))]
         return msgs, self.call_params(prompts.disagreement_schema(self.max_queries))
 
     def read_disagreements(self, text: str) -> list[Disagreement]:
@@ -193,17 +194,18 @@ class SupervisorAgent:
             prompts.render_disagreements(progress.disagreements, progress.coverage),
             "## CLARIFYING EVIDENCE\n" + (render_evidence(results, start=len(members) + 1) if results
                                           else "None obtained (see coverage gaps)."),
-            prompts.SUPERVISOR_DECISION_TASK,
+            prompts.decision_task(question.spec),
         ]))]
-        return msgs, self.call_params(prompts.decision_schema(len(progress.sources)))
+        return msgs, self.call_params(prompts.decision_schema(len(progress.sources), question.spec))
 
     def artifact(self, question: VisibleQuestion, progress: SupervisorProgress, text: str | None) -> SupervisorArtifact:
         """The :class:`SupervisorArtifact` of a run from its ``progress`` and the decision answer ``text``
-        (parsed here: p_yes, a confidence of high, medium or low, rationale and evidence). A failed step, or
+        (parsed here: the forecast in the question's kind's form, a confidence of high, medium or low,
+        rationale and evidence). A failed step, or
         an answer that does not parse, gives a failed artifact with the typed error and the usage spent."""
         if progress.error is None:
             try:
-                parsed = parse_forecast(text or "", sources=progress.sources)
+                parsed = parse_answer(text or "", question.spec, sources=progress.sources)
                 confidence = str(parsed.data.get("confidence", "")).strip().lower()
                 if confidence not in ("high", "medium", "low"):
                     raise ForecastParseError(f"confidence must be high, medium or low, got {parsed.data.get('confidence')!r}",
@@ -216,7 +218,8 @@ class SupervisorAgent:
         if progress.error is not None:
             return SupervisorArtifact(**common, status="failed", error=progress.error.to_info(),
                                       wall_time_s=time.perf_counter() - progress.t0)
-        return SupervisorArtifact(**common, p_yes=parsed.p_yes, confidence=confidence, rationale=parsed.rationale,
+        return SupervisorArtifact(**common, p_yes=parsed.p_yes, distribution=parsed.distribution, confidence=confidence,
+                                  rationale=parsed.rationale,
                                   key_evidence=attach_provenance(parsed.key_evidence, progress.sources),
                                   wall_time_s=time.perf_counter() - progress.t0)
 
@@ -246,7 +249,7 @@ class SupervisorAgent:
 
     async def adecide(self, question: VisibleQuestion, summaries: Sequence[AgentSummary],
                       progress: SupervisorProgress, *, ask: Ask | None = None) -> str | None:
-        """Step 3: ask for the reconciled probability; returns the answer text (None after a failure)."""
+        """Step 3: ask for the reconciled forecast; returns the answer text (None after a failure)."""
         if progress.error is not None:
             return None
         try:

@@ -2,7 +2,7 @@
 
 This package knows nothing of agents. Backends return :class:`SearchOutcome` envelopes (never bare
 lists); :class:`ToolExecutor` enforces the backtest cutoff on every result; :func:`render_evidence`
-fences snippets as untrusted data; :func:`parse_forecast` reads and validates a model's probability.
+fences snippets as untrusted data; :func:`parse_forecast` reads and validates a model's probability, :func:`parse_answer` a forecast of any kind.
 """
 
 from agent_schemas import SearchOutcome, SearchResult
@@ -27,6 +27,7 @@ from agent_tools.parsing import (
     ParsedForecast,
     extract_json_objects,
     parse_evidence,
+    parse_answer,
     parse_forecast,
     parse_json,
     parse_probability,
@@ -39,7 +40,7 @@ __all__ = [
     "CLOSE_FENCE", "CorpusDocument", "DuckDuckGoSearch", "FORECAST_JSON_SCHEMA", "forecast_json_schema", "LocalCorpusSearch", "OPEN_FENCE",
     "ParsedForecast", "SearchClient", "SearchOutcome", "SearchResult", "ToolExecutor", "UndatedPolicy",
     "best_passage", "classify_ddgs_error", "evidence_items_from_results", "extract_json_objects", "forecastbench_dir",
-    "latest_published", "load_forecastbench_human_forecasts", "load_forecastbench_questions", "fence", "neutralise", "parse_evidence", "parse_forecast", "parse_json",
+    "latest_published", "load_forecastbench_human_forecasts", "load_forecastbench_questions", "fence", "neutralise", "parse_answer", "parse_evidence", "parse_forecast", "parse_json",
     "parse_probability", "parse_published", "probability_schema", "render_evidence", "render_search_outcome",
     "require_ok", "shown_results", "strip_reasoning", "to_date", "trim_text",
 ]

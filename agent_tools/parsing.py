@@ -50,14 +50,16 @@ import ast
 import datetime as dt
 import functools
 import json
-import math
-import numbers
 import re
 from dataclasses import dataclass, field as dc_field
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from agent_schemas import EvidenceItem, ForecastParseError, SearchResult
+from agent_schemas.kinds import BinarySpec, KindSpec, kind_of
+from agent_schemas.kinds.values import parse_probability, probability_schema  # noqa: F401 - re-exported: the binary kind owns them
 from agent_tools.provenance import source_url
 
 _REASONING_TAGS = r"think|thinking|thought|reasoning|reflection|scratchpad|analysis"
@@ -369,80 +371,6 @@ def parse_json(text: str, *, required_keys: tuple[str, ...] | None = None) -> di
 
 
 # --- probabilities --------------------------------------------------------------------------------
-def parse_probability(value: Any, *, field: str = "p_yes", raw_text: str | None = None, percent: bool | None = None) -> float:
-    """Validate one probability value and return it as a float in [0, 1].
-
-    Parameters
-    ----------
-    value : Any
-        A number, or a numeric / percentage string (``"0.35"``, ``"35.4%"``).
-    field : str
-        Name of the field (recorded in the error). A name ending in ``_percent`` means percent units.
-    raw_text : str, optional
-        The full model answer, recorded in the error (default: ``repr(value)``).
-    percent : bool, optional
-        Force percent units ([0, 100], divided by 100); default: inferred from ``field``. A bare
-        non-integer in [0, 1] in percent units (``0.35``: a fraction, or 0.35 %?) is ambiguous and
-        rejected; ``35.4`` is read as 35.4 %; a string with a ``%`` sign may have decimals.
-
-    Returns
-    -------
-    float
-        Probability in [0, 1]. No clamping: out-of-range values are errors.
-
-    Raises
-    ------
-    ForecastParseError
-        For None, booleans, NaN, infinities, non-numeric strings, other types, or values outside
-        [0, 1] (or [0, 100] in percent units); carries ``raw_text``, ``field`` and ``value``.
-
-    Examples
-    --------
-    >>> parse_probability("35.4%")
-    0.354
-    >>> parse_probability(35, field="p_yes_percent")
-    0.35
-    """
-    raw = raw_text if raw_text is not None else repr(value)
-    as_percent = field.endswith("_percent") if percent is None else percent
-
-    def fail(why: str) -> ForecastParseError:
-        return ForecastParseError(f"{field} {why}, got {value!r}", raw_text=raw, field=field, value=value)
-
-    if value is None:
-        raise fail("is missing")
-    if isinstance(value, bool):
-        raise fail("must be a number, not a boolean")
-    explicit_percent = False
-    if isinstance(value, str):
-        s = value.strip()
-        if s.endswith("%"):
-            s, explicit_percent = s[:-1].strip(), True
-        try:
-            x = float(s)
-        except ValueError:
-            raise fail("is not a number") from None
-    elif isinstance(value, numbers.Real):
-        try:
-            x = float(value)
-        except OverflowError:
-            raise fail("is out of range") from None
-    else:
-        raise fail(f"must be a number, not {type(value).__name__}")
-    if not math.isfinite(x):
-        raise fail("must be finite")
-    if explicit_percent or as_percent:
-        if not 0.0 <= x <= 100.0:
-            raise fail("must be a percentage in [0, 100]")
-        if as_percent and not explicit_percent and not x.is_integer() and x <= 1.0:
-            # 0.35 in a percent field is ambiguous (a fraction given as percent?): refuse to guess
-            raise fail("is ambiguous in a percent field (a fraction or a percent below 1?); write fractions as p_yes or with a % sign")
-        return x / 100.0
-    if not 0.0 <= x <= 1.0:
-        raise fail("must be a probability in [0, 1] (no clamping)")
-    return x
-
-
 # --- forecasts --------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ParsedForecast:
@@ -450,8 +378,10 @@ class ParsedForecast:
 
     Attributes
     ----------
-    p_yes : float
-        Probability of Yes in [0, 1].
+    p_yes : float or None
+        Probability of Yes in [0, 1] (a binary question); None for the other kinds.
+    distribution : list of float or None
+        The forecast of a non-binary question in its kind's form (:mod:`agent_schemas.kinds`); None for binary.
     rationale : str
         The answer's rationale ("" when missing).
     key_evidence : list of EvidenceItem
@@ -460,10 +390,15 @@ class ParsedForecast:
         The whole JSON object the forecast was read from (extra fields for debate / supervisor).
     """
 
-    p_yes: float
+    p_yes: float | None = None
     rationale: str = ""
     key_evidence: list[EvidenceItem] = dc_field(default_factory=list)
     data: dict[str, Any] = dc_field(default_factory=dict)
+    distribution: list[float] | None = None
+
+    def forecast(self, spec: KindSpec) -> np.ndarray:
+        """The forecast vector for a question of ``spec`` (``[p_yes]`` for binary)."""
+        return kind_of(spec).forecast_of(self)
 
     @property
     def confidence(self) -> str | None:
@@ -619,32 +554,65 @@ def parse_forecast(text: str, *, prob_field: str = "p_yes",
 _AGREEMENT_TOLERANCE = 0.005
 
 
-# --- schemas ------------------------------------------------------------------------------------------
-def probability_schema(field: str = "p_yes_percent", *, description: str | None = None) -> dict[str, dict[str, Any]]:
-    """``{field: schema}`` for an integer-percent probability, to merge into an answer schema's properties.
+def parse_answer(text: str, spec: KindSpec = BinarySpec(), *,
+                 sources: Sequence[SearchResult | EvidenceItem] = ()) -> ParsedForecast:
+    """Parse a model's answer to a question of any kind into a :class:`ParsedForecast`.
 
-    The schema is ``{"type": "integer", "enum": [0, 1, ..., 100]}``: the embedded llama.cpp grammar
-    enforces an integer enum but ignores ``minimum``/``maximum``, and escaped regex ``pattern`` s break it.
-    The parser validates the value anyway (:func:`parse_probability`).
+    The same rules as :func:`parse_forecast`, with the kind (:mod:`agent_schemas.kinds`) deciding what an
+    answer is: the candidates are the readable top-level objects that have one of the kind's answer keys
+    (:meth:`~agent_schemas.kinds.base.QuestionKind.answer_keys`); each is read by the kind
+    (:meth:`~agent_schemas.kinds.base.QuestionKind.read_answer`: a valid forecast or a typed error, never a
+    repaired one); candidates must give the same forecast (:meth:`~agent_schemas.kinds.base.QuestionKind.answers_agree`),
+    else the answer is refused. The last candidate gives the rationale and evidence.
+
+    Parameters
+    ----------
+    text : str
+        The full model answer.
+    spec : KindSpec
+        The question's spec (``question.spec``); a binary question by default.
+    sources : sequence of SearchResult or EvidenceItem
+        The numbered sources the prompt showed (see :func:`parse_forecast`).
+
+    Returns
+    -------
+    ParsedForecast
+        With ``p_yes`` (binary) or ``distribution`` (the other kinds) set.
 
     Raises
     ------
-    ValueError
-        If ``field`` does not end with ``_percent`` (the parser reads percent units from the name).
+    ForecastParseError
+        As :func:`parse_forecast`, and whatever the kind refuses (an unknown option, probabilities that do
+        not add up, percentiles out of order...).
 
     Examples
     --------
-    >>> schema = {"type": "object", "properties": {**probability_schema("bull_p_yes_percent"), "argument": {"type": "string"}}}
-    >>> schema["properties"]["bull_p_yes_percent"]["enum"][-1]
-    100
+    >>> from agent_schemas.kinds import ChoiceSpec
+    >>> parse_answer('{"probabilities": {"A": 70, "B": 30}, "rationale": "r"}', ChoiceSpec(options=("A", "B"))).distribution
+    [0.7, 0.3]
     """
-    if not field.endswith("_percent"):
-        raise ValueError(f"field must end with '_percent' (percent units are read from the name), got {field!r}")
-    prop: dict[str, Any] = {"type": "integer", "enum": list(range(101))}
-    prop["description"] = description or "Probability that the question resolves Yes, as an integer percent (0-100)."
-    return {field: prop}
+    kind = kind_of(spec)
+    keys = kind.answer_keys(spec)
+    objs = _candidates(text, keys)
+    forecasts = [(obj, f) for obj in objs if (f := kind.read_answer(spec, obj, raw_text=text)) is not None]
+    if not forecasts:
+        raise ForecastParseError(f"{keys[-1]} is missing: {text[:200]!r}", raw_text=text, field=keys[-1], value=None)
+    first = forecasts[0][1]
+    if any(not kind.answers_agree(spec, first, f) for _, f in forecasts[1:]):
+        shown = "; ".join(kind.forecast_text(spec, f) for _, f in forecasts)
+        raise ForecastParseError(f"the answer gives {len(forecasts)} different forecasts ({shown}): refusing to pick one",
+                                 raw_text=text, field=keys[-1], value=[kind.value(f) for _, f in forecasts])
+    obj, forecast = forecasts[-1]
+    rationale = obj.get("rationale")
+    if rationale is None:
+        rationale = ""
+    elif not isinstance(rationale, str):
+        rationale = json.dumps(rationale, ensure_ascii=False)
+    return ParsedForecast(**kind.fields(forecast), rationale=rationale.strip(),
+                          key_evidence=parse_evidence(obj.get("key_evidence"), sources), data=obj)
 
 
+# --- schemas ------------------------------------------------------------------------------------------
 #: The stated confidences, highest first.
 CONFIDENCE_VALUES = ("high", "medium", "low")
 #: Schema of a stated confidence: a string enum, which llama.cpp's JSON-schema grammar enforces (three short
@@ -700,21 +668,24 @@ def text_schema(max_chars: int = RATIONALE_CHARS) -> dict[str, Any]:
 
 
 @functools.lru_cache(maxsize=256)
-def forecast_json_schema(max_evidence: int = 2, rationale_chars: int = RATIONALE_CHARS, n_sources: int = 0) -> dict[str, Any]:
+def forecast_json_schema(max_evidence: int = 2, rationale_chars: int = RATIONALE_CHARS, n_sources: int = 0,
+                         spec: KindSpec = BinarySpec()) -> dict[str, Any]:
     """JSON schema a forecaster requests (one shared object per arguments: do not mutate it): ``rationale``,
     ``key_evidence`` (at most ``max_evidence`` items, each citing one of ``n_sources`` numbered search
-    results: :func:`evidence_item_schema`), ``confidence`` (:data:`CONFIDENCE_SCHEMA`), then ``p_yes_percent``
-    (property order matters for grammar-constrained models: reasons first, number last). Fewer evidence
-    items mean fewer generated tokens (about 30 per item on SmolLM2); the confidence costs about 5."""
+    results: :func:`evidence_item_schema`), ``confidence`` (:data:`CONFIDENCE_SCHEMA`), then the forecast in
+    the form of ``spec``'s kind (``p_yes_percent`` for a binary question; property order matters for
+    grammar-constrained models: reasons first, numbers last). Fewer evidence items mean fewer generated
+    tokens (about 30 per item on SmolLM2); the confidence costs about 5."""
+    answer = kind_of(spec).answer_properties(spec)
     return {
         "type": "object",
         "properties": {
             "rationale": text_schema(rationale_chars),
             "key_evidence": evidence_list_schema(max_evidence, n_sources),
             "confidence": CONFIDENCE_SCHEMA,
-            **probability_schema("p_yes_percent"),
+            **answer,
         },
-        "required": ["rationale", "key_evidence", "confidence", "p_yes_percent"],
+        "required": ["rationale", "key_evidence", "confidence", *answer],
     }
 
 

@@ -8,11 +8,12 @@ from typing import Any
 import numpy as np
 
 from agent_schemas.errors import DataValidationError
+from agent_schemas.kinds.binary import rules as binary_rules
 from benchmarks.scoring.validation import validate_forecasts
 
 __all__ = ["LOG_LOSS_EPS", "brier_score", "log_loss", "log_loss_unchecked", "log_score"]
 
-LOG_LOSS_EPS: float = float(np.finfo(np.float64).eps)
+LOG_LOSS_EPS: float = binary_rules.LOG_LOSS_EPS
 """Default clipping of :func:`log_loss` (2.22e-16, as :func:`sklearn.metrics.log_loss` for float64)."""
 
 
@@ -50,8 +51,7 @@ def brier_score(p_yes: Any, outcomes: Any) -> np.ndarray:
     array([0.01, 0.64, 0.25])
     """
     p, o = validate_forecasts(p_yes, outcomes)
-    d = p - o
-    return d * d
+    return binary_rules.brier(p, o)
 
 
 def log_loss(p_yes: Any, outcomes: Any, eps: float = LOG_LOSS_EPS) -> np.ndarray:
@@ -105,9 +105,6 @@ def log_score(p_yes: Any, outcomes: Any, eps: float = LOG_LOSS_EPS) -> np.ndarra
 
 
 def log_loss_unchecked(p: np.ndarray, o: np.ndarray, eps: float) -> np.ndarray:
-    """:func:`log_loss` of arrays already validated (float64, same shape, p in [0, 1], o in {0, 1})."""
-    q = np.where(o == 1.0, p, 1.0 - p)
-    np.clip(q, eps, 1.0 - eps, out=q)
-    np.log(q, out=q)
-    np.negative(q, out=q)
-    return q
+    """:func:`log_loss` of arrays already validated (float64, same shape, p in [0, 1], o in {0, 1}): the binary
+    kind's rule (:func:`agent_schemas.kinds.binary.rules.log_loss`)."""
+    return binary_rules.log_loss(p, o, eps)

@@ -1,0 +1,140 @@
+"""The binary kind: a question that resolves Yes or No, forecast as ``p_yes``.
+
+Forecast vector: ``[p_yes]`` (size 1), stored on records and artifacts as ``p_yes`` (the field's standard
+term), never as a distribution. Outcome: 1 for Yes, 0 for No. Pools: :mod:`agent_schemas.kinds.binary.pools`
+(mean, median, min, max, trimmed mean, geometric mean of odds, extremized). Scores: the Brier score and the
+log loss (both losses), and Metaculus's baseline score (higher is better).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+
+from agent_schemas.errors import DataValidationError, ForecastParseError
+from agent_schemas.kinds.base import KindSpec, QuestionKind
+from agent_schemas.kinds.binary.pools import AGGREGATORS
+from agent_schemas.kinds.binary import rules
+from agent_schemas.kinds.values import parse_probability, probability_schema
+from agent_schemas.probabilities import check_probabilities
+
+__all__ = ["BINARY", "BinaryKind", "BinarySpec"]
+
+#: Field of the answer schema (an integer percent, which llama.cpp's grammar enforces), and the fraction field
+#: also accepted from models that write one.
+PERCENT_FIELD = "p_yes_percent"
+FRACTION_FIELD = "p_yes"
+
+
+class BinarySpec(KindSpec):
+    """A binary question states nothing beyond its text, background and resolution criteria."""
+
+    kind: Literal["binary"] = "binary"
+
+
+def _pool(name: str):
+    rule = AGGREGATORS[name]
+
+    def pool(stack: np.ndarray) -> np.ndarray:
+        return rule(stack[:, :, 0])[:, None]
+
+    pool.__doc__ = f"The binary pool {name!r} (:data:`agent_schemas.kinds.binary.pools.AGGREGATORS`) on a stack."
+    return pool
+
+
+class BinaryKind(QuestionKind):
+    """The binary kind (see the module docstring)."""
+
+    name: ClassVar[str] = "binary"
+    label: ClassVar[str] = "binary"
+    spec_type: ClassVar[type[KindSpec]] = BinarySpec
+    pools: ClassVar[Mapping[str, Any]] = {name: _pool(name) for name in AGGREGATORS}
+    default_methods: ClassVar[tuple[str, ...]] = ("mean", "median", "min", "geomean_odds", "extremized")
+    scores: ClassVar[Mapping[str, str]] = {
+        "brier": "Brier score (p - o)^2 (Brier 1950)",
+        "log_loss": "negative log-likelihood of the outcome, in nats",
+        "baseline_score": "Metaculus's baseline score, 100 * (log2 q + 1), q the probability of the outcome",
+    }
+    higher_is_better: ClassVar[frozenset[str]] = frozenset({"baseline_score"})
+    primary_score: ClassVar[str] = "brier"
+
+    def check_outcome(self, spec: KindSpec, outcome: Any) -> int:
+        if isinstance(outcome, bool) or outcome not in (0, 1):
+            raise ValueError(f"outcome must be 0, 1 or None, got {outcome!r}")
+        return int(outcome)
+
+    def question_lines(self, spec: KindSpec) -> list[str]:
+        return []
+
+    def outcome_text(self, spec: KindSpec, outcome: int | float) -> str:
+        return "Yes" if int(outcome) == 1 else "No"
+
+    def size(self, spec: KindSpec) -> int:
+        return 1
+
+    def check_forecast(self, spec: KindSpec, values: Any, *, name: str = "forecast") -> np.ndarray:
+        arr = np.atleast_1d(check_probabilities(values, name))
+        if arr.shape != (1,):
+            raise DataValidationError(f"{name} of a binary question is one p_yes; got {arr.shape[0]} values",
+                                      field=name, value=arr.shape[0])
+        return arr
+
+    def uninformed(self, spec: KindSpec) -> np.ndarray:
+        return np.array([0.5])
+
+    def forecast_text(self, spec: KindSpec, forecast: np.ndarray | None) -> str:
+        return "p_yes failed" if forecast is None else f"p_yes {100 * float(forecast[0]):.0f}%"
+
+    def answer_properties(self, spec: KindSpec) -> dict[str, dict[str, Any]]:
+        return probability_schema(PERCENT_FIELD)
+
+    def answer_template(self, spec: KindSpec) -> str:
+        return f'"{PERCENT_FIELD}": <integer 0-100>'
+
+    def answer_request(self, spec: KindSpec, *, short: bool = False) -> str:
+        phrase = "probability that the question resolves Yes as an integer percent"
+        return phrase if short else f"the {phrase} from 0 to 100"
+
+    forecast_word: ClassVar[str] = "probability"
+
+    def estimate_text(self, spec: KindSpec, forecast: np.ndarray | None) -> str:
+        return f" p_yes: {'unknown' if forecast is None else f'{100 * float(forecast[0]):.0f}%'}"
+
+    def debate_claim(self, spec: KindSpec, side: str, estimate: np.ndarray | None) -> str:
+        return f"the probability of Yes is {'HIGHER' if side == 'bull' else 'LOWER'} than the current estimate"
+
+    def answer_keys(self, spec: KindSpec) -> tuple[str, ...]:
+        return (FRACTION_FIELD, PERCENT_FIELD)
+
+    def read_answer(self, spec: KindSpec, obj: Mapping[str, Any], *, raw_text: str = "") -> np.ndarray | None:
+        values = [parse_probability(obj[f], field=f, raw_text=raw_text) for f in (FRACTION_FIELD, PERCENT_FIELD)
+                  if obj.get(f) is not None]
+        if not values:
+            return None
+        if max(values) - min(values) > 0.005:
+            raise ForecastParseError(
+                f"the answer gives {len(values)} different probabilities ({', '.join(f'{v:g}' for v in values)}): "
+                "refusing to pick one", raw_text=raw_text, field=FRACTION_FIELD, value=values)
+        return np.array([values[-1]])
+
+    stored_field: ClassVar[str] = "p_yes"
+
+    def value(self, forecast: np.ndarray | None) -> float | None:
+        return None if forecast is None else float(forecast[0])
+
+    def clip(self, spec: KindSpec, forecast: np.ndarray, low: float, high: float) -> np.ndarray:
+        return np.clip(np.asarray(forecast, dtype=np.float64), low, high)
+
+    def score(self, specs: Sequence[KindSpec], forecasts: Any, outcomes: Any) -> dict[str, np.ndarray]:
+        p = check_probabilities(forecasts, "forecasts", ndim=2, shape="(n_questions, 1)")[:, 0]
+        o = np.asarray(outcomes, dtype=np.float64)
+        return {"brier": rules.brier(p, o), "log_loss": rules.log_loss(p, o), "baseline_score": rules.baseline_score(p, o)}
+
+    def outcome_log_probability(self, specs: Sequence[KindSpec], forecasts: Any, outcomes: Any) -> np.ndarray:
+        p = check_probabilities(forecasts, "forecasts", ndim=2, shape="(n_questions, 1)")[:, 0]
+        return -rules.log_loss(p, np.asarray(outcomes, dtype=np.float64))
+
+
+BINARY = BinaryKind()
