@@ -67,7 +67,7 @@ _SHAPE: tuple[tuple[str, Any, str, bool], ...] = (
     ("baselines", _rows, "an object of baseline rows (objects)", False),
     ("ledger", _ledger, "an array of ledger rows (objects with a method, role and model)", False),
     ("trace", lambda v: isinstance(v, dict), "an object", False),
-    ("outcome", lambda v: v is None or (type(v) is int and v in (0, 1)), "0, 1 or null", False),
+    ("outcome", lambda v: v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)), "a number or null", False),
     ("resolution_date", lambda v: v is None or _iso_date(v), "an ISO date or null", False),
     *((name, lambda v: isinstance(v, str), "a string", False) for name in ("cluster", "source", "question_type")),
 )
@@ -83,9 +83,10 @@ def record_problem(value: Any) -> str | None:
     Checks what every reader relies on (:data:`_SHAPE`): a JSON object whose ``question_id`` is a non-empty string,
     ``status`` "ok" or "failed", ``forecast_date`` an ISO date and ``methods`` an object of rows; and, when present
     (records of older versions or other tools may lack them: they count as empty), ``baselines`` an object of rows,
-    ``ledger`` an array of rows with a method, role and model, ``trace`` an object, ``outcome`` 0/1/null,
-    ``resolution_date`` a date, ``cluster``, ``source`` and ``question_type`` strings. The trace's inside is not
-    checked: a record of an older trace format is still a record (the viewer lists it as unreadable).
+    ``ledger`` an array of rows with a method, role and model, ``trace`` an object, ``outcome`` a number or null
+    (its kind's outcome: 0/1 for a binary question), ``resolution_date`` a date, ``cluster``, ``source`` and
+    ``question_type`` strings. The trace's inside is not checked: a record of an older trace format is still a
+    record (the viewer lists it as unreadable).
 
     Examples
     --------

@@ -141,7 +141,7 @@ BAD_LINES = [
     ('{"question_id": "q9", "status": "ok", "forecast_date": "soon", "methods": {}}', "forecast_date is 'soon', not an ISO date"),
     ('{"question_id": "q9", "status": "ok", "forecast_date": "2025-11-01", "methods": []}', "methods is an array, not an object"),
     ('{"question_id": "q9", "status": "ok", "forecast_date": "2025-11-01", "methods": {}, "ledger": [1]}', "ledger is an array, not an array of ledger rows"),
-    ('{"question_id": "q9", "status": "ok", "forecast_date": "2025-11-01", "methods": {}, "outcome": 2}', "outcome is 2, not 0, 1 or null"),
+    ('{"question_id": "q9", "status": "ok", "forecast_date": "2025-11-01", "methods": {}, "outcome": "yes"}', "outcome is 'yes', not a number or null"),
 ]
 COMMANDS = {
     "run --resume": lambda d: ["run", "--resume", str(d), "--no-progress", "--no-report"],
