@@ -122,8 +122,8 @@ class BenchmarkRunner:
 
     def cost_cap(self, questions: list[Question], done_records: list[dict[str, Any]]) -> CostCap:
         """The :class:`benchmarks.harness.cost_cap.CostCap` of a run with ``max_cost_usd``: what earlier sessions paid
-        (the manifest's ``spend``, else the cost of every record written, set-aside ones included), the finished questions' costs and the
-        dry-run estimate per question (at batch prices for a batch run).
+        (the manifest's ``spend``, else the cost of every record written, set-aside ones included), the finished
+        questions' costs and the dry-run estimate per question (at batch prices for a batch run).
 
         Raises
         ------

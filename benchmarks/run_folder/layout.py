@@ -2,8 +2,8 @@
 
 * ``manifest.json`` (:data:`MANIFEST_FILE`): config, package version, providers and models, seed, the question
   selection (with the question file's digest), the question ids and a digest of each question (a resume on
-  edited questions is refused), per-question status, retry / cache counters, the command line (redacted), the git commit, package versions and wall time
-  (``wall_time_s`` of this session, ``wall_time_s_total`` over resumed sessions); rewritten atomically (temp file +
+  edited questions is refused), per-question status, retry / cache counters, the command line (redacted), the
+  git commit, package versions and wall time (``wall_time_s`` of this session, ``wall_time_s_total`` over resumed sessions); rewritten atomically (temp file +
   ``os.replace``) at the start, at most once per second while questions finish, and at the end.
 * ``results.jsonl`` (:data:`RESULTS_FILE`): one line per finished question (:class:`benchmarks.run_folder.record.QuestionRecord`:
   methods, baselines, usage ledger, audit and the full pipeline trace), appended, flushed and fsynced as each
