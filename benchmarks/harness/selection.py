@@ -13,9 +13,9 @@ import hashlib
 import json
 import logging
 import random
-from pathlib import Path
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from agent_schemas import DataValidationError, Question
@@ -44,6 +44,7 @@ def file_digest(path: str | Path) -> str | None:
         return None
 
 
+_UNKNOWN = object()
 #: Fields a question's record shows, and how to read each: the facts from the question the agents saw
 #: (``trace.question``), the rest from the record itself. Used to name what changed in a resumed run's questions.
 _RECORDED_FIELDS: tuple[tuple[str, Any], ...] = (
@@ -52,7 +53,6 @@ _RECORDED_FIELDS: tuple[tuple[str, Any], ...] = (
     *((name, lambda r, n=name: r.get(n, _UNKNOWN)) for name in ("forecast_date", "resolution_date", "outcome", "source", "question_type")),
     ("crowd_p_yes", lambda r: ((r.get("baselines") or {}).get("crowd") or {}).get("p_yes", _UNKNOWN)),
 )
-_UNKNOWN = object()
 
 
 def _what_changed(q: Question, record: Mapping[str, Any] | None) -> str:
