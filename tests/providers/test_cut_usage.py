@@ -128,3 +128,36 @@ def test_a_cancelled_call_keeps_what_it_paid_in_the_spend_meter(fake_api, fake_k
     assert meter.calls == 2 == fake_api.billed().calls
     assert meter.paid_usd == pytest.approx(2 * 100 * 0.40 / 1e6)
     assert (err.usage.calls, err.usage.input_tokens) == (2, 200)
+
+
+def test_a_run_folders_ledgers_hold_every_call_the_loopback_server_answered(tmp_path):
+    """The whole harness against the loopback fake of tests/doubles: members answered empty (billed, retried) and cut
+    by their deadline while waiting to retry; the ledgers written to results.jsonl count every request the server
+    answered, and the spend meter every USD."""
+    import asyncio as aio
+
+    from agent_providers.openai_provider import OpenAIProvider
+    from agent_research.config import PipelineConfig
+    from benchmarks.harness.config import RunConfig
+    from benchmarks.harness.runner import BenchmarkRunner
+    from benchmarks.run_folder import read_records
+    from tests.doubles.fake_api import FakeProviderAPI
+
+    server = FakeProviderAPI(answer=lambda messages: "")  # every answer empty: billed, retryable
+    try:
+        pipeline = PipelineConfig(n_members=2, member_timeout_s=2.2, debate=None, supervisor=None, concurrency=None)
+        config = RunConfig(output_dir=str(tmp_path), run_id="r", providers=["openai/gpt-4.1-mini"], search="none",
+                           methods=["mean"], baselines=[], cache=False, pipeline=pipeline)
+        runner = BenchmarkRunner(config, provider_factory=lambda spec: OpenAIProvider(
+            "gpt-4.1-mini", api_key="sk-test-FAKE-cut", base_url=server.url + "/v1"),
+            questions=[make_question("q1"), make_question("q2")], progress=False, rate_limit=False)
+        aio.run(runner.arun())  # attempts at 0 s and 0.8-1.2 s; the wait before the third (2.4 s or later) is cut at 2.2 s
+        records = read_records(runner.run_dir / "results.jsonl")
+        assert [r["status"] for r in records] == ["failed", "failed"]
+        ledger = [e for r in records for e in r["ledger"]]
+        calls, unanswered = sum(e["calls"] for e in ledger), sum(e["unanswered_calls"] for e in ledger)
+        assert calls + unanswered == len(server.accepted) == 2 * 2 * 2  # questions x members x attempts
+        assert runner.stack.spend.calls == calls
+        assert runner.stack.spend.paid_usd == pytest.approx(sum(e["cost_usd"] for e in ledger)) and calls > 0
+    finally:
+        server.close()
