@@ -156,7 +156,9 @@ def test_a_run_folders_ledgers_hold_every_call_the_loopback_server_answered(tmp_
         assert [r["status"] for r in records] == ["failed", "failed"]
         ledger = [e for r in records for e in r["ledger"]]
         calls, unanswered = sum(e["calls"] for e in ledger), sum(e["unanswered_calls"] for e in ledger)
-        assert calls + unanswered == len(server.accepted) == 2 * 2 * 2  # questions x members x attempts
+        # 2 questions x 2 members x 2 attempts on an idle machine; fewer when the machine is loaded (a slow attempt is
+        # still in flight at the deadline, or the second never starts): the server's count is the oracle
+        assert calls + unanswered == len(server.accepted) >= 2 * 2
         assert runner.stack.spend.calls == calls
         assert runner.stack.spend.paid_usd == pytest.approx(sum(e["cost_usd"] for e in ledger)) and calls > 0
     finally:
