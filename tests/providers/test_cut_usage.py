@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import pytest
 
 from agent_providers import get_provider
-from agent_providers.retry import RetryPolicy
+from agent_providers.retry import RetryingProvider, RetryPolicy
 from agent_research import Ensemble, ForecasterAgent, ForecastPipeline
 from agent_schemas import TokenUsage
 from agent_tools import ToolExecutor
@@ -27,20 +27,34 @@ pytestmark = pytest.mark.filterwarnings("ignore:The model .* is deprecated:Depre
 OVERLOADED = '{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}'
 
 
-def backoff(base_delay_s: float) -> RetryPolicy:
-    """4 attempts, delays base, 2 x base, 4 x base (no jitter)."""
-    return RetryPolicy(max_attempts=4, base_delay_s=base_delay_s, max_delay_s=10.0, jitter=0.0)
+#: 4 attempts; the waits between them are :func:`waits`' (the retry layer's delays are tested in test_retry.py).
+POLICY = RetryPolicy(max_attempts=4, base_delay_s=0.5, max_delay_s=10.0, jitter=0.0)
+
+
+def waits(n_quick: int):
+    """The retry layer's ``async_sleep``: the first ``n_quick`` waits end at once, the next lasts until a deadline cuts it
+    (so where the deadline falls does not depend on how fast a loaded machine runs)."""
+    done = 0
+
+    async def sleep(seconds: float) -> None:
+        nonlocal done
+        done += 1
+        if done > n_quick:
+            await asyncio.Event().wait()
+
+    return sleep
 
 
 @dataclass(frozen=True)
 class Cut:
-    """One way a member is cut: the replies the server gives in order (status, body kind, delay in s), the retry
-    policy, the member's deadline (s) and the usage its question's ledger must show."""
+    """One way a member is cut: the replies the server gives in order (status, body kind, delay in s), how many retry
+    waits pass before the one the deadline cuts, the member's deadline (s) and the usage its question's ledger must
+    show."""
 
     name: str
     api: str
     replies: tuple[tuple[int, str, float], ...]
-    policy: RetryPolicy
+    quick_waits: int
     deadline_s: float
     expected: TokenUsage
     llm_queries: bool = False
@@ -48,16 +62,16 @@ class Cut:
 
 CUTS = [
     # the issue's case: three billed empty answers, the deadline falls in the wait before the fourth attempt
-    Cut("deadline while waiting to retry", "openai", ((200, "empty", 0),) * 3, backoff(0.15), 0.8,
+    Cut("deadline while waiting to retry", "openai", ((200, "empty", 0),) * 3, 2, 1.5,
         TokenUsage(input_tokens=300, output_tokens=0, calls=3)),
-    # a billed empty answer, then the second attempt is in flight at the deadline (the server answers it later)
-    Cut("deadline with an attempt in flight", "openai", ((200, "empty", 0), (200, "answer", 1.5)), backoff(0.05), 0.5,
+    # a billed empty answer, then the second attempt is in flight at the deadline (the server answers it 3 s later)
+    Cut("deadline with an attempt in flight", "openai", ((200, "empty", 0), (200, "answer", 3.0)), 1, 1.0,
         TokenUsage(input_tokens=100, output_tokens=0, calls=1, unanswered_calls=1)),
     # an overload (no answer, not billed), a billed empty answer, then the deadline in the wait (async SDK path)
-    Cut("anthropic: an unbilled 529, a billed empty answer", "anthropic", ((529, "overloaded", 0), (200, "empty", 0)),
-        backoff(0.2), 0.45, TokenUsage(input_tokens=100, output_tokens=1, calls=1)),
+    Cut("anthropic: an unbilled 529, a billed empty answer", "anthropic", ((529, "overloaded", 0), (200, "empty", 0)), 1,
+        1.5, TokenUsage(input_tokens=100, output_tokens=1, calls=1)),
     # the research step's query-writing call is the one cut
-    Cut("query writing cut while waiting to retry", "openai", ((200, "empty", 0),) * 2, backoff(0.2), 0.45,
+    Cut("query writing cut while waiting to retry", "openai", ((200, "empty", 0),) * 2, 1, 1.5,
         TokenUsage(input_tokens=200, output_tokens=0, calls=2), llm_queries=True),
 ]
 
@@ -72,10 +86,13 @@ def body(api: str, kind: str, openai_reply, anthropic_reply) -> str:
                            output_tokens=1 if kind == "empty" else 12)
 
 
-def provider(api: str, fake_api, fake_key, policy: RetryPolicy):
+def provider(api: str, fake_api, fake_key, quick_waits: int) -> RetryingProvider:
+    """The ``api``'s adapter on the fake server in the one retry layer, whose waits are :func:`waits`."""
     if api == "openai":
-        return get_provider("openai/gpt-4.1-mini", api_key=fake_key, base_url=f"{fake_api.url}/v1", timeout_s=5, retry=policy)
-    return get_provider("anthropic/claude-haiku-4-5", api_key=fake_key, base_url=fake_api.url, timeout_s=5, retry=policy)
+        adapter = get_provider("openai/gpt-4.1-mini", api_key=fake_key, base_url=f"{fake_api.url}/v1", timeout_s=10, retry=False)
+    else:
+        adapter = get_provider("anthropic/claude-haiku-4-5", api_key=fake_key, base_url=fake_api.url, timeout_s=10, retry=False)
+    return RetryingProvider(adapter, POLICY, async_sleep=waits(quick_waits))
 
 
 def wait_until_served(fake_api, n: int, timeout_s: float = 10.0) -> None:
@@ -90,7 +107,7 @@ def test_a_member_cut_by_its_deadline_keeps_every_attempt_the_server_answered(cu
                                                                              anthropic_reply):
     for status, kind, delay in cut.replies:
         fake_api.enqueue_reply(status, body(cut.api, kind, openai_reply, anthropic_reply), delay_s=delay)
-    llm = provider(cut.api, fake_api, fake_key, cut.policy)
+    llm = provider(cut.api, fake_api, fake_key, cut.quick_waits)
     member = ForecasterAgent(llm, executor=ToolExecutor(FixedSearch()) if cut.llm_queries else None,
                              n_queries=2 if cut.llm_queries else 1, llm_queries=cut.llm_queries, agent_id="member-0")
     pipeline = ForecastPipeline(Ensemble([member], member_timeout_s=cut.deadline_s))
@@ -114,11 +131,13 @@ def test_a_cancelled_call_keeps_what_it_paid_in_the_spend_meter(fake_api, fake_k
     for _ in range(2):
         fake_api.enqueue_reply(200, openai_reply(None, prompt=100, completion=0))
     meter = SpendMeter()
-    llm = MeteredProvider(provider("openai", fake_api, fake_key, backoff(0.1)), meter)
+    llm = MeteredProvider(provider("openai", fake_api, fake_key, quick_waits=1), meter)
 
     async def main():
         task = asyncio.ensure_future(llm.acomplete([{"role": "user", "content": "Will it rain?"}]))
-        await asyncio.sleep(0.25)  # two empty answers, then waiting 0.4 s to retry
+        while len(fake_api.served) < 2:  # two empty answers served
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.2)  # the second read: the retry layer waits for ever
         task.cancel()
         with pytest.raises(asyncio.CancelledError) as ei:
             await task
