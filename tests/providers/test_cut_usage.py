@@ -27,22 +27,25 @@ pytestmark = pytest.mark.filterwarnings("ignore:The model .* is deprecated:Depre
 OVERLOADED = '{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}'
 
 
-#: 4 attempts; the waits between them are :func:`waits`' (the retry layer's delays are tested in test_retry.py).
+#: 4 attempts; the waits between them are :class:`Waits` (the retry layer's delays are tested in test_retry.py).
 POLICY = RetryPolicy(max_attempts=4, base_delay_s=0.5, max_delay_s=10.0, jitter=0.0)
 
 
-def waits(n_quick: int):
-    """The retry layer's ``async_sleep``: the first ``n_quick`` waits end at once, the next lasts until a deadline cuts it
-    (so where the deadline falls does not depend on how fast a loaded machine runs)."""
-    done = 0
+class Waits:
+    """The retry layer's ``async_sleep``: the first ``n_quick`` waits end at once, the next lasts until a deadline or a
+    cancellation cuts it (so where the cut falls does not depend on how fast a loaded machine runs); ``blocked`` is
+    set when that wait begins."""
 
-    async def sleep(seconds: float) -> None:
-        nonlocal done
-        done += 1
-        if done > n_quick:
+    def __init__(self, n_quick: int) -> None:
+        self.n_quick = n_quick
+        self.done = 0
+        self.blocked = asyncio.Event()
+
+    async def __call__(self, seconds: float) -> None:
+        self.done += 1
+        if self.done > self.n_quick:
+            self.blocked.set()
             await asyncio.Event().wait()
-
-    return sleep
 
 
 @dataclass(frozen=True)
@@ -86,13 +89,13 @@ def body(api: str, kind: str, openai_reply, anthropic_reply) -> str:
                            output_tokens=1 if kind == "empty" else 12)
 
 
-def provider(api: str, fake_api, fake_key, quick_waits: int) -> RetryingProvider:
-    """The ``api``'s adapter on the fake server in the one retry layer, whose waits are :func:`waits`."""
+def provider(api: str, fake_api, fake_key, waits: Waits) -> RetryingProvider:
+    """The ``api``'s adapter on the fake server in the one retry layer, whose waits are ``waits``."""
     if api == "openai":
         adapter = get_provider("openai/gpt-4.1-mini", api_key=fake_key, base_url=f"{fake_api.url}/v1", timeout_s=10, retry=False)
     else:
         adapter = get_provider("anthropic/claude-haiku-4-5", api_key=fake_key, base_url=fake_api.url, timeout_s=10, retry=False)
-    return RetryingProvider(adapter, POLICY, async_sleep=waits(quick_waits))
+    return RetryingProvider(adapter, POLICY, async_sleep=waits)
 
 
 def wait_until_served(fake_api, n: int, timeout_s: float = 10.0) -> None:
@@ -107,7 +110,7 @@ def test_a_member_cut_by_its_deadline_keeps_every_attempt_the_server_answered(cu
                                                                              anthropic_reply):
     for status, kind, delay in cut.replies:
         fake_api.enqueue_reply(status, body(cut.api, kind, openai_reply, anthropic_reply), delay_s=delay)
-    llm = provider(cut.api, fake_api, fake_key, cut.quick_waits)
+    llm = provider(cut.api, fake_api, fake_key, Waits(cut.quick_waits))
     member = ForecasterAgent(llm, executor=ToolExecutor(FixedSearch()) if cut.llm_queries else None,
                              n_queries=2 if cut.llm_queries else 1, llm_queries=cut.llm_queries, agent_id="member-0")
     pipeline = ForecastPipeline(Ensemble([member], member_timeout_s=cut.deadline_s))
@@ -131,13 +134,12 @@ def test_a_cancelled_call_keeps_what_it_paid_in_the_spend_meter(fake_api, fake_k
     for _ in range(2):
         fake_api.enqueue_reply(200, openai_reply(None, prompt=100, completion=0))
     meter = SpendMeter()
-    llm = MeteredProvider(provider("openai", fake_api, fake_key, quick_waits=1), meter)
+    waits = Waits(1)
+    llm = MeteredProvider(provider("openai", fake_api, fake_key, waits), meter)
 
     async def main():
         task = asyncio.ensure_future(llm.acomplete([{"role": "user", "content": "Will it rain?"}]))
-        while len(fake_api.served) < 2:  # two empty answers served
-            await asyncio.sleep(0.02)
-        await asyncio.sleep(0.2)  # the second read: the retry layer waits for ever
+        await waits.blocked.wait()  # two empty answers read, the retry layer waiting before the third attempt
         task.cancel()
         with pytest.raises(asyncio.CancelledError) as ei:
             await task
