@@ -67,8 +67,8 @@ CUTS = [
     # the case: three billed empty answers, the deadline falls in the wait before the fourth attempt
     Cut("deadline while waiting to retry", "openai", ((200, "empty", 0),) * 3, 2, 1.5,
         TokenUsage(input_tokens=300, output_tokens=0, calls=3)),
-    # a billed empty answer, then the second attempt is in flight at the deadline (the server answers it 3 s later)
-    Cut("deadline with an attempt in flight", "openai", ((200, "empty", 0), (200, "answer", 3.0)), 1, 1.0,
+    # a billed empty answer, then the second attempt is in flight at the deadline (the server answers it 4 s later)
+    Cut("deadline with an attempt in flight", "openai", ((200, "empty", 0), (200, "answer", 4.0)), 1, 2.0,
         TokenUsage(input_tokens=100, output_tokens=0, calls=1, unanswered_calls=1)),
     # an overload (no answer, not billed), a billed empty answer, then the deadline in the wait (async SDK path)
     Cut("anthropic: an unbilled 529, a billed empty answer", "anthropic", ((529, "overloaded", 0), (200, "empty", 0)), 1,
