@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import contextvars
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -156,9 +157,14 @@ class Provider:
         """
         msgs = normalise_messages(messages)
         t0 = time.perf_counter()
-        completion = await self._acomplete(
-            msgs, json_schema=json_schema, temperature=temperature, max_tokens=max_tokens, seed=seed
-        )
+        try:
+            completion = await self._acomplete(
+                msgs, json_schema=json_schema, temperature=temperature, max_tokens=max_tokens, seed=seed
+            )
+        except asyncio.CancelledError as exc:  # the caller stopped waiting with the request in flight
+            if not isinstance(self, WrappingProvider):
+                keep_spent(exc, spent_usage(exc) + TokenUsage(unanswered_calls=1))
+            raise
         return finish_completion(completion, time.perf_counter() - t0, self)
 
     def complete(
@@ -226,10 +232,21 @@ class WrappingProvider(Provider):
 
 
 def spent_usage(exc: BaseException) -> TokenUsage:
-    """Usage a failed call still spent: the billed responses behind ``exc`` (an empty, refused, truncated
-    or unreadable answer, summed over retries by the retry layer), or an empty usage (``calls=0``)."""
+    """Usage a failed or cancelled call still spent: the billed responses behind ``exc`` (an empty, refused,
+    truncated or unreadable answer, summed over retries by the retry layer) and, for a call cancelled with its
+    request in flight (``asyncio.CancelledError``), that request as an ``unanswered_calls`` count; or an empty
+    usage (``calls=0``)."""
     u = getattr(exc, "usage", None)
     return u if isinstance(u, TokenUsage) else TokenUsage()
+
+
+def keep_spent(exc: BaseException, usage: TokenUsage) -> None:
+    """Attach ``usage`` (what the call behind ``exc`` spent, :func:`spent_usage`) to ``exc`` as it propagates,
+    so every layer above it (the retry layer, the spend meter, an agent's :class:`UsageMeter`) can count it.
+    Works for any exception, ``asyncio.CancelledError`` and ``KeyboardInterrupt`` included; a class with
+    ``__slots__`` that refuses the attribute keeps nothing."""
+    with contextlib.suppress(AttributeError):
+        exc.usage = usage  # type: ignore[attr-defined]
 
 
 #: ``await ask(messages, options) -> (text, usage)``: how an agent's call reaches a model. ``options`` are
@@ -264,10 +281,12 @@ class UsageMeter:
 
     async def call(self, ask: Ask, messages: list[ChatMessage], options: dict[str, Any]) -> str:
         """One model call through ``ask``; its usage is charged the moment it finishes, before the answer is
-        parsed. A failed call is charged what it still spent (:func:`spent_usage`) and its error re-raised."""
+        parsed. A failed call is charged what it still spent (:func:`spent_usage`) and its error re-raised; so
+        is a call cut by a deadline or a cancellation (``asyncio.CancelledError``): the billed attempts it
+        made before, and the request in flight as an unanswered call."""
         try:
             text, usage = await ask(messages, options)
-        except Exception as exc:
+        except BaseException as exc:  # CancelledError too: a deadline keeps what the cut call spent
             self.charge(spent_usage(exc))
             raise
         self.charge(usage)

@@ -52,8 +52,8 @@ import threading
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from agent_schemas import ChatMessage, Completion, RateLimited
-from agent_providers.base import Provider, WrappingProvider, run_sync
+from agent_schemas import ChatMessage, Completion, RateLimited, TokenUsage
+from agent_providers.base import Provider, WrappingProvider, keep_spent, run_sync, spent_usage
 
 __all__ = ["DEFAULT_LIMITS", "RateLimitedProvider", "RateLimits", "default_limits", "parse_rate_limits"]
 
@@ -314,7 +314,11 @@ class RateLimitedProvider(WrappingProvider):
             else:
                 loop = asyncio.get_running_loop()
                 call = functools.partial(self.inner.complete, messages, **options)  # in the caller's context (call roles)
-                completion = await loop.run_in_executor(self._executor(), contextvars.copy_context().run, call)
+                try:
+                    completion = await loop.run_in_executor(self._executor(), contextvars.copy_context().run, call)
+                except asyncio.CancelledError as exc:  # the thread goes on: the request is sent, its answer unread
+                    keep_spent(exc, spent_usage(exc) + TokenUsage(unanswered_calls=1))
+                    raise
         except RateLimited as exc:
             hint = exc.retry_after_s
             self.stats.rate_limited += 1

@@ -21,13 +21,16 @@ Only errors whose class has ``retryable = True`` are retried (:class:`RateLimite
 Usage of failed attempts is never lost: a failed attempt that was billed (an empty or unreadable
 answer) carries its usage (``spent_usage``), and the retry layer sums them. A completion returned after
 retries has ``usage`` = the billed failed attempts + its own (``calls`` counts every billed attempt);
-the error re-raised when the layer gives up has ``usage`` = the sum over all its attempts.
+the error re-raised when the layer gives up has ``usage`` = the sum over all its attempts. A request
+stopped from outside (a member's deadline or a cancellation: ``asyncio.CancelledError``; Ctrl-C), during an
+attempt or while waiting to retry, leaves with the same sum attached (the attempt in flight counted as an
+``unanswered_calls``), so the deadline's caller charges every attempt the server billed
+(:class:`agent_providers.UsageMeter`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import math
 import random
@@ -37,7 +40,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from agent_schemas import Completion, ReconcileError, TokenUsage
-from agent_providers.base import Provider, WrappingProvider, spent_usage
+from agent_providers.base import Provider, WrappingProvider, keep_spent, spent_usage
 
 log = logging.getLogger(__name__)
 
@@ -164,9 +167,8 @@ class RetryingProvider(WrappingProvider):
         if not retry:
             if isinstance(exc, ReconcileError):
                 exc.details["attempts"] = attempt
-            if spent.calls or getattr(exc, "usage", None) is not None:
-                with contextlib.suppress(AttributeError):  # an exception class with __slots__
-                    exc.usage = spent  # type: ignore[attr-defined]
+            if spent.calls or spent.unanswered_calls or getattr(exc, "usage", None) is not None:
+                keep_spent(exc, spent)
             return None
         log.info("%s: attempt %d failed with %s; retrying in %.2f s", self.spec, attempt, type(exc).__name__, delay)
         return delay
@@ -190,9 +192,16 @@ class RetryingProvider(WrappingProvider):
                 delay = self._after_failure(attempt, exc, spent)
                 if delay is None:
                     raise
+            except BaseException as exc:  # Ctrl-C with an attempt in flight
+                keep_spent(exc, spent + spent_usage(exc))
+                raise
+            else:
+                return self._after_success(attempt, c, spent)
+            try:
                 self._sleep(delay)
-                continue
-            return self._after_success(attempt, c, spent)
+            except BaseException as exc:  # stopped while waiting to retry: the attempts made stay spent
+                keep_spent(exc, spent)
+                raise
 
     async def _acomplete(self, messages, **options) -> Completion:
         attempt, spent = 0, TokenUsage()
@@ -205,6 +214,13 @@ class RetryingProvider(WrappingProvider):
                 delay = self._after_failure(attempt, exc, spent)
                 if delay is None:
                     raise
+            except BaseException as exc:  # a deadline or a cancellation with an attempt in flight
+                keep_spent(exc, spent + spent_usage(exc))  # that attempt is an unanswered call (the adapter says so)
+                raise
+            else:
+                return self._after_success(attempt, c, spent)
+            try:
                 await self._async_sleep(delay)
-                continue
-            return self._after_success(attempt, c, spent)
+            except BaseException as exc:  # cut by a deadline or a cancellation while waiting to retry
+                keep_spent(exc, spent)
+                raise

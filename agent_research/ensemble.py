@@ -89,7 +89,7 @@ class Ensemble:
         Maximum members running at once (asyncio semaphore).
     member_timeout_s : float, optional
         Per-member deadline in seconds; a member past it is recorded as failed with ``ProviderTimeout``
-        and the usage of the calls it finished.
+        and the usage of every attempt it made (see :meth:`ForecasterAgent.aforecast`).
     min_success_fraction : float
         Fraction of members that must succeed for ``policy_met`` (0 < f <= 1).
 
@@ -168,8 +168,8 @@ class Ensemble:
 
     async def arun(self, question: VisibleQuestion | Question) -> EnsembleResult:
         """Run every member on ``question``; never raises for member failures (each is a failed forecast
-        with its typed error and spent usage; a member past ``member_timeout_s`` keeps the usage of its
-        finished calls). A :class:`Question` is reduced to its visible part first."""
+        with its typed error and spent usage; a member past ``member_timeout_s`` keeps the usage of every
+        attempt it made, the one in flight as an unanswered call). A :class:`Question` is reduced to its visible part first."""
         question = as_visible(question)
         sem = asyncio.Semaphore(self.concurrency)
         t0 = time.perf_counter()

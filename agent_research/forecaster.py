@@ -195,8 +195,9 @@ class ForecasterAgent:
             What the member may see; a :class:`Question` is reduced to :meth:`Question.visible` first.
         timeout_s : float, optional
             Deadline of the whole member (research and answer), seconds. Past it the member fails with
-            ``ProviderTimeout`` and keeps the usage of every call that finished before the deadline (a
-            call still in flight is not counted: its usage is unknown).
+            ``ProviderTimeout`` and keeps the usage of every billed attempt: the calls that finished, the
+            billed attempts of a call the deadline cut inside its retries, and the attempt in flight as
+            ``unanswered_calls`` (tokens unknown; :class:`agent_schemas.TokenUsage`).
         ask : callable, optional
             ``await ask(messages, params) -> (text, usage)`` for the forecast call; default the member's
             provider. The framework implementations route the call through their own model client.

@@ -14,6 +14,11 @@ Conventions (normalised by each provider adapter, see ``agent_providers``):
   call's error carries the usage of the billed attempts it made (``agent_providers.base.spent_usage``).
   A response-cache hit replays the usage of the answer it stores, ``calls`` included: that is what
   the answer cost when it was bought; ``Completion.from_cache`` says it was not bought again.
+* ``unanswered_calls`` counts requests an adapter had sent (or was sending) when the caller stopped
+  waiting for them: a member's deadline, a cancelled question, Ctrl-C. No answer arrived, so their tokens
+  and cost are unknown (the sum's token fields do not include them), but the provider may have received
+  and billed them (a non-streaming request is usually generated to the end). A server's count of the
+  requests it answered is ``calls + unanswered_calls`` (HTTP error statuses aside).
 
 Addition follows inspect_ai's ``ModelUsage.__add__``: None + None stays None; a known value plus an
 unknown one gives the known value (so a sum is a lower bound when some parts were unreported).
@@ -43,6 +48,7 @@ class TokenUsage(BaseModel):
     cache_write_tokens: int | None = Field(None, ge=0, description="Prompt tokens written to the provider's prompt cache; subset of input_tokens (tokens).")
     reasoning_tokens: int | None = Field(None, ge=0, description="Hidden reasoning tokens; subset of output_tokens (tokens).")
     calls: int = Field(0, ge=0, description="Billed provider responses summed here, failed answers (empty, refused, truncated, unreadable) included; a cache hit replays its stored answer's count (count).")
+    unanswered_calls: int = Field(0, ge=0, description="Requests sent whose answer was never read because the caller stopped waiting (a deadline, a cancellation): possibly billed, tokens unknown (count).")
     cost_usd: float | None = Field(None, ge=0, description="Cost in USD from genai-prices' dated price data (agent_providers.pricing); None when the model's price is unknown.")
 
     def __add__(self, other: "TokenUsage") -> "TokenUsage":
@@ -55,6 +61,7 @@ class TokenUsage(BaseModel):
             cache_write_tokens=_add(self.cache_write_tokens, other.cache_write_tokens),
             reasoning_tokens=_add(self.reasoning_tokens, other.reasoning_tokens),
             calls=self.calls + other.calls,
+            unanswered_calls=self.unanswered_calls + other.unanswered_calls,
             cost_usd=_add(self.cost_usd, other.cost_usd),
         )
 

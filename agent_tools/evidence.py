@@ -1,4 +1,4 @@
-"""Fence untrusted text for a prompt (search results, and what other agents wrote); convert results to evidence.
+r"""Fence untrusted text for a prompt (search results, and what other agents wrote); convert results to evidence.
 
 Search snippets are written by third parties and may contain instructions aimed at the model
 ("ignore previous instructions..."); member rationales, evidence claims, debate arguments and the
@@ -18,9 +18,13 @@ Inside the block every element is made inert by :func:`neutralise`:
    ``## TASK`` section, a fake list item, a ``SYSTEM:`` line);
 4. any fence-tag look-alike is replaced by ``[fence tag removed]``. The check runs on a skeleton in
    which angle-bracket, slash, dash and letter look-alikes (``‹ 〈 ⟨ ∕ ⁄``, Cyrillic and Greek letters
-   that look Latin) are folded to ASCII, so ``</untrusted_search_results>`` written with a zero-width
-   space inside, with full-width or other look-alike brackets, or with Cyrillic letters, cannot close
-   the block;
+   that look Latin) are folded to ASCII and every encoding of ``<``, ``/``, ``>`` and ``_`` is decoded: HTML
+   entities with or without their ``;`` and escaped again (``&lt;``, ``&lt``, ``&#60``, ``&#x3c``, ``&sol;``,
+   ``&amp;lt;``), URL encoding, also twice (``%3C``, ``%2F``, ``%253C``), and backslash escapes (``<\/``,
+   ``\u003c``, ``\x3c``). So ``</untrusted_search_results>`` written with a zero-width space inside, with
+   full-width or other look-alike brackets, with Cyrillic letters, with spaces (``</untrusted_search_results >``),
+   as ``&lt/untrusted_search_results&gt``, ``%3C/untrusted_search_results%3E`` or ``<\/untrusted_search_results>``
+   cannot close the block (:func:`fence_tag_skeleton`);
 5. code fences (three or more backticks or tildes) become ``'''``.
 
 Source: the invisible-character and confusable cases follow Unicode TR36 (security considerations) and
@@ -65,9 +69,17 @@ _LOOKALIKES = str.maketrans({
     **dict(zip("аеорсухѕіјһԁԛԝɡıαεοριτυνκχ", "aeopcyxsijhdqwgiaeopitu" "vkx")),
     **dict(zip("АВЕКМНОРСТХЅІЈΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABEKMHOPCTXSIJABEZHIKMNOPTYX")),
 })
-_FENCE_TAG_RE = re.compile(
-    r"(?:<|&lt;|&#0*60;|&#x0*3c;)\s*/?\s*untrusted\w*(?:[^<>]{0,40}?(?:>|&gt;|&#0*62;|&#x0*3e;))?", re.I
+#: Encodings of the characters a fence tag is written with (``<``, ``/``, ``>``, ``_``), decoded in the skeleton the
+#: fence-tag check reads: HTML entities (named or numeric, with or without ``;``, escaped again as ``&amp;...``), URL
+#: encoding (also encoded twice, ``%25...``) and backslash escapes (JSON ``\u003c``, ``\x3c``, ``\/``).
+_ENCODED_CHAR = re.compile(
+    r"&(?:amp;)*(?:(lt)|(gt)|(sol)|(lowbar)|#0*(60|62|47|95)(?![0-9])|#x0*(3c|3e|2f|5f)(?![0-9a-f]));?"
+    r"|%(?:25)*(3c|3e|2f|5f)|\\+(?:u00(3c|3e|2f|5f)|x(3c|3e|2f|5f)|(/))",
+    re.I,
 )
+_DECODED = {"lt": "<", "gt": ">", "sol": "/", "lowbar": "_", "60": "<", "62": ">", "47": "/", "95": "_",
+            "3c": "<", "3e": ">", "2f": "/", "5f": "_", "/": "/"}
+_FENCE_TAG_RE = re.compile(r"<\s*/?\s*untrusted\w*(?:[^<>]{0,40}?>)?", re.I)
 _CODE_FENCE_RE = re.compile(r"`{3,}|~{3,}")
 _FENCE_MARK = "[fence tag removed]"
 
@@ -93,13 +105,39 @@ def normalise(text: str) -> str:
     return "".join(ch for ch in s if not _invisible(ch))
 
 
+def fence_tag_skeleton(text: str) -> tuple[str, list[int]]:
+    """What the fence-tag check reads of ``text``: look-alikes folded to ASCII and every encoding of ``<``, ``/``,
+    ``>`` and ``_`` decoded (module doc, step 4); and for each character of the skeleton, the index in ``text``
+    where the characters it stands for start (one more entry: ``len(text)``), to map a match back.
+
+    Examples
+    --------
+    >>> fence_tag_skeleton("a&lt/b%3E")[0]
+    'a</b>'
+    """
+    folded = text.translate(_LOOKALIKES)  # one character to one character: positions carry over
+    chars, starts, last = [], [], 0
+    for m in _ENCODED_CHAR.finditer(folded):
+        chars.extend(folded[last:m.start()])
+        starts.extend(range(last, m.start()))
+        chars.append(_DECODED[next(g for g in m.groups() if g is not None).lower()])
+        starts.append(m.start())
+        last = m.end()
+    chars.extend(folded[last:])
+    starts.extend(range(last, len(folded)))
+    return "".join(chars), [*starts, len(text)]
+
+
 def _defuse_fence_tags(s: str) -> str:
-    skeleton = s.translate(_LOOKALIKES)  # same length as s: positions carry over
+    folded = s.translate(_LOOKALIKES)
+    if "<" not in folded and not _ENCODED_CHAR.search(folded):  # most text: no bracket, nothing encoded
+        return s
+    skeleton, starts = fence_tag_skeleton(s)
     out, last = [], 0
     for m in _FENCE_TAG_RE.finditer(skeleton):
-        out.append(s[last:m.start()])
+        out.append(s[last:starts[m.start()]])
         out.append(_FENCE_MARK)
-        last = m.end()
+        last = starts[m.end()]
     out.append(s[last:])
     return "".join(out)
 

@@ -291,8 +291,8 @@ def run(
     with cli_errors(debug):
         _folder(output_dir, "--output")
         earlier = _csv(fit_from) or []
-        if earlier:
-            run_folders(earlier)  # a wrong --fit-from folder fails now, not after the run
+        # a wrong --fit-from folder, or a record in one that is not a record, fails now, before anything is written
+        earlier_runs = [load_run(d) for d in run_folders(earlier)] if earlier else []
         if retry_failed and not resume:
             raise ValueError("--retry-failed re-runs the failed questions of an existing run: give --resume <run id>")
         if resume:
@@ -340,7 +340,7 @@ def run(
             from benchmarks.protocol.fitted import fit_sources, refuse_other_models
 
             mine = {"run_id": runner.run_dir.name, "providers": [{"spec": p.spec, "model": p.model} for p in runner.stack.built()]}
-            refuse_other_models(fit_sources({str(runner.run_dir): mine}, {str(d): load_run(d).manifest for d in run_folders(earlier)}))
+            refuse_other_models(fit_sources({str(runner.run_dir): mine}, {r.name: r.manifest for r in earlier_runs}))
         summary = asyncio.run(runner.arun(resume=bool(resume), retry_failed=retry_failed))
         _say(f"providers: {', '.join(p.spec for p in runner.stack.providers)}")
         retried = f", {summary.n_retried} failed set aside and retried" if summary.n_retried else ""
@@ -755,8 +755,8 @@ def aggregate(
             raise ValueError(f"--resume {resume} continues that run: drop --run-id {run_id}")
         _folder(output_dir, "--output")
         earlier = _csv(fit_from) or []
-        if earlier:
-            run_folders(earlier)  # a wrong --fit-from folder fails now, not after the run
+        # a wrong --fit-from folder, or a record in one that is not a record, fails now, before anything is written
+        earlier_runs = [load_run(d) for d in run_folders(earlier)] if earlier else []
         chosen = bundled_panel(panel) if panel is not None else read_panel(panel_file, questions_path=questions, skip_unknown=skip_unknown)
         chosen = chosen.with_min_forecasters(min_forecasters)
         for note in chosen.notes:

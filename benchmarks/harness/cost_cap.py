@@ -60,7 +60,7 @@ class MeteredProvider(WrappingProvider):
     async def _acomplete(self, messages: list[ChatMessage], **options: Any) -> Completion:
         try:
             return self._count(await self.inner.acomplete(messages, **options))
-        except Exception as exc:
+        except BaseException as exc:  # a cancelled question's attempts were paid too
             u = spent_usage(exc)
             self.meter.add(u.cost_usd, u.calls)
             raise
@@ -68,7 +68,7 @@ class MeteredProvider(WrappingProvider):
     def _complete(self, messages: list[ChatMessage], **options: Any) -> Completion:
         try:
             return self._count(self.inner.complete(messages, **options))
-        except Exception as exc:
+        except BaseException as exc:  # a cancelled question's attempts were paid too
             u = spent_usage(exc)
             self.meter.add(u.cost_usd, u.calls)
             raise

@@ -13,6 +13,7 @@ from agent_providers.pricing import PRICE_SOURCE
 from agent_schemas import Question
 from benchmarks.harness.config import RunConfig
 from benchmarks.harness.provenance import git_commit, package_version, package_versions
+from benchmarks.harness.selection import question_digest
 from benchmarks.protocol.clusters import ClusterAssignment
 
 __all__ = ["RunManifest"]
@@ -45,6 +46,8 @@ class RunManifest:
         self.providers = providers
         self.selection = selection
         self.question_ids = [q.id for q in questions]
+        #: :func:`benchmarks.harness.selection.question_digest` of each question, in the order of ``question_ids``.
+        self.question_digests = [question_digest(q) for q in questions]
         self.clusters = clusters
         self.command_line = command_line
         self.shard = shard
@@ -67,6 +70,7 @@ class RunManifest:
             "seed": self.config.seed,
             "question_selection": self.selection,
             "question_ids": self.question_ids,
+            "question_digests": self.question_digests,
             "clusters": self.clusters.summary(),
             "question_status": status,
             "command_line": self.command_line,

@@ -32,7 +32,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from agent_providers import Provider, call_role, choose_auto_spec, redact_spec, split_specs
+from agent_providers import Provider, WrappingProvider, call_role, choose_auto_spec, redact_spec, split_specs
 from agent_schemas import PipelineTrace, Question
 from benchmarks.harness.config import RunConfig
 from benchmarks.harness.estimate import calls_per_question
@@ -59,20 +59,14 @@ class ForecastFile(BaseModel):
     command_line: list[str] | None = Field(None, description="The command line, provider specs redacted.")
 
 
-class Progress(Provider):
+class Progress(WrappingProvider):
     """Wraps a provider and reports each finished call: ``report(role, done, elapsed_s)`` (the role the agent
     labelled the call with, :func:`agent_providers.call_role`)."""
 
     def __init__(self, inner: Provider, report: Callable[[str, int, float], Any], counter: dict[str, Any]) -> None:
-        self.inner = inner
-        self.model = inner.model
-        self.supports_json_schema = inner.supports_json_schema  # type: ignore[misc]
+        super().__init__(inner)
         self.report = report
         self.counter = counter
-
-    @property
-    def spec(self) -> str:
-        return self.inner.spec
 
     def _done(self) -> None:
         role = call_role() or "other"

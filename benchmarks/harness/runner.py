@@ -33,11 +33,12 @@ from benchmarks.harness.executors import executor_for
 from benchmarks.harness.manifest import RunManifest
 from benchmarks.harness.provider_stack import ProviderFactory, ProviderStack
 from benchmarks.harness.records import baseline_table
-from benchmarks.harness.selection import QuestionPool, QuestionSelection
+from benchmarks.harness.selection import QuestionPool, QuestionSelection, refuse_changed_questions
 from benchmarks.harness.session import RunSession, RunSummary
 from benchmarks.protocol.clusters import ClusterAssignment, sibling_clusters
-from benchmarks.run_folder.durable import lock_run_folder, read_results, set_aside_failed
+from benchmarks.run_folder.durable import RunFolderLock, lock_run_folder, set_aside_failed
 from benchmarks.run_folder.layout import MANIFEST_FILE, REPLACED_FILE, RESULTS_FILE
+from benchmarks.run_folder.load import read_records
 
 __all__ = ["BenchmarkRunner"]
 
@@ -121,8 +122,8 @@ class BenchmarkRunner:
 
     def cost_cap(self, questions: list[Question], done_records: list[dict[str, Any]]) -> CostCap:
         """The :class:`benchmarks.harness.cost_cap.CostCap` of a run with ``max_cost_usd``: what earlier sessions paid
-        (the manifest's ``spend``, else the cost of the records), the finished questions' costs and the
-        dry-run estimate per question (at batch prices for a batch run).
+        (the manifest's ``spend``, else the cost of every record written, set-aside ones included), the finished
+        questions' costs and the dry-run estimate per question (at batch prices for a batch run).
 
         Raises
         ------
@@ -138,19 +139,21 @@ class BenchmarkRunner:
         manifest_path = self.run_dir / MANIFEST_FILE
         spend = json.loads(manifest_path.read_text(encoding="utf-8")).get("spend") if manifest_path.exists() else None
         finished = [record_cost(r) for r in done_records]
-        paid_before = float(spend["paid_usd_total"]) if spend and spend.get("paid_usd_total") is not None else sum(finished)
+        set_aside = sum(record_cost(r) for r in read_records(self.run_dir / REPLACED_FILE))  # paid as well
+        paid_before = float(spend["paid_usd_total"]) if spend and spend.get("paid_usd_total") is not None else sum(finished) + set_aside
         est = estimate_run(self.config, questions=questions, provider_factory=self.stack.provider_factory, ensemble=self.stack.ensemble)
         prior = (est.totals()["usd_batch" if self.config.batch else "usd"] or 0.0) / max(len(est.questions), 1)
         return CostCap(max_usd=float(self.config.max_cost_usd),  # type: ignore[arg-type]  # only called with a cap
                        paid_before_usd=paid_before, prior_per_question_usd=prior, finished_costs=finished)
 
     def session(self, questions: list[Question], done_records: list[dict[str, Any]],
-                baselines: dict[str, dict[str, dict[str, Any]]], t0: float) -> RunSession:
-        """A session of this run over ``questions`` (the run's, or its shard's), with the records already written."""
+                baselines: dict[str, dict[str, dict[str, Any]]], t0: float, lock: RunFolderLock | None = None) -> RunSession:
+        """A session of this run over ``questions`` (the run's, or its shard's), with the records already written;
+        ``lock`` is the run folder's, checked before every write."""
         manifest = RunManifest(self.config, self.stack.providers, self.selection.describe(), questions, self.clusters,
                                self.command_line, self.shard_info)
         return RunSession(self.config, self.run_dir, self.stack, manifest, questions, done_records, baselines, t0,
-                          progress=self.progress)
+                          progress=self.progress, lock=lock)
 
     def run(self) -> RunSummary:
         """Run the benchmark synchronously (also from a notebook's running event loop); see :meth:`arun`."""
@@ -178,12 +181,16 @@ class BenchmarkRunner:
         FileExistsError
             When the run folder already holds results and ``resume`` is False.
         RunFolderBusy
-            When another process holds the run folder's lock (names the folder and the lock file).
+            When another process holds the run folder's lock (names the folder and the lock file);
+            :class:`benchmarks.run_folder.durable.RunFolderLockLost` when its lock file is deleted or replaced during
+            the run (the run stops writing: another may be writing the folder).
         ResultsWriteError
             When a record cannot be written (disk full...); the run stops, earlier records are intact.
         DataValidationError
             When no question matches the filters, a question file is malformed (row, column and value
-            named), or a resumed run would select other questions than its manifest records.
+            named), or a resumed run would select other questions than its manifest records, or questions
+            that changed since it started (another text, date or outcome:
+            :func:`benchmarks.harness.selection.refuse_changed_questions`).
         ReconcileError
             From building a provider (``MissingDependency``, ``AuthenticationFailed``, ``UnknownProvider``).
         """
@@ -206,12 +213,9 @@ class BenchmarkRunner:
         if self.config.shard:
             questions, self.shard_info = selection.shard(questions)
         self.stack.bind_questions(questions)
-        if resume and manifest_path.exists():
-            recorded = json.loads(manifest_path.read_text(encoding="utf-8")).get("question_ids")
-            if recorded is not None and recorded != [q.id for q in questions]:
-                raise DataValidationError(
-                    f"{self.run_dir}: the resumed run selects other questions than the manifest records "
-                    "(different providers, filters or question file?)", field="question_ids", value=len(questions))
+        if resume and manifest_path.exists():  # the questions the run started with, unchanged
+            refuse_changed_questions(self.run_dir, json.loads(manifest_path.read_text(encoding="utf-8")), questions,
+                                     read_records(results_path))
         pipeline = self.build_pipeline()
         baselines = baseline_table(questions, self.config.baselines)
         # --- one writer from here on --------------------------------------------------------------
@@ -220,12 +224,14 @@ class BenchmarkRunner:
             self._refuse_existing_results(resume)  # again under the lock: another run may have written meanwhile
             if self.on_start is not None:
                 self.on_start(self.run_dir)
-            done_records = read_results(results_path, repair=resume)
+            done_records = read_records(results_path, repair=resume)
+            if retry_failed:
+                lock.check()
             n_retried = set_aside_failed(self.run_dir) if retry_failed else 0
             if n_retried:
                 log.info("%s: %d failed question(s) set aside in %s; running them again", self.run_dir, n_retried, REPLACED_FILE)
-                done_records = read_results(results_path)
-            return await self._run_pending(questions, done_records, pipeline, baselines, t0, n_retried)
+                done_records = read_records(results_path)
+            return await self._run_pending(questions, done_records, pipeline, baselines, t0, n_retried, lock)
         finally:
             lock.release()
 
@@ -235,8 +241,8 @@ class BenchmarkRunner:
             raise FileExistsError(f"{self.run_dir} already has results; continue it with resume (--resume {self.run_dir.name})")
 
     async def _run_pending(self, questions: list[Question], done_records: list[dict[str, Any]], pipeline: ForecastPipeline,
-                           baselines: dict[str, dict[str, Any]], t0: float, n_retried: int) -> RunSummary:
-        session = self.session(questions, done_records, baselines, t0)
+                           baselines: dict[str, dict[str, Any]], t0: float, n_retried: int, lock: RunFolderLock) -> RunSummary:
+        session = self.session(questions, done_records, baselines, t0, lock)
         session.write_manifest()
         pending = [q for q in questions if session.status[q.id] == "pending"]
         if self.config.max_cost_usd is not None:

@@ -9,10 +9,13 @@ The questions come from the bundled ForecastBench data, a question file (``quest
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import json
 import logging
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from agent_schemas import DataValidationError, Question
@@ -21,9 +24,92 @@ from benchmarks.protocol.model_cutoffs import training_cutoff
 from benchmarks.questions import DATA_SNAPSHOT_DATE, load_forecastbench, load_questions_file
 from benchmarks.run_folder.shards import config_digest, parse_shard, selection_digest, shard_of
 
-__all__ = ["QuestionPool", "QuestionSelection"]
+__all__ = ["QuestionPool", "QuestionSelection", "file_digest", "question_digest", "refuse_changed_questions"]
 
 log = logging.getLogger(__name__)
+
+
+def question_digest(q: Question) -> str:
+    """SHA-256 (hex, 16 characters) of everything the harness holds of question ``q``: its facts (text, background,
+    criteria, dates, source, URL), its outcome and actual resolution date, its crowd value and metadata. Two runs of
+    one question agree on it exactly when they forecast and score the same question."""
+    return hashlib.sha256(json.dumps(q.model_dump(mode="json"), sort_keys=True).encode("utf-8")).hexdigest()[:16]
+
+
+def file_digest(path: str | Path) -> str | None:
+    """SHA-256 (hex, 16 characters) of the bytes of file ``path``, or None when it cannot be read."""
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+    except OSError:
+        return None
+
+
+_UNKNOWN = object()
+#: Fields a question's record shows, and how to read each: the facts from the question the agents saw
+#: (``trace.question``), the rest from the record itself. Used to name what changed in a resumed run's questions.
+_RECORDED_FIELDS: tuple[tuple[str, Any], ...] = (
+    *((name, lambda r, n=name: ((r.get("trace") or {}).get("question") or {}).get(n, _UNKNOWN))
+      for name in ("text", "background", "resolution_criteria", "scheduled_close_date", "url")),
+    *((name, lambda r, n=name: r.get(n, _UNKNOWN)) for name in ("forecast_date", "resolution_date", "outcome", "source", "question_type")),
+    ("crowd_p_yes", lambda r: ((r.get("baselines") or {}).get("crowd") or {}).get("p_yes", _UNKNOWN)),
+)
+
+
+def _what_changed(q: Question, record: Mapping[str, Any] | None) -> str:
+    """What differs between ``q`` and the question its ``record`` was run on, in words: the fields, or why they are
+    unknown."""
+    if record is None:
+        return f"{q.id} (not run yet) differs"
+    now = q.model_dump(mode="json")
+    changed = [name for name, read in _RECORDED_FIELDS if (then := read(record)) is not _UNKNOWN and then != now.get(name)]
+    return (f"{q.id} has another {', '.join(changed)}" if changed
+            else f"{q.id} differs in a field its record does not show (metadata, source_question_id, round)")
+
+
+def refuse_changed_questions(run_dir: Path, manifest: Mapping[str, Any], questions: Sequence[Question],
+                             records: Sequence[Mapping[str, Any]]) -> None:
+    """Refuse to resume the run in ``run_dir`` on other questions than it started with: one run never mixes two
+    versions of a question file (two texts, two forecast dates, two outcomes).
+
+    ``manifest`` is the run's (its ``question_ids`` and ``question_digests``, :func:`question_digest` of each,
+    and ``question_selection.files``, the input files' :func:`file_digest`); ``questions`` the resumed run's
+    selection; ``records`` those written so far (to name the fields that changed). A manifest written before the
+    digests were recorded is checked on ids only (logged).
+
+    Raises
+    ------
+    DataValidationError
+        One line naming the run folder, what changed (questions no longer selected or new; the changed
+        questions and their fields, or "not run yet"), the input file with its digest then and now, and the fix.
+    """
+    recorded_ids = manifest.get("question_ids")
+    ids = [q.id for q in questions]
+    files = (manifest.get("question_selection") or {}).get("files") or {}
+    then_now = "; ".join(f"{f['path']}: sha256 {f['sha256']} at the start, {file_digest(f['path']) or 'unreadable'} now"
+                         for f in files.values() if file_digest(f["path"]) != f.get("sha256"))
+    where = f" ({then_now})" if then_now else ""
+    if recorded_ids is not None and recorded_ids != ids:
+        gone = [q for q in recorded_ids if q not in set(ids)]
+        new = [q for q in ids if q not in set(recorded_ids)]
+        what = ", ".join(part for part in (f"{len(gone)} no longer selected (first: {gone[0]})" if gone else "",
+                                           f"{len(new)} new (first: {new[0]})" if new else "") if part) or "another order"
+        raise DataValidationError(
+            f"{run_dir}: the resumed run selects other questions than the manifest records (different providers, filters or "
+            f"question file?): {what}{where}", field="question_ids", value=len(questions))
+    digests = manifest.get("question_digests")
+    if recorded_ids is None or digests is None:
+        log.warning("%s: the manifest records no question digests (written by an older version): a question edited since "
+                    "the run started cannot be detected", run_dir)
+        return
+    by_id = {r.get("question_id"): r for r in records}
+    changed = [q for q, d in zip(questions, digests) if question_digest(q) != d]
+    if changed:
+        first = changed[0]
+        more = f" (and {len(changed) - 1} more)" if len(changed) > 1 else ""
+        raise DataValidationError(
+            f"{run_dir}: {len(changed)} of the run's questions changed since it started{where}: "
+            f"{_what_changed(first, by_id.get(first.id))}{more}; resume with the questions the run started with, "
+            "or start a new run", field="questions", value=first.id)
 
 
 def _untrained(spec: str) -> bool:
@@ -145,7 +231,8 @@ class QuestionSelection:
 
     def describe(self) -> dict[str, Any]:
         """Every filter the question selection applies (recorded in the manifest as ``question_selection``):
-        the effective forecast-date bounds, the contamination filter and the survivorship rule."""
+        the effective forecast-date bounds, the contamination filter and the survivorship rule; and for a question
+        file (and resolution set) its path and :func:`file_digest` (``files``)."""
         cfg = self.config
         given = self.given is not None
         cutoff = self.cutoff_filter(strict=not given)
@@ -156,6 +243,10 @@ class QuestionSelection:
         bundled = self.given is None and self.pool is None and not cfg.questions_file
         close_to = DATA_SNAPSHOT_DATE if (bundled and cfg.close_by_snapshot) else None
         pool = {} if self.pool is None else {"pool": dict(self.pool.facts)}
+        inputs = {} if given or self.pool is not None else {
+            key: {"path": path, "sha256": file_digest(path)}
+            for key, path in (("questions_file", cfg.questions_file), ("resolutions_file", cfg.resolutions_file)) if path}
+        files = {"files": inputs} if inputs else {}
         return {
             "source": "given (no filter applied)" if given else self.pool.source if self.pool is not None else (
                 " + ".join(f for f in (cfg.questions_file, cfg.resolutions_file) if f) or "bundled ForecastBench"),
@@ -166,6 +257,7 @@ class QuestionSelection:
                 f"scheduled close on or before the outcome snapshot {DATA_SNAPSHOT_DATE}" if close_to else
                 ("off (--include-unclosed)" if bundled else "not applicable (user questions)")),
             "contamination_filter": cutoff,
+            **files,
             **pool,
         }
 

@@ -19,7 +19,7 @@ from benchmarks.harness.cost_cap import CostCap, record_cost
 from benchmarks.harness.manifest import RunManifest
 from benchmarks.harness.provider_stack import ProviderStack
 from benchmarks.harness.records import question_record
-from benchmarks.run_folder.durable import ResultsWriteError, append_jsonl, write_json_atomic
+from benchmarks.run_folder.durable import ResultsWriteError, RunFolderLock, RunFolderLockLost, append_jsonl, write_json_atomic
 from benchmarks.run_folder.layout import MANIFEST_FILE, RESULTS_FILE
 from benchmarks.run_folder.record import QuestionRecord, failure_reason
 
@@ -86,12 +86,16 @@ class RunSession:
         ``time.perf_counter()`` of the session's start.
     progress : bool
         Show a progress bar on stderr.
+    lock : RunFolderLock, optional
+        The run folder's lock (held by the caller), checked before every write: a lock file deleted or replaced
+        meanwhile stops the writing (:class:`benchmarks.run_folder.durable.RunFolderLockLost`).
     """
 
     def __init__(self, config: RunConfig, run_dir: Path, stack: ProviderStack, manifest: RunManifest, questions: list[Question],
                  done_records: list[dict[str, Any]], baselines: dict[str, dict[str, Any]], t0: float, *,
-                 progress: bool = False) -> None:
+                 progress: bool = False, lock: RunFolderLock | None = None) -> None:
         self.config = config
+        self.lock = lock
         self.run_dir = run_dir
         self.stack = stack
         self.manifest = manifest
@@ -127,7 +131,7 @@ class RunSession:
         self.extra: dict[str, Any] = {}
         self._last_manifest = time.monotonic()
         self._write_lock = asyncio.Lock()
-        self._write_failed: list[OSError] = []
+        self._write_failed: list[Exception] = []
         self._bar = _progress(len(questions), sum(v in ("done", "failed") for v in self.status.values()),
                               enabled=progress)
 
@@ -191,10 +195,17 @@ class RunSession:
         ------
         ResultsWriteError
             When the record cannot be written; no other record is written after it (the run is stopping).
+        RunFolderLockLost
+            When the run folder's lock file was deleted or replaced (:meth:`check_lock`); nothing more is written.
         """
         async with self._write_lock:  # appends stay whole lines; fsync runs off the event loop
             if self._write_failed:
                 return
+            try:
+                self.check_lock()
+            except RunFolderLockLost as exc:
+                self._write_failed.append(exc)
+                raise
             try:
                 await asyncio.to_thread(append_jsonl, self.results_path, record)
             except OSError as exc:
@@ -223,8 +234,16 @@ class RunSession:
         now = time.perf_counter() - self.t0
         return {"wall_time_s": round(now, 3), "wall_time_s_total": round(self.earlier_s + now, 3)}
 
+    def check_lock(self) -> None:
+        """Confirm before a write that this run still holds the run folder (:meth:`RunFolderLock.check`; no lock given:
+        nothing to check)."""
+        if self.lock is not None:
+            self.lock.check()
+
     def write_manifest(self) -> None:
-        """Rewrite the manifest atomically with the current statuses, spend, stop reason and executor extras."""
+        """Rewrite the manifest atomically with the current statuses, spend, stop reason and executor extras
+        (after :meth:`check_lock`)."""
+        self.check_lock()
         extra = {"provider_stats": self.stack.provider_stats(), **self.timing(),
                  "spend": {"paid_usd_total": round(self.paid_before_usd + self.paid_now_usd, 6),
                            "paid_usd_session": round(self.paid_now_usd, 6),
@@ -243,6 +262,8 @@ class RunSession:
             self.write_manifest()
         except OSError as exc:
             log.warning("could not update %s: %s", self.manifest_path, exc.strerror)
+        except RunFolderLockLost:
+            log.warning("%s not updated: the run folder's lock was lost (another run may be writing it)", self.manifest_path)
 
     def summary(self, n_retried: int) -> RunSummary:
         questions, status = self.questions, self.status

@@ -50,7 +50,7 @@ from agent_tools.datasets import load_forecastbench_human_forecasts
 from benchmarks.panels.pools import POOL_METHODS, pool_probabilities
 from benchmarks.protocol.clusters import sibling_clusters
 from benchmarks.questions import load_forecastbench
-from benchmarks.questions.tables import parse_date_cell
+from benchmarks.questions.tables import csv_text, parse_date_cell
 from benchmarks.report.score_file import match_questions, question_pool, read_forecast_rows
 from benchmarks.run_folder.durable import write_text_atomic
 from benchmarks.run_folder.load import LoadedRun, load_run
@@ -316,7 +316,7 @@ def write_panel(forecasts: pd.DataFrame, path: str | Path) -> Path:
     out = forecasts[cols].assign(**({"date": [None if d is None else str(d) for d in forecasts["date"]]} if "date" in cols else {}))
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        write_text_atomic(path, out.to_csv(index=False))
+        write_text_atomic(path, csv_text(out))  # no cell a spreadsheet would run; read_panel reads it back as it was
     elif suffix == ".jsonl":
         write_text_atomic(path, out.to_json(orient="records", lines=True, force_ascii=False))
     elif suffix in (".parquet", ".pq"):

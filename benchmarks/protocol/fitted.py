@@ -81,7 +81,7 @@ from benchmarks.protocol.methods import method_of
 
 __all__ = ["BLEND_INPUTS", "FITTED_METHODS", "LEARNED_MEAN", "MIN_FIT_PER_CLASS", "MIN_FIT_QUESTIONS", "PLATT_RECENCY",
            "RECENCY_METHODS", "UNFITTED_RULE", "FitInputs", "RecencyWeights", "fallback_equals", "fit_inputs", "fit_runs", "fit_sources",
-           "fitted_summary", "refuse_other_models", "run_models", "walk_forward"]
+           "fitted_extra_usage", "fitted_summary", "refuse_other_models", "run_models", "walk_forward"]
 
 #: The fitted methods, in leaderboard order.
 FITTED_METHODS: tuple[str, ...] = ("fitted_extremized", "fitted_platt", "fitted_blend", "fitted_member_weights")
@@ -163,6 +163,13 @@ class FitInputs:
     def resolved(self) -> bool:
         """True when the question can teach a fit: ok inputs, an outcome and an actual resolution date."""
         return self.ok and self.outcome is not None and self.resolution_date is not None
+
+
+def fitted_extra_usage(method: str, t: FitInputs) -> dict[str, Any]:
+    """What fitted ``method`` spends on question ``t`` beyond the shared ensemble (a TokenUsage dump): the debate
+    and the supervisor's usage for ``fitted_blend``, which blends them (:data:`BLEND_INPUTS`); nothing for the
+    others, which read the members only."""
+    return t.extra_usage if method == "fitted_blend" else TokenUsage().model_dump()
 
 
 def _date(value: Any) -> dt.date | None:
@@ -350,7 +357,7 @@ def walk_forward(
         own = t.question_id if position.get(t.question_id, n_prefix) < n_prefix else None
         rows: dict[str, dict[str, Any]] = {}
         for method in methods:
-            extra = t.extra_usage if method == "fitted_blend" else TokenUsage().model_dump()
+            extra = fitted_extra_usage(method, t)
             base = {"fit_before": t.forecast_date.isoformat(), "extra_usage": extra}
             if not t.ok or not _has_inputs(method, t):
                 why = "the ensemble failed" if not t.ok else "the run did not score mean"

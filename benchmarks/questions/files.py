@@ -39,7 +39,9 @@ column                     required  content
 Any other column is kept in ``Question.metadata``. Empty cells (and JSON ``null``) mean "absent".
 A bad file raises :class:`agent_schemas.DataValidationError` naming the file, the row, the column and
 the offending value: an unparseable date, an outcome other than 0/1, ``crowd_p_yes`` outside [0, 1], a
-missing required column or value, a duplicate id, or a resolution date before the forecast date.
+missing required column or value, a duplicate id, a resolution date before the forecast date, or a column name or
+cell holding a NUL byte, another control character or a lone surrogate (never text a person wrote:
+:func:`benchmarks.questions.tables.text_problem`).
 """
 
 from __future__ import annotations

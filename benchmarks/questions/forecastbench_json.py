@@ -24,7 +24,7 @@ from typing import Any
 
 from agent_schemas import DataValidationError, Question
 from benchmarks.questions.base import DATASET_SOURCES, MARKET_SOURCES, QuestionList, scheduled_close
-from benchmarks.questions.tables import cell_error, is_blank, parse_date_cell
+from benchmarks.questions.tables import cell_error, check_text_cells, check_text_fields, is_blank, parse_date_cell
 
 logger = logging.getLogger(__name__)
 
@@ -40,7 +40,9 @@ def read_forecastbench_json(path: Path, kind: str, list_key: str) -> dict[str, A
     FileNotFoundError
         If the file does not exist.
     DataValidationError
-        Naming the file: not JSON (with the line), or no top-level ``list_key`` list.
+        Naming the file: not JSON (with the line), no top-level ``list_key`` list, or text with a NUL byte, a
+        control character or a lone surrogate (:func:`benchmarks.questions.tables.check_text_cells`: the entry, the
+        field and the value).
     """
     if not path.is_file():
         raise FileNotFoundError(f"ForecastBench {kind} file not found: {path}")
@@ -50,6 +52,8 @@ def read_forecastbench_json(path: Path, kind: str, list_key: str) -> dict[str, A
         raise DataValidationError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})", source=str(path)) from None
     if not isinstance(data, dict) or not isinstance(data.get(list_key), list):
         raise cell_error(path, None, list_key, type(data).__name__, f"a ForecastBench {kind} needs a top-level {list_key!r} list")
+    check_text_fields(path, None, {k: v for k, v in data.items() if k != list_key})  # the set's own fields
+    check_text_cells(path, data[list_key], where=f"{list_key}[].")
     return data
 
 

@@ -2,6 +2,9 @@
 the cell readers whose errors name the file, the row (``data row N (line M)``), the column and the value.
 Question files (:mod:`benchmarks.questions.files`), ForecastBench JSON and score files
 (:func:`benchmarks.report.score_file.score_forecasts_file`) are read through it.
+
+And writing the CSV files a user opens (:func:`csv_text`: leaderboards, panels, class splits): a text cell a
+spreadsheet would run as a formula is neutralised, and :func:`read_table` reads it back as it was.
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ import csv
 import datetime as dt
 import json
 import math
+import re
+import unicodedata
 from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -23,7 +28,9 @@ import pandas as pd
 from agent_schemas import DataValidationError
 from agent_schemas.dates import utc_date
 
-__all__ = ["CSV_CELL_LIMIT", "Table", "cell_error", "id_text", "is_blank", "parse_date_cell", "parse_outcome", "plain_value", "read_table"]
+__all__ = ["CSV_CELL_LIMIT", "FORMULA_TRIGGERS", "Table", "cell_error", "check_text_cells", "check_text_fields", "csv_text",
+           "id_text", "neutralise_formula", "restore_formula", "is_blank", "parse_date_cell", "parse_outcome",
+           "plain_value", "read_table", "text_problem"]
 
 
 @dataclass
@@ -94,6 +101,74 @@ def cell_error(path: Path, row: int | None, column: str | None, value: Any, prob
     return DataValidationError(f"{path}: {where}{col}{problem} (value {_show(value)})", field=column, row=row, value=value, source=str(path))
 
 
+#: Code points no text of a user file may hold: the C0 control characters but tab, line feed and carriage return
+#: (U+0000 NUL included), DEL, the C1 control characters and lone surrogates (a JSON ``\ud800`` escape is not a
+#: character). They are never text a person wrote; they break CSV tools, terminals and the UTF-8 of every file a
+#: run writes, and a prompt or a page would carry them on.
+UNSTORABLE_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def text_problem(text: str) -> str | None:
+    r"""What makes ``text`` unusable as a cell of a user file (:data:`UNSTORABLE_TEXT`), in words, or None.
+
+    Examples
+    --------
+    >>> text_problem("Will it\x00 rain?")
+    'contains a NUL byte (U+0000) at character 8'
+    >>> text_problem("Will it rain?") is None
+    True
+    """
+    m = UNSTORABLE_TEXT.search(text)
+    if m is None:
+        return None
+    ch, at = m.group(), m.start() + 1
+    if ch == "\x00":
+        return f"contains a NUL byte (U+0000) at character {at}"
+    if "\ud800" <= ch <= "\udfff":
+        return f"contains a lone surrogate (U+{ord(ch):04X}: half of a UTF-16 pair, not a character) at character {at}"
+    name = unicodedata.name(ch, "") or {"\x7f": "DELETE"}.get(ch, "a control character")
+    return f"contains the control character U+{ord(ch):04X}{f' ({name})' if name != 'a control character' else ''} at character {at}"
+
+
+def _text_in(value: Any) -> str | None:
+    """The first problem (:func:`text_problem`) of any text in ``value`` (a cell, or a JSON list or object in one)."""
+    if isinstance(value, str):
+        return text_problem(value)
+    if isinstance(value, dict):
+        return next((p for k, v in value.items() for p in (_text_in(k), _text_in(v)) if p), None)
+    if isinstance(value, (list, tuple)):
+        return next((p for v in value if (p := _text_in(v))), None)
+    return None
+
+
+def check_text_cells(path: Path, rows: list[dict[str, Any]], header: list[str] | None = None, *, where: str = "") -> None:
+    """Refuse a file with unusable text (:func:`text_problem`) in a column name or in any cell, nested JSON included.
+
+    Call inside :meth:`Table.numbering` of the file so rows read ``data row N (line M)``; elsewhere they read
+    ``row <0-based index>`` (entries of a JSON list). ``where`` prefixes the column (e.g. ``"questions[]."``).
+
+    Raises
+    ------
+    DataValidationError
+        The first such text: one line naming the file, the row, the column, the value and the character.
+    """
+    for name in header or []:
+        if problem := text_problem(name):
+            raise cell_error(path, None, where + name, name, f"the column name {problem}")
+    for i, rec in enumerate(rows):
+        if isinstance(rec, dict):
+            check_text_fields(path, i, rec, where=where)
+
+
+def check_text_fields(path: Path, row: int | None, record: dict[str, Any], *, where: str = "") -> None:
+    """:func:`check_text_cells` of one record (``row`` None: fields of the file itself, no row)."""
+    for key, value in record.items():
+        if problem := text_problem(str(key)):
+            raise cell_error(path, row, where + str(key), key, f"the column name {problem}")
+        if problem := _text_in(value):
+            raise cell_error(path, row, where + str(key), value, f"{problem}; remove it from the file")
+
+
 def is_blank(value: Any) -> bool:
     """True for a cell that means "absent": None, NaN, NA or text of only white space."""
     if value is None:
@@ -153,6 +228,56 @@ def parse_outcome(path: Path, row: int | None, value: Any) -> int:
     raise cell_error(path, row, "outcome", value, "outcome must be 0 or 1 (or yes/no, true/false)")
 
 
+#: First characters that make a spreadsheet (Excel, LibreOffice, Google Sheets) read a CSV cell as a formula: the
+#: OWASP rule against CSV injection (https://owasp.org/www-community/attacks/CSV_Injection).
+FORMULA_TRIGGERS: tuple[str, ...] = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def neutralise_formula(value: Any) -> Any:
+    r"""``value`` as a CSV cell no spreadsheet runs: text that starts with a :data:`FORMULA_TRIGGERS` character gets
+    a leading ``'`` (shown as text, never evaluated), unless it is a plain number (``-0.0132``, ``+3e-05``), which
+    stays a number; anything that is not text is returned as it is.
+
+    Examples
+    --------
+    >>> neutralise_formula('=HYPERLINK("http://x.example","click")')
+    '\'=HYPERLINK("http://x.example","click")'
+    >>> neutralise_formula("-0.0132"), neutralise_formula(-0.0132), neutralise_formula("mean")
+    ('-0.0132', -0.0132, 'mean')
+    """
+    if isinstance(value, str) and value.startswith(FORMULA_TRIGGERS) and not _PLAIN_NUMBER.fullmatch(value):
+        return "'" + value
+    return value
+
+
+def restore_formula(value: Any) -> Any:
+    """The text :func:`neutralise_formula` neutralised, as it was (``'=x`` -> ``=x``); any other value as it is."""
+    if isinstance(value, str) and value.startswith("'") and neutralise_formula(value[1:]) == value:
+        return value[1:]
+    return value
+
+
+def csv_text(table: pd.DataFrame, *, lineterminator: str = "\n") -> str:
+    """``table`` as CSV text (``DataFrame.to_csv(index=False)``, rows ending in ``lineterminator``) safe to open in a
+    spreadsheet: every text cell and column name through :func:`neutralise_formula`; numeric columns are written as
+    numbers. The one writer of the CSV files the toolkit writes (leaderboards, panels, class splits);
+    :func:`read_table` reads a cell it neutralised back as it was (:func:`restore_formula`).
+
+    A cell holding a carriage return or a line feed is always quoted (``to_csv`` quotes only the characters of its
+    line terminator, so a bare carriage return would otherwise split the row).
+    """
+    safe = table.rename(columns=lambda c: neutralise_formula(str(c)))
+    for column in safe.columns:
+        if pd.api.types.is_object_dtype(safe[column]) or pd.api.types.is_string_dtype(safe[column]):
+            safe[column] = safe[column].map(neutralise_formula, na_action="ignore")
+    text = safe.to_csv(index=False, lineterminator="\r\n")  # quotes every cell with \r or \n
+    if lineterminator == "\r\n":
+        return text
+    parts = text.split('"')  # even parts lie outside quotes (a doubled "" in a cell leaves an empty even part)
+    return '"'.join(part.replace("\r\n", lineterminator) if k % 2 == 0 else part for k, part in enumerate(parts))
+
+
 #: CSV cells up to this many characters are read (Python's csv module stops at 131,072 by default).
 CSV_CELL_LIMIT = 2**31 - 1
 
@@ -170,7 +295,8 @@ def read_table(path: str | Path) -> Table:
     """Read a user file (``.csv``, ``.jsonl``, ``.json`` list of objects, ``.parquet``) as a :class:`Table`.
 
     UTF-8 with or without a byte-order mark; CSV cells are text of any length (up to
-    :data:`CSV_CELL_LIMIT`). Rows are not validated here beyond their shape.
+    :data:`CSV_CELL_LIMIT`). Rows are not validated here beyond their shape and their text: no column name or cell
+    may hold a NUL byte, another control character or a lone surrogate (:func:`check_text_cells`).
 
     Raises
     ------
@@ -178,16 +304,20 @@ def read_table(path: str | Path) -> Table:
         If the file does not exist.
     DataValidationError
         Naming the file and the line for a malformed row (invalid JSON, a row with more cells than the
-        header, a NUL byte), a file that is not UTF-8, or an unsupported extension.
+        header), the row, column and value of a cell with a NUL byte, a control character or a lone surrogate
+        (:func:`text_problem`), a file that is not UTF-8, or an unsupported extension.
     """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"file not found: {path}")
     try:
-        return _read_table(path)
+        table = _read_table(path)
     except UnicodeDecodeError as exc:
         raise DataValidationError(f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
                                   "save it as UTF-8", source=str(path)) from None
+    with table.numbering():
+        check_text_cells(path, table.rows, table.header)
+    return table
 
 
 def _bad_line(path: Path, row: int, line: int, value: Any, problem: str) -> DataValidationError:
@@ -221,7 +351,7 @@ def _read_table(path: Path) -> Table:
             with path.open(newline="", encoding="utf-8-sig") as fh:
                 reader = csv.DictReader(fh)
                 try:
-                    header = [h.strip() for h in (reader.fieldnames or [])]
+                    header = [restore_formula(h.strip()) for h in (reader.fieldnames or [])]
                     twice = sorted({h for h in header if header.count(h) > 1})
                     if twice:  # DictReader would keep the last cell of a repeated name without a word
                         raise cell_error(path, None, twice[0], twice[0], f"column {twice[0]!r} appears "
@@ -232,7 +362,7 @@ def _read_table(path: Path) -> Table:
                         line = reader.line_num - sum(v.count("\n") for v in rec.values() if isinstance(v, str))
                         if None in rec:
                             raise _bad_line(path, len(rows), line, rec[None], f"more cells than the {len(header)} header columns")
-                        rows.append({k.strip(): v for k, v in rec.items()})
+                        rows.append({restore_formula(k.strip()): restore_formula(v) for k, v in rec.items()})
                         lines.append(line)
                 except csv.Error as exc:
                     raise cell_error(path, None, None, None, f"line {reader.line_num + 1} is not a valid CSV row ({exc})") from None

@@ -10,19 +10,33 @@ import pandas as pd
 
 from agent_schemas import TokenUsage
 from benchmarks import scoring
-from benchmarks.protocol.fitted import LEARNED_MEAN
+from benchmarks.protocol.fitted import FITTED_METHODS, LEARNED_MEAN, fit_inputs, fitted_extra_usage
 from benchmarks.protocol.methods import method_of
 from benchmarks.report.frame import AddedMethods, methods_of
 from benchmarks.run_folder.load import LoadedRun
 
-__all__ = ["cost_effectiveness", "cost_tables", "reference_note", "reference_vs_mean"]
-
+__all__ = ["cost_effectiveness", "cost_tables", "ledger_usage", "reference_note", "reference_vs_mean"]
 
 
 def _usage_dict(u: TokenUsage) -> dict[str, Any]:
     return {"input_tokens": u.input_tokens or 0, "output_tokens": u.output_tokens or 0,
             "cached_tokens": u.cache_read_tokens or 0, "reasoning_tokens": u.reasoning_tokens or 0,
-            "calls": u.calls, "cost_usd": u.cost_usd}
+            "calls": u.calls, "unanswered_calls": u.unanswered_calls, "cost_usd": u.cost_usd}
+
+
+def ledger_usage(entry: dict[str, Any]) -> TokenUsage:
+    """The :class:`TokenUsage` of one ledger row of a record (a field the row lacks, from a record written before
+    it existed, is unknown, or 0 for the counts)."""
+    return TokenUsage(**{k: entry[k] for k in TokenUsage.model_fields if k in entry})
+
+
+def _replaced_rows(record: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
+    """The method rows a set-aside record spent on, for the methods ``names`` of the report: its own rows, and for a
+    fitted method (computed after the run, on the records scored) the extra usage it would have read there."""
+    own = record.get("methods") or {}
+    inputs = fit_inputs([record])[0]
+    return {name: own[name] if name in own else {"extra_usage": fitted_extra_usage(name, inputs) if name in FITTED_METHODS else {}}
+            for name in names}
 
 
 def cost_tables(runs: Sequence[LoadedRun], added: AddedMethods | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -33,33 +47,48 @@ def cost_tables(runs: Sequence[LoadedRun], added: AddedMethods | None = None) ->
     the ensemble. Wall time per question: ensemble = the slowest member (members run concurrently); debate /
     supervisor add their own wall time; the pipeline (and ``fitted_blend``) adds the longer of the two (they
     run concurrently).
+
+    **What is counted.** Every figure of usage (``input_tokens``, ``output_tokens``, ``cached_tokens``,
+    ``reasoning_tokens``, ``calls``, ``unanswered_calls``, ``cost_usd``, ``wall_time_s``, and the roles table)
+    sums every record the run ever wrote: the records scored (one per question, ``results.jsonl``) and the failed
+    records ``--retry-failed`` set aside (``results.replaced.jsonl``, :attr:`LoadedRun.replaced`), whose calls
+    were paid as well. ``tokens_per_question`` and ``extra_tokens_per_question`` divide those sums by the
+    questions scored (a question retried once costs both attempts). ``calls`` are billed answers;
+    ``unanswered_calls`` requests cut by a deadline or a cancellation, possibly billed, tokens unknown
+    (:class:`agent_schemas.TokenUsage`).
     """
     method_rows, role_rows = [], []
     multi = len(runs) > 1
     for run in runs:
-        run_id, records = run.run_id, run.records
+        run_id = run.run_id
         per_method: dict[str, dict[str, Any]] = {}
         roles: dict[str, TokenUsage] = {}
-        for r in records:
+
+        def charge(r: dict[str, Any], rows: dict[str, Any], scored: bool) -> None:
             ledger = r.get("ledger", [])
-            ens = TokenUsage.sum(TokenUsage(**{k: e[k] for k in TokenUsage.model_fields}) for e in ledger if e["method"] == "ensemble")
+            ens = TokenUsage.sum(ledger_usage(e) for e in ledger if e["method"] == "ensemble")
             for e in ledger:
-                roles[e["role"]] = roles.get(e["role"], TokenUsage()) + TokenUsage(**{k: e[k] for k in TokenUsage.model_fields})
+                roles[e["role"]] = roles.get(e["role"], TokenUsage()) + ledger_usage(e)
             trace = r.get("trace", {})
             ens_wall = max([f.get("latency_s", 0.0) for f in trace.get("forecasts", [])] or [0.0])
             deb_wall = (trace.get("debate") or {}).get("wall_time_s", 0.0)
             sup_wall = (trace.get("supervisor") or {}).get("wall_time_s", 0.0)
             walls = {"debate": deb_wall, "supervisor": sup_wall, "pipeline": max(deb_wall, sup_wall),
                      "fitted_blend": max(deb_wall, sup_wall)}
-            for name, m in methods_of(r, run_id, added).items():
+            for name, m in rows.items():
                 extra = TokenUsage(**m.get("extra_usage", {}))
                 acc = per_method.setdefault(name, {"usage": TokenUsage(), "extra": TokenUsage(), "wall": 0.0, "n": 0})
                 acc["usage"] = acc["usage"] + ens + extra
                 acc["extra"] = acc["extra"] + extra
                 acc["wall"] += ens_wall + walls.get(method_of(name), 0.0)
-                acc["n"] += 1
+                acc["n"] += scored
+
+        for r in run.records:
+            charge(r, methods_of(r, run_id, added), scored=True)
+        for r in run.replaced:  # paid too: charged to every method the report lists, never scored
+            charge(r, _replaced_rows(r, list(per_method)), scored=False)
         for name, acc in per_method.items():
-            n = acc["n"]  # at least 1: a method is listed once a record has its row
+            n = acc["n"]  # at least 1: a method is listed once a scored record has its row
             extra_tokens = (acc["extra"].input_tokens or 0) + (acc["extra"].output_tokens or 0)
             method_rows.append({"label": f"{run_id}:{name}" if multi else name, "run_id": run_id, "method": name,
                                 **_usage_dict(acc["usage"]),

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from benchmarks.questions.tables import csv_text
 from benchmarks.run_folder.durable import write_text_atomic
 from benchmarks.scoring.ranking import FALLBACK_RULE, MIN_CLUSTERS_TO_RANK
 
@@ -93,7 +94,7 @@ def write_leaderboard(out_dir: str | Path, table: pd.DataFrame, markdown: str) -
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     csv_path, md_path = out_dir / CSV_FILE, out_dir / MARKDOWN_FILE
-    write_text_atomic(csv_path, table.to_csv(index=False))
+    write_text_atomic(csv_path, csv_text(table))  # no cell a spreadsheet would run as a formula
     write_text_atomic(md_path, markdown)
     return csv_path, md_path
 

@@ -8,13 +8,14 @@
 * :mod:`~benchmarks.run_folder.load`: a run loaded once (:func:`load_run`), folders of runs, shard groups.
 """
 
-from benchmarks.run_folder.durable import (ResultsWriteError, RunFolderBusy, append_jsonl, lock_run_folder, read_results,
-                                           set_aside_failed, write_json_atomic, write_text_atomic)
+from benchmarks.run_folder.durable import (ResultsWriteError, RunFolderBusy, RunFolderLock, RunFolderLockLost, append_jsonl,
+                                           lock_run_folder, read_results, set_aside_failed, write_json_atomic,
+                                           write_text_atomic)
 from benchmarks.run_folder.layout import BATCHES_FILE, LOCK_FILE, MANIFEST_FILE, PAGE_FILE, REPLACED_FILE, RESULTS_FILE
-from benchmarks.run_folder.load import LoadedRun, ShardGroup, group_shards, load_run, run_folders
-from benchmarks.run_folder.record import QuestionRecord, failure_reason
+from benchmarks.run_folder.load import LoadedRun, ShardGroup, group_shards, load_run, read_records, run_folders
+from benchmarks.run_folder.record import QuestionRecord, failure_reason, record_problem
 
 __all__ = ["BATCHES_FILE", "LOCK_FILE", "MANIFEST_FILE", "PAGE_FILE", "REPLACED_FILE", "RESULTS_FILE", "LoadedRun",
-           "QuestionRecord", "ResultsWriteError", "RunFolderBusy", "ShardGroup", "append_jsonl", "failure_reason",
-           "group_shards", "load_run", "lock_run_folder", "read_results", "run_folders", "set_aside_failed",
-           "write_json_atomic", "write_text_atomic"]
+           "QuestionRecord", "ResultsWriteError", "RunFolderBusy", "RunFolderLock", "RunFolderLockLost", "ShardGroup",
+           "append_jsonl", "failure_reason", "group_shards", "load_run", "lock_run_folder", "read_records", "read_results",
+           "record_problem", "run_folders", "set_aside_failed", "write_json_atomic", "write_text_atomic"]

@@ -5,45 +5,130 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock, Timeout
+from filelock import lock_descriptor, unlock_descriptor
 from pydantic import BaseModel
 
 from agent_schemas import DataValidationError, ReconcileError
 from benchmarks.run_folder.layout import LOCK_FILE, REPLACED_FILE, RESULTS_FILE
 
-__all__ = ["ResultsWriteError", "RunFolderBusy", "append_jsonl", "lock_run_folder", "read_results", "set_aside_failed",
-           "write_json_atomic", "write_text_atomic"]
+__all__ = ["ResultsWriteError", "RunFolderBusy", "RunFolderLock", "RunFolderLockLost", "append_jsonl", "lock_run_folder",
+           "read_results", "set_aside_failed", "write_json_atomic", "write_text_atomic"]
 
 
 class RunFolderBusy(ReconcileError):
     """Another process holds the run folder's lock: one writer per run folder."""
 
 
+class RunFolderLockLost(RunFolderBusy):
+    """The run folder's lock file was deleted or replaced while this run held it: another process may now write the
+    folder, so this run writes nothing more (:meth:`RunFolderLock.check`)."""
+
+
 class ResultsWriteError(ReconcileError):
     """A finished question's record could not be written (disk full, permissions); earlier records are intact."""
 
 
-def lock_run_folder(run_dir: Path) -> FileLock:
-    """Create the run folder and take its lock (:data:`~benchmarks.run_folder.layout.LOCK_FILE`) at once (no
-    waiting): one writer per run folder. Release it with ``.release()``.
+class RunFolderLock:
+    """The one-writer lock of a run folder: an OS lock on a descriptor of its lock file
+    (:data:`~benchmarks.run_folder.layout.LOCK_FILE`) that this object owns, taken with ``filelock.lock_descriptor``
+    (``flock`` on Unix, ``LockFileEx`` on Windows: the primitive of ``filelock.FileLock``, with which it contends).
+
+    An OS lock belongs to the file, not to its name: deleting or replacing the lock file while a run holds it would
+    let a second run lock a new file of the same name and write the folder too. So the lock remembers the identity
+    (device and inode) of the file it locked, checks after locking that the name still points to it (a file
+    replaced in between is retried), and :meth:`check` compares again before every write: a lock file that is gone
+    or replaced stops this run's writing (:class:`RunFolderLockLost`). The file is kept on release (deleting it
+    would let a waiting run lock a deleted file).
+
+    Parameters
+    ----------
+    run_dir : Path
+        The run folder (created if missing).
+
+    Raises
+    ------
+    RunFolderBusy
+        When another process (or another runner in this one) holds the lock.
+    """
+
+    def __init__(self, run_dir: Path) -> None:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        self.run_dir = run_dir
+        self.path = run_dir / LOCK_FILE
+        self._fd: int | None = None
+        for _ in range(3):  # the file replaced between opening and locking it: take the new one
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                locked = lock_descriptor(fd, blocking=False)
+            except OSError:
+                os.close(fd)
+                raise
+            if not locked:
+                os.close(fd)
+                raise RunFolderBusy(f"{run_dir} is being written by another run (its lock {self.path} is held); "
+                                    "wait for that run to finish or stop it, then resume", path=str(self.path))
+            self._fd, self._identity = fd, _identity(os.fstat(fd))
+            if self._names_it():
+                return
+            self.release()
+        raise RunFolderBusy(f"{run_dir}: its lock file {self.path} keeps being replaced; is another run starting?",
+                            path=str(self.path))
+
+    def _names_it(self) -> bool:
+        try:
+            return _identity(os.stat(self.path)) == self._identity
+        except FileNotFoundError:
+            return False
+
+    @property
+    def held(self) -> bool:
+        """True until :meth:`release`."""
+        return self._fd is not None
+
+    def check(self) -> None:
+        """Confirm that this run still holds the folder: the lock file's name still points to the file it locked.
+
+        Raises
+        ------
+        RunFolderLockLost
+            When the lock file was deleted or replaced (or the lock released): the caller must not write.
+        """
+        if self._fd is None or not self._names_it():
+            what = "released" if self._fd is None else ("deleted" if not self.path.exists() else "replaced")
+            raise RunFolderLockLost(
+                f"{self.run_dir}: its lock file {self.path} was {what} while this run held it, so another run may be "
+                "writing the folder; this run stopped writing (the records written so far are intact): resume it once "
+                "no other run writes the folder", path=str(self.path))
+
+    def release(self) -> None:
+        """Unlock and close the descriptor (safe to call twice); the lock file stays."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            try:
+                unlock_descriptor(fd)
+            finally:
+                os.close(fd)
+
+
+def _identity(st: os.stat_result) -> tuple[int, int]:
+    return st.st_dev, st.st_ino
+
+
+def lock_run_folder(run_dir: Path) -> RunFolderLock:
+    """Create the run folder and take its lock (:class:`RunFolderLock` on
+    :data:`~benchmarks.run_folder.layout.LOCK_FILE`) at once (no waiting): one writer per run folder. Check it
+    before each write with ``.check()``; release it with ``.release()``.
 
     Raises
     ------
     RunFolderBusy
         When another process (or another runner in this one) holds it.
     """
-    run_dir.mkdir(parents=True, exist_ok=True)
-    path = run_dir / LOCK_FILE
-    lock = FileLock(str(path))
-    try:
-        lock.acquire(blocking=False)
-    except Timeout:
-        raise RunFolderBusy(f"{run_dir} is being written by another run (its lock {path} is held); "
-                            "wait for that run to finish or stop it, then resume", path=str(path)) from None
-    return lock
+    return RunFolderLock(run_dir)
 
 
 def append_jsonl(path: Path, record: "dict[str, Any] | BaseModel") -> None:
@@ -97,14 +182,17 @@ def write_text_atomic(path: Path, text: str) -> None:
         raise OSError(exc.errno, exc.strerror, str(path)) from exc
 
 
-def read_results(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
-    """Read ``results.jsonl``. A torn last line (process killed mid-write) is ignored, and with
-    ``repair=True`` cut off the file so later appends start on a clean line.
+def read_results(path: Path, *, repair: bool = False, check: Callable[[Any], str | None] | None = None) -> list[Any]:
+    """Read a JSON-lines file of records (``results.jsonl``). A torn last line (process killed mid-write) is
+    ignored, and with ``repair=True`` cut off the file so later appends start on a clean line. ``check(value)``
+    says what is wrong with a parsed line (None: nothing); the run folder's readers pass
+    :func:`benchmarks.run_folder.record.record_problem` (:func:`benchmarks.run_folder.load.read_records`).
 
     Raises
     ------
     DataValidationError
-        If a line other than the last is not valid JSON (the file was corrupted, not torn).
+        If a line other than the last is not valid JSON (the file was corrupted, not torn), or a complete line
+        fails ``check``: one line naming the file, the line number and what is wrong (``row`` is the 0-based line).
     """
     if not path.exists():
         return []
@@ -122,6 +210,11 @@ def read_results(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
             if is_last:
                 break
             raise DataValidationError(f"{path}: line {i + 1} is not valid JSON ({exc})", row=i, source=str(path)) from exc
+        problem = check(records[-1]) if check is not None else None
+        if problem is not None:  # complete JSON of the wrong shape is never a torn line
+            raise DataValidationError(
+                f"{path}: line {i + 1} is not a question record: {problem}; a run never writes such a line: repair or "
+                "remove it (the other records are intact)", row=i, value=line[:200].decode("utf-8", "replace"), source=str(path))
         if is_last:
             break  # complete JSON but no newline: keep it, and the newline is added below
         good_bytes += len(line) + 1

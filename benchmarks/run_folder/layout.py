@@ -1,16 +1,20 @@
 """The run folder ``<output_dir>/<run_id>/``: its files and what each holds.
 
-* ``manifest.json`` (:data:`MANIFEST_FILE`): config, package version, providers and models, seed, per-question
-  status, retry / cache counters, the command line (redacted), the git commit, package versions and wall time
-  (``wall_time_s`` of this session, ``wall_time_s_total`` over resumed sessions); rewritten atomically (temp file +
+* ``manifest.json`` (:data:`MANIFEST_FILE`): config, package version, providers and models, seed, the question
+  selection (with the question file's digest), the question ids and a digest of each question (a resume on
+  edited questions is refused), per-question status, retry / cache counters, the command line (redacted), the
+  git commit, package versions and wall time (``wall_time_s`` of this session, ``wall_time_s_total`` over resumed sessions); rewritten atomically (temp file +
   ``os.replace``) at the start, at most once per second while questions finish, and at the end.
 * ``results.jsonl`` (:data:`RESULTS_FILE`): one line per finished question (:class:`benchmarks.run_folder.record.QuestionRecord`:
   methods, baselines, usage ledger, audit and the full pipeline trace), appended, flushed and fsynced as each
   question finishes. Killing the process at any moment loses at most the questions in flight; a torn last line is
-  cut off on resume (:func:`benchmarks.run_folder.durable.read_results`).
+  cut off on resume (:func:`benchmarks.run_folder.durable.read_results`). Every reader reads it through
+  :func:`benchmarks.run_folder.load.read_records`, which refuses any other line that is not a record.
 * ``cache/``: the persistent response cache, so ``resume`` re-pays no tokens for calls already made.
-* ``.lock`` (:data:`LOCK_FILE`): held (``filelock``, an OS file lock) by the one process writing the folder, for the
-  whole run or resume; a second writer fails at once.
+* ``.lock`` (:data:`LOCK_FILE`): held (an OS file lock, :class:`benchmarks.run_folder.durable.RunFolderLock`) by the one
+  process writing the folder, for the whole run or resume; a second writer fails at once. The writer checks before
+  every write that the file is still the one it locked: deleting or replacing ``.lock`` stops that writer, so a second
+  run that locks a new ``.lock`` is the only one writing.
 * ``results.replaced.jsonl`` (:data:`REPLACED_FILE`): failed question records set aside by a resume with
   ``retry_failed`` before their questions run again (kept for their usage; reports read ``results.jsonl`` only).
 * ``batches.jsonl`` (:data:`BATCHES_FILE`): batch mode's journal of submitted batches.

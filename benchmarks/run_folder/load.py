@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.run_folder.durable import read_results
-from benchmarks.run_folder.layout import MANIFEST_FILE, RESULTS_FILE
+from benchmarks.run_folder.record import record_problem
+from benchmarks.run_folder.layout import MANIFEST_FILE, REPLACED_FILE, RESULTS_FILE
 from benchmarks.run_folder.shards import unsharded_run_id
 
-__all__ = ["LoadedRun", "ShardGroup", "group_shards", "load_run", "run_folders"]
+__all__ = ["LoadedRun", "ShardGroup", "group_shards", "load_run", "read_records", "run_folders"]
 
 log = logging.getLogger(__name__)
 _WARNED_DUPLICATES: set[str] = set()
@@ -35,6 +36,10 @@ class LoadedRun:
     """The run folder as given (its path as text), or the run id of a :class:`ShardGroup`."""
     manifest: dict[str, Any]
     records: list[dict[str, Any]]
+    """The records scored, one per question (``results.jsonl``)."""
+    replaced: list[dict[str, Any]] = field(default_factory=list)
+    """The failed records a ``--retry-failed`` set aside (``results.replaced.jsonl``): never scored, but what they
+    spent is part of the run's cost (:func:`benchmarks.report.costs.cost_tables`)."""
 
     @property
     def run_id(self) -> str:
@@ -42,9 +47,28 @@ class LoadedRun:
         return self.manifest["run_id"]
 
 
+def read_records(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
+    """The question records of ``path`` (``results.jsonl`` or ``results.replaced.jsonl``): the one reader of
+    records, so ``run --resume``, ``leaderboard``, ``view`` and every report agree on what a record is.
+
+    A torn last line (a process killed mid-write) is dropped, and cut off with ``repair=True``
+    (:func:`benchmarks.run_folder.durable.read_results`). Any other line that is not a question record (not JSON, or
+    JSON of the wrong shape: ``"x"``, ``[1, 2]``, ``{"foo": 1}``, no ``status``;
+    :func:`benchmarks.run_folder.record.record_problem`) is refused, never skipped: a skipped line would drop a
+    question from the scores without a trace, and the harness never writes one, so the file was edited or damaged.
+
+    Raises
+    ------
+    DataValidationError
+        One line naming the file, the line number and what is wrong with it (exit code 2 on the command line).
+    """
+    return read_results(path, repair=repair, check=record_problem)
+
+
 def load_run(run: "str | Path | ShardGroup | LoadedRun") -> LoadedRun:
-    """The run in folder ``run`` (or the shards of one run, :meth:`ShardGroup.load`), one record per question; a
-    run already loaded is returned as it is (a caller that read it passes it on without a second read).
+    """The run in folder ``run`` (or the shards of one run, :meth:`ShardGroup.load`), one record per question, and
+    the failed records set aside by ``--retry-failed`` (:attr:`LoadedRun.replaced`); a run already loaded is
+    returned as it is (a caller that read it passes it on without a second read).
 
     A folder written by one runner holds one record per question (the run folder's lock allows one
     writer; ``--retry-failed`` sets the failed records aside before re-running them). Should a folder
@@ -56,7 +80,7 @@ def load_run(run: "str | Path | ShardGroup | LoadedRun") -> LoadedRun:
     FileNotFoundError
         If the folder has no ``manifest.json``.
     DataValidationError
-        If a line of ``results.jsonl`` other than the last is not JSON (:func:`benchmarks.run_folder.durable.read_results`).
+        If a line of ``results.jsonl`` (or ``results.replaced.jsonl``) is not a question record (:func:`read_records`).
     """
     if isinstance(run, LoadedRun):
         return run
@@ -67,7 +91,7 @@ def load_run(run: "str | Path | ShardGroup | LoadedRun") -> LoadedRun:
     if not mpath.exists():
         raise FileNotFoundError(f"{run_dir} is not a run folder: no {MANIFEST_FILE}")
     records, seen = [], set()
-    every = read_results(run_dir / RESULTS_FILE)
+    every = read_records(run_dir / RESULTS_FILE)
     for r in every:
         if r.get("question_id") not in seen:
             seen.add(r.get("question_id"))
@@ -77,7 +101,8 @@ def load_run(run: "str | Path | ShardGroup | LoadedRun") -> LoadedRun:
         _WARNED_DUPLICATES.add(str(run_dir.resolve()))
         log.warning("%s: %d duplicated question record(s) in %s; the report keeps the first record of each question",
                     run_dir, n_dropped, RESULTS_FILE)
-    return LoadedRun(str(run_dir), json.loads(mpath.read_text(encoding="utf-8")), records)
+    return LoadedRun(str(run_dir), json.loads(mpath.read_text(encoding="utf-8")), records,
+                     read_records(run_dir / REPLACED_FILE))
 
 
 def run_folders(paths: Sequence[str | Path]) -> list[Path]:
@@ -119,10 +144,11 @@ class ShardGroup:
         """The merged run, named :attr:`run_id`: the first shard's manifest under :attr:`run_id`, with
         ``question_ids`` and ``question_status`` of every shard and ``shards`` (folders, count, missing),
         and every shard's records, one per question (the first kept)."""
-        manifests, records, seen, dropped = [], [], set(), 0
+        manifests, records, replaced, seen, dropped = [], [], [], set(), 0
         for folder in self.folders:
             run = load_run(folder)
             manifests.append(run.manifest)
+            replaced.extend(run.replaced)
             for r in run.records:
                 if r.get("question_id") in seen:
                     dropped += 1
@@ -144,7 +170,7 @@ class ShardGroup:
                 if isinstance(v, (int, float)):
                     stats[k] = stats.get(k, 0) + v
         merged["provider_stats"] = stats
-        return LoadedRun(self.run_id, merged, records)
+        return LoadedRun(self.run_id, merged, records, replaced)
 
 
 def group_shards(run_dirs: Sequence[str | Path]) -> list[Path | ShardGroup]:

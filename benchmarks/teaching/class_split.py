@@ -40,6 +40,7 @@ import pandas as pd
 
 from agent_schemas import DataValidationError, Question
 from benchmarks.questions import DATA_SNAPSHOT_DATE, load_forecastbench
+from benchmarks.questions.tables import csv_text
 from benchmarks.run_folder.durable import write_text_atomic
 
 __all__ = ["ClassSplit", "STUDENT_COLUMNS", "TEACHER_COLUMNS", "class_split", "select_class_questions", "write_class_split"]
@@ -159,7 +160,7 @@ def class_split(questions: Sequence[Question], *, show_crowd: bool = False) -> C
 
 def _text(table: pd.DataFrame, suffix: str) -> str:
     if suffix == ".csv":
-        return table.to_csv(index=False, lineterminator="\n")
+        return csv_text(table, lineterminator="\n")  # no cell a spreadsheet would run; read back as it was
     rows = table.astype(object).where(table.notna(), None).to_dict("records")  # NaN -> null; floats kept exactly
     return "".join(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n" for row in rows)
 

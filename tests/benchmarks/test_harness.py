@@ -564,7 +564,7 @@ def test_a_resume_that_selects_other_questions_is_refused(tmp_path):
     with pytest.raises(DataValidationError) as ei:
         run(make(tmp_path, [question(1), question(3)]), resume=True)
     assert str(ei.value) == (f"{tmp_path / 'r'}: the resumed run selects other questions than the manifest records "
-                             "(different providers, filters or question file?)")
+                             "(different providers, filters or question file?): 1 no longer selected (first: q2), 1 new (first: q3)")
     assert (ei.value.field, ei.value.value) == ("question_ids", 2)
     assert run(make(tmp_path, [question(1), question(2)]), resume=True).n_done_before == 2
 

@@ -482,7 +482,8 @@ def test_write_report_writes_the_three_files_with_every_table(run_a, tmp_path, p
     assert "| a        |           3 |                  1 |" in audit_md  # run a: 3 questions, 1 failed
     cost_md = rep.markdown.split("## Cost per method")[1].split("## Cost-effectiveness")[0]
     pipeline_row = next(line for line in cost_md.splitlines() if line.startswith("| pipeline "))
-    assert [c.strip() for c in pipeline_row.strip("|").split("|")][:7] == ["pipeline", "750", "70", "50", "0", "10", "0.0700"]
+    # tokens in / out, cached, reasoning, calls, unanswered calls, USD
+    assert [c.strip() for c in pipeline_row.strip("|").split("|")][:8] == ["pipeline", "750", "70", "50", "0", "10", "0", "0.0700"]
     assert "run_id" not in cost_md and "| method" not in cost_md
     fitted = section(rep.markdown, report.FITTED_TITLE).split("\n\n")[1]
     assert [line.split("|")[1].strip() for line in fitted.splitlines()[2:]] == list(FITTED_METHODS)  # one run: no run prefix

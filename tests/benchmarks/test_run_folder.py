@@ -200,6 +200,39 @@ def test_retry_failed_replaces_failed_records_and_keeps_them_aside(tmp_path, cap
     write_report([tmp_path / "r"], tmp_path / "rep", n_resamples=20)
 
 
+def test_after_retry_failed_the_cost_tables_count_the_set_aside_records_too(tmp_path):
+    from benchmarks.report.costs import cost_tables
+    from benchmarks.run_folder import load_run
+
+    qs = questions(3)
+    bad_text = qs[0].text
+
+    def flaky(spec):
+        return ScriptedProvider(responder=lambda m: "I would rather not say." if bad_text in m[1].content
+                                else scripted_world.respond(m))
+
+    asyncio.run(make_runner(tmp_path, qs, flaky, cache=False).arun())
+    asyncio.run(make_runner(tmp_path, qs, cache=False).arun(resume=True, retry_failed=True))
+    kept, aside = read_results(tmp_path / "r" / "results.jsonl"), read_results(tmp_path / "r" / REPLACED_FILE)
+    assert len(kept) == 3 and len(aside) == 1
+
+    def total(records, method, field):
+        return sum(e[field] or 0 for r in records for e in r["ledger"] if e["method"] == method)
+
+    costs, roles = cost_tables([load_run(tmp_path / "r")])
+    costs, roles = costs.set_index("method"), roles.set_index("role")
+    every = kept + aside
+    ens_tokens = total(every, "ensemble", "input_tokens") + total(every, "ensemble", "output_tokens")
+    assert total(aside, "ensemble", "calls") == 3  # the set-aside record's three billed (unparseable) answers
+    assert costs.loc["mean", "calls"] == total(every, "ensemble", "calls") == 9 + 3
+    assert costs.loc["mean", "input_tokens"] + costs.loc["mean", "output_tokens"] == ens_tokens
+    assert costs.loc["mean", "tokens_per_question"] == pytest.approx(ens_tokens / 3)  # divided by the questions scored
+    debate = total(every, "debate", "input_tokens") + total(every, "debate", "output_tokens")
+    assert costs.loc["debate", "tokens_per_question"] == pytest.approx((ens_tokens + debate) / 3)
+    assert roles.loc["forecaster", "calls"] == total(every, "ensemble", "calls")
+    assert (costs["unanswered_calls"] == 0).all()
+
+
 def test_retry_failed_needs_resume(tmp_path):
     with pytest.raises(ValueError, match="needs resume"):
         asyncio.run(make_runner(tmp_path, questions(1)).arun(retry_failed=True))

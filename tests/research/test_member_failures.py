@@ -44,7 +44,8 @@ def test_member_timed_out_after_one_finished_call_keeps_its_usage():
     f = res.forecasts[0]
     assert llm.calls == 2  # query writing finished; the forecast call was in flight at the deadline
     assert f.status == "failed" and f.error.type == "ProviderTimeout" and f.error.details["timeout_s"] == 0.3
-    assert f.usage == TokenUsage(input_tokens=500, output_tokens=40, calls=1)
+    # the finished call with its tokens; the one in flight at the deadline as an unanswered call (tokens unknown)
+    assert f.usage == TokenUsage(input_tokens=500, output_tokens=40, calls=1, unanswered_calls=1)
     assert res.usage == f.usage
     # the searches that ran before the deadline are in the audit
     assert f.queries == ["Will the ECB cut its deposit rate at its December 2025 meeting?", "ECB December 2025 rate decision"]

@@ -289,6 +289,11 @@ def test_the_cost_cap_counts_earlier_sessions_finished_questions_and_the_dry_run
     for spend, paid_before in (({"paid_usd_total": 0.5}, 0.5), ({"paid_usd_total": 0.0}, 0.0), ({"paid_usd_total": None}, 0.375), (None, 0.375)):
         manifest.write_text(json.dumps({"spend": spend}))  # what earlier sessions paid, cancelled calls included
         assert runner.cost_cap(qs, records).paid_before_usd == paid_before
+    # without a recorded spend, the failed records a --retry-failed set aside were paid too
+    aside = {"question_id": "q1", "status": "failed", "forecast_date": "2025-11-09", "methods": {}, "baselines": {}, "trace": {},
+             "ledger": [{"method": "ensemble", "role": "forecaster", "model": "anthropic/claude-sonnet-4-5", "cost_usd": 0.0625}]}
+    (runner.run_dir / "results.replaced.jsonl").write_text(json.dumps(aside) + "\n")
+    assert runner.cost_cap(qs, records).paid_before_usd == 0.375 + 0.0625
 
 
 def test_a_cap_below_one_question_s_estimate_starts_nothing_and_says_why(tmp_path, monkeypatch):
