@@ -24,9 +24,11 @@ every cap that applies:
 
 So "high" stands only when every named disagreement's search returned a relevant result dated on or
 before the cutoff. Evidence is counted, not hits: a coverage note is "supported" only by such a result
-(the supervisor judges each result by the content-word rule of :mod:`agent_tools.relevance`:
-:data:`agent_tools.relevance.RELEVANCE_RULE`, and records the shared words in the note's ``evidence``); a
-query of "2025-10-26" that returned chess ratings, or a relevant page with no date, supports nothing.
+(the supervisor judges each result by the rule of :mod:`agent_tools.relevance`,
+:data:`agent_tools.relevance.RELEVANCE_RULE`: never a forecasting question's listing, naming the question's
+subject, sharing its content words; it records each judgement in the note's ``evidence``); a query of
+"2025-10-26" that returned chess ratings, a sibling market's page, or a relevant page with no date, supports
+nothing.
 
 A failed supervisor has no confidence (None). The rule reads only the supervisor's artifact (its
 disagreements, coverage notes and search outcomes), so the combination rule can apply it to any

@@ -70,8 +70,8 @@ class RecordedSearch(BaseModel):
 
 
 class ResultRelevance(BaseModel):
-    """How one search result was judged as evidence for what was searched: relevant by the content-word rule
-    of :mod:`agent_tools.relevance`, and counted when also dated on or before the cutoff."""
+    """How one search result was judged as evidence for what was searched: relevant by the rule of
+    :mod:`agent_tools.relevance`, and counted when also dated on or before the cutoff."""
 
     title: str = Field("", description="The result's title.")
     url: str = Field("", description="The result's URL (or corpus document id URL).")
@@ -83,7 +83,15 @@ class ResultRelevance(BaseModel):
                     "the relevance rule counted.")
     question_words: list[str] = Field(
         default_factory=list, description="Those of ``shared_words`` that are in the question's text, sorted.")
-    relevant: bool = Field(description="True when the relevance rule holds: at least two shared words (all the question has, "
-                                       "when fewer), at least one from the question.")
+    subject: list[str] = Field(
+        default_factory=list,
+        description="The question's subject (its first name, lower-cased words; empty for a question without names), "
+                    "which a relevant result names.")
+    listing: str = Field(
+        "", description="'own' for the question's own listing, why it is another forecasting question's listing "
+                        "(e.g. 'a question page of Polymarket'), '' when it is neither: a listing is never relevant.")
+    relevant: bool = Field(description="True when the relevance rule holds: not a listing, names the question's subject, at "
+                                       "least two shared words (all the question has, when fewer), at least one from the "
+                                       "question.")
     counted: bool = Field(description="True when relevant and dated on or before the cutoff: evidence that supports the disagreement.")
     reason: str = Field("", description="Why, in words, e.g. 'relevant (shares ecb, rates), dated 2025-10-01' or 'not relevant: shares 1 content word (rate), 2 needed'.")

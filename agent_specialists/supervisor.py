@@ -5,7 +5,8 @@ searches, give a reconciled ``p_yes`` with a confidence (high, medium, low). Eve
 kept, failures included, and each disagreement gets a coverage note: "supported" when its search returned
 a result relevant to the question and the disagreement (:mod:`agent_tools.relevance`) and dated on or
 before the cutoff, "gap" with the reason otherwise; the note records each result's judgement. A failed
-search is a gap, never "no evidence"; results on another subject are a gap, never support.
+search is a gap, never "no evidence"; results on another subject, and the listings of forecasting questions
+(the question's own or any other), are a gap, never support.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from agent_tools import SearchClient, ToolExecutor, parse_json, render_evidence,
 from agent_tools.parsing import parse_answer
 from agent_tools.case_facts import stable_prefix
 from agent_tools.provenance import attach_provenance
-from agent_tools.relevance import OWN_LISTING_REASON, judge_results
+from agent_tools.relevance import NO_SUBJECT_REASON, judge_results
 
 
 @dataclass
@@ -325,8 +326,12 @@ def _coverage(question: VisibleQuestion, d: Disagreement, outcome: SearchOutcome
                             reason=f"{counted} of {n} results relevant to the question and dated on or before the cutoff")
     relevant = [e for e in evidence if e.relevant]
     undated = sum(e.published is None for e in relevant)
-    own = sum(e.reason == OWN_LISTING_REASON for e in evidence)
+    own = sum(e.listing == "own" for e in evidence)
+    listings = sum(e.listing not in ("", "own") for e in evidence)
+    off_subject = sum(e.reason.startswith(NO_SUBJECT_REASON) for e in evidence)
     parts = [f"{own} the question's own listing, not evidence on it"] if own else []
+    parts += [f"{listings} listing(s) of other forecasting questions, never evidence"] if listings else []
+    parts += [f"{off_subject} not naming the question's subject"] if off_subject else []
     parts += [f"{undated} relevant but undated"] if undated else []
     if len(relevant) > undated:  # the cutoff guard drops these; a judgement never relies on it
         parts.append(f"{len(relevant) - undated} relevant but dated after the cutoff")

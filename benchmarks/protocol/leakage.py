@@ -48,14 +48,17 @@ The actual resolution date is hindsight only where a forecaster could not have k
    future or condition  ``elections are scheduled to be held ... on April 12 2026``,
                         ``Resolve YES if Liverpool finish 1st ... on Sunday, 24 May 2026``
    question             ``Will CPT's market close price on 2024-12-15 be higher ...?``
+   calendar             ``the next meeting is on 5 March 2026``, ``next meeting: 5 March
+                        2026``, ``the season ends on 24 May 2026``, ``the polls open on
+                        Thursday, 5 March 2026`` (a calendar in the present tense)
    ===================  ===================================================================
 
    Its author wrote it before the forecast date, so it was knowable. (This is the false alarm of issue 29:
    ForecastBench scores the markets of round 2024-12-08 at its 7-day horizon, 2024-12-15, the resolution
    date of every dataset question of that round, whose texts the bundled search corpus holds.) The same
-   date written there as a past event (``resolved Yes on 2024-12-15``, ``On December 15, 2024 the ...``)
-   is a finding: that is how a page re-dated after the fact reads. Text written by models or by the
-   harness gets no such allowance.
+   date written there as a past event (``resolved Yes on 2024-12-15``, ``On December 15, 2024 the ...``,
+   ``the meeting was on 5 March 2026``, ``Today is 5 March 2026``) is a finding: that is how a page re-dated
+   after the fact reads. Text written by models or by the harness gets no such allowance.
 
 Outcome statements
 ------------------
@@ -63,28 +66,33 @@ Outcome statements
 
 ===================  ===============================================================================
 resolved YES/NO      ``resolved Yes``, ``RESOLVED TO NO``, ``resolved as "Yes"``, ``settled at No``
+closed YES/NO        ``closed YES``, ``closed at "No"``
 resolved positively  ``resolved positively``, ``resolved in the negative``
 already resolved     ``has already resolved``, ``has been resolved``, ``was resolved``
 resolved early       ``resolved early``, ``closed ahead of schedule``, ``resolved before its close``
-the answer was       ``the answer was no``, ``the final outcome turned out to be Yes``
+the answer was       ``the answer was no``, ``the answer is yes``, ``the final outcome turned out to be Yes``
 outcome YES          ``outcome: yes``, ``outcome 1``
+resolution: YES      ``resolution: YES``, ``Resolution = no``, ``final result: Yes``
+paid out per share   ``paid out $1 per YES share``, ``redeemed at $1.00 per "No" share``
+ended at 100%        ``ended trading at 100%``, ``closed at 0%``, ``settled at 100¢``
 ===================  ===============================================================================
 
 A phrase governed by a modal, a negation or a condition is a rule, not a statement, and is skipped:
 ``will be resolved as "Yes" if``, ``may still be resolved as Yes``, ``if the market resolved Yes``,
-``resolved Yes only if``. A statement counts when it follows, within 100 characters, a mention of the
-question (its id, source id, URL, the first 120 characters of its text, or "this question", "this market",
-"the question", "the market"), or when it precedes its id, source id, URL or text on the same line
-(``Resolved NO: Will the ECB ...``). A statement the question itself shows (a background reporting how
-another market resolved) is not hindsight.
+``resolved Yes only if``, ``Resolution: YES if``. So is an opinion (``I think the answer is yes``,
+``probably resolved No``): a forecaster's view, not a report. A statement counts when it follows, within 100
+characters, a mention of the question (its id, source id, URL, the first 120 characters of its text, or "this
+question", "this market", "the question", "the market"), or when it precedes its id, source id, URL or text on
+the same line (``Resolved NO: Will the ECB ...``). A statement the question itself shows (a background
+reporting how another market resolved) is not hindsight.
 
 Direction
 ---------
 The counts are heuristics with a known direction: they can flag a legitimate text that happens to match (a
 false alarm is read in the run viewer, which shows the prompts of every question with findings), but a
 planted actual resolution date in a form of the date table, an outcome statement of the phrase table next to
-the question, or a late evidence item is always found, with the allowances 1-3 above as the only
-exceptions.
+the question, or a late evidence item is always found, with the allowances 1-3 above (dates) and the rules
+and opinions above (outcome statements) as the only exceptions.
 """
 
 from __future__ import annotations
@@ -115,7 +123,9 @@ _EVIDENCE_DATE_RES = (_SEARCH_RESULT, re.compile(rf"^\s*- evidence(?: \[\d+\])?:
 #: How a document names a date it does not report as past: ``(name, pattern)``. The deadline and range
 #: patterns match the text just before the date; a future or conditional word may be anywhere in the clause
 #: before it (``elections are scheduled to be held in Hungary on April 12 2026``, ``Resolve YES if Liverpool
-#: finish 1st ... on Sunday, 24 May 2026``); a question is the sentence around the date.
+#: finish 1st ... on Sunday, 24 May 2026``); a question is the sentence around the date; a calendar is a verb
+#: in the present tense just before the date, after "next" or "upcoming" in its sentence (``the next meeting is
+#: on``, ``next meeting:``) or a verb of a calendar (``the season ends on``, ``the polls open on Thursday,``).
 PROSPECTIVE_CONTEXTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("deadline", re.compile(
         r"\b(?:by|before|until|till|through|thru|after|prior\s+to|no\s+later\s+than|not\s+later\s+than"
@@ -127,12 +137,18 @@ PROSPECTIVE_CONTEXTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"\b(?:will|shall|would|if|unless|whether|scheduled|expected|planned|slated|due\s+to|set\s+to|upcoming)\b", re.I)),
     ("question", re.compile(
         r"^(?:Will|Would|Is|Are|Can|Could|Should|Shall|Does|Do|Has|Have|Which|What|Who|When|How|By)\b[^?]*$", re.I)),
+    ("calendar", re.compile(  # "the next meeting is on", "next meeting:", "the season ends on", "the polls open on"
+        r"(?:\b(?:next|upcoming|coming)\b[^.;!?\n]{0,60}?(?:\b(?:is|are)\b(?:\s+(?:on|at|in|for|from))?|[:–-])"
+        r"|\b(?:falls?|takes?\s+place|meets?|convenes?|reconvenes?|begins?|starts?|opens?|closes?|ends?|runs?"
+        r"|(?:is|are)\s+held)(?:\s+(?:on|at|in|from))?)"
+        r"(?:\s+the)?(?:\s+[A-Za-z]+day,?)?\s*$", re.I)),
 )
 _SENTENCE_BREAK = re.compile(r"[?!;]|(?<![A-Z])\.(?=\s)|\n| — ")
 _ITEM_NUMBER = re.compile(r"^\s*\[\d+\]\s*")
 _UNINDENTED_LINE = re.compile(r"\n(?![ \t])")
 
-_YES_NO = r"[\"“”'*]*\s*(?:yes|no|true|false)\b(?!\s+(?:later|sooner|earlier|longer|more|matter)\b)"
+_YES_NO = (r"[\"“”'*]*\s*(?:yes|no|true|false)\b"
+           r"(?!\s+(?:later|sooner|earlier|longer|more|matter|different|doubt|one|way|less|fewer)\b)")
 #: Outcome statements: ``(name, words, pattern)``, matched on the lowercased text; see the module docstring
 #: for when they count. ``words`` are groups of words of which the text must hold one of each group for the
 #: pattern to be tried (a shortcut: without them no match is possible).
@@ -140,6 +156,7 @@ OUTCOME_STATEMENTS: tuple[tuple[str, tuple[tuple[str, ...], ...], re.Pattern[str
     (name, words, re.compile(p)) for name, words, p in (
         ("resolved YES/NO", (("resolved", "settled"),),
          rf"\b(?:resolved|settled)(?:\s+(?:to|as|at|in\s+favou?r\s+of))?\s*[:=\-]?\s*{_YES_NO}"),
+        ("closed YES/NO", (("closed",),), rf"\bclosed(?:\s+(?:at|as|on))?\s+{_YES_NO}"),
         ("resolved positively", (("resolved",),),
          r"\bresolved\s+(?:positively|negatively|in\s+the\s+(?:affirmative|negative))\b"),
         ("already resolved", (("resolved",),),
@@ -147,11 +164,16 @@ OUTCOME_STATEMENTS: tuple[tuple[str, tuple[tuple[str, ...], ...], re.Pattern[str
         ("resolved early", (("resolved", "closed", "settled", "ended"), ("early", "ahead", "before")),
          r"\b(?:resolved|closed|settled|ended)\s+(?:early|ahead\s+of\s+(?:schedule|time|its|the)"
          r"|before\s+(?:its|the)\s+(?:scheduled\s+)?(?:close|closing|end|deadline))\b"),
-        ("the answer was", (("answer", "outcome", "result", "resolution"), ("was", "turned out", "came out", "ended up")),
+        ("the answer was", (("answer", "outcome", "result", "resolution"), ("was", "is", "turned out", "came out", "ended up")),
          rf"\bthe\s+(?:final\s+|correct\s+|actual\s+)?(?:answer|outcome|result|resolution)\b[^.?!\n]{{0,60}}?"
-         rf"\b(?:was|turned\s+out(?:\s+to\s+be)?|came\s+out(?:\s+as)?|ended\s+up(?:\s+as|\s+being)?)\s*[:\-]?\s*"
+         rf"\b(?:was|is|turned\s+out(?:\s+to\s+be)?|came\s+out(?:\s+as)?|ended\s+up(?:\s+as|\s+being)?)\s*[:\-]?\s*"
          rf"(?:{_YES_NO}|positive\b|negative\b)"),
         ("outcome YES", (("outcome",),), r"\boutcome\W{0,3}(?:yes|no|0|1)\b"),
+        ("resolution: YES", (("resolution", "result"),), rf"\b(?:resolution|result)\s*[:=]\s*{_YES_NO}"),
+        ("paid out per share", (("paid", "redeemed", "settled"), ("share",)),
+         rf"\b(?:paid(?:\s+out)?|redeemed|settled)\b(?:[^.?!\n]|\.\d){{0,40}}?\bper\s+{_YES_NO}[\"“”'*]*\s+shares?\b"),
+        ("ended at 100%", (("ended", "closed", "finished", "settled", "expired"), ("100", "0")),
+         r"\b(?:ended|closed|finished|settled|expired)\s+(?:trading\s+)?(?:at\s+)?(?:100|0)(?:\.0+)?\s*(?:%|¢|cents?\b)"),
     ))
 #: A line that is only an outcome (matched on the lowercased text).
 _OUTCOME_LINE = re.compile(r"^\W*(?:final\s+)?(?:outcome|resolution)\s*[:=]\s*[\"“'*]*\s*(?:yes|no|0|1|true|false)\b", re.M)
@@ -160,6 +182,10 @@ _MODAL_BEFORE = re.compile(
     r"(?:\s+(?:not|still|also|only|then|automatically|be|been|have|get|be\s+considered))*\s*$", re.I)
 _CONDITION_BEFORE = re.compile(r"\b(?:if|unless|whether|in\s+case|provided|assuming|suppose)\b", re.I)
 _CONDITION_AFTER = re.compile(r"^[\"”'*,]*\s*(?:if|unless|when|once|in\s+case|provided|only\s+if|should)\b", re.I)
+#: An opinion before a statement: a forecaster's view, not a report.
+_OPINION_BEFORE = re.compile(
+    r"\b(?:(?:i|we)\s+(?:think|believe|expect|guess|suspect|predict|forecast|estimate|doubt)"
+    r"|probably|likely|perhaps|maybe|arguably|presumably)\b", re.I)
 _CLAUSE_BREAK = re.compile(r"[.;!?\n]")
 _DEICTIC = r"\b(?:this|the)\s+(?:question|market)\b"
 _NEAR = 100  # characters between a mention of the question and a statement about it
@@ -221,7 +247,7 @@ def _prospective(doc: str, start: int, end: int) -> bool:
         return True
     breaks = list(_SENTENCE_BREAK.finditer(doc, 0, start))
     sentence = _ITEM_NUMBER.sub("", doc[breaks[-1].end() if breaks else 0:start]).lstrip()
-    if contexts["future or condition"].search(sentence[-150:]):
+    if contexts["future or condition"].search(sentence[-150:]) or contexts["calendar"].search(sentence[-150:]):
         return True
     after = _SENTENCE_BREAK.search(doc, end)
     return after is not None and after.group() == "?" and bool(contexts["question"].match(sentence))
@@ -241,10 +267,12 @@ def _hidden_date_named(text: str, hidden: dt.date, knowable: set[dt.date], forec
 
 
 def _is_rule(text: str, start: int, end: int) -> bool:
-    """Whether the phrase at ``text[start:end]`` is governed by a modal or a condition (a rule, not a statement)."""
+    """Whether the phrase at ``text[start:end]`` is governed by a modal or a condition (a rule, not a statement), or
+    follows an opinion (a view, not a report)."""
     breaks = list(_CLAUSE_BREAK.finditer(text, max(0, start - 80), start))
     clause = text[breaks[-1].end() if breaks else max(0, start - 80):start]
-    return bool(_MODAL_BEFORE.search(clause) or _CONDITION_BEFORE.search(clause) or _CONDITION_AFTER.match(text[end:end + 30]))
+    return bool(_MODAL_BEFORE.search(clause) or _CONDITION_BEFORE.search(clause) or _OPINION_BEFORE.search(clause)
+                or _CONDITION_AFTER.match(text[end:end + 30]))
 
 
 def _statements(low: str) -> list[tuple[int, int]]:

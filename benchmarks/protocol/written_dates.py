@@ -10,10 +10,16 @@ form           examples                                          reading
 ``iso``        ``2026-03-01``, ``2026-3-1``, ``2026/03/01``,     year, month, day (a year-first date is never
                ``2026.03.01``, ``2026-03-01T12:00Z``, a URL's    read day-first)
                ``/2026/03/01/``
+``compact``    ``20260305``, a press release's                   year (19xx or 20xx), month, day: eight digits
+               ``ecb.mp20260305~1a2b.en.html``,                  that run on into no other digit, a dot or a
+               ``report_20260305.pdf``                           comma (a version, a phone number or a longer
+                                                                 id is not read), and that make a valid date
 ``day_month``  ``1 March 2026``, ``1st of March, 2026``,         day, month name or abbreviation, year
-               ``01-Mar-2026``, ``1 Sept. 2026``
+               ``01-Mar-2026``, ``1 Sept. 2026``,
+               ``5 Mar '26`` (an apostrophe's two-digit year)
 ``month_day``  ``March 1, 2026``, ``Mar 1 2026``,                month name or abbreviation, day, year
-               ``March 1st, 2026``, ``Sunday, Mar. 1, 2026``
+               ``March 1st, 2026``, ``Sunday, Mar. 1, 2026``,
+               ``Mar-05-2026``, ``Mar 5 '26``
 ``numeric``    ``03/01/2026``, ``3/1/2026``, ``03.01.2026``,     both orders: month first (the US) and day
                ``03-01-2026``, ``3/1/26`` (two-digit year: with  first (most other places); ``26`` is 2026
                slashes only)
@@ -21,11 +27,12 @@ form           examples                                          reading
 
 Month names and abbreviations (``Jan`` ... ``Dec``, ``Sept``, with or without a dot) are English, in any
 case; ordinals ``st``/``nd``/``rd``/``th`` are accepted; a year has four digits except in the slashed numeric
-form. A numeric date whose two numbers can both be a month (``03/01/2026``) has two readings (1 March and
+form and after an apostrophe (``'26`` is 2026). A numeric date whose two numbers can both be a month (``03/01/2026``) has two readings (1 March and
 3 January 2026); one that only one order makes a date (``13/01/2026``, ``01/13/2026``) has that one; what an
 ambiguous date means is the caller's decision (the audit's is in :mod:`benchmarks.protocol.leakage`). Not read: dates
 without a year (``December 31``), months without a day (``March 2026``), spelled-out numbers (``the first
-of March``), other languages, and digits that run on (``1.2.2026.5``). The table is the specification; its
+of March``), a two-digit year without an apostrophe (``5 Mar 26``), other languages, and digits that run on
+(``1.2.2026.5``, ``2026030512``, ``v1.20260305``). The table is the specification; its
 tests (``tests/benchmarks/test_written_dates.py``) have a row per form.
 
 Why a table and not a parser: ``dateutil.parser`` (installed with pandas) reads one date from a string that
@@ -50,16 +57,20 @@ _MONTHS = {
 _MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\b\.?"
 _ORDINAL = r"(?:st|nd|rd|th)?"
 _NOT_AFTER = r"(?!\d|[.\-/]\d)"  # a date does not run on into more digits
+#: A written year: four digits, or two after an apostrophe (``'26``: 2026).
+_YEAR = r"(?:(?P<year>\d{4})|['‘’](?P<short_year>\d{2}))(?!\d)"
 
 #: The forms read: ``(name, pattern, characters that may not precede it)``, matched on the lowercased text.
-#: Named groups ``year``, ``month`` and ``day`` (a month name or a number), or ``a`` and ``b`` for the two
-#: numbers of a numeric date. See the module docstring. (The preceding-character rule is checked outside
-#: the pattern: a pattern that starts with a digit or a letter is found much faster.)
+#: Named groups ``year`` (or ``short_year``, two digits), ``month`` and ``day`` (a month name or a number), or
+#: ``a`` and ``b`` for the two numbers of a numeric date. See the module docstring. (The preceding-character rule
+#: is checked outside the pattern: a pattern that starts with a digit or a letter is found much faster.)
 DATE_FORMS: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("iso", re.compile(rf"(?P<year>\d{{4}})(?P<sep>[-/.])(?P<month>\d{{1,2}})(?P=sep)(?P<day>\d{{1,2}}){_NOT_AFTER}"), "0123456789."),
-    ("day_month", re.compile(rf"(?P<day>\d{{1,2}}){_ORDINAL}(?:\s+of)?[\s\-]+{_MONTH},?[\s\-]+(?P<year>\d{{4}})(?!\d)"),
+    ("compact", re.compile(r"(?P<year>(?:19|20)\d\d)(?P<month>0[1-9]|1[0-2])(?P<day>0[1-9]|[12]\d|3[01])(?!\d|[.,]\d)"),
+     "0123456789.,+"),
+    ("day_month", re.compile(rf"(?P<day>\d{{1,2}}){_ORDINAL}(?:\s+of)?[\s\-]+{_MONTH},?[\s\-]+{_YEAR}"),
      "0123456789.-/_abcdefghijklmnopqrstuvwxyz"),
-    ("month_day", re.compile(rf"{_MONTH}\s+(?P<day>\d{{1,2}}){_ORDINAL},?\s+(?P<year>\d{{4}})(?!\d)"),
+    ("month_day", re.compile(rf"{_MONTH}[\s\-]+(?P<day>\d{{1,2}}){_ORDINAL},?[\s\-]+{_YEAR}"),
      "0123456789_abcdefghijklmnopqrstuvwxyz"),
     ("numeric", re.compile(rf"(?P<a>\d{{1,2}})(?P<sep>[/.\-])(?P<b>\d{{1,2}})(?P=sep)(?P<year>\d{{4}}){_NOT_AFTER}"), "0123456789.-/"),
     ("numeric", re.compile(rf"(?P<a>\d{{1,2}})/(?P<b>\d{{1,2}})/(?P<year>\d{{2}}){_NOT_AFTER}"), "0123456789.-/"),
@@ -103,7 +114,8 @@ def _date(year: int, month: int, day: int) -> dt.date | None:
 
 
 def _readings(form: str, m: re.Match[str]) -> tuple[dt.date, ...]:
-    year = int(m["year"])
+    groups = m.groupdict()
+    year = int(m["year"]) if groups.get("year") else 2000 + int(m["short_year"])
     if form == "numeric":
         year += 2000 if len(m["year"]) == 2 else 0
         a, b = int(m["a"]), int(m["b"])

@@ -135,7 +135,8 @@ def test_forecast_explains_every_step_with_the_supervisors_reasoning_and_writes_
     mean, mid, sup = trace.aggregate_p_yes, trace.debate.p_yes, trace.supervisor.p_yes
     blended = 0.5 * mean + 0.5 * mid
     assert f"aggregate (mean) {mean:.3f} -> debate midpoint {mid:.3f} blended with weight 0.5 (0.5 x {mean:.3f} + 0.5 x {mid:.3f}) = {blended:.3f}" in out
-    final = {"high": sup, "medium": 0.5 * blended + 0.5 * sup, "low": blended}[trace.supervisor.confidence]
+    # by the supervisor's grounded confidence (what the combination reads), not the one it stated
+    final = {"high": sup, "medium": 0.5 * blended + 0.5 * sup, "low": blended}[trace.supervisor.grounding.effective]
     assert trace.final_p_yes == pytest.approx(min(max(final, 0.01), 0.99))
     assert f"FINAL p_yes {trace.final_p_yes:.3f}" in out
     assert CombinationRule().combine(mean, trace.debate, trace.supervisor) == (trace.final_p_yes, trace.final_source)

@@ -289,6 +289,71 @@ def test_counts_add_over_prompts():
     assert audit_prompts([], Q) == {**ZERO, "prompts_scanned": 0}
 
 
+# --- issue 35: each missed kind closed, as a table with its near misses ----------------------------------------
+
+#: ECB question resolved early on 2026-03-05 (hidden); its scheduled close 2026-03-31 is shown.
+MAR5 = Q.model_copy(update={"resolution_date": dt.date(2026, 3, 5)})
+#: A document dated before the forecast date (2025-11-09).
+def earlier_doc(snippet: str) -> str:
+    return render_evidence([SearchResult(title="ECB calendar", url="https://news.example/ecb", snippet=snippet,
+                                         published=dt.date(2025, 11, 1), source="news")])
+
+
+#: (kind, prompt text, question, the counts it must give). Each kind's first rows failed before issue 35; the
+#: rows after them are its near misses, which must not fire.
+AUDIT_KINDS = [
+    # the actual resolution date, written compactly or abbreviated
+    ("compact date in a URL", "See https://www.ecb.europa.eu/press/pr/date/2026/html/ecb.mp20260305~2c5a7e.en.html",
+     MAR5, {"hindsight_resolution_date": 1}),
+    ("compact date in a file name", "The decision (minutes_20260305.pdf) cut rates.", MAR5, {"hindsight_resolution_date": 1}),
+    ("month-day with hyphens", "Decision date: Mar-05-2026.", MAR5, {"hindsight_resolution_date": 1}),
+    ("apostrophe year", "The ECB cut on 5 Mar '26.", MAR5, {"hindsight_resolution_date": 1}),
+    ("apostrophe year, month first", "The ECB cut on Mar 5th, ’26.", MAR5, {"hindsight_resolution_date": 1}),
+    ("near miss: version number", "Model version 1.20260305 was used.", MAR5, {}),
+    ("near miss: build number", "build 20260305.2 of the scraper", MAR5, {}),
+    ("near miss: phone number", "Call +1 2026030512 for the press office.", MAR5, {}),
+    ("near miss: an id that is no date", "Order 20261305 and ticket 120260305.", MAR5, {}),
+    ("near miss: two-digit year without apostrophe", "5 Mar 26 people attended.", MAR5, {}),
+    # outcome phrases next to the question
+    ("closed YES", "This market closed YES.", Q, {"hindsight_outcome": 1}),
+    ("closed at No", f"{Q.text} It closed at \"No\".", Q, {"hindsight_outcome": 1}),
+    ("resolution: YES", f"{Q.text} (resolution: YES)", Q, {"hindsight_outcome": 1}),
+    ("the answer is yes", "The answer to this question is yes.", Q, {"hindsight_outcome": 1}),
+    ("paid out per YES share", "This market paid out $1 per YES share on settlement.", Q, {"hindsight_outcome": 1}),
+    ("redeemed per No share", f"{Q.text} Holders were redeemed at $1.00 per \"No\" share.", Q, {"hindsight_outcome": 1}),
+    ("final result: Yes", f"{Q.text} Final result: Yes.", Q, {"hindsight_outcome": 1}),
+    ("ended trading at 100%", f"{Q.text} The contract ended trading at 100%.", Q, {"hindsight_outcome": 1}),
+    ("closed at 0 cents", "This market closed at 0¢ for Yes holders.", Q, {"hindsight_outcome": 1}),
+    ("near miss: closed, no date", "This market closed no later than the scheduled close.", Q, {}),
+    ("near miss: closed yesterday", "This market closed yesterday.", Q, {}),
+    ("near miss: a resolution rule", "This market: resolution: YES if the ECB cuts.", Q, {}),
+    ("near miss: an opinion", "I think the answer to this question is yes.", Q, {}),
+    ("near miss: an answer that is no different", "The answer to this question is no different from last year's.", Q, {}),
+    ("near miss: a payout rule", "This market will pay out $1 per YES share if the ECB cuts.", Q, {}),
+    ("near miss: trading, not ended", "This market is trading at 100% today.", Q, {}),
+    ("near miss: ended at another price", "This market ended trading at 10%.", Q, {}),
+    ("near miss: another market", "Another market paid out $1 per YES share.", Q, {}),
+    # calendars in the present tense, in documents dated before the forecast date
+    ("calendar: next meeting is on", earlier_doc("The next meeting is on 5 March 2026."), MAR5, {}),
+    ("calendar: next meeting:", earlier_doc("Next monetary policy meeting: 5 March 2026."), MAR5, {}),
+    ("calendar: a verb of a calendar", earlier_doc("The Governing Council meets on Thursday, 5 March 2026."), MAR5, {}),
+    ("calendar: a deadline ends", earlier_doc("The consultation ends on Mar 5, 2026."), MAR5, {}),
+    ("near miss: future tense (already allowed)", earlier_doc("The council will meet on 5 March 2026."), MAR5, {}),
+    ("near miss: the past tense is a re-dated page", earlier_doc("The meeting was on 5 March 2026."), MAR5,
+     {"hindsight_resolution_date": 1}),
+    ("near miss: today is", earlier_doc("Today is 5 March 2026 and the ECB cut."), MAR5, {"hindsight_resolution_date": 1}),
+    ("near miss: the next day", earlier_doc("The next day, on 5 March 2026, the ECB cut."), MAR5,
+     {"hindsight_resolution_date": 1}),
+    ("near miss: a calendar in a model's words", "- member-0: the next meeting is on 5 March 2026.", MAR5,
+     {"hindsight_resolution_date": 1}),
+]
+
+
+@pytest.mark.parametrize("kind, text, question, counts", AUDIT_KINDS, ids=[k[0] for k in AUDIT_KINDS])
+def test_each_kind_of_issue_35_is_found_and_its_near_misses_are_not(kind, text, question, counts):
+    assert audit_one(text, question) == {**ZERO, **counts}
+
+
 # --- one question's audit from its trace -------------------------------------------------------------
 
 

@@ -2,7 +2,9 @@
 
 The scripted world (:mod:`tests.agent_providers.scripted_world`) answers every role; the run goes through
 :class:`benchmarks.harness.runner.BenchmarkRunner` with the bundled dated corpus as search backend, so the page
-has members, debate turns, supervisor searches and kept/dropped results to show. The hostile question
+has members, debate turns, supervisor searches and kept/dropped results to show. The bundled corpus is made of
+question listings, which are never evidence (:mod:`agent_tools.listings`): one dated news report per question
+(:func:`news_reports`) is added so that some clarifying results count. The hostile question
 carries markup in its text, background and URL, and its members answer with markup in their rationales:
 the page must show all of it as text and run none of it.
 """
@@ -10,11 +12,13 @@ the page must show all of it as text and run none of it.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from agent_providers import ScriptedProvider
+from agent_tools import CorpusDocument, LocalCorpusSearch
 from benchmarks.harness.config import RunConfig
 from benchmarks.questions import load_forecastbench
 from benchmarks.report import write_report
@@ -48,6 +52,15 @@ class ViewerRun:
     hostile_id: str
 
 
+def news_reports(questions) -> list[CorpusDocument]:
+    """One news report per question, dated three days before its forecast date: its text is the question's
+    sentence as a statement (so it names the question's subject and shares its words), its title is no question."""
+    return [CorpusDocument(title=f"Wire report {i}", url=f"https://news.example/report-{i}",
+                           text="Reporters wrote: " + q.text.partition("?")[0] + ".",
+                           published=q.forecast_date - dt.timedelta(days=3), kind="news")
+            for i, q in enumerate(questions)]
+
+
 def make_viewer_run(root: Path, *, n: int = 12, seed: int = 3) -> ViewerRun:
     """Run ``n`` bundled market questions and the hostile one with the scripted world; write the report."""
     qs = load_forecastbench(question_type="market", one_per_source_question=True, sample_n=n, seed=seed)
@@ -56,7 +69,8 @@ def make_viewer_run(root: Path, *, n: int = 12, seed: int = 3) -> ViewerRun:
         "background": HOSTILE_BACKGROUND, "url": "javascript:window.__pwned = 6",
     })
     config = RunConfig(output_dir=str(root), run_id="viewer", providers=["scripted"], search="local")
-    runner = BenchmarkRunner(config, provider_factory=lambda spec: ScriptedProvider(responder=_respond),
+    search = LocalCorpusSearch([*LocalCorpusSearch.default().documents, *news_reports(qs)])
+    runner = BenchmarkRunner(config, provider_factory=lambda spec: ScriptedProvider(responder=_respond), search_client=search,
                              questions=[*qs, hostile], progress=False, retry_sleep=lambda s: None)
     asyncio.run(runner.arun())
     report = write_report([runner.run_dir], runner.run_dir, n_resamples=200)

@@ -176,6 +176,52 @@ def test_the_questions_own_listing_is_not_evidence_on_it():
     assert trace.supervisor.grounding.effective == "high"
 
 
+#: What a corpus of listings returns for the ECB question: a sibling market, the same question on a mirror site,
+#: a different question sharing its words (issue 35, item 2). Every one was counted under relevance v2.
+OTHER_LISTINGS = [
+    SearchResult(title="ECB decision in January?", url="https://polymarket.com/event/ecb-decision-in-january",
+                 snippet="ECB deposit rate cut at the January meeting? 18% Yes", published=dt.date(2025, 10, 20), source="fixed"),
+    SearchResult(title="ECB deposit rate, December", url="https://odds-mirror.example/ecb-december",
+                 snippet='This market will resolve to "Yes" if the ECB cuts its deposit rate in December.',
+                 published=dt.date(2025, 10, 21), source="fixed"),
+    SearchResult(title="Will the ECB cut its deposit rate below 1.5% in 2026?", url="https://forecasts.example/q/91",
+                 snippet="ECB deposit rate path and cut timing", published=dt.date(2025, 10, 22), source="fixed"),
+]
+
+
+def test_a_supervisor_whose_search_returns_only_other_questions_listings_is_not_high():
+    """From the user's side: the pipeline with a search that returns listings of other questions. The supervisor
+    says "high"; the listings support nothing, so it is capped at medium and blended, not replacing the estimate."""
+    trace = _pipeline(FixedSearch(OTHER_LISTINGS), stated="high", named=DATE_QUERY).run(make_question())
+    sup = trace.supervisor
+    note = sup.coverage[0]
+    assert [(e.listing, e.counted) for e in note.evidence] == [
+        ("a question page of Polymarket", False), ("a page with resolution criteria", False),
+        ("titled as a forecasting question", False)]
+    assert (note.status, note.reason) == ("gap", ("no relevant result dated on or before the cutoff (3 results; 3 "
+                                                  "listing(s) of other forecasting questions, never evidence)"))
+    assert (sup.confidence, sup.grounding.effective) == ("high", "medium")
+    assert "supervisor(medium, stated high, w=0.5)" in trace.final_source
+    assert "relevance v3" in sup.grounding.rule
+    # a news report naming the ECB beside them supports the disagreement on its own
+    trace = _pipeline(FixedSearch([*OTHER_LISTINGS, DOC]), stated="high", named=DATE_QUERY).run(make_question())
+    assert [e.counted for e in trace.supervisor.coverage[0].evidence] == [False, False, False, True]
+    assert trace.supervisor.grounding.effective == "high"
+
+
+def test_a_result_on_another_subject_sharing_the_questions_words_is_not_evidence():
+    """A page that shares the question's words but not its subject (the Fed, not the ECB) supports nothing."""
+    fed = SearchResult(title="Fed minutes", url="https://news.example/fed", snippet="room to cut the deposit rate at the "
+                       "December meeting", published=dt.date(2025, 10, 30), source="fixed")
+    trace = _pipeline(FixedSearch([fed]), stated="high", named=DATE_QUERY).run(make_question())
+    note = trace.supervisor.coverage[0]
+    assert note.evidence[0].reason == ("not relevant: does not name the question's subject (ecb); shares cut, deposit, "
+                                       "meeting, rate")
+    assert note.reason == ("no relevant result dated on or before the cutoff (1 results; 1 not naming the question's "
+                           "subject)")
+    assert trace.supervisor.grounding.effective == "medium"
+
+
 def test_a_dataset_questions_data_source_stays_evidence():
     """A dataset question's URL is its data source (one Wikipedia list for 1,591 bundled questions): the source's
     snapshots before the cutoff are evidence, not the question's listing."""

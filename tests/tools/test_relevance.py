@@ -62,15 +62,24 @@ def test_the_words_of_a_disagreement_off_the_questions_subject_do_not_count():
     question and two of the disagreement."""
     question = "Will F1: The Movie win Best Film Editing at the 98th Academy Awards?"
     off = "The 2020-2021 season of Avatar: The Last Home\nThe 2020-2021 season of Avatar: The Last Home has changed"
-    nba = _result("Will the Memphis Grizzlies finish with the best record in the NBA?", "home games this season", dt.date(2025, 12, 25))
+    # (a news page: the same words as a question's title, "Will the Memphis Grizzlies finish with the best record in
+    # the NBA?", make it another question's listing, never evidence)
+    nba = _result("The Memphis Grizzlies chase the best record in the NBA", "home games this season", dt.date(2025, 12, 25))
     [j] = judge_results([nba], question=question, disagreement=off, cutoff_date=dt.date(2026, 1, 10))
     assert (j.shared_words, j.relevant) == (["best"], False)
     assert j.reason == ("not relevant: shares 1 content word (best), 2 needed; the disagreement's words do not count: "
                         "it shares none with the question")
-    # the same result for a disagreement about the question: home and season count beside "best"
+    # the same result for a disagreement about the question: home and season count beside "best", but a page on
+    # the NBA does not name the question's subject (F1), so it is still no evidence (relevance v3)
     on = "Best Film Editing this season\nmember-0: F1 is the favourite at home"
     [j] = judge_results([nba], question=question, disagreement=on, cutoff_date=dt.date(2026, 1, 10))
-    assert (j.shared_words, j.question_words, j.relevant, j.counted) == (["best", "home", "season"], ["best"], True, True)
+    assert (j.shared_words, j.question_words, j.subject, j.relevant, j.counted) == (
+        ["best", "home", "season"], ["best"], ["f1"], False, False)
+    assert j.reason == "not relevant: does not name the question's subject (f1); shares best, home, season"
+    # a page on the film with the same words counts
+    f1 = _result("F1 editors", "Best editing of the season: the F1 team at home", dt.date(2025, 12, 25))
+    [j] = judge_results([f1], question=question, disagreement=on, cutoff_date=dt.date(2026, 1, 10))
+    assert (j.shared_words, j.relevant, j.counted) == (["best", "editing", "f1", "home", "season"], True, True)
 
 
 def test_a_question_with_one_content_word_needs_that_word_only():
@@ -83,11 +92,12 @@ def test_a_question_with_one_content_word_needs_that_word_only():
 
 
 def test_the_questions_own_listing_is_never_relevant_by_url_or_by_text():
-    url = "https://www.metaculus.com/questions/123/ecb-cut/"
-    same_page = [SearchResult(title="Metaculus: ECB", url=u, snippet="ECB deposit rate cut, December meeting", published=CUTOFF)
-                 for u in ("http://metaculus.com/questions/123/ecb-cut", "https://www.metaculus.com/questions/123/ecb-cut/?utm_source=feed#c",
-                           "metaculus.com/questions/123/ecb-cut/")]
-    other_page = SearchResult(title="Metaculus: ECB", url="https://www.metaculus.com/questions/124/ecb-cut/",
+    # a market on a site the platform table does not know: only its own URL marks its listing
+    url = "https://www.markets.example/questions/123/ecb-cut/"
+    same_page = [SearchResult(title="ECB page", url=u, snippet="ECB deposit rate cut, December meeting", published=CUTOFF)
+                 for u in ("http://markets.example/questions/123/ecb-cut", "https://www.markets.example/questions/123/ecb-cut/?utm_source=feed#c",
+                           "markets.example/questions/123/ecb-cut/")]
+    other_page = SearchResult(title="ECB page", url="https://www.markets.example/questions/124/ecb-cut/",
                               snippet="ECB deposit rate cut, December meeting", published=CUTOFF)
     retitled = _result(QUESTION.upper().replace("?", " !"), "", CUTOFF)  # the same word tokens
     got = judge_results([*same_page, other_page, retitled], question=QUESTION, disagreement=DISAGREEMENT,
