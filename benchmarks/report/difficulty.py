@@ -15,7 +15,9 @@ How the leaderboard's rows enter (:func:`brier_index_columns`), following Foreca
   answered every question of a type keeps its raw Brier (:mod:`benchmarks.scoring.brier_index`, step 5), so
   failing on a hard question costs the Brier of a certain wrong forecast and never raises the index.
 * **More than 5% imputed: no index.** ForecastBench leaves such an entry off its leaderboard
-  (``IMPUTED_CUTOFF_PCT``); its row's note says so.
+  (``IMPUTED_CUTOFF_PCT``, checked overall and within the dataset and the market questions); its row's note
+  says so. An entry over the cutoff on one type only (the crowd, which has no price for a dataset question)
+  keeps the other type's index, and has no overall index.
 * **Who the difficulties are fitted on** (:data:`FIT_BASELINES`, :func:`fit_rows`). ForecastBench fits on
   individual forecasters: its LLM runs, the human medians and the Naive Forecaster. It leaves out its dummy
   forecasters (``Always 0.5`` among them), its ensembles of LLMs already in the fit
@@ -80,7 +82,8 @@ def brier_index_columns(rows: pd.DataFrame, members: pd.DataFrame | None = None,
         The individual forecasters' answers (:func:`benchmarks.report.frame.member_rows`): ``entry``,
         ``question_id``, ``question_type``, ``p_yes``, ``outcome``; fitted on, not listed.
     max_imputed : float
-        Largest share of its questions a label may have imputed and still get an index.
+        Largest share of its questions of a type a label may have imputed and still get that type's index
+        (and an overall index only when within it on every type it has).
 
     Returns
     -------
@@ -92,15 +95,22 @@ def brier_index_columns(rows: pd.DataFrame, members: pd.DataFrame | None = None,
     """
     labels = list(dict.fromkeys(rows["label"]))
     out = pd.DataFrame({"label": labels, **{c: np.nan for c in BRIER_INDEX_COLUMNS[:-1]}, "brier_index_note": ""})
-    n = rows.groupby("label", sort=False).size()
-    k = rows.groupby("label", sort=False)["imputed"].sum()
-    over = [lab for lab in labels if k[lab] > max_imputed * n[lab] + 1e-9]
-    note = {lab: f"no Brier Index: {int(k[lab])} of {int(n[lab])} questions imputed ({k[lab] / n[lab]:.0%}, more than "
-                 f"{max_imputed:.0%}): ForecastBench leaves such an entry off its leaderboard" for lab in over}
-    typed = rows[rows["question_type"].isin(QUESTION_TYPES) & ~rows["label"].isin(over)]
-    for lab in labels:
-        if lab not in note and lab not in set(typed["label"]):
-            note[lab] = "no Brier Index: none of its questions is a market or dataset question"
+    typed = rows[rows["question_type"].isin(QUESTION_TYPES)]
+    note = {lab: "no Brier Index: none of its questions is a market or dataset question" for lab in labels
+            if lab not in set(typed["label"])}
+    # ForecastBench's cutoff, overall and within each type (get_df_info): a type over it has no index, and so has overall
+    share = typed.groupby(["label", "question_type"], sort=False)["imputed"].agg(["sum", "size"])
+    over = share[share["sum"] > max_imputed * share["size"] + 1e-9]
+    masked: dict[str, list[str]] = {}
+    for lab, g in over.groupby(level=0, sort=False):
+        types = list(g.index.get_level_values(1))
+        if len(types) == len(share.loc[lab]):  # every type it has: no index at all
+            k, n = int(share.loc[lab, "sum"].sum()), int(share.loc[lab, "size"].sum())
+            note[lab] = (f"no Brier Index: {k} of {n} questions imputed ({k / n:.0%}, more than {max_imputed:.0%}): "
+                         "ForecastBench leaves such an entry off its leaderboard")
+        else:
+            masked[lab] = types
+    typed = typed[~typed["label"].isin(list(note))]
     if not typed.empty:
         same = (typed["kind"] == "baseline") & typed["method"].isin(SAME_IN_EVERY_RUN)
         scored = typed.assign(entry=typed["label"].where(~same, typed["method"]),
@@ -121,5 +131,12 @@ def brier_index_columns(rows: pd.DataFrame, members: pd.DataFrame | None = None,
         out.loc[done, "brier_index_market"] = e.map(table["brier_index_market"]).to_numpy(float)
         out.loc[done, "adjusted_brier"] = e.map(table["adjusted_brier_overall"]).to_numpy(float)
         out.loc[done, "brier_index_note"] = e.map(table["note"]).fillna("").to_numpy(object)
+    for lab, types in masked.items():
+        i = out.index[out["label"] == lab][0]
+        out.loc[i, ["brier_index", "adjusted_brier", *[f"brier_index_{t}" for t in types]]] = np.nan
+        why = [f"{t}: {int(share.loc[(lab, t), 'sum'])} of {int(share.loc[(lab, t), 'size'])} {t} questions imputed (more than "
+               f"{max_imputed:.0%}), no {t} index" for t in types]
+        out.loc[i, "brier_index_note"] = "; ".join([*why, "overall: no index (ForecastBench leaves an entry with more than "
+                                                    f"{max_imputed:.0%} of a type's questions imputed off its leaderboard)"])
     out.loc[out["label"].isin(list(note)), "brier_index_note"] = out["label"].map(note)
     return out

@@ -295,7 +295,9 @@ def test_superforecaster_figures_of_issue_31(superforecasters):
     # every missing Brier Index says why (issue 35: the crowd's was NaN with an empty note)
     missing = board[board["brier_index"].isna()]
     assert "crowd" in missing.index and (missing["brier_index_note"].fillna("") != "").all(), missing["brier_index_note"]
-    assert board.loc["crowd", "brier_index_note"].startswith("no Brier Index: 492 of 549 questions imputed")
+    # the crowd prices every market item (its index there stands) and no dataset item: no dataset or overall index
+    assert board.loc["crowd", "brier_index_note"].startswith("dataset: 492 of 492 dataset questions imputed (more than 5%)")
+    assert round(board.loc["crowd", "brier_index_market"], 2) == 64.14
     # the mean against the average member, and the forecasters it beats on their own questions (77% unclipped: one ties)
     line = next(x for x in res.stdout.splitlines() if x.startswith("mean 0.1137 against the average member 0.1218: -0.0081 ["))
     low, high = (float(v) for v in line.split("[")[1].split("]")[0].split(", "))

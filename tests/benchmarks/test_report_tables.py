@@ -856,6 +856,23 @@ def test_the_difficulties_are_fitted_on_the_individual_forecasters_only(tmp_path
     assert t.loc["a:fitted_platt", "equals"].startswith("mean") and t.loc["a:fitted_platt", "brier_index"] == pytest.approx(t.loc["a:mean", "brier_index"])
 
 
+def test_a_label_over_the_imputed_cutoff_on_one_type_keeps_the_other_types_index():
+    """ForecastBench checks its 5% cutoff overall and within each type: the crowd has no dataset price."""
+    from benchmarks.report.difficulty import brier_index_columns
+
+    rows = []
+    for i in range(20):
+        qid, qtype, o = f"q{i}", "market" if i < 10 else "dataset", i % 2
+        rows.append(("mean", "method", qid, qtype, 0.7 if o else 0.3, o, False))
+        rows.append(("crowd", "baseline", qid, qtype, (0.8 if o else 0.2) if i < 10 else 1.0 - o, o, i >= 10))
+    frame = pd.DataFrame(rows, columns=["label", "kind", "question_id", "question_type", "p_yes", "outcome", "imputed"])
+    t = brier_index_columns(frame.assign(method=frame["label"])).set_index("label")
+    assert t.loc["crowd", "brier_index_market"] == pytest.approx(100 * (1 - 0.04 ** 0.5))  # every market question: raw Brier
+    assert np.isnan(t.loc["crowd", "brier_index_dataset"]) and np.isnan(t.loc["crowd", "brier_index"])
+    assert t.loc["crowd", "brier_index_note"].startswith("dataset: 10 of 10 dataset questions imputed (more than 5%), no dataset index; overall: no index")
+    assert t.loc["mean", "brier_index"] == pytest.approx(100 * (1 - 0.09 ** 0.5)) and t.loc["mean", "brier_index_note"] == ""
+
+
 def test_a_label_without_market_or_dataset_questions_says_why_it_has_no_index(tmp_path):
     recs = standard_records()[:2]
     for r in recs:
