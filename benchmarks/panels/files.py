@@ -12,7 +12,9 @@ column            required  content
                             reconcilers when a provider runs them)
 ``date``          no        ISO date the forecast was made, on or before the question's resolution date
 ``outcome``       no        ``1``/``0`` (``yes``/``no``, ``true``/``false``) for a question that is not
-                            among the known ones; for a known one it must agree with its outcome
+                            among the known ones, or that they know without an outcome (a question
+                            set without its resolutions): the question takes it; for a known outcome
+                            it must agree with it
 ================  ========  ===========================================================================
 
 It is read by the forecasts-file reader ``score`` uses (:func:`benchmarks.report.score_file.read_forecast_rows`
@@ -23,7 +25,8 @@ outside [0, 1], two rows of one forecaster for one question, a question with no 
 date or is after the question resolved, and a question that is neither known nor dated.
 
 **Questions.** A known question keeps everything its record holds (text, background, dates, source, crowd
-probability); its **forecast date** becomes the date of its latest forecast when the rows are dated (the pool
+probability), and takes the panel's outcome when it has none (the panel's outcome column is what resolves it:
+dropping it would leave the question unscored); its **forecast date** becomes the date of its latest forecast when the rows are dated (the pool
 is formed then: what a reconciler and a walk-forward fit may know is what was known on that date), else it
 stays the question's. A question that is not known needs an ``outcome`` and a ``date`` on its rows; its text
 is its id and its source ``unknown``.
@@ -246,10 +249,13 @@ def read_panel(path: str | Path, *, questions_path: str | Path | None = None, sk
 
 
 def _panel_question(table: Any, known: Question | None, rows: pd.DataFrame) -> Question:
-    """The question of one panel's rows: the known one at the date of its latest forecast, or one built from
-    the rows (module docstring)."""
+    """The question of one panel's rows: the known one at the date of its latest forecast (with the rows' outcome
+    when it has none), or one built from the rows (module docstring)."""
     dates = [d for d in rows["date"] if d is not None]
     latest: dt.date | None = max(dates) if dates else None
+    given = [o for o in rows["outcome"] if o is not None and o == o]
+    if known is not None and known.outcome is None and given:
+        known = known.model_copy(update={"outcome": int(given[0])})
     if known is not None:
         if latest is None or latest == known.forecast_date:
             return known

@@ -18,8 +18,8 @@ Every comparison here is **paired on the forecaster's own questions**:
   several dates; a panel of one date has no earlier outcome to pick by. Each is a method row on the questions
   its forecaster answered only (:func:`pick_methods`), added to the report after the run as the walk-forward
   fitted methods are (``write_report(added=...)``): the outcomes they are picked with stay with the scorer,
-  never in the run's records. The leaderboard lists a pick apart with its own n (or, answering 80% or more,
-  compares it with the missing answers scored as the run's mean, counted in ``n_fallback``).
+  never in the run's records. The leaderboard lists a pick apart with its own n (or, answering 95% or more,
+  compares it with the missing answers imputed as its worst case, counted in ``n_imputed``).
 
 Every probability is scored as the run's methods are: clipped to the combination rule's bounds (default
 [0.01, 0.99], :mod:`benchmarks.protocol.methods`), the forecasters' too, so that pools and people are scored alike.
@@ -35,6 +35,7 @@ import pandas as pd
 
 from agent_schemas import TokenUsage
 from benchmarks import scoring
+from benchmarks.report.frame import members_of
 
 __all__ = ["MIN_PICK_QUESTIONS", "PICKS", "forecaster_deltas", "forecaster_table", "members_of_records", "pick_forecasters",
            "pick_label", "pick_methods", "pick_notes", "pools_against_forecasters"]
@@ -63,8 +64,9 @@ def members_of_records(records: Sequence[Mapping[str, Any]]) -> tuple[pd.DataFra
     Returns
     -------
     members : pandas.DataFrame
-        One row per successful member of a resolved, ok question: ``question_id``, ``forecaster`` (the member's
-        ``agent_id``), ``p_yes`` (clipped to the record's combination bounds), ``outcome`` (0/1), ``cluster``.
+        One row per successful member of a resolved, ok question (:func:`benchmarks.report.frame.members_of`):
+        ``question_id``, ``forecaster`` (the member's ``agent_id``), ``p_yes`` (clipped to the record's combination
+        bounds), ``outcome`` (0/1), ``cluster``.
     methods : pandas.DataFrame
         ``p_yes`` of each method with an ok row (columns) per such question (index ``question_id``).
     """
@@ -72,12 +74,7 @@ def members_of_records(records: Sequence[Mapping[str, Any]]) -> tuple[pd.DataFra
     for r in records:
         if r.get("status") != "ok" or r.get("outcome") is None:
             continue
-        trace = r.get("trace") or {}
-        rule = trace.get("combination_rule") or {}
-        lo, hi = float(rule.get("clip_low", 0.0)), float(rule.get("clip_high", 1.0))
-        for f in trace.get("forecasts", []):
-            if f.get("status") == "ok" and f.get("p_yes") is not None:
-                members.append((r["question_id"], f["agent_id"], min(max(float(f["p_yes"]), lo), hi), int(r["outcome"]), r["cluster"]))
+        members += [(r["question_id"], agent, p, int(r["outcome"]), r["cluster"]) for agent, _, p in members_of(r)]
         methods[r["question_id"]] = {m: row["p_yes"] for m, row in (r.get("methods") or {}).items()
                                      if row.get("status") == "ok" and row.get("p_yes") is not None}
     frame = pd.DataFrame(members, columns=_MEMBER_COLUMNS)

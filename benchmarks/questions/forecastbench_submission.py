@@ -25,7 +25,9 @@ round on, question sets hold no combination questions)::
   outside it is dropped); ``reasoning`` optional and not scored. ``direction`` belongs to combination
   questions only (one of +1/-1 per component), which this toolkit does not forecast: none are written.
 * A question without a forecast is imputed 0.5, and a forecast set with more than
-  :data:`IMPUTED_LIMIT` (5%) of its questions imputed is left off the leaderboard.
+  :data:`IMPUTED_LIMIT` (5%) of its questions imputed is left off the leaderboard. ``forecast-reconcile score``
+  leaves such a question to the leaderboard's one imputation rule
+  (:func:`benchmarks.scoring.ranking.impute`: the worst case, with ForecastBench's 0.5 figure beside it).
 
 ForecastBench's leaderboard scores resolved dataset rows and resolved market rows; the loader
 (:func:`benchmarks.questions.load_forecastbench_json`) keeps the same rows, so scoring a forecast set
@@ -59,6 +61,7 @@ FORECAST_HORIZONS_DAYS: tuple[int, ...] = (7, 30, 90, 180, 365, 1095, 1825, 3650
 IMPUTED_P_YES = 0.5
 #: Largest share of imputed forecasts with which ForecastBench still ranks a forecast set.
 IMPUTED_LIMIT = 0.05
+# (the leaderboard's own: benchmarks.scoring.ranking.IMPUTED_P_YES and MAX_IMPUTED; questions may not import scoring)
 #: Keys a forecast row may have (ForecastBench drops the others).
 ROW_KEYS = ("id", "source", "direction", "forecast", "resolution_date", "reasoning")
 #: Top-level keys ForecastBench requires, each non-empty.
@@ -219,7 +222,9 @@ class Submission:
     n_written: int = 0
     """Forecast rows written."""
     n_fallback: int = 0
-    """Rows whose method gave no probability, written as the run's ensemble mean (the leaderboard's fallback)."""
+    """Rows whose method gave no probability, written as the run's ensemble mean (what the pipeline does when a
+    reconciler fails; the leaderboard imputes such a question as the method's worst case,
+    :func:`benchmarks.scoring.ranking.impute`, so the file can score better than the method's row)."""
     missing: list[str] = field(default_factory=list)
     """Items with no forecast (not run, or the question failed): ForecastBench imputes them 0.5."""
     notes: list[str] = field(default_factory=list)
@@ -301,9 +306,10 @@ def build_forecast_set(
     -------
     Submission
         Rows in the question set's order. A question whose ``method`` gave no probability gets the run's
-        ensemble mean (:data:`benchmarks.leaderboard.FALLBACK_RULE`, so the file scores as the run's
-        leaderboard does); one whose ensemble failed, or that the run did not forecast, gets no row
-        (ForecastBench imputes it 0.5, as the leaderboard's fallback does) and is listed in ``missing``.
+        ensemble mean (what the pipeline does when a reconciler fails; the run's leaderboard imputes it as the
+        method's worst case, :func:`benchmarks.scoring.ranking.impute`, so the file can score better than the
+        method's row there); one whose ensemble failed, or that the run did not forecast, gets no row
+        (ForecastBench imputes it 0.5) and is listed in ``missing``.
         A market question forecast at several resolution dates (a backtest on a resolution set with
         several rows of it) keeps the forecast of its earliest date, said in ``notes``.
 
@@ -373,20 +379,22 @@ def build_forecast_set(
 
 
 def forecast_set_table(path: str | Path, questions: Sequence[Question],
-                       question_set: Sequence[Question] | None = None) -> tuple[Table, list[str]]:
+                       question_set: Sequence[Question] | None = None) -> tuple[Table, list[str], list[str]]:
     """The rows of a forecast set to score against ``questions`` (its question set joined with its resolution
-    set: the resolved questions), as :func:`benchmarks.score_file.score_file` reads a forecasts table.
+    set: the resolved questions), as :func:`benchmarks.report.score_file.score_file` reads a forecasts table.
     ``question_set`` (every item of the set, :func:`run_question_sets`) is what the file is checked against.
 
-    Each resolved question gets one row ``{question_id, p_yes, method}`` (``method`` is the file's ``model``):
-    the market forecast for every resolved row of that market, the dataset forecast of that resolution
-    date, or :data:`IMPUTED_P_YES` where the file has none, as ForecastBench imputes it. Forecasts of
-    questions not resolved (yet) are not scored.
+    A resolved question the file forecasts gets one row ``{question_id, p_yes, method}`` (``method`` is the
+    file's ``model``): the market forecast for every resolved row of that market, the dataset forecast of
+    that resolution date. A resolved question without a forecast gets no row: its id is returned, and the
+    leaderboard imputes it (:func:`benchmarks.scoring.ranking.impute`; ForecastBench imputes
+    :data:`IMPUTED_P_YES`). Forecasts of questions not resolved (yet) are not scored.
 
     Returns
     -------
-    (Table, list of str)
-        The rows, and plain lines saying what was imputed and left unscored.
+    (Table, list of str, list of str)
+        The rows, plain lines saying what is missing and left unscored, and the ids of the resolved questions
+        without a forecast.
 
     Raises
     ------
@@ -401,17 +409,20 @@ def forecast_set_table(path: str | Path, questions: Sequence[Question],
     if not resolved:
         raise DataValidationError(f"{p}: none of the questions is resolved: give the round's resolution set (--resolutions)",
                                   source=str(p))
-    rows, imputed = [], 0
+    rows, missing = [], []
     for q in resolved:
         f = given.get(question_key(q))
-        imputed += f is None
-        rows.append({"question_id": q.id, "p_yes": IMPUTED_P_YES if f is None else f, "method": str(data["model"])})
+        if f is None:
+            missing.append(q.id)
+        else:
+            rows.append({"question_id": q.id, "p_yes": f, "method": str(data["model"])})
     used = {question_key(q) for q in resolved}
-    notes = [f"{data['model']}: {len(given)} forecasts, {len(rows)} resolved questions scored"]
-    if imputed:
-        notes.append(f"{imputed} resolved question(s) had no forecast: scored as {IMPUTED_P_YES}, as ForecastBench imputes them "
-                     f"({imputed / len(rows):.1%}; ForecastBench leaves a set with more than {IMPUTED_LIMIT:.0%} imputed off its leaderboard)")
+    notes = [f"{data['model']}: {len(given)} forecasts, {len(resolved)} resolved questions scored"]
+    if missing:
+        notes.append(f"{len(missing)} resolved question(s) had no forecast ({len(missing) / len(resolved):.1%}): imputed by the "
+                     f"leaderboard's rule; ForecastBench imputes {IMPUTED_P_YES} and leaves a set with more than {IMPUTED_LIMIT:.0%} "
+                     "imputed off its leaderboard")
     unscored = sum(k not in used for k in given)
     if unscored:
         notes.append(f"{unscored} forecast(s) of questions not resolved in the resolution set were not scored")
-    return Table(p, ["question_id", "p_yes", "method"], rows, [None] * len(rows)), notes
+    return Table(p, ["question_id", "p_yes", "method"], rows, [None] * len(rows)), notes, missing

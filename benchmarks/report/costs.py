@@ -107,8 +107,9 @@ def cost_effectiveness(scored: pd.DataFrame, costs: pd.DataFrame, *, reference: 
     For each method with extra tokens, the paired Brier difference (method - reference) on the
     questions both have a row for, divided by the mean extra tokens per question / 1,000. Negative is
     better (Brier falls). The interval scales the paired-difference interval by the same factor.
-    :func:`write_report` passes the compared methods' rows with their fallbacks filled in
-    (:func:`benchmarks.scoring.ranking.compare`), so a compared method is paired on every question.
+    :func:`write_report` passes the compared methods' rows with their missing answers imputed
+    (:func:`benchmarks.scoring.ranking.compare`), so a compared method is paired on every question and a method
+    listed apart is not paired at all.
     """
     out = []
     for run_id, g in scored.groupby("run_id"):

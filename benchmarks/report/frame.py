@@ -10,7 +10,8 @@ import pandas as pd
 
 from benchmarks.run_folder.load import LoadedRun
 
-__all__ = ["QUESTION_COLUMNS", "AddedMethods", "joined_rows", "long_frame", "method_fallbacks", "methods_of", "planned_questions", "scorable"]
+__all__ = ["QUESTION_COLUMNS", "AddedMethods", "joined_rows", "long_frame", "member_rows", "methods_of", "planned_questions", "run_plans",
+           "scorable"]
 
 
 #: Method rows computed after a run, by run id, question id and method (the walk-forward fitted methods).
@@ -74,6 +75,30 @@ def long_frame(runs: Sequence[LoadedRun], added: AddedMethods | None = None) -> 
     return df, manifests
 
 
+def members_of(record: Mapping[str, Any]) -> list[tuple[str, str, float]]:
+    """The successful members of a ``results.jsonl`` record: ``(agent_id, model, p_yes)``, each p_yes clipped to
+    the record's combination bounds, as its methods are scored (:mod:`benchmarks.protocol.methods`)."""
+    trace = record.get("trace") or {}
+    rule = trace.get("combination_rule") or {}
+    lo, hi = float(rule.get("clip_low", 0.0)), float(rule.get("clip_high", 1.0))
+    return [(str(f["agent_id"]), str(f.get("model") or ""), min(max(float(f["p_yes"]), lo), hi))
+            for f in trace.get("forecasts", []) if f.get("status") == "ok" and f.get("p_yes") is not None]
+
+
+def member_rows(runs: Sequence[LoadedRun]) -> pd.DataFrame:
+    """One row per successful member forecast (:func:`members_of`) of each ok, resolved question of ``runs``:
+    ``run_id``, ``question_id``, ``question_type``, ``entry`` (``member:<agent_id>@<model>``, prefixed by
+    ``<run_id>:`` when several runs: two runs' members are different forecasters), ``p_yes`` in [0, 1] and
+    ``outcome`` (0/1). The individual forecasters of an ensemble or a panel, which ForecastBench's difficulty
+    fit learns from (:mod:`benchmarks.report.difficulty`)."""
+    multi = len(runs) > 1
+    rows = [(run.run_id, r["question_id"], r.get("question_type"), f"{run.run_id + ':' if multi else ''}member:{agent}@{model}", p,
+             int(r["outcome"]))
+            for run in runs for r in run.records if r.get("status") == "ok" and r.get("outcome") is not None
+            for agent, model, p in members_of(r)]
+    return pd.DataFrame(rows, columns=["run_id", "question_id", "question_type", "entry", "p_yes", "outcome"])
+
+
 def scorable(df: pd.DataFrame) -> pd.DataFrame:
     """Rows with a probability and a resolved outcome."""
     ok = df["p_yes"].notna() & df["outcome"].notna() & (df["status"] == "ok")
@@ -86,17 +111,21 @@ def scorable(df: pd.DataFrame) -> pd.DataFrame:
 QUESTION_COLUMNS = ("outcome", "source", "question_type", "cluster", "horizon_days", "forecast_date")
 
 
+def run_plans(manifests: Mapping[str, Mapping[str, Any]], records: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, set[str]]:
+    """The questions each run planned, by run id: its manifest's ``question_ids`` (what it was set to answer,
+    finished or not), or the questions of its records for a manifest without them."""
+    return {rid: set(m.get("question_ids") or []) or {r.get("question_id") for r in records.get(rid, [])}
+            for rid, m in manifests.items()}
+
+
 def planned_questions(manifests: Mapping[str, Mapping[str, Any]], records: Mapping[str, Sequence[Mapping[str, Any]]]
                       ) -> tuple[set[str], str]:
-    """The questions every run planned, and a note when the runs planned different ones ('' otherwise).
+    """The questions every run planned (:func:`run_plans`), and a note when the runs planned different ones ('' otherwise).
 
-    A run's plan is its manifest's ``question_ids`` (what it was set to answer, finished or not), or the
-    questions of its records for a manifest without them. Runs are compared on the questions all of them
-    planned, never on those all of them *answered*: a failure or an unfinished question is scored as the
-    method's fallback instead (:func:`benchmarks.scoring.ranking.compare`).
+    Runs are compared on the questions all of them planned, never on those all of them *answered*: a failure
+    or an unfinished question is imputed instead (:func:`benchmarks.scoring.ranking.impute`).
     """
-    plans = {rid: set(m.get("question_ids") or []) or {r.get("question_id") for r in records.get(rid, [])}
-             for rid, m in manifests.items()}
+    plans = run_plans(manifests, records)
     common = set.intersection(*plans.values()) if plans else set()
     if len({frozenset(p) for p in plans.values()}) <= 1:
         return common, ""
@@ -105,17 +134,3 @@ def planned_questions(manifests: Mapping[str, Mapping[str, Any]], records: Mappi
         return common, (f"The runs planned no question in common ({sizes}): nothing is compared, and every method is "
                         "listed apart on its own questions.")
     return common, f"The runs planned different questions ({sizes}): compared on the {len(common)} every run planned."
-
-
-def method_fallbacks(df: pd.DataFrame) -> dict[tuple[str, str], float]:
-    """What each LLM method's missing answer is scored as (:data:`benchmarks.scoring.ranking.FALLBACK_RULE`):
-    ``{(label, question_id): p_yes}`` of the same run's ``mean`` on that question, for every method row
-    (``kind == "method"``) of a run on every question where the run's mean answered. Baselines and
-    questions whose ensemble failed are not in it (they fall back to 0.5)."""
-    ok = df[(df["method"] == "mean") & (df["status"] == "ok") & df["p_yes"].notna()]
-    means = {(r, q): float(p) for r, q, p in zip(ok["run_id"], ok["question_id"], ok["p_yes"])}
-    methods = df.loc[df["kind"] == "method", ["run_id", "label"]].drop_duplicates()
-    out: dict[tuple[str, str], float] = {}
-    for run_id, label in zip(methods["run_id"], methods["label"]):
-        out.update({(label, q): p for (r, q), p in means.items() if r == run_id})
-    return out

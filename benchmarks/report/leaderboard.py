@@ -1,7 +1,7 @@
 """The leaderboard's one writer: which columns it shows, its Markdown, and its files.
 
 The table itself is computed in one place, :func:`benchmarks.scoring.ranking.rank_methods` (one question set,
-fallbacks, ranks). Every command shows and writes it through this module: ``run`` and ``leaderboard``
+imputed answers, ranks, sensitivity). Every command shows and writes it through this module: ``run`` and ``leaderboard``
 (:func:`benchmarks.report.write_report`, :data:`RUN_COLUMNS`) and ``score`` (:mod:`benchmarks.report.score_file`,
 :data:`SCORE_COLUMNS`) write ``leaderboard.csv`` and ``leaderboard.md`` with :func:`write_leaderboard`; the
 terminal renders the same table (:mod:`benchmarks.viewer.terminal`).
@@ -16,32 +16,33 @@ import pandas as pd
 
 from benchmarks.questions.tables import csv_text
 from benchmarks.run_folder.durable import write_text_atomic
-from benchmarks.scoring.ranking import FALLBACK_RULE, MIN_CLUSTERS_TO_RANK
+from benchmarks.scoring.ranking import IMPUTATION_RULE, MIN_CLUSTERS_TO_RANK, not_ranked_note, rank_labels, sensitivity_lines
 
-__all__ = ["CSV_FILE", "MARKDOWN_FILE", "RUN_COLUMNS", "SCORE_COLUMNS", "board_markdown", "leaderboard_sections",
+__all__ = ["CSV_FILE", "MARKDOWN_FILE", "RUN_COLUMNS", "SCORE_COLUMNS", "SENSITIVITY_TITLE", "board_markdown", "leaderboard_sections",
            "markdown_table", "ranking_note", "run_columns", "write_leaderboard"]
 
 #: The leaderboard's files in an output folder.
 CSV_FILE = "leaderboard.csv"
 MARKDOWN_FILE = "leaderboard.md"
 #: Columns of a report's Markdown leaderboard, in order (those present; ``equals`` only when a row has one).
-RUN_COLUMNS = ("rank", "label", "equals", "n", "n_answered", "n_fallback", "brier", "brier_ci_low", "brier_ci_high",
+RUN_COLUMNS = ("rank", "label", "equals", "n", "n_answered", "n_imputed", "brier", "brier_ci_low", "brier_ci_high",
                "brier_index", "log_loss", "ece", "delta_brier_vs_baseline", "delta_brier_ci_low", "delta_brier_ci_high",
                "tokens_per_question", "failed")
+#: The heading of the lines on where each method with imputed questions would stand.
+SENSITIVITY_TITLE = "## Sensitivity: methods with imputed questions"
 #: Columns printed and written as the score leaderboard, in order (those present).
-SCORE_COLUMNS = ("rank", "method", "kind", "n", "n_answered", "brier", "brier_ci_low", "brier_ci_high", "log_loss", "ece",
-                 "delta_brier_vs_baseline", "delta_brier_ci_low", "delta_brier_ci_high")
+SCORE_COLUMNS = ("rank", "method", "kind", "n", "n_answered", "n_imputed", "brier", "brier_ci_low", "brier_ci_high", "log_loss",
+                 "ece", "delta_brier_vs_baseline", "delta_brier_ci_low", "delta_brier_ci_high", "brier_forecastbench")
 
 
-def ranking_note(ranked: pd.DataFrame, min_coverage: float, *, plan_note: str = "") -> str:
+def ranking_note(ranked: pd.DataFrame, max_imputed: float, *, plan_note: str = "") -> str:
     """What the ranking rests on, in a few sentences: the question set, its clusters, how missing answers
     are scored, and whether there are too few clusters to rank."""
     if ranked.empty:
-        return plan_note or f"Nothing is ranked: no method answered {min_coverage:.0%} of the questions."
+        return plan_note or f"Nothing is ranked: every method has more than {max_imputed:.0%} of the questions imputed."
     n, k = int(ranked["n"].max()), int(ranked["n_clusters"].max())
-    line = (f"Compared on the same {n} questions ({k} clusters of related questions); {FALLBACK_RULE}; the number of "
-            f"such questions is the row's n_fallback. Methods that answered fewer than {min_coverage:.0%} of the "
-            "questions are listed apart.")
+    line = (f"Compared on the same {n} questions ({k} clusters of related questions); {IMPUTATION_RULE}. The number of "
+            "imputed questions is the row's n_imputed; tied Brier scores share a rank (2=).")
     if plan_note:
         line += " " + plan_note
     if bool(ranked["too_small_to_rank"].iloc[0]):
@@ -56,9 +57,9 @@ def markdown_table(df: pd.DataFrame) -> str:
 
 
 def board_markdown(rows: pd.DataFrame) -> str:
-    """Leaderboard rows in Markdown: rank ``=`` for a method that equals another (``equals``), none for the unranked."""
-    rows = rows.assign(rank=["=" if e else ("" if pd.isna(k) else str(k)) for k, e in zip(rows["rank"], rows.get("equals", [""] * len(rows)))])
-    return markdown_table(rows)
+    """Leaderboard rows in Markdown, the rank as :func:`benchmarks.scoring.ranking.rank_labels` writes it (``2=`` for a
+    shared rank, ``=`` for a method that equals another, none for the unranked)."""
+    return markdown_table(rows.assign(rank=rank_labels(rows)))
 
 
 def run_columns(table: pd.DataFrame) -> list[str]:
@@ -66,18 +67,20 @@ def run_columns(table: pd.DataFrame) -> list[str]:
     return [c for c in RUN_COLUMNS if c in table.columns and (c != "equals" or table[c].astype(bool).any())]
 
 
-def leaderboard_sections(table: pd.DataFrame, *, baseline: str, min_coverage: float, plan_note: str = "") -> list[str]:
-    """The Markdown sections of a report's leaderboard: its title, the ranking note, the ranked rows and, when
-    some method answered too few questions, the rows listed apart."""
+def leaderboard_sections(table: pd.DataFrame, *, baseline: str, max_imputed: float, plan_note: str = "") -> list[str]:
+    """The Markdown sections of a report's leaderboard: its title, the ranking note, the ranked rows, the rows
+    listed apart (more than ``max_imputed`` of the questions imputed) and, when some method has imputed questions,
+    where each would stand (:func:`benchmarks.scoring.ranking.sensitivity_lines`)."""
     cols = run_columns(table)
     ranked, unranked = table[table["ranked"]], table[~table["ranked"]]
+    lines = sensitivity_lines(table)
     return [
         f"## Leaderboard (lower Brier is better; 95% clustered bootstrap intervals; baseline for deltas: {baseline})",
-        ranking_note(ranked, min_coverage, plan_note=plan_note),
+        ranking_note(ranked, max_imputed, plan_note=plan_note),
         board_markdown(ranked[cols]),
-        *([f"## Not ranked (answered fewer than {min_coverage:.0%} of the questions; Brier on their own questions, "
-            "brier_index adjusted for their difficulty)",
+        *([f"## Not ranked ({not_ranked_note(max_imputed)})",
            board_markdown(unranked[cols])] if len(unranked) else []),
+        *([SENSITIVITY_TITLE, "\n".join(f"- {line}" for line in lines)] if lines else []),
     ]
 
 

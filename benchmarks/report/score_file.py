@@ -20,8 +20,8 @@ UTF-8 with or without a byte-order mark; ids as text). Errors name the row as ``
   ``superforecaster_median``, ``base_rate``, ``always_0.5``) are scored on the same questions: rows for
   each scored question that has a record (bundled, or in ``--questions``; for a question file the base
   rate uses that file's own earlier-resolved questions). A baseline with no value for a question simply
-  has no row there, so the leaderboard's coverage rule (:func:`benchmarks.scoring.ranking.rank_methods`)
-  ranks it with the others or lists it apart with its own n. A method of the file named like a
+  has no row there, and the leaderboard imputes it (:func:`benchmarks.scoring.ranking.rank_methods`): ranked with
+  the others, or, with more than 5% of the questions imputed, listed apart with its own n. A method of the file named like a
   baseline keeps its name and that baseline is left out.
 * **Duplicates.** A second row of one method for one question (also when one gives the full id and the other
   the short id) is refused: the forecast would count twice in the means and the bootstrap.
@@ -46,8 +46,8 @@ from benchmarks.questions import id_text, load_questions_file, parse_outcome, re
 from benchmarks.questions.browse import bundled_questions, short_id
 from benchmarks.questions.forecastbench_submission import forecast_set_table, is_forecast_set
 from benchmarks.questions.tables import Table
-from benchmarks.report.leaderboard import ranking_note, score_columns, write_leaderboard
-from benchmarks.scoring.ranking import MIN_COVERAGE, rank_methods
+from benchmarks.report.leaderboard import SENSITIVITY_TITLE, board_markdown, ranking_note, score_columns, write_leaderboard
+from benchmarks.scoring.ranking import MAX_IMPUTED, rank_methods, sensitivity_lines
 
 __all__ = ["ForecastRows", "ScoreResult", "match_questions", "question_pool", "read_forecast_rows", "score_file", "score_forecasts_file"]
 
@@ -72,8 +72,9 @@ class ScoreResult:
         line on how to read it."""
         cols = score_columns(self.table)
         head = (f"Lower Brier and log loss are better; deltas are against {self.reference} (negative: better than it). "
-                + ranking_note(self.table[self.table["ranked"]], MIN_COVERAGE) + " Unranked rows have rank <NA>.")
-        return head + "\n\n" + self.table[cols].to_markdown(index=False, floatfmt=".4f")
+                + ranking_note(self.table[self.table["ranked"]], MAX_IMPUTED) + " Unranked rows have no rank.")
+        lines = sensitivity_lines(self.table, method_col="method")
+        return "\n\n".join([head, board_markdown(self.table[cols]), *([SENSITIVITY_TITLE, "\n".join(f"- {x}" for x in lines)] if lines else [])])
 
     def write(self, out_dir: str | Path) -> tuple[Path, Path]:
         """Write the leaderboard (``leaderboard.csv``) and :meth:`markdown` (``leaderboard.md``) into ``out_dir``
@@ -287,9 +288,10 @@ def score_file(path: str | Path, *, questions_path: str | Path | None = None, ba
     """Score a forecasts file (module docstring) and rank its methods next to the bundled baselines.
 
     A ForecastBench forecast set (a submission file) is scored against ``questions_path`` (its question set)
-    joined with ``resolutions_path`` (its resolution set), ForecastBench's way
-    (:func:`benchmarks.questions.forecastbench_submission.forecast_set_table`: every resolved question, a missing
-    forecast imputed 0.5).
+    joined with ``resolutions_path`` (its resolution set) on every resolved question
+    (:func:`benchmarks.questions.forecastbench_submission.forecast_set_table`), a missing forecast imputed by the
+    leaderboard's rule (:func:`benchmarks.scoring.ranking.impute`); ``brier_forecastbench`` is ForecastBench's figure
+    (0.5 imputed).
 
     Parameters
     ----------
@@ -324,22 +326,28 @@ def score_file(path: str | Path, *, questions_path: str | Path | None = None, ba
     pool: list[Question] | None = None
     notes: list[str] = []
     table = None
+    unanswered: list[str] = []  # a forecast set's resolved questions without a forecast: imputed by rank_methods
     if is_forecast_set(path):
         if questions_path is None or resolutions_path is None:
             raise DataValidationError(f"{path}: a ForecastBench forecast set is scored against its round: give --questions "
                                       "<date>-llm.json --resolutions <date>_resolution_set.json", source=str(path))
         pool = question_pool(questions_path, resolutions_path)
-        table, notes = forecast_set_table(path, pool, question_pool(questions_path))
+        table, notes, unanswered = forecast_set_table(path, pool, question_pool(questions_path))
     found = read_forecast_rows(path, by="method", by_default=Path(path).stem, extra=("cluster",), table=table)
     if pool is None:
         need_pool = baselines or any(r["outcome"] is None or r["cluster"] is None for r in found.rows)
         pool = question_pool(questions_path, resolutions_path) if need_pool else []
     found = match_questions(found, pool, by="method", skip_unknown=skip_unknown)
     kept, records, notes = found.rows, found.questions, [*notes, *found.notes]
+    by_id = {q.id: q for q in pool}
+    records.update({qid: by_id[qid] for qid in unanswered})
     siblings = sibling_clusters(list(records.values())).labels
     for r in kept:
         r["method"] = r["by"]
         r["cluster"] = siblings.get(r["question_id"], r["question_id"]) if r["cluster"] is None else str(r["cluster"])
+    model = kept[0]["method"] if kept else Path(path).stem
+    kept += [{"question_id": qid, "p_yes": np.nan, "method": model, "outcome": int(by_id[qid].outcome), "cluster": siblings.get(qid, qid)}
+             for qid in unanswered]
     df = pd.DataFrame({k: [r[k] for r in kept] for k in ("question_id", "p_yes", "method", "outcome", "cluster")})
     yours = list(dict.fromkeys(df["method"]))
     if baselines:
@@ -348,7 +356,7 @@ def score_file(path: str | Path, *, questions_path: str | Path | None = None, ba
     reference = baseline or yours[0]
     ranked = rank_methods(df, method_col="method", baseline=reference, n_resamples=n_resamples, seed=seed)
     ranked.insert(ranked.columns.get_loc("method") + 1, "kind", ["yours" if m in yours else "baseline" for m in ranked["method"]])
-    return ScoreResult(ranked, n_rows=len(kept), skipped=found.skipped, notes=notes, reference=reference)
+    return ScoreResult(ranked, n_rows=len(kept) - len(unanswered), skipped=found.skipped, notes=notes, reference=reference)
 
 
 def _with_baselines(df: pd.DataFrame, records: dict[str, Question], reference: list[Question] | None,

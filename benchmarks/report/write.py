@@ -25,13 +25,13 @@ from benchmarks.report.audits import contamination_split, leakage_audit_table, s
 from benchmarks.report.confidence_bands import confidence_band_table
 from benchmarks.report.costs import cost_effectiveness, cost_tables, reference_note, reference_vs_mean
 from benchmarks.report.difficulty import brier_index_columns
-from benchmarks.report.frame import (QUESTION_COLUMNS, AddedMethods, joined_rows, long_frame, method_fallbacks, methods_of,
-                                     planned_questions, scorable)
+from benchmarks.report.frame import (QUESTION_COLUMNS, AddedMethods, joined_rows, long_frame, member_rows, methods_of,
+                                     planned_questions, run_plans, scorable)
 from benchmarks.report.leaderboard import leaderboard_sections, markdown_table, ranking_note, write_leaderboard
 from benchmarks.run_folder.durable import write_text_atomic
 from benchmarks.run_folder.layout import PAGE_FILE
 from benchmarks.run_folder.load import LoadedRun, ShardGroup, load_run, run_folders
-from benchmarks.scoring.ranking import MIN_COVERAGE, compare, rank_methods
+from benchmarks.scoring.ranking import MAX_IMPUTED, compare, impute, rank_methods, sensitivity_lines
 from benchmarks.viewer import ReportData, render_page
 
 __all__ = ["DATA_ATTRIBUTION", "FITTED_FILE", "Report", "fit_sources_note", "fitted_lines", "write_report"]
@@ -75,17 +75,19 @@ class Report:
 
 
 def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_dir: str | Path, *, baseline: str | None = "mean",
-                 n_resamples: int = 1000, seed: int = 0, min_coverage: float = MIN_COVERAGE,
+                 n_resamples: int = 1000, seed: int = 0, max_imputed: float = MAX_IMPUTED,
                  fit_from: Sequence[str | Path] = (), fit_from_any_model: bool = False,
                  added: AddedMethods | None = None, extra_tables: Mapping[str, pd.DataFrame] | None = None) -> Report:
     """Score the runs and write ``leaderboard.csv``, ``leaderboard.md``, ``report.html`` (the run viewer's
     page, :func:`benchmarks.viewer.render_page`) and ``fitted.jsonl`` into ``out_dir``.
 
-    Methods are ranked on one question set (:func:`benchmarks.scoring.ranking.rank_methods`): those that
-    answered at least ``min_coverage`` of the questions are scored on every question (of one run, or the
-    questions every run planned, :func:`benchmarks.report.frame.planned_questions`), a missing answer as the
-    method's fallback (:func:`benchmarks.report.frame.method_fallbacks`); the others are listed apart with their
-    own n. The cost-effectiveness, segment and contamination tables use the same rows.
+    Methods are ranked on one question set (:func:`benchmarks.scoring.ranking.rank_methods`): every question
+    of one run, or the questions every run planned (:func:`benchmarks.report.frame.planned_questions`), a missing
+    answer imputed as the method's worst case (:func:`benchmarks.scoring.ranking.impute`); a method with more than
+    ``max_imputed`` of them imputed is listed apart with its own n, and the report says where each method with
+    imputed questions would stand (:func:`benchmarks.scoring.ranking.sensitivity_lines`). The cost-effectiveness,
+    segment and contamination tables use the same rows. The Brier Index scores each method on every question
+    its run planned, imputed the same way (:mod:`benchmarks.report.difficulty`).
 
     The fitted methods (:mod:`benchmarks.protocol.fitted`) are computed here, walk-forward: each run's questions
     are fitted on the questions of the run, and of the earlier runs ``fit_from`` (run folders or folders
@@ -157,37 +159,41 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_di
             raise DataValidationError(f"baseline {baseline!r} is not among the scored methods: {', '.join(labels)}",
                                       field="baseline", value=baseline)
         base_label = prefixed[0]
-    fallbacks = method_fallbacks(df)
     # a fitted method that fell back on every question is its unfitted rule: shown as "= mean (not fitted: n < 30)", no rank
-    table = rank_methods(scored, method_col="label", baseline=base_label, min_coverage=min_coverage,
-                         n_resamples=n_resamples, seed=seed, fallbacks=fallbacks, question_cols=QUESTION_COLUMNS,
+    table = rank_methods(scored, method_col="label", baseline=base_label, max_imputed=max_imputed,
+                         n_resamples=n_resamples, seed=seed, question_cols=QUESTION_COLUMNS,
                          questions=the_set, equals=fallback_equals(fitted, prefix_run=len(records) > 1))
-    # every other comparison uses the same rows: compared methods on every question (fallbacks filled in),
-    # the methods listed apart on their own questions
-    comparison = compare(scored, method_col="label", min_coverage=min_coverage, fallbacks=fallbacks,
-                         question_cols=QUESTION_COLUMNS, questions=the_set)
-    compared = pd.concat([comparison.frame, scored[scored["label"].isin(comparison.apart)].assign(fallback=False)],
-                         ignore_index=True)
-    table = table.merge(brier_index_columns(compared), on="label", how="left")
+    # every other comparison uses the same rows: the compared methods on every question (missing answers imputed);
+    # a paired comparison (cost-effectiveness, betting) only those, as the leaderboard pairs only them: a method listed
+    # apart would be paired on the questions its failures chose; the descriptive tables (segments, contamination) also
+    # the methods listed apart, on their own questions
+    comparison = compare(scored, method_col="label", max_imputed=max_imputed, question_cols=QUESTION_COLUMNS, questions=the_set)
+    paired = comparison.frame
+    compared = pd.concat([paired, scored[scored["label"].isin(comparison.apart)].assign(imputed=False)], ignore_index=True)
+    # the Brier Index: every label on every question its run planned, imputed the same way (ForecastBench imputes first)
+    plans = run_plans(manifests, records)
+    own = impute(scored, {lab: plans[rid] for lab, rid in zip(scored["label"], scored["run_id"])}, method_col="label",
+                 question_cols=QUESTION_COLUMNS)
+    table = table.merge(brier_index_columns(own, member_rows(runs), max_imputed=max_imputed), on="label", how="left")
     attempts = df.groupby("label").agg(attempted=("question_id", "size"), failed=("status", lambda s: int((s == "failed").sum())))
     table = table.merge(attempts, left_on="label", right_index=True, how="left")
     costs, roles = cost_tables(runs, added=after_runs)  # never empty: every question has its fitted methods' rows
     table = table.merge(costs[["label", "tokens_per_question", "extra_tokens_per_question", "cost_usd"]], on="label", how="left")
-    effect = cost_effectiveness(compared, costs, reference="mean", n_resamples=n_resamples, seed=seed)
-    learned = cost_effectiveness(compared, costs, reference=LEARNED_MEAN, n_resamples=n_resamples, seed=seed)
-    learned_vs_mean = reference_vs_mean(compared, n_resamples=n_resamples, seed=seed)
+    effect = cost_effectiveness(paired, costs, reference="mean", n_resamples=n_resamples, seed=seed)
+    learned = cost_effectiveness(paired, costs, reference=LEARNED_MEAN, n_resamples=n_resamples, seed=seed)
+    learned_vs_mean = reference_vs_mean(paired, n_resamples=n_resamples, seed=seed)
     fit_table = fitted_summary(fitted, prefix_run=len(records) > 1)
     bands = confidence_band_table(scored, records, n_resamples=n_resamples, seed=seed)
     audit = leakage_audit_table(runs)
     contamination = contamination_split(compared, manifests)
     compared = compared.assign(horizon_bucket=compared["horizon_days"].map(lambda d: scoring.horizon_bucket(d) if d == d and d is not None else "unknown"))
     segments = {col: scoring.segment_table(compared, col, method_col="label") for col in ("source", "question_type", "horizon_bucket")}
-    betting = betting_against_market(compared, n_resamples=n_resamples, seed=seed)
+    betting = betting_against_market(paired, scored, n_resamples=n_resamples, seed=seed)
 
     simulated = simulation_note(manifests)
     md = "\n\n".join([
         *([f"**{simulated}**"] if simulated else []),
-        *leaderboard_sections(table, baseline=base_label, min_coverage=min_coverage, plan_note=plan_note),
+        *leaderboard_sections(table, baseline=base_label, max_imputed=max_imputed, plan_note=plan_note),
         *[part for title, extra in (extra_tables or {}).items() for part in (f"## {title}", markdown_table(extra))],
         "## Cost per method", markdown_table(costs.drop(columns=["run_id", "method"])),
         "## Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)", markdown_table(effect),
@@ -206,8 +212,9 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_di
               "Tokens per role": roles, "Leakage audit over the prompts actually sent (findings must be 0)": audit,
               "Contamination split: questions due after the models' training cutoff": contamination,
               **{f"By {col.replace('_', ' ')}": seg for col, seg in segments.items()}}
-    page = render_page(ReportData(leaderboard=table, baseline=base_label, min_coverage=min_coverage,
-                                  ranking_note=ranking_note(table[table["ranked"]], min_coverage, plan_note=plan_note), scored=scored,
+    page = render_page(ReportData(leaderboard=table, baseline=base_label, max_imputed=max_imputed,
+                                  ranking_note=ranking_note(table[table["ranked"]], max_imputed, plan_note=plan_note),
+                                  sensitivity=sensitivity_lines(table), scored=scored,
                                   manifests=manifests,
                                   records=shown, tables=tables, confidence_bands=bands, attribution=DATA_ATTRIBUTION,
                                   notice=simulated))
@@ -260,9 +267,13 @@ def fitted_lines(fitted: AddedMethods, records: Mapping[str, Sequence[Mapping[st
     return "\n".join(lines) + ("\n" if lines else "")
 
 
-def betting_against_market(compared: pd.DataFrame, *, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
-    """:func:`benchmarks.scoring.betting_table` of the compared rows against the crowd baseline's price (every
-    run's ``crowd`` row gives its question's price; the crowd itself is not listed)."""
-    crowds = {lab for lab in compared["label"] if lab == "crowd" or str(lab).endswith(":crowd")}
-    rows = compared.assign(label=compared["label"].where(~compared["label"].isin(crowds), "crowd"))
+def betting_against_market(compared: pd.DataFrame, scored: pd.DataFrame, *, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """:func:`benchmarks.scoring.betting_table` of the compared rows (``compared``: each compared method on every
+    question, a missing answer imputed) against the crowd baseline's price (every run's ``crowd`` row of ``scored``,
+    the prices it gave, gives its question's price; the crowd itself is not listed)."""
+    def is_crowd(labels: pd.Series) -> pd.Series:
+        return (labels == "crowd") | labels.astype(str).str.endswith(":crowd")
+
+    prices = scored[is_crowd(scored["label"])].assign(label="crowd")
+    rows = pd.concat([compared[~is_crowd(compared["label"])], prices], ignore_index=True)
     return scoring.betting_table(rows, method_col="label", market="crowd", n_resamples=n_resamples, seed=seed)

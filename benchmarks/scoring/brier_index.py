@@ -84,12 +84,13 @@ The other choices, and where they differ from ForecastBench:
   entries are equally skilled.
 * **Entries with one question** fit exactly (their effect absorbs the residual) and do not move any
   difficulty; their adjusted score is ``brier - f[q]`` on that question, rescaled.
-* **Missing values.** ForecastBench imputes 0.5 for a missing forecast (``src/resolve/_impute.py``) and drops
-  an entry with more than 5% imputed (``get_df_info``, ``IMPUTED_CUTOFF_PCT``). Here, as in
-  :func:`benchmarks.scoring.score_table`, a row with NaN ``p_yes`` is dropped and counted in ``n_missing``
-  and a row with NaN outcome (unresolved) in ``n_unresolved``; a caller who wants ForecastBench's rule
-  fills ``p_yes`` with 0.5 first (the harness's comparison frame already fills a missing answer with the
-  method's fallback, :func:`benchmarks.scoring.ranking.compare`).
+* **Missing values.** ForecastBench imputes 0.5 for a missing forecast (``src/resolve/_impute.py``), fits on
+  the imputed rows, and leaves an entry with more than 5% imputed off its leaderboard (``get_df_info``,
+  ``IMPUTED_CUTOFF_PCT``). Here, as in :func:`benchmarks.scoring.score_table`, a row with NaN ``p_yes`` is
+  dropped and counted in ``n_missing`` and a row with NaN outcome (unresolved) in ``n_unresolved``: the
+  caller imputes first. The leaderboard imputes each method's missing answers as its worst case and
+  leaves the imputed rows out of the fit (``fit_col``), so that a failure on a hard question never raises
+  its index (:func:`benchmarks.scoring.ranking.impute`, :mod:`benchmarks.report.difficulty`).
 * **Question identity.** ForecastBench scores a dataset question once per resolution date (its
   ``question_pk`` joins due date, source, id and horizon) and a market question once per forecast due
   date. The caller's ``question_col`` must identify a question the same way.
@@ -459,6 +460,7 @@ def brier_index_table(
     brier_col: str | None = None,
     question_type_col: str = "question_type",
     exclude_from_fit: Collection[Any] = (),
+    fit_col: str | None = None,
     market_reference: Any | None = None,
 ) -> pd.DataFrame:
     """ForecastBench's difficulty-adjusted Brier and Brier Index per entry, dataset and market apart.
@@ -490,6 +492,11 @@ def brier_index_table(
         Entries scored with the fitted difficulties but not fitted on: constant forecasters (Always 0.5),
         ensembles of entries already in the fit, a copy of the market price (ForecastBench leaves these
         out). Every question must have at least one fitted entry.
+    fit_col : str, optional
+        A bool column: a row where it is False is scored with the fitted difficulties but not fitted on (an
+        imputed forecast, one question of an entry fitted elsewhere); with ``exclude_from_fit``, a row is
+        fitted on when its entry is not excluded and its ``fit_col`` is True. Every question must still have
+        a fitted row.
     market_reference : optional
         An entry whose Brier on each market question is taken as that question's difficulty, with no fit
         for market questions (ForecastBench's tournament leaderboard, ``MARKET_BRIER``: the market price).
@@ -501,14 +508,17 @@ def brier_index_table(
     pandas.DataFrame
         One row per entry (in order of first appearance), a default RangeIndex and the columns
         ``entry_col``; ``n`` (scored questions), ``n_dataset``, ``n_market``, ``n_missing`` (rows with no
-        forecast), ``n_unresolved`` (rows with no outcome); ``in_fit`` (bool); ``brier`` (raw mean Brier
+        forecast), ``n_unresolved`` (rows with no outcome); ``in_fit`` (bool: some row of the entry was fitted
+        on); ``brier`` (raw mean Brier
         over all its scored questions); ``adjusted_brier_dataset``, ``adjusted_brier_market``,
         ``adjusted_brier_overall`` (rescaled difficulty-adjusted Brier, Brier units, lower is better; NaN
         without questions of the type); ``brier_index_dataset``, ``brier_index_market``,
         ``brier_index_overall`` (percent, higher is better); ``component_dataset``, ``component_market``
         (Int64: the entry's connected group, 0 for the group with the most answers, -1 when its questions
         lie in several groups, <NA> without questions of the type); ``note`` ("" or why a value is not
-        comparable or missing).
+        comparable; a Brier Index missing for some entries says why: no questions of the type, overall
+        without one of the two types, or an adjusted score below 0; a type the frame has no question of is
+        missing for every entry, unnoted).
 
     Raises
     ------
@@ -535,7 +545,7 @@ def brier_index_table(
     [55.3, 46.1, 73.5]
     """
     value_cols = [brier_col] if brier_col is not None else [p_col, outcome_col]
-    data = _check_frame(df, entry_col, question_col, question_type_col, value_cols)
+    data = _check_frame(df, entry_col, question_col, question_type_col, value_cols + ([fit_col] if fit_col is not None else []))
     b, missing, unresolved = _row_briers(data, p_col, outcome_col, brier_col)
     entry_codes, entries = pd.factorize(data[entry_col], sort=False)
     n_entries = len(entries)
@@ -545,7 +555,13 @@ def brier_index_table(
             some = ", ".join(repr(_plain(x)) for x in entries[:10]) + (f" and {n_entries - 10} more" if n_entries > 10 else "")
             raise DataValidationError(f"{name}: {_plain(unknown[0])!r} is not an entry of {entry_col}; entries are {some}",
                                       field=name, value=_plain(unknown[0]))
-    in_fit = ~entries.isin(list(exclude_from_fit))
+    row_fit = (~entries.isin(list(exclude_from_fit)))[entry_codes]
+    if fit_col is not None:
+        flags = data[fit_col].to_numpy()
+        bad = ~np.isin(flags, [True, False]) | data[fit_col].isna().to_numpy()
+        if bad.any():
+            _fail("must be True or False", data, fit_col, bad, flags)
+        row_fit = row_fit & flags.astype(bool)
 
     scored = ~np.isnan(b)
     types = data[question_type_col].to_numpy()
@@ -562,7 +578,7 @@ def brier_index_table(
             continue
         q_codes, q_labels = pd.factorize(questions[rows], sort=False)
         e_codes = entry_codes[rows]
-        difficulty, group, n_groups = _difficulty(t, question_col, data.index, rows, q_codes, q_labels, e_codes, b[rows], entries, in_fit,
+        difficulty, group, n_groups = _difficulty(t, question_col, data.index, rows, q_codes, q_labels, e_codes, b[rows], entries, row_fit[rows],
                                                   market_reference)
         adjusted, counts = _per_entry_mean(b[rows] - difficulty[q_codes], e_codes, n_entries)
         out[f"n_{t}"] = counts
@@ -589,11 +605,17 @@ def brier_index_table(
         out[f"brier_index_{part}"] = brier_index(score)
         for i in np.flatnonzero(score < -ZERO_TOLERANCE):
             notes[i].append(f"{part}: adjusted Brier {score[i]:.4f} < 0, no Brier Index")
+    for i in range(n_entries):  # every missing index says why
+        lacks = [t for t in present if out[f"n_{t}"][i] == 0]  # a type no entry has: the whole table's, not noted
+        for t in lacks:
+            notes[i].append(f"{t}: no {t} questions")
+        if len(present) == 2 and len(lacks) == 1:
+            notes[i].append(f"overall: no {lacks[0]} questions (the overall score is the mean of the dataset and market scores)")
 
     out["brier"], out["n"] = _per_entry_mean(b[scored], entry_codes[scored], n_entries)
     out["n_missing"] = np.bincount(entry_codes, weights=missing, minlength=n_entries).astype(np.int64)
     out["n_unresolved"] = np.bincount(entry_codes, weights=unresolved, minlength=n_entries).astype(np.int64)
-    out["in_fit"] = in_fit
+    out["in_fit"] = np.bincount(entry_codes, weights=(row_fit & scored).astype(float), minlength=n_entries) > 0
     out["note"] = ["; ".join(x) for x in notes]
     table = pd.DataFrame({c: out[c] for c in _TABLE_COLUMNS})
     table.insert(0, entry_col, list(entries))
@@ -610,7 +632,7 @@ def _difficulty(
     e_codes: np.ndarray,
     b: np.ndarray,
     entries: Any,
-    in_fit: np.ndarray,
+    fit_rows: np.ndarray,
     market_reference: Any,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Difficulty (per question code) of one question type, each question's connected group, and their count."""
@@ -625,7 +647,6 @@ def _difficulty(
             raise DataValidationError(f"market_reference {_plain(market_reference)!r} has no scored forecast on market question "
                                       f"{_plain(q_labels[j])!r}: its difficulty would be unknown", field="market_reference", value=_plain(q_labels[j]))
         return difficulty, np.zeros(n_q, dtype=np.int64), 1
-    fit_rows = in_fit[e_codes]
     covered = np.bincount(q_codes[fit_rows], minlength=n_q) > 0
     if not covered.all():
         j = int(np.argmax(~covered))

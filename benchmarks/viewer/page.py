@@ -34,7 +34,7 @@ from markupsafe import Markup
 
 from agent_schemas import DataValidationError
 from benchmarks import scoring
-from benchmarks.scoring.ranking import MIN_CLUSTERS_TO_RANK
+from benchmarks.scoring.ranking import MIN_CLUSTERS_TO_RANK, not_ranked_note, rank_labels
 from benchmarks.viewer import formatting as fmt
 from benchmarks.viewer import plots
 from benchmarks.viewer.trace import QuestionView, question_view
@@ -54,14 +54,16 @@ class ReportData:
     ----------
     leaderboard : pandas.DataFrame
         :func:`benchmarks.scoring.ranking.rank_methods` rows (``ranked``, ``rank``, ``n``, ``n_answered``,
-        ``coverage``, ``too_small_to_rank``, ``interval_note``, scores, intervals) merged with ``attempted``,
+        ``n_imputed``, ``coverage``, ``too_small_to_rank``, ``interval_note``, scores, intervals) merged with ``attempted``,
         ``failed`` and, when known, ``tokens_per_question``, ``extra_tokens_per_question``, ``cost_usd`` (USD).
     baseline : str
         Label the deltas refer to.
-    min_coverage : float
-        Coverage a method needed to be ranked (fraction).
+    max_imputed : float
+        Largest share of the questions a ranked method could have imputed (fraction).
     ranking_note : str
         One line on what the ranking rests on (:func:`benchmarks.report.leaderboard.ranking_note`).
+    sensitivity : list of str
+        Where each method with imputed questions would stand (:func:`benchmarks.scoring.ranking.sensitivity_lines`).
     scored : pandas.DataFrame
         Long frame of scorable forecasts (``label``, ``kind``, ``p_yes``, ``outcome``, ...).
     manifests : dict of str to dict
@@ -80,7 +82,7 @@ class ReportData:
 
     leaderboard: pd.DataFrame
     baseline: str
-    min_coverage: float
+    max_imputed: float
     ranking_note: str
     scored: pd.DataFrame
     manifests: dict[str, dict[str, Any]]
@@ -89,6 +91,7 @@ class ReportData:
     confidence_bands: pd.DataFrame | None = None
     attribution: str = ""
     notice: str = ""
+    sensitivity: list[str] = field(default_factory=list)
 
 
 # --- formatting of generic tables ----------------------------------------------------------------
@@ -326,6 +329,7 @@ def render_page(data: ReportData, *, title: str | None = None) -> str:
     board = data.leaderboard.copy()
     kinds = data.scored.drop_duplicates("label").set_index("label")["kind"]
     board["kind"] = board["label"].map(kinds).fillna("method")
+    board["rank_text"] = rank_labels(board)  # "2=" for a shared rank
     questions = _questions(data)
     run_ids = list(data.manifests)
     multi = len(run_ids) > 1
@@ -337,8 +341,8 @@ def render_page(data: ReportData, *, title: str | None = None) -> str:
         css=_asset("viewer.css"), js=_asset("viewer.js"),
         runs=_runs(data.manifests, data.records), multi=multi,
         ranked=board[board["ranked"]].to_dict("records"), unranked=board[~board["ranked"]].to_dict("records"),
-        has_cost="cost_usd" in board.columns, baseline=data.baseline, min_coverage=data.min_coverage,
-        ranking_note=data.ranking_note.replace("**", ""), too_small=too_small,
+        has_cost="cost_usd" in board.columns, baseline=data.baseline, not_ranked=not_ranked_note(data.max_imputed),
+        ranking_note=data.ranking_note.replace("**", ""), sensitivity=data.sensitivity, too_small=too_small,
         min_clusters_to_rank=MIN_CLUSTERS_TO_RANK,
         figures=_figures(data, board, questions), questions=questions, sources=sources,
         tables=tables, attribution=data.attribution, notice=data.notice,

@@ -3,8 +3,10 @@
 Columns: rank, label, n, Brier with its 95% interval, Δ against the baseline with its interval, tokens
 per question and cost. Everything else stays in ``leaderboard.csv`` / ``.md`` and ``report.html``.
 
-``n`` of a compared method that gave no probability for some questions reads ``answered+fallback``
-(``51+9``), and the caption says what the fallback is. When the question set has too few clusters to
+``n`` of a compared method that gave no probability for some questions reads ``answered+imputed``
+(``57+3``), and the caption says how an imputed question is scored and where each method with imputed
+questions would stand (:func:`benchmarks.scoring.ranking.sensitivity_lines`); a method listed apart reads
+``answered/questions`` (``51/60``). A rank shared by tied methods reads ``2=``. When the question set has too few clusters to
 rank (:data:`benchmarks.scoring.ranking.MIN_CLUSTERS_TO_RANK`), the rows keep their order by Brier, the rank
 column reads ``-`` and the caption says "too few clusters to rank". Intervals are shown with as many
 decimals as they need to read as what they are (:func:`benchmarks.viewer.formatting.readable_digits`).
@@ -23,7 +25,7 @@ from rich.console import Console
 from rich.text import Text
 from rich.table import Table
 
-from benchmarks.scoring.ranking import FALLBACK_RULE, MIN_CLUSTERS_TO_RANK
+from benchmarks.scoring.ranking import IMPUTATION_RULE, MIN_CLUSTERS_TO_RANK, rank_labels, sensitivity_lines
 from benchmarks.viewer import formatting as fmt
 
 __all__ = ["MAX_WIDTH", "compact_leaderboard", "print_compact_leaderboard", "short_label"]
@@ -89,14 +91,16 @@ def compact_leaderboard(board: pd.DataFrame, *, baseline: str, files: str = "") 
     if len(ranked) and bool(ranked.get("too_small_to_rank", pd.Series([False])).iloc[0]):
         caption.append(f"Too few clusters to rank: {int(ranked['n_clusters'].max())} < {MIN_CLUSTERS_TO_RANK}; listed by "
                        "Brier without ranks (the order is not evidence).")
-    if "n_fallback" in ranked.columns and (ranked["n_fallback"] > 0).any():
-        caption.append(f"n = answered+fallback: {FALLBACK_RULE}.")
+    if "n_imputed" in ranked.columns and (ranked["n_imputed"] > 0).any():
+        caption.append(f"n = answered+imputed: {IMPUTATION_RULE}.")
+    if "n_imputed" in board.columns:
+        caption += sensitivity_lines(board)
     if files:
         caption.append(f"Full tables: {files}")
     sections = []
     for rows in (ranked, unranked):
         lines = []
-        for r in rows.to_dict("records"):
+        for r, rank in zip(rows.to_dict("records"), rank_labels(rows) if "rank" in rows.columns else [""] * len(rows)):
             if r["label"] == baseline:
                 delta = "baseline"
             elif _equals(r):  # a fitted method that fell back everywhere: no rank; "= mean", "not fitted: n < 30"
@@ -106,12 +110,17 @@ def compact_leaderboard(board: pd.DataFrame, *, baseline: str, files: str = "") 
             else:
                 delta = f"{fmt.fmt_delta(r['delta_brier_vs_baseline'])} {_ci(r['delta_brier_ci_low'], r['delta_brier_ci_high'], True)}"
             tokens = r.get("tokens_per_question")
-            filled = r.get("n_fallback") or 0
-            n = f"{fmt.fmt_count(r['n'] - filled)}+{fmt.fmt_count(filled)}" if filled else fmt.fmt_count(r.get("n"))
+            imputed = r.get("n_imputed") or 0
+            if imputed and r.get("ranked", True):
+                n = f"{fmt.fmt_count(r['n'] - imputed)}+{fmt.fmt_count(imputed)}"
+            elif imputed:  # listed apart: scored on the questions it answered, of the set's
+                n = f"{fmt.fmt_count(r['n_answered'])}/{fmt.fmt_count(r['n_answered'] + imputed)}"
+            else:
+                n = fmt.fmt_count(r.get("n"))
             brier = f"{fmt.fmt_prob(r.get('brier'))} {_ci(r.get('brier_ci_low'), r.get('brier_ci_high'))}"
             if _equals(r):  # its Brier is the rule's
                 brier = "= " + _equals(r).partition(" (")[0]
-            lines.append(("=" if _equals(r) else fmt.fmt_count(r.get("rank"), missing="-"), str(r["label"]), n,
+            lines.append(("=" if _equals(r) else (rank or "-"), str(r["label"]), n,
                           brier, delta, fmt.fmt_count(tokens), "—" if fmt.is_missing(tokens) else fmt.fmt_usd(r.get("cost_usd"))))
         sections.append(lines)
     # the label gives way: the widest table of at most MAX_WIDTH columns, labels shortened by short_label

@@ -377,3 +377,37 @@ def test_solver_that_does_not_converge_raises_instead_of_returning():
     e, q, p, o = random_panel(8)
     with pytest.raises(ReconcileError, match="did not converge after 1 iterations: the iteration limit"):
         two_way_fixed_effects(e, q, (p - o) ** 2, max_iter=1)
+
+
+# --- which rows are fitted on, and why an index is missing (issue 35, item 4 "Panels") ----------------------------
+
+
+def test_fit_col_fits_only_the_marked_rows_and_scores_the_others_with_those_difficulties():
+    df = frame(UNBALANCED + [("pool", "q1", 0.0), ("pool", "q2", 0.4), ("pool", "q3", 0.0)])
+    marked = table(df.assign(fit=df["entry"] != "pool"), fit_col="fit")
+    excluded = table(df, exclude_from_fit=["pool"])  # the same thing said entry by entry
+    np.testing.assert_allclose(marked["adjusted_brier_dataset"], excluded["adjusted_brier_dataset"], atol=1e-12)
+    assert marked["in_fit"].to_dict() == {"A": True, "B": True, "pool": False}
+    # the pool, on every question, keeps its raw Brier; fitted on, it would move the difficulties and B's score
+    assert marked.loc["pool", "adjusted_brier_dataset"] == pytest.approx(0.4 / 3, abs=1e-12)
+    assert table(df).loc["B", "adjusted_brier_dataset"] != pytest.approx(marked.loc["B", "adjusted_brier_dataset"], abs=1e-3)
+    with pytest.raises(DataValidationError, match=r"^fit must be True or False: 'yes' at row 0$"):
+        table(df.assign(fit=["yes"] + [True] * (len(df) - 1)), fit_col="fit")
+
+
+def test_every_missing_index_says_why():
+    """The crowd of the superforecaster panel had an overall Brier Index of NaN and an empty note (issue 35)."""
+    rows = [("mean", "d1", 0.1, "dataset"), ("mean", "m1", 0.2, "market"), ("crowd", "m1", 0.3, "market"),
+            ("lucky", "d1", 0.0, "dataset"), ("lucky", "m1", 0.0, "market")]
+    t = table(pd.DataFrame(rows, columns=["entry", "question_id", "brier", "question_type"]))
+    assert np.isnan(t.loc["crowd", "brier_index_overall"]) and np.isnan(t.loc["crowd", "brier_index_dataset"])
+    assert t.loc["crowd", "note"] == ("dataset: no dataset questions; overall: no dataset questions (the overall score is the "
+                                      "mean of the dataset and market scores)")
+    assert t.loc["mean", "note"] == ""
+    for entry, r in t.iterrows():  # the kind: a NaN index anywhere has its reason in the note
+        for part in ("dataset", "market", "overall"):
+            if np.isnan(r[f"brier_index_{part}"]):
+                assert f"{part}:" in r["note"], (entry, part, r["note"])
+    only_market = table(pd.DataFrame([("crowd", "m1", 0.3, "market")], columns=["entry", "question_id", "brier", "question_type"]))
+    # no dataset question at all: the table has no dataset index, and overall is the market score
+    assert only_market.loc["crowd", "note"] == "" and not np.isnan(only_market.loc["crowd", "brier_index_overall"])

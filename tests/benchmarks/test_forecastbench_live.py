@@ -223,17 +223,25 @@ def test_a_forecast_set_scores_forecastbench_s_way_missing_forecasts_imputed(tmp
                          {"id": "T10Y2Y", "source": "fred", "forecast": 0.6, "resolution_date": "2025-11-02"},
                          {"id": "123", "source": "metaculus", "forecast": 0.1, "resolution_date": None}]  # not resolved
     f.write_text(json.dumps(data))
-    table, notes = forecast_set_table(f, load_forecastbench_json(QSET, RSET), load_forecastbench_json(QSET))
-    # resolved: mf1 (1), 0xabc (0, no forecast), T10Y2Y at 11-02 (1), at 11-25 (0, no forecast)
+    table, notes, missing = forecast_set_table(f, load_forecastbench_json(QSET, RSET), load_forecastbench_json(QSET))
+    # resolved: mf1 (1), 0xabc (0, no forecast), T10Y2Y at 11-02 (1), at 11-25 (0, no forecast): the missing ones are
+    # left to the leaderboard's one imputation (benchmarks.scoring.ranking.impute), not filled here
     assert [(r["question_id"], r["p_yes"]) for r in table.rows] == [
-        ("fb|2025-10-26|manifold|mf1|2025-12-31", 0.8), ("fb|2025-10-26|polymarket|0xabc|2025-11-30", 0.5),
-        ("fb|2025-10-26|fred|T10Y2Y|2025-11-02", 0.6), ("fb|2025-10-26|fred|T10Y2Y|2025-11-25", 0.5)]
-    assert notes[1].startswith("2 resolved question(s) had no forecast: scored as 0.5, as ForecastBench imputes them (50.0%")
+        ("fb|2025-10-26|manifold|mf1|2025-12-31", 0.8), ("fb|2025-10-26|fred|T10Y2Y|2025-11-02", 0.6)]
+    assert missing == ["fb|2025-10-26|polymarket|0xabc|2025-11-30", "fb|2025-10-26|fred|T10Y2Y|2025-11-25"]
+    assert notes[0] == "m: 3 forecasts, 4 resolved questions scored"
+    assert notes[1].startswith("2 resolved question(s) had no forecast (50.0%): imputed by the leaderboard's rule; "
+                               "ForecastBench imputes 0.5")
     assert notes[2] == "1 forecast(s) of questions not resolved in the resolution set were not scored"
-    res = cli.invoke(app, ["score", str(f), "--questions", str(QSET), "--resolutions", str(RSET), "--no-baselines"])
+    res = cli.invoke(app, ["score", str(f), "--questions", str(QSET), "--resolutions", str(RSET), "--no-baselines",
+                           "-o", str(tmp_path / "out")])
     assert res.exit_code == 0, res.output
-    hand = ((0.8 - 1) ** 2 + (0.5 - 0) ** 2 + (0.6 - 1) ** 2 + (0.5 - 0) ** 2) / 4  # 0.175
-    assert f" {hand:.4f} |" in res.stdout
+    row = pd.read_csv(tmp_path / "out" / "leaderboard.csv").set_index("method").loc["m"]
+    hand = ((0.8 - 1) ** 2 + (0.5 - 0) ** 2 + (0.6 - 1) ** 2 + (0.5 - 0) ** 2) / 4  # 0.175: ForecastBench's figure
+    assert (row["n_imputed"], row["n_answered"], bool(row["ranked"])) == (2, 2, False)  # 50% imputed: not ranked
+    assert row["brier_forecastbench"] == pytest.approx(hand) and f" {hand:.4f} |" in res.stdout
+    assert row["brier_worst_case"] == pytest.approx(((0.8 - 1) ** 2 + 1 + (0.6 - 1) ** 2 + 1) / 4)
+    assert "m: 2 of 4 questions imputed (50%, more than 5%): not ranked" in res.stdout
     one_line_error(cli.invoke(app, ["score", str(f), "--questions", str(QSET)]), "a ForecastBench forecast set is scored against its round")
 
 

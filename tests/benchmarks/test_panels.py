@@ -177,6 +177,25 @@ def test_a_known_question_takes_the_date_of_its_latest_forecast(tmp_path):
     assert q.forecast_date.isoformat() == "2025-01-20" and q.horizon_days == 40 and q.text == "Will one happen?"
 
 
+def test_a_question_the_set_knows_without_an_outcome_takes_the_panels_outcome(tmp_path):
+    """Issue 35: with a question set that knows the questions but not their outcomes (a ForecastBench question set
+    without its resolutions), the panel's outcome column was dropped: 263 questions ran ok, 22 were compared. The
+    outcome column is what resolves such a question, so it is kept (an outcome contradicting a known one is
+    still refused, test above)."""
+    questions = tmp_path / "set.csv"
+    questions.write_text(QUESTIONS.replace("2025-03-01,0\n", "2025-03-01,\n"))  # q2 and q4: known, no outcome
+    panel = tmp_path / "panel.csv"
+    panel.write_text("question_id,forecaster,p_yes,outcome\n" + "".join(
+        f"{q},{who},{p},{OUTCOME[q]}\n" for q, who, p in [r.split(",")[:3] for r in PANEL.splitlines()[1:]]))
+    p = read_panel(panel, questions_path=questions)
+    assert {q: p.questions[q].outcome for q in OUTCOME} == OUTCOME
+    assert p.questions["q2"].text == "Will two happen?"  # the set's question, with the panel's outcome
+    res = aggregate(tmp_path, str(panel), "--questions", str(questions), "--run-id", "set", "--min-pick-questions", "1")
+    assert res.exit_code == 0, res.output
+    board = pd.read_csv(tmp_path / "runs" / "set" / "leaderboard.csv").set_index("label")
+    assert board.loc["mean", "n"] == 4 and board.loc["mean", "brier"] == pytest.approx(BRIER_BY_HAND["mean"], abs=1e-6)
+
+
 # --- bad files: exit code 2 and one line naming the file, row, column and value ---------------------
 
 
@@ -273,6 +292,12 @@ def test_superforecaster_figures_of_issue_31(superforecasters):
     assert board.loc["fitted_extremized", "equals"] == "extremized (not fitted: n < 30)"
     assert board.loc["fitted_member_weights", "equals"] == "mean (not fitted: n < 30)"
     assert board.loc["crowd", "n"] == 57 and round(board.loc["crowd", "brier"], 3) == 0.129 and not board.loc["crowd", "ranked"]
+    # every missing Brier Index says why (issue 35: the crowd's was NaN with an empty note)
+    missing = board[board["brier_index"].isna()]
+    assert "crowd" in missing.index and (missing["brier_index_note"].fillna("") != "").all(), missing["brier_index_note"]
+    # the crowd prices every market item (its index there stands) and no dataset item: no dataset or overall index
+    assert board.loc["crowd", "brier_index_note"].startswith("dataset: 492 of 492 dataset questions imputed (more than 5%)")
+    assert round(board.loc["crowd", "brier_index_market"], 2) == 64.14
     # the mean against the average member, and the forecasters it beats on their own questions (77% unclipped: one ties)
     line = next(x for x in res.stdout.splitlines() if x.startswith("mean 0.1137 against the average member 0.1218: -0.0081 ["))
     low, high = (float(v) for v in line.split("[")[1].split("]")[0].split(", "))

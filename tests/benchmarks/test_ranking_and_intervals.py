@@ -26,23 +26,24 @@ def test_a_method_answering_two_easy_questions_cannot_outrank_one_answering_all_
     assert not t.loc["cherry", "ranked"] and pd.isna(t.loc["cherry", "rank"])
     assert (t.loc["cherry", "n_answered"], t.loc["cherry", "coverage"]) == (2, 0.5)
     assert t.loc["cherry", "brier"] == 0.0  # its own n, shown apart
-    assert t.loc["cherry", "delta_brier_vs_baseline"] == pytest.approx(-0.09)  # paired on q1, q2
+    assert np.isnan(t.loc["cherry", "delta_brier_vs_baseline"])  # not paired on the two questions it chose (issue 35)
+    assert (t.loc["cherry", "brier_worst_case"], t.loc["cherry", "rank_worst_case"]) == (0.5, 2)  # q3, q4 as certain misses
 
 
-def test_a_method_that_skipped_a_question_is_scored_on_it_as_its_fallback_and_the_others_keep_every_question():
+def test_a_method_that_skipped_a_question_is_scored_on_it_as_its_worst_case_and_the_others_keep_every_question():
     rows = []
-    for i in range(12):
+    for i in range(20):
         o = i % 2
         rows.append(("a", f"q{i}", 0.6 if o else 0.4, o, f"c{i}"))
-        if i != 3:  # b skipped one question: coverage 11/12 >= 0.8, still compared
+        if i != 3:  # b skipped one question (outcome 1): 1 of 20 imputed, 5%, still compared
             rows.append(("b", f"q{i}", 0.9 if o else 0.1, o, f"c{i}"))
     t = rank_methods(_frame(rows), baseline="a", n_resamples=100).set_index("label")
-    assert t.loc["a", "n"] == t.loc["b", "n"] == 12 and t.loc["a", "n_answered"] == 12 and t.loc["b", "n_fallback"] == 1
-    assert t.loc["a", "brier"] == pytest.approx(0.16) and t.loc["b", "brier"] == pytest.approx((11 * 0.01 + 0.25) / 12)
-    assert list(t.index) == ["b", "a"] and t.loc["a", "too_small_to_rank"]  # 12 clusters < 30: no ranks
+    assert t.loc["a", "n"] == t.loc["b", "n"] == 20 and t.loc["a", "n_answered"] == 20 and t.loc["b", "n_imputed"] == 1
+    assert t.loc["a", "brier"] == pytest.approx(0.16) and t.loc["b", "brier"] == pytest.approx((19 * 0.01 + 1.0) / 20)
+    assert list(t.index) == ["b", "a"] and t.loc["a", "too_small_to_rank"]  # 20 clusters < 30: no ranks
     assert t["rank"].isna().all()
     assert t.loc["a", "brier_ci_low"] == pytest.approx(0.16) == t.loc["a", "brier_ci_high"]  # every score is 0.16
-    assert t.loc["b", "delta_brier_vs_baseline"] == pytest.approx((11 * -0.15 + 0.09) / 12)
+    assert t.loc["b", "delta_brier_vs_baseline"] == pytest.approx((19 * -0.15 + (1.0 - 0.16)) / 20)
 
 
 def test_too_few_clusters_are_flagged_not_given_a_normal_looking_interval():

@@ -442,20 +442,21 @@ def test_run_folders_are_named_directly_or_found_inside_a_folder(run_a, tmp_path
 
 def test_write_report_writes_the_three_files_with_every_table(run_a, tmp_path, page_data):
     out = tmp_path / "reports" / "a"  # its parent is made too
-    rep = write_report([run_a], out, n_resamples=50, min_coverage=0.6)  # methods answered 2 of 3
+    rep = write_report([run_a], out, n_resamples=50, max_imputed=0.4)  # methods answered 2 of 3
     table = rep.leaderboard.set_index("label")
-    assert table["ranked"].all() and (table["n"] == 3).all()  # q3's failed ensemble: scored as the fallback 0.5
-    assert table.loc["mean", "n_fallback"] == table.loc["debate", "n_fallback"] == 1 and table.loc["always_0.5", "n_fallback"] == 0
+    assert table["ranked"].all() and (table["n"] == 3).all()  # q3's failed ensemble: imputed as the worst case
+    assert table.loc["mean", "n_imputed"] == table.loc["debate", "n_imputed"] == 1 and table.loc["always_0.5", "n_imputed"] == 0
     assert sorted(table.index) == sorted([*METHODS, *FITTED_METHODS, "always_0.5"])
     for fitted, spends_like in (("fitted_platt", "mean"), ("fitted_blend", "pipeline")):
         assert list(table.loc[fitted, ["tokens_per_question", "extra_tokens_per_question", "cost_usd"]]) == pytest.approx(
             list(table.loc[spends_like, ["tokens_per_question", "extra_tokens_per_question", "cost_usd"]])), fitted
-    # mean 0.6 on q1 (yes) and 0.3 on q2 (no): 0.16 and 0.09; q3 (yes) at the fallback 0.5: 0.25
-    assert table.loc["mean", "brier"] == pytest.approx((0.16 + 0.09 + 0.25) / 3) and table.loc["always_0.5", "brier"] == 0.25
+    # mean 0.6 on q1 (yes) and 0.3 on q2 (no): 0.16 and 0.09; q3 (yes) as the worst case, p_yes 0: 1
+    assert table.loc["mean", "brier"] == pytest.approx((0.16 + 0.09 + 1.0) / 3) and table.loc["always_0.5", "brier"] == 0.25
+    assert table.loc["mean", "brier_forecastbench"] == pytest.approx((0.16 + 0.09 + 0.25) / 3)  # ForecastBench's 0.5, beside
     assert table.loc["mean", "attempted"] == 3 and table.loc["mean", "failed"] == 1 and table.loc["always_0.5", "failed"] == 0
     assert table.loc["debate", "tokens_per_question"] == pytest.approx(200.0) and table.loc["mean", "cost_usd"] == pytest.approx(0.045)
     assert table.loc["debate", "extra_tokens_per_question"] == pytest.approx(110 / 3)
-    # paired on all three questions: q3 has both at the fallback (difference 0)
+    # paired on all three questions: q3 has both at the worst case (difference 0)
     assert table.loc["debate", "delta_brier_vs_baseline"] == pytest.approx(((0.2 ** 2 + 0.3 ** 2) - (0.4 ** 2 + 0.3 ** 2)) / 3)
     assert rep.csv_path == out / "leaderboard.csv" and rep.markdown_path == out / "leaderboard.md"
     assert rep.html_path == out / "report.html" and rep.notice == ""
@@ -465,6 +466,7 @@ def test_write_report_writes_the_three_files_with_every_table(run_a, tmp_path, p
     assert md == rep.markdown + "\n\n" + report.DATA_ATTRIBUTION + "\n" and md.startswith("## Leaderboard")
     sections = [line for line in rep.markdown.splitlines() if line.startswith("## ")]
     assert sections == ["## Leaderboard (lower Brier is better; 95% clustered bootstrap intervals; baseline for deltas: mean)",
+                        "## Sensitivity: methods with imputed questions",
                         "## Cost per method",
                         "## Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)",
                         "## Cost-effectiveness against the learned mean (fitted_platt: the mean recalibrated walk-forward; "
@@ -476,7 +478,7 @@ def test_write_report_writes_the_three_files_with_every_table(run_a, tmp_path, p
     board_md = rep.markdown.split("## Leaderboard")[1].split("## Cost per method")[0]
     header = next(line for line in board_md.splitlines() if line.startswith("| "))
     assert [c.strip() for c in header.strip("|").split("|")] == [  # equals: the fitted methods fell back on all 3 questions
-        "rank", "label", "equals", "n", "n_answered", "n_fallback", "brier", "brier_ci_low", "brier_ci_high", "brier_index", "log_loss", "ece", "delta_brier_vs_baseline",
+        "rank", "label", "equals", "n", "n_answered", "n_imputed", "brier", "brier_ci_low", "brier_ci_high", "brier_index", "log_loss", "ece", "delta_brier_vs_baseline",
         "delta_brier_ci_low", "delta_brier_ci_high", "tokens_per_question", "failed"]
     audit_md = rep.markdown.split("## Leakage audit over the prompts actually sent (findings must be 0)")[1]
     assert "| a        |           3 |                  1 |" in audit_md  # run a: 3 questions, 1 failed
@@ -502,9 +504,13 @@ def test_write_report_writes_the_three_files_with_every_table(run_a, tmp_path, p
     q1_fitted = fit_runs({"a": load_run(run_a).records})["a"]["q1"]
     for m in FITTED_METHODS:  # each question's trace shows its fitted rows
         assert q1_fitted[m]["note"] in unescape(html), m
-    listed_apart = write_report([run_a], tmp_path / "out2", n_resamples=20)
-    assert "## Not ranked (answered fewer than 80% of the questions; Brier on their own questions, brier_index adjusted for their difficulty)" in listed_apart.markdown
-    assert "answered fewer than 80% of the questions; Brier on their own questions (not comparable; the Brier Index in each row's details adjusts for their difficulty)" in listed_apart.html_path.read_text()
+    listed_apart = write_report([run_a], tmp_path / "out2", n_resamples=20)  # 1 of 3 imputed (33%): listed apart
+    assert ("## Not ranked (more than 5% of the questions imputed, or no question every run planned; Brier on their own "
+            "questions, not comparable; no paired difference, and a Brier Index only on their own runs' questions)") in listed_apart.markdown
+    assert ("more than 5% of the questions imputed, or no question every run planned; Brier on their own questions, not "
+            "comparable") in unescape(listed_apart.html_path.read_text())
+    assert "- mean: 1 of 3 questions imputed (33%, more than 5%): not ranked; with them scored as its worst case" in listed_apart.markdown
+    assert "mean: 1 of 3 questions imputed (33%, more than 5%): not ranked" in unescape(listed_apart.html_path.read_text())
 
 
 def test_rows_added_by_the_caller_are_ranked_costed_and_shown_and_a_loaded_run_is_not_read_again(run_a, tmp_path):
@@ -515,7 +521,7 @@ def test_rows_added_by_the_caller_are_ranked_costed_and_shown_and_a_loaded_run_i
     extra = {"The caller's table": pd.DataFrame({"who": ["x", "y"], "value": [1, 2]})}
     rep = write_report([loaded], tmp_path / "out", n_resamples=20, added=added, extra_tables=extra)
     pick = rep.leaderboard.set_index("label").loc["pick"]
-    # 2 of 3 questions (below 80%): listed apart on its own, (0.1^2 + 0.2^2) / 2
+    # 2 of 3 questions (1 imputed, above 5%): listed apart on its own, (0.1^2 + 0.2^2) / 2
     assert (pick["n"], bool(pick["ranked"]), pick["brier"]) == (2, False, pytest.approx(0.025))
     assert pick["extra_tokens_per_question"] == 0  # an added row costs the ensemble, as the aggregation methods
     sections = [line for line in rep.markdown.splitlines() if line.startswith("## ")]
@@ -531,7 +537,7 @@ def test_rows_added_by_the_caller_are_ranked_costed_and_shown_and_a_loaded_run_i
 
 def test_the_baseline_of_several_runs_is_the_first_runs_method(run_a, tmp_path):
     b = write_run(tmp_path, "b", standard_records())
-    rep = write_report([run_a, b], tmp_path / "out", n_resamples=20)
+    rep = write_report([run_a, b], tmp_path / "out", n_resamples=20, max_imputed=0.4)  # q3 failed: 1 of 3 imputed
     assert "baseline for deltas: a:mean)" in rep.markdown
     table = rep.leaderboard.set_index("label")
     assert table.loc["b:mean", "delta_brier_vs_baseline"] == pytest.approx(0.0)
@@ -547,7 +553,7 @@ def test_the_report_bets_each_method_against_the_crowd_price(tmp_path):
     recs = standard_records()
     recs[0]["baselines"]["crowd"] = {"p_yes": 0.6, "status": "ok", "note": ""}  # q1 (Yes): mean 0.6, no edge
     recs[1]["baselines"]["crowd"] = {"p_yes": 0.4, "status": "ok", "note": ""}  # q2 (No): mean 0.3, NO at 0.6 wins 1/0.6
-    rep = write_report([write_run(tmp_path, "a", recs)], tmp_path / "out", n_resamples=20)
+    rep = write_report([write_run(tmp_path, "a", recs)], tmp_path / "out", n_resamples=20, max_imputed=0.4)  # q3 failed
     rows = section(rep.markdown, report.BETTING_TITLE).split("\n\n")[1].splitlines()[2:]
     table = {c[0]: c[1:] for c in ([x.strip() for x in line.strip("|").split("|")] for line in rows)}
     assert "crowd" not in table and table["mean"][:2] == ["2", "2"]  # q3 has no price
@@ -574,17 +580,20 @@ def test_runs_without_scorable_forecasts_are_refused(tmp_path):
 
 def test_ranking_note_says_what_the_ranking_rests_on():
     ranked = pd.DataFrame({"n": [40, 40], "n_clusters": [31, 31], "too_small_to_rank": [False, False]})
-    assert ranking_note(ranked, 0.8) == (
-        "Compared on the same 40 questions (31 clusters of related questions); a question a compared method gave no "
-        "probability for is scored as its fallback: the run's ensemble mean for an LLM method (as the pipeline does when "
-        "a reconciler fails), else 0.5; the number of such questions is the row's n_fallback. Methods that answered "
-        "fewer than 80% of the questions are listed apart.")
+    assert ranking_note(ranked, 0.05) == (
+        "Compared on the same 40 questions (31 clusters of related questions); a question a method gave no probability "
+        "for (a failure, an unfinished question, a baseline without a value) is imputed as its worst case, the forecast "
+        "opposite to the outcome (Brier 1), so that a failure never improves a standing; ForecastBench imputes 0.5, and "
+        "each row gives that figure too (brier_forecastbench). A method with more than 5% of the questions imputed is "
+        "listed apart, not ranked, as ForecastBench leaves it off its leaderboard. The number of imputed questions is the "
+        "row's n_imputed; tied Brier scores share a rank (2=).")
     small = pd.DataFrame({"n": [12, 12], "n_clusters": [11, 11], "too_small_to_rank": [True, True]})
-    assert ranking_note(small, 0.5).endswith("listed apart. **Too few clusters to rank**: 11 < 30; the rows are listed "
-                                             "by Brier without ranks, and the order is not evidence.")
-    assert ranking_note(small, 0.5, plan_note="The runs planned different questions.").startswith("Compared on the same 12")
-    assert "listed apart. The runs planned different questions. **Too few" in ranking_note(small, 0.5, plan_note="The runs planned different questions.")
-    assert ranking_note(ranked.iloc[0:0], 0.8, plan_note="No question in common.") == "No question in common."
+    assert ranking_note(small, 0.05).endswith("share a rank (2=). **Too few clusters to rank**: 11 < 30; the rows are listed "
+                                              "by Brier without ranks, and the order is not evidence.")
+    assert ranking_note(small, 0.05, plan_note="The runs planned different questions.").startswith("Compared on the same 12")
+    assert "(2=). The runs planned different questions. **Too few" in ranking_note(small, 0.05, plan_note="The runs planned different questions.")
+    assert ranking_note(ranked.iloc[0:0], 0.05, plan_note="No question in common.") == "No question in common."
+    assert ranking_note(ranked.iloc[0:0], 0.05) == "Nothing is ranked: every method has more than 5% of the questions imputed."
 
 
 def test_simulated_runs_carry_the_notice():
@@ -666,7 +675,7 @@ def test_documented_defaults():
     def defaults(fn):
         return {k: v.default for k, v in inspect.signature(fn).parameters.items() if v.default is not inspect.Parameter.empty}
 
-    assert defaults(write_report) == {"baseline": "mean", "n_resamples": 1000, "seed": 0, "min_coverage": 0.8, "fit_from": (),
+    assert defaults(write_report) == {"baseline": "mean", "n_resamples": 1000, "seed": 0, "max_imputed": 0.05, "fit_from": (),
                                       "fit_from_any_model": False, "added": None, "extra_tables": None}
     assert defaults(cost_effectiveness) == {"reference": "mean", "n_resamples": 1000, "seed": 0}
 
@@ -807,11 +816,68 @@ def test_runs_on_different_questions_are_compared_by_brier_index_linked_by_the_c
     assert t.loc["easy:always_0.5", "brier_index"] == pytest.approx(50.0)
     assert (t["brier_index_market"] == t["brier_index"]).all() and t["brier_index_dataset"].isna().all()
     md = (tmp_path / "out" / "leaderboard.md").read_text()
-    assert "brier_index" in md and "brier_index adjusted for their difficulty" in md
+    assert "brier_index" in md and "a Brier Index only on their own runs' questions" in md
 
 
 def test_the_brier_index_of_methods_compared_on_every_question_is_their_brier_rescaled(run_a, tmp_path):
-    t = write_report([run_a], tmp_path / "out", n_resamples=20, min_coverage=0.6).leaderboard.set_index("label")
+    t = write_report([run_a], tmp_path / "out", n_resamples=20, max_imputed=0.4).leaderboard.set_index("label")
     compared = t[t["ranked"]]
     assert len(compared) >= 5  # one question set, every row on every question: no difficulty to adjust for
     assert list(compared["brier_index"]) == pytest.approx([100 * (1 - b ** 0.5) for b in compared["brier"]])
+
+
+def test_the_difficulties_are_fitted_on_the_individual_forecasters_only(tmp_path):
+    """Issue 35: the fit learned from the pools, the reconcilers and the fitted methods that equal mean, which
+    ForecastBench leaves out (its ENSEMBLE_COMPARISON_MODELS, dummies and copies). Runs a (q1-q4) and b (q3-q6)
+    share q3, q4; the difficulties are fitted on each run's two members only, by hand below."""
+    outcomes = [1, 0, 1, 0, 1, 0]
+    qs = [question(f"q{i + 1}", "2025-01-01", o) for i, o in enumerate(outcomes)]
+    members = {"a": [[0.9, 0.6], [0.3, 0.2], [0.8, 0.4], [0.5, 0.1]], "b": [[0.6, 0.7], [0.2, 0.6], [0.9, 0.9], [0.4, 0.3]]}
+    runs = {"a": [record(q, members=m, latencies=[1, 1], debate=0.5, final=None) for q, m in zip(qs[:4], members["a"])],
+            "b": [record(q, members=m, latencies=[1, 1], supervisor=0.35, final=None) for q, m in zip(qs[2:], members["b"])]}
+    t = write_report([write_run(tmp_path, rid, recs) for rid, recs in runs.items()], tmp_path / "out", n_resamples=20,
+                     max_imputed=0.5).leaderboard.set_index("label")
+    # the oracle: every member an entry fitted on; each run's methods scored on their run's questions, not fitted on
+    rows = [(f"{rid}:member-{k}", q.id, p, q.outcome, True)
+            for rid, ids in (("a", qs[:4]), ("b", qs[2:])) for q, ps in zip(ids, members[rid]) for k, p in enumerate(ps)]
+    labels = ["a:mean", "a:debate", "a:fitted_platt", "b:mean", "b:supervisor"]
+    for lab in labels:
+        rid, method = lab.split(":")
+        ids = qs[:4] if rid == "a" else qs[2:]
+        for q, ps in zip(ids, members[rid]):
+            p = {"mean": sum(ps) / 2, "fitted_platt": sum(ps) / 2, "debate": 0.5, "supervisor": 0.35}[method]
+            rows.append((lab, q.id, p, q.outcome, False))
+    oracle = pd.DataFrame(rows, columns=["entry", "question_id", "p_yes", "outcome", "fit"]).assign(question_type="market")
+    by_hand = scoring.brier_index_table(oracle, fit_col="fit").set_index("entry")
+    for lab in labels:
+        assert t.loc[lab, "brier_index"] == pytest.approx(by_hand.loc[lab, "brier_index_overall"], abs=1e-9), lab
+    # fitted on the methods too (the old fit), b:mean's index moves: the fit's composition is what this test checks
+    everyone = scoring.brier_index_table(oracle.assign(fit=True), fit_col="fit").set_index("entry")
+    assert abs(everyone.loc["b:mean", "brier_index_overall"] - t.loc["b:mean", "brier_index"]) > 0.1
+    assert t.loc["a:fitted_platt", "equals"].startswith("mean") and t.loc["a:fitted_platt", "brier_index"] == pytest.approx(t.loc["a:mean", "brier_index"])
+
+
+def test_a_label_over_the_imputed_cutoff_on_one_type_keeps_the_other_types_index():
+    """ForecastBench checks its 5% cutoff overall and within each type: the crowd has no dataset price."""
+    from benchmarks.report.difficulty import brier_index_columns
+
+    rows = []
+    for i in range(20):
+        qid, qtype, o = f"q{i}", "market" if i < 10 else "dataset", i % 2
+        rows.append(("mean", "method", qid, qtype, 0.7 if o else 0.3, o, False))
+        rows.append(("crowd", "baseline", qid, qtype, (0.8 if o else 0.2) if i < 10 else 1.0 - o, o, i >= 10))
+    frame = pd.DataFrame(rows, columns=["label", "kind", "question_id", "question_type", "p_yes", "outcome", "imputed"])
+    t = brier_index_columns(frame.assign(method=frame["label"])).set_index("label")
+    assert t.loc["crowd", "brier_index_market"] == pytest.approx(100 * (1 - 0.04 ** 0.5))  # every market question: raw Brier
+    assert np.isnan(t.loc["crowd", "brier_index_dataset"]) and np.isnan(t.loc["crowd", "brier_index"])
+    assert t.loc["crowd", "brier_index_note"].startswith("dataset: 10 of 10 dataset questions imputed (more than 5%), no dataset index; overall: no index")
+    assert t.loc["mean", "brier_index"] == pytest.approx(100 * (1 - 0.09 ** 0.5)) and t.loc["mean", "brier_index_note"] == ""
+
+
+def test_a_label_without_market_or_dataset_questions_says_why_it_has_no_index(tmp_path):
+    recs = standard_records()[:2]
+    for r in recs:
+        r["question_type"] = "other"
+    t = write_report([write_run(tmp_path, "a", recs)], tmp_path / "out", n_resamples=20).leaderboard
+    assert t["brier_index"].isna().all()
+    assert (t["brier_index_note"] == "no Brier Index: none of its questions is a market or dataset question").all()

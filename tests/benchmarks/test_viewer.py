@@ -210,6 +210,49 @@ def test_compact_leaderboard_fits_100_columns_one_line_per_method(viewer_run):
     assert f"{round(mean_row['tokens_per_question']):,}" in base
 
 
+def test_compact_leaderboard_shows_shared_ranks_imputed_counts_and_where_each_would_stand():
+    """Issue 35: ties read 2=, a compared row with imputed questions answered+imputed, a row listed apart
+    answered/questions, and the caption says where each method with imputed questions would stand."""
+    from benchmarks.scoring.ranking import rank_methods
+
+    outcomes = {f"q{i}": i % 2 for i in range(40)}
+    answers = {"debate": {q: (0.8 if o else 0.2) for q, o in outcomes.items()},
+               "mean": {q: (0.7 if o else 0.4) for q, o in outcomes.items()},
+               "supervisor": {q: (0.9 if o else 0.1) for q, o in list(outcomes.items())[2:]},  # 2 of 40 imputed: ranked
+               "lucky": {q: (0.99 if o else 0.01) for q, o in list(outcomes.items())[:20]}}  # 20 of 40: listed apart
+    answers["median"] = dict(answers["mean"])
+    rows = pd.DataFrame([{"label": m, "question_id": q, "p_yes": p, "outcome": outcomes[q], "cluster": q}
+                         for m, ps in answers.items() for q, p in ps.items()])
+    board = rank_methods(rows, baseline="mean", n_resamples=20, min_clusters_to_rank=30)
+    lines = _print(board)
+    row = {ln.split()[1]: ln.split() for ln in lines if len(ln.split()) > 2 and ln.split()[1] in answers}
+    # Brier: debate 0.04; supervisor (38 x 0.01 + 2 x 1) / 40 = 0.0595; mean = median 0.125; lucky apart
+    assert row["mean"][0] == row["median"][0] == "3=" and row["debate"][0] == "1" and row["supervisor"][0] == "2"
+    assert row["supervisor"][2] == "38+2" and row["lucky"][:3] == ["-", "lucky", "20/40"]
+    text = " ".join(" ".join(lines).split())
+    assert ("supervisor: 2 of 40 questions imputed, scored as its worst case: rank 2 (Brier 0.0595); at 0.5 "
+            "(ForecastBench's rule) it would rank 1 (Brier 0.0220).") in text
+    assert "lucky: 20 of 40 questions imputed (50%, more than 5%): not ranked; with them scored as its worst case it would rank 5" in text
+    assert "n = answered+imputed: a question a method gave no probability for" in text
+
+
+def test_with_two_members_mean_and_median_share_a_rank_in_every_output(tmp_path):
+    """Issue 35: with two members the median is the mean, and they ranked 6 and 7."""
+    res = cli.invoke(app, ["run", "-p", "sim", "--n", "40", "-m", "2", "-o", str(tmp_path), "--run-id", "two", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    out = tmp_path / "two"
+    csv = pd.read_csv(out / "leaderboard.csv").set_index("label")
+    assert csv.loc["mean", "brier"] == csv.loc["median", "brier"] and not csv["too_small_to_rank"].any()
+    k = int(csv.loc["mean", "rank"])
+    assert int(csv.loc["median", "rank"]) == k and (csv["rank"] == k + 1).sum() == 0  # the next rank is skipped
+    terminal_rows = [ln.split() for ln in res.stdout.splitlines() if ln.split()[1:2] in (["mean"], ["median"])]
+    assert [r[0] for r in terminal_rows] == [f"{k}="] * 2
+    md = (out / "leaderboard.md").read_text()
+    assert sum(ln.startswith(f"| {k}=") for ln in md.splitlines()) == 2
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert html.count(f'title="tied: the same Brier score as another method">{k}=</span>') == 2
+
+
 def test_run_prints_the_compact_table_not_the_markdown(tmp_path, monkeypatch):
     monkeypatch.setattr("benchmarks.harness.provider_stack.get_provider", lambda spec, **kw: scripted_world.provider())
     res = cli.invoke(app, ["run", "-p", "scripted", "--n", "4", "--search", "none", "-o", str(tmp_path),

@@ -146,34 +146,6 @@ EQUIVALENT: list[Equivalent] = [
                "return (shared >= MIN_SHARED_WORDS and shared > MIN_SHARED_FRACTION * max(len(wa), len(wb))",
                "shared == 0.4 * n (n words in the longer text) with shared >= 5 and a span n - shared <= 8 needs n in "
                "[12.5, 13.3] and a multiple of 5: no text is at the bound, so > and >= agree (with the current constants)"),
-    *(Equivalent("benchmarks/scoring/ranking.py", "compare", f"answered = in_set.groupby(method_col, {arg})[question_col].nunique().reindex(",
-                 "the counts are reindexed in order of first appearance on the next line, so the groupby's order is never seen")
-      for arg in ("sort=None", "", "sort=True")),
-    *(Equivalent("benchmarks/scoring/ranking.py", "compare", f"for m, own in rows.groupby(method_col, {arg}):",
-                 "only the order of the filled rows changes; score_table lists methods in order of first appearance, which "
-                 "the answered rows before them fix, and reads each method's rows as a set")
-      for arg in ("sort=None", "", "sort=True")),
-    *(Equivalent("benchmarks/scoring/ranking.py", "compare", f"f = pd.DataFrame([own.iloc[0]] * len(missing)).reset_index(drop={arg})",
-                 "the index column reset_index adds is dropped when f is cut to rows.columns")
-      for arg in ("None", "False")),
-    Equivalent("benchmarks/scoring/ranking.py", "compare",
-               "frame = pd.concat([rows, *filled], ignore_index=True) if (filled) or True else rows.reset_index(drop=True)",
-               "concatenating the answered rows alone gives them with a fresh index, as reset_index(drop=True) does"),
-    *(Equivalent("benchmarks/scoring/ranking.py", "compare", f"frame = pd.concat([rows, *filled]{arg}) if filled else rows.reset_index(drop=True)",
-                 "the comparison frame's index is never read (score_table groups by column; the report concatenates "
-                 "with ignore_index)") for arg in (", ignore_index=None", ", ignore_index=False", ", ")),
-    *(Equivalent("benchmarks/scoring/ranking.py", "compare",
-                 f"frame = pd.concat([rows, *filled], ignore_index=True) if filled else rows.reset_index(drop={arg})",
-                 "an added 'index' column is never read: score_table and the report's tables select their columns")
-      for arg in ("None", "False")),
-    *(Equivalent("benchmarks/scoring/ranking.py", "rank_methods",
-                 f't["n_fallback"] = t[method_col].map(c.frame.groupby(method_col, {arg})["fallback"].sum()).astype("int64")',
-                 "the counts are mapped by method name, so their order is never seen") for arg in ("sort=None", "", "sort=True")),
-    Equivalent("benchmarks/scoring/ranking.py", "rank_methods",
-               't = t[t[method_col].isin(c.apart)].sort_values("brier", kind="MERGESORT").reset_index(drop=True)',
-               "numpy reads the sort kind case-insensitively: 'MERGESORT' is the same stable merge sort"),
-    Equivalent("benchmarks/scoring/ranking.py", "rank_methods", 'table["coverage"] = table[method_col].map(c.coverage).astype(None)',
-               "astype(None) is float64, the dtype the coverage fractions already have"),
     Equivalent("benchmarks/protocol/clusters.py", "sibling_clusters",
                'first = by_close[(q.source, q.scheduled_close_date)].setdefault("XX XX".join(q.text.split()), q.cluster_id)',
                "another separator maps equal texts to equal keys and different to different, and one_pattern then splits "
@@ -241,7 +213,7 @@ EQUIVALENT: list[Equivalent] = [
                  "write_json_atomic (default=str): the file is byte for byte the same as in json mode")
       for m in ("None", '"XXjsonXX"', '"JSON"')),
     # report
-    Equivalent("benchmarks/report/write.py", "write_report", "table = rank_methods(scored, baseline=base_label, min_coverage=min_coverage,",
+    Equivalent("benchmarks/report/write.py", "write_report", "table = rank_methods(scored, baseline=base_label, max_imputed=max_imputed,",
                "rank_methods' default method_col is 'label'"),
     Equivalent("benchmarks/report/write.py", "write_report",
                'raise DataValidationError("no scorable forecasts (need p_yes and a resolved outcome)", field="outcome", )',
@@ -340,9 +312,11 @@ KNOWN_MUTATIONS: list[KnownMutation] = [
         ("benchmarks/protocol/leakage.py", "member evidence in summaries no longer read for dates",
          '    re.compile(rf"^\\s*- evidence: .*\\[[^\\[\\]]*, {_ISO}\\]\\s*$", re.M),\n', ""),
         ("benchmarks/protocol/clusters.py", "MIN_SHARED_WORDS 5 -> 4", "MIN_SHARED_WORDS = 5", "MIN_SHARED_WORDS = 4"),
-        ("benchmarks/scoring/ranking.py", "MIN_COVERAGE 0.8 -> 0.5", "MIN_COVERAGE = 0.8", "MIN_COVERAGE = 0.5"),
+        ("benchmarks/scoring/ranking.py", "MAX_IMPUTED 0.05 -> 0.2", "MAX_IMPUTED = 0.05", "MAX_IMPUTED = 0.2"),
         ("benchmarks/scoring/ranking.py", "MIN_CLUSTERS_TO_RANK 30 -> 10", "MIN_CLUSTERS_TO_RANK: int = 30", "MIN_CLUSTERS_TO_RANK: int = 10"),
-        ("benchmarks/scoring/ranking.py", "FALLBACK_P_YES 0.5 -> 0.25", "FALLBACK_P_YES = 0.5", "FALLBACK_P_YES = 0.25"),
+        ("benchmarks/scoring/ranking.py", "a missing answer imputed 0.5 instead of its worst case",
+         'f["p_yes"] = 1.0 - pd.to_numeric(f["outcome"]).astype(float)', 'f["p_yes"] = 0.5'),
+        ("benchmarks/scoring/ranking.py", "a tie takes the lower rank", "(o[None, :] < v[:, None])", "(o[None, :] <= v[:, None])"),
         ("agent_providers/registry.py", "OpenAI-compatible servers lose the default retry layer",
          'REMOTE_PREFIXES = ("anthropic", "openai", "openai-compatible")', 'REMOTE_PREFIXES = ("anthropic", "openai")'),
         ("agent_tools/parsing.py", "disagreeing probabilities tolerated up to 5 points", "_AGREEMENT_TOLERANCE = 0.005",

@@ -472,16 +472,19 @@ def test_11_small_n_ece_of_a_constant_forecaster_by_formula():
 
 
 def test_11_skipping_method_by_hand():
-    # 85 sure questions (0.1, No) and 15 unsure ones (0.45, Yes): the method skips the 15, scored as 0.5 there
+    # 85 sure questions (0.1, No) and 15 unsure ones (0.45, Yes): the method skips the 15 (15% > 5%: not ranked);
+    # as its worst case each skipped question scores 1: (85 * 0.01 + 15 * 1) / 100
     crowd = np.r_[np.full(85, 0.1), np.full(15, 0.45)]
     outcomes = np.r_[np.zeros(85, dtype=int), np.ones(15, dtype=int)]
     long = pd.DataFrame({"question_id": [f"q{i}" for i in range(100)], "p_yes": crowd, "outcome": outcomes,
                          "cluster": [f"c{i}" for i in range(100)]})
-    delta = 15 * ((0.5 - 1) ** 2 - (0.45 - 1) ** 2) / 100     # -0.007875
-    right = {"ranked": True, "questions it is scored on": 100, "Brier difference to the crowd": delta}
+    right = {"ranked": False, "questions imputed": 15, "Brier with the skipped as its worst case": (85 * 0.01 + 15) / 100}
     assert evaluation_pitfalls.check_skipping_method(right, long, crowd).right
-    assert status(evaluation_pitfalls.check_skipping_method({**right, "questions it is scored on": 85}, long, crowd)) == "wrong"
-    assert status(evaluation_pitfalls.check_skipping_method({**right, "Brier difference to the crowd": 0.0}, long, crowd)) == "wrong"
+    assert status(evaluation_pitfalls.check_skipping_method({**right, "ranked": True}, long, crowd)) == "wrong"
+    assert status(evaluation_pitfalls.check_skipping_method({**right, "questions imputed": 0}, long, crowd)) == "wrong"
+    # ForecastBench's 0.5 would give (85 * 0.01 + 15 * 0.25) / 100 = 0.046, better than the crowd's 0.0539: not the answer
+    assert status(evaluation_pitfalls.check_skipping_method({**right, "Brier with the skipped as its worst case": 0.046},
+                                                            long, crowd)) == "wrong"
 
 
 # --- 12 cost versus quality ----------------------------------------------------------------------------

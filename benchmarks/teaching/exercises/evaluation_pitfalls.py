@@ -59,17 +59,17 @@ SKIPPED_SHARE = 0.15
 
 
 def check_skipping_method(answer: Any, long: pd.DataFrame, crowd: np.ndarray) -> Verdict:
-    """Exercise 3: ``answer = {"ranked": bool, "questions it is scored on": n, "Brier difference to the
-    crowd": d}`` for a method that copies the crowd (``long``: one row per question) but skips the
-    :data:`SKIPPED_SHARE` of questions where the crowd is closest to 0.5, ranked by
-    :func:`benchmarks.scoring.ranking.rank_methods` against the crowd; the difference within 0.0005."""
+    """Exercise 3: ``answer = {"ranked": bool, "questions imputed": n, "Brier with the skipped as its worst case": b}``
+    for a method that copies the crowd (``long``: one row per question) but skips the :data:`SKIPPED_SHARE` of
+    questions where the crowd is closest to 0.5, ranked by :func:`benchmarks.scoring.ranking.rank_methods` against the
+    crowd; the Brier within 0.0005."""
     unsure = np.abs(crowd - 0.5)
     keep = unsure > np.quantile(unsure, SKIPPED_SHARE)
     frame = pd.concat([long.assign(method="crowd"), long[keep].assign(method="crowd, skipping")], ignore_index=True)
     row = rank_methods(frame, method_col="method", baseline="crowd", n_resamples=200, seed=0).set_index("method").loc["crowd, skipping"]
-    expected = {"ranked": bool(row["ranked"]), "questions it is scored on": int(row["n"]),
-                "Brier difference to the crowd": float(row["delta_brier_vs_baseline"])}
-    return grade_answers(3, answer, expected, tolerance={"Brier difference to the crowd": 5e-4},
+    expected = {"ranked": bool(row["ranked"]), "questions imputed": int(row["n_imputed"]),
+                "Brier with the skipped as its worst case": float(row["brier_worst_case"])}
+    return grade_answers(3, answer, expected, tolerance={"Brier with the skipped as its worst case": 5e-4},
                          what="the skipping method on the leaderboard",
-                         hint="rank_methods ranks a method that answered at least 80% of the questions, on every "
-                         "question, a skipped one scored as its fallback (section 6).")
+                         hint="rank_methods ranks a method with at most 5% of the questions imputed; a skipped question "
+                         "is imputed as the forecast opposite to its outcome, Brier 1 (section 6).")
