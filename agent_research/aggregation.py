@@ -54,7 +54,6 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
-from scipy import optimize, special
 
 from agent_schemas.errors import DataValidationError
 from agent_schemas.probabilities import check_probabilities
@@ -140,6 +139,14 @@ def _as_outcomes(outcomes: Any, n: int) -> np.ndarray:
 def _check_eps(eps: float) -> None:
     if not 0 < eps < 0.5:
         raise DataValidationError(f"eps must be in (0, 0.5); got {eps!r}", field="eps", value=eps)
+
+
+def _expit(x: Any) -> Any:
+    """``scipy.special.expit`` (the logistic function), imported on first use: scipy's import is most of this
+    package's (``benchmarks/perf/import_time.py``)."""
+    from scipy.special import expit
+
+    return expit(x)
 
 
 def _logit(p: np.ndarray, eps: float) -> np.ndarray:
@@ -437,7 +444,7 @@ def extremized(p: Any, d: float = DEFAULT_EXTREMIZING_FACTOR, eps: float = LOGIT
     arr = _as_members(p)
     if arr.shape[1] == 0:
         return np.full(arr.shape[0], np.nan)
-    return special.expit(d * _mean_log_odds(arr, eps))
+    return _expit(d * _mean_log_odds(arr, eps))
 
 
 AGGREGATORS: dict[str, Callable[[Any], np.ndarray]] = {
@@ -553,7 +560,7 @@ def aggregate_many(p: Any, methods: Sequence[str] = tuple(AGGREGATORS), *, trim:
             first = ordered[rows, 0 if m == "min" else np.maximum(n - 1, 0)]
             out[m] = np.where(n > 0, first, np.nan)
         else:
-            out[m] = special.expit((1.0 if m == "geomean_odds" else d) * z)
+            out[m] = _expit((1.0 if m == "geomean_odds" else d) * z)
     return out
 
 
@@ -621,6 +628,8 @@ def fit_extremizing_factor(
     def nll(d: float) -> float:
         return float(np.logaddexp(0.0, -d * sz).sum())
 
+    from scipy import optimize  # imported here, not at module level: most of the package's import time
+
     res = optimize.minimize_scalar(nll, bounds=(lo, hi), method="bounded", options={"xatol": 1e-8})
     return float(res.x)
 
@@ -667,7 +676,7 @@ class PlattScaler:
         array([0.5, 0.9])
         """
         arr = check_probabilities(p, "p", allow_nan=True)
-        return special.expit(self.a * _logit(arr, self.eps) + self.b)
+        return _expit(self.a * _logit(arr, self.eps) + self.b)
 
 
 def fit_platt_scaling(
@@ -737,8 +746,10 @@ def fit_platt_scaling(
         f = a * x + b
         # -[t log s(f) + (1-t) log s(-f)] = logaddexp(0, f) - t f
         value = float(w @ (np.logaddexp(0.0, f) - t * f))
-        r = w * (special.expit(f) - t)
+        r = w * (_expit(f) - t)
         return value, np.array([float(r @ x), float(r.sum())])
+
+    from scipy import optimize  # imported here, not at module level: most of the package's import time
 
     res = optimize.minimize(loss, x0=np.array([1.0, 0.0]), jac=True, method="L-BFGS-B",
                             options={"gtol": 1e-10, "ftol": 1e-15, "maxiter": 1000})
