@@ -141,6 +141,13 @@ def _check_eps(eps: float) -> None:
         raise DataValidationError(f"eps must be in (0, 0.5); got {eps!r}", field="eps", value=eps)
 
 
+def load_scipy_special() -> None:
+    """Import :mod:`scipy.special` (the logistic function of the pools) now: a pipeline does so when it is built,
+    so the import (about half a second) never runs on an event loop with calls in flight (issue 38: a run's
+    per-minute pace fell from 0.95 to 0.85 of its limit when the first question's aggregates imported it)."""
+    import scipy.special  # noqa: F401
+
+
 def _expit(x: Any) -> Any:
     """``scipy.special.expit`` (the logistic function), imported on first use: scipy's import is most of this
     package's (``benchmarks/perf/import_time.py``)."""

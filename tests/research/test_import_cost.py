@@ -32,3 +32,13 @@ def test_the_fits_import_scipy_where_they_use_it():
     assert scaler.a > 1.5
     w = fit_pool_weights(np.column_stack([members[:, 0], 1 - members[:, 0]]), y)
     assert w[0] > 0.95
+
+
+def test_building_a_pipeline_imports_what_its_aggregates_need_before_any_question_runs():
+    """A first import on the running event loop stalled every call in flight (a rate-limited run's pace fell from
+    0.95 to 0.85 of its limit): the pipeline imports scipy.special when it is built."""
+    code = ("import json, sys\nfrom agent_providers import ScriptedProvider\nfrom agent_research import ForecastPipeline\n"
+            "before = 'scipy.special' in sys.modules\nForecastPipeline.from_config([ScriptedProvider(['0.5'])])\n"
+            "print(json.dumps([before, 'scipy.special' in sys.modules]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [False, True]
