@@ -17,6 +17,14 @@ write it (``diskcache.Timeout`` "database is locked" when another process holds 
 errors, an unwritable folder) switches this cache off for the rest of its life with one warning: calls
 go on uncached, and a paid completion is returned even when storing it failed.
 
+**Writes off the caller's thread.** The asynchronous path (:meth:`CachingProvider.acomplete`, the harness's)
+queues each completion (:meth:`ResponseCache.put_later`) for the cache's writer thread, which stores what is
+queued in order, one SQLite transaction per batch, so the event loop never waits for a database write. A
+queued completion is served by :meth:`ResponseCache.get` at once (read your writes), and
+:meth:`ResponseCache.flush` returns when everything queued before it is stored (or the cache switched off):
+the harness flushes before it writes a question's record, so an answer whose question is recorded is in the
+cache; a process that ends flushes its caches at exit. The synchronous path writes through.
+
 A hit returns the stored completion with ``from_cache=True``, ``attempts=0`` and the *original* usage, so
 tokens stay attributed to the method that first spent them; the harness counts hits separately
 (``CachingProvider.hits``) to report what a re-run actually cost.
@@ -24,6 +32,7 @@ tokens stay attributed to the method that first spent them; the harness counts h
 
 from __future__ import annotations
 
+import atexit
 import functools
 import hashlib
 import json
@@ -31,6 +40,8 @@ import logging
 import os
 import threading
 import time
+import weakref
+from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -57,19 +68,38 @@ def cache_key(
     max_tokens: int | None,
     seed: int | None,
 ) -> str:
-    """Hex SHA-256 of the canonical JSON of the request (see module doc); 64 characters."""
-    doc = {
-        "v": CACHE_FORMAT_VERSION,
-        "spec": spec,
-        "model": model,
-        "messages": [{"role": m.role, "content": m.content, "cache": m.cache} for m in messages],
-        "json_schema": _schema_json(json_schema),
-        "temperature": temperature,
-        "max_tokens": max_tokens,
-        "seed": seed,
-    }
-    blob = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    """Hex SHA-256 of the canonical JSON of the request (see module doc); 64 characters.
+
+    The canonical JSON is ``json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)`` of
+    ``{"v", "spec", "model", "messages": [{"role", "content", "cache"}, ...], "json_schema", "temperature",
+    "max_tokens", "seed"}``; it is assembled from pieces (each message's JSON is encoded once per message
+    object, :func:`_message_json`: a request's system and case-facts messages are shared by many calls, and
+    the recorder's key, :func:`agent_providers.recording.request_key`, encodes the same messages again), with
+    the same text as that ``json.dumps`` (tests compare the two).
+    """
+    d = _SCALAR_JSON
+    blob = (f'{{"json_schema":{d(_schema_json(json_schema))},"max_tokens":{d(max_tokens)},'
+            f'"messages":[{",".join([_message_json(m) for m in messages])}],"model":{d(model)},"seed":{d(seed)},'
+            f'"spec":{d(spec)},"temperature":{d(temperature)},"v":{CACHE_FORMAT_VERSION}}}')
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+_SCALAR_JSON = functools.partial(json.dumps, ensure_ascii=False)
+_MESSAGE_JSON: dict[int, tuple[ChatMessage, str]] = {}
+
+
+def _message_json(m: ChatMessage) -> str:
+    """Canonical JSON of one message (``{"cache":...,"content":...,"role":...}``), memoised per message object
+    (messages are frozen; the memo keeps the object, so an id is never reused while its entry lives)."""
+    hit = _MESSAGE_JSON.get(id(m))
+    if hit is not None and hit[0] is m:
+        return hit[1]
+    text = json.dumps({"role": m.role, "content": m.content, "cache": m.cache}, sort_keys=True, separators=(",", ":"),
+                      ensure_ascii=False)
+    if len(_MESSAGE_JSON) > 4096:
+        _MESSAGE_JSON.clear()
+    _MESSAGE_JSON[id(m)] = (m, text)
+    return text
 
 
 _SCHEMA_TEXT: dict[int, tuple[dict[str, Any], str]] = {}
@@ -129,6 +159,21 @@ def _json_text_disk() -> type:
     return JSONTextDisk
 
 
+#: Seconds the writer thread of a :class:`ResponseCache` waits for more work before it exits.
+WRITER_IDLE_S = 2.0
+
+
+def _stored(completion: Completion) -> Completion:
+    """The form a completion is stored in: not from the cache, one attempt."""
+    return completion.model_copy(update={"from_cache": False, "attempts": 1})
+
+
+def _flush_at_exit(ref: weakref.ReferenceType[ResponseCache]) -> None:
+    cache = ref()
+    if cache is not None:
+        cache.flush(timeout_s=30.0)
+
+
 class ResponseCache:
     """Completions on disk as JSON text, keyed by :func:`cache_key`; never raises from :meth:`get`/:meth:`put`.
 
@@ -161,6 +206,13 @@ class ResponseCache:
         self.enabled = True
         self.unusable_entries = 0
         self._warned = False
+        # the writer thread's queue (put_later): completions by key until stored, in order, and two counters
+        self._queue: deque[tuple[str, Completion]] = deque()
+        self._pending: dict[str, Completion] = {}
+        self._queued = self._stored = 0
+        self._queue_changed = threading.Condition(threading.Lock())
+        self._writer: threading.Thread | None = None
+        atexit.register(_flush_at_exit, weakref.ref(self))
 
     def _open(self) -> Any:
         """The diskcache ``Cache``, opened on first use; None when the cache is switched off."""
@@ -181,6 +233,8 @@ class ResponseCache:
         with self._lock:
             was_on, self.enabled = self.enabled, False
             cache, self._cache = self._cache, None
+        with self._queue_changed:  # what is queued will not be stored: no longer served either
+            self._pending.clear()
         if not was_on:
             return
         import diskcache
@@ -204,7 +258,12 @@ class ResponseCache:
         self._warn_once("response cache %s: entry %s... %s; treated as a miss", self.directory, key[:12], why)
 
     def get(self, key: str) -> Completion | None:
-        """The stored completion for ``key``; None on a miss, an unusable entry, or a cache failure."""
+        """The stored completion for ``key`` (or the one queued for it, :meth:`put_later`); None on a miss, an
+        unusable entry, or a cache failure."""
+        with self._queue_changed:
+            queued = self._pending.get(key)
+        if queued is not None:
+            return queued
         try:
             cache = self._open()
             if cache is None:
@@ -228,17 +287,68 @@ class ResponseCache:
             return None
 
     def put(self, key: str, completion: Completion) -> bool:
-        """Store ``completion`` as JSON text under ``key``; False (and the cache switched off) on failure."""
-        stored = completion.model_copy(update={"from_cache": False, "attempts": 1})
+        """Store ``completion`` as JSON text under ``key`` now; False (and the cache switched off) on failure."""
         try:
             cache = self._open()
             if cache is None:
                 return False
-            cache.set(key, stored.model_dump_json(), retry=False)
+            cache.set(key, _stored(completion).model_dump_json(), retry=False)
         except Exception as exc:
             self._switch_off("write", exc)
             return False
         return True
+
+    def put_later(self, key: str, completion: Completion) -> None:
+        """Queue ``completion`` to be stored under ``key`` by the writer thread (see the module doc): returns at
+        once; :meth:`get` serves it from now on; :meth:`flush` waits until it is stored. Nothing when the cache
+        is switched off."""
+        if not self.enabled:
+            return
+        stored = _stored(completion)
+        with self._queue_changed:
+            self._pending[key] = stored
+            self._queue.append((key, stored))
+            self._queued += 1
+            if self._writer is None:
+                self._writer = threading.Thread(target=self._write_queued, name=f"response-cache-writer-{id(self):x}", daemon=True)
+                self._writer.start()
+            self._queue_changed.notify_all()
+
+    def flush(self, timeout_s: float | None = None) -> bool:
+        """Wait until every completion queued before this call is stored (or dropped because the cache switched
+        off); True when it is, False when ``timeout_s`` seconds passed first."""
+        with self._queue_changed:
+            target = self._queued
+            return self._queue_changed.wait_for(lambda: self._stored >= target, timeout=timeout_s)
+
+    def _write_queued(self) -> None:
+        """The writer thread: store what is queued, oldest first, one transaction per batch; exit after
+        :data:`WRITER_IDLE_S` seconds with nothing queued (the next :meth:`put_later` starts it again)."""
+        while True:
+            with self._queue_changed:
+                if not self._queue_changed.wait_for(lambda: bool(self._queue), timeout=WRITER_IDLE_S):
+                    self._writer = None
+                    return
+                batch = list(self._queue)
+                self._queue.clear()
+            self._store_batch(batch)
+            with self._queue_changed:
+                for key, stored in batch:
+                    if self._pending.get(key) is stored:
+                        del self._pending[key]
+                self._stored += len(batch)
+                self._queue_changed.notify_all()
+
+    def _store_batch(self, batch: list[tuple[str, Completion]]) -> None:
+        try:
+            cache = self._open()
+            if cache is None:
+                return
+            with cache.transact(retry=False):
+                for key, stored in batch:
+                    cache.set(key, stored.model_dump_json(), retry=False)
+        except Exception as exc:
+            self._switch_off("write", exc)
 
     def __len__(self) -> int:
         try:
@@ -258,7 +368,9 @@ class ResponseCache:
             self._switch_off("clear", exc)
 
     def close(self) -> None:
-        """Close the database handle (safe to call twice; the cache reopens on next use)."""
+        """Store what is queued (:meth:`flush`), then close the database handle (safe to call twice; the cache
+        reopens on next use)."""
+        self.flush()
         with self._lock:
             cache, self._cache = self._cache, None
         if cache is not None:
@@ -325,5 +437,5 @@ class CachingProvider(WrappingProvider):
         if hit is not None:
             return hit
         c = await self.inner.acomplete(messages, **options)
-        self.cache.put(key, c)
+        self.cache.put_later(key, c)  # stored by the cache's writer thread, off the event loop
         return c

@@ -49,6 +49,7 @@ import functools
 import json
 import math
 import threading
+import time
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -184,6 +185,12 @@ def estimate_input_tokens(messages: list[ChatMessage], json_schema: dict[str, An
     return math.ceil(chars / 4)
 
 
+def _pause_s(exc: RateLimited) -> float:
+    """Seconds a 429 pauses the provider: its retry-after, else :data:`DEFAULT_PAUSE_S`."""
+    hint = exc.retry_after_s
+    return hint if isinstance(hint, (int, float)) and math.isfinite(hint) and hint >= 0 else DEFAULT_PAUSE_S
+
+
 @dataclass
 class LimiterStats:
     """What the limiter did (counts and seconds), for the manifest and the perf script."""
@@ -218,6 +225,16 @@ class RateLimitedProvider(WrappingProvider):
     then leave in bursts. So the wrapper sends each admitted call at once on its own thread pool of
     ``max_concurrent`` threads (:data:`DEFAULT_MAX_CONCURRENT` when unset); an adapter that answers
     natively in asyncio is awaited directly.
+
+    When the requests in flight are the only limit (``openai-compatible`` servers by default), a synchronous
+    adapter's calls skip the event loop's semaphore: each goes to the pool at once and the pool's
+    ``max_concurrent`` threads are the slots, so a thread that finishes a call takes the next queued call
+    itself. Through the semaphore, the next call started only after the finished call's result had reached
+    the event loop, the loop had run the waiting task and that task had handed the call to a thread: with 2
+    calls in flight at 50 ms each, ``benchmarks/perf/scale.py`` reached 0.68-0.79 of the limit (issue 38). A 429's
+    pause is then waited for on the pool thread, before the call is sent. With a per-minute limit the
+    semaphore stays: a call admitted by a bucket must leave at once, not wait in the pool's queue and leave
+    in a burst.
     """
 
     def __init__(self, inner: Provider, limits: RateLimits, *, keep_send_times: bool = False) -> None:
@@ -236,6 +253,13 @@ class RateLimitedProvider(WrappingProvider):
             adapter = adapter.inner
         #: The adapter answers natively in asyncio (the scripted provider): no thread needed.
         self._native_async = type(adapter)._acomplete is not Provider._acomplete
+        #: A synchronous adapter whose only limit is the requests in flight: each call goes straight to the pool
+        #: of ``max_concurrent`` threads, whose queue hands a finished call's thread to the next call without a
+        #: round trip through the event loop (see the class doc).
+        self._pool_limits = (not self._native_async and limits.max_concurrent is not None and limits.requests_per_minute is None
+                             and all(getattr(limits, n) is None for n in ("tokens_per_minute", "input_tokens_per_minute",
+                                                                        "output_tokens_per_minute")))
+        self._stats_lock = threading.Lock()
         self._paused_until = 0.0
         self._output_seen = [0, 0]  # output tokens of the answers so far, and their count
         scale = 1.0 - limits.headroom
@@ -258,10 +282,15 @@ class RateLimitedProvider(WrappingProvider):
         """Hold every call to this provider for ``seconds`` from now (a 429's retry-after); call it from
         the event loop the calls run on (its clock, ``loop.time()``, is the limiter's)."""
         now = asyncio.get_running_loop().time()
+        self._pause_from(now, seconds)
+
+    def _pause_from(self, now: float, seconds: float) -> None:
+        """Hold every call until ``now + seconds`` (``now`` on the event loop's clock, ``time.monotonic()``)."""
         until = now + max(seconds, 0.0)
-        if until > self._paused_until:
-            self.stats.paused_s += until - max(self._paused_until, now)
-            self._paused_until = until
+        with self._stats_lock:
+            if until > self._paused_until:
+                self.stats.paused_s += until - max(self._paused_until, now)
+                self._paused_until = until
 
     async def _wait_pause(self) -> None:
         loop = asyncio.get_running_loop()
@@ -303,26 +332,54 @@ class RateLimitedProvider(WrappingProvider):
             return self._pool
 
     async def _acomplete(self, messages: list[ChatMessage], **options: Any) -> Completion:
+        if self._pool_limits:  # only the requests in flight limit: the pool's threads are the slots
+            return await self._send(messages, options)
         async with self._semaphore:
             return await self._send(messages, options)
 
-    async def _send(self, messages: list[ChatMessage], options: dict[str, Any]) -> Completion:
-        await self._admit(messages, options)
+    def _send_now(self, messages: list[ChatMessage], options: dict[str, Any]) -> Completion:
+        """Send one call on a pool thread, once a 429's pause is over (the pool-slots path, see the class doc)."""
+        while (left := self._paused_until - time.monotonic()) > 0:  # loop.time() is time.monotonic()
+            time.sleep(left)
+        with self._stats_lock:
+            self.stats.requests += 1
+            self.stats.tokens_estimated += estimate_input_tokens(messages, options.get("json_schema")) + (
+                options.get("max_tokens") or DEFAULT_OUTPUT_TOKENS)
+            if self._keep_send_times:
+                self.stats.send_times.append(time.monotonic())
         try:
-            if self._native_async:
-                completion = await self.inner.acomplete(messages, **options)
-            else:
-                loop = asyncio.get_running_loop()
-                call = functools.partial(self.inner.complete, messages, **options)  # in the caller's context (call roles)
+            return self.inner.complete(messages, **options)
+        except RateLimited as exc:  # paused here, before this thread takes the next queued call
+            self._pause_from(time.monotonic(), _pause_s(exc))
+            raise
+
+    async def _send(self, messages: list[ChatMessage], options: dict[str, Any]) -> Completion:
+        try:
+            if self._pool_limits:
+                call = functools.partial(self._send_now, messages, options)  # in the caller's context (call roles)
+                t0 = time.monotonic()
                 try:
-                    completion = await loop.run_in_executor(self._executor(), contextvars.copy_context().run, call)
-                except asyncio.CancelledError as exc:  # the thread goes on: the request is sent, its answer unread
+                    completion = await asyncio.get_running_loop().run_in_executor(self._executor(), contextvars.copy_context().run, call)
+                except asyncio.CancelledError as exc:  # the pool thread goes on: the request is sent, its answer unread
                     keep_spent(exc, spent_usage(exc) + TokenUsage(unanswered_calls=1))
                     raise
+                self.stats.waited_s += 0.0 if completion is None else max(0.0, time.monotonic() - t0 - completion.latency_s)
+            else:
+                await self._admit(messages, options)
+                if self._native_async:
+                    completion = await self.inner.acomplete(messages, **options)
+                else:
+                    loop = asyncio.get_running_loop()
+                    call = functools.partial(self.inner.complete, messages, **options)  # in the caller's context (call roles)
+                    try:
+                        completion = await loop.run_in_executor(self._executor(), contextvars.copy_context().run, call)
+                    except asyncio.CancelledError as exc:  # the thread goes on: the request is sent, its answer unread
+                        keep_spent(exc, spent_usage(exc) + TokenUsage(unanswered_calls=1))
+                        raise
         except RateLimited as exc:
-            hint = exc.retry_after_s
             self.stats.rate_limited += 1
-            self.pause(hint if isinstance(hint, (int, float)) and math.isfinite(hint) and hint >= 0 else DEFAULT_PAUSE_S)
+            if not self._pool_limits:  # the pool's thread paused already
+                self.pause(_pause_s(exc))
             raise
         if completion.usage.output_tokens is not None:
             self._output_seen[0] += completion.usage.output_tokens

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import optimize, special
 
 from agent_schemas.errors import DataValidationError
 from agent_schemas.kinds.binary.pools import (
@@ -32,8 +31,10 @@ from agent_schemas.kinds.binary.pools import (
     aggregate_many,
     as_members,
     check_eps,
+    expit,
     extremized,
     geomean_odds,
+    load_scipy_special,
     logit,
     max,
     mean,
@@ -55,6 +56,7 @@ __all__ = [
     "fit_extremizing_factor",
     "fit_platt_scaling",
     "geomean_odds",
+    "load_scipy_special",
     "max",
     "mean",
     "median",
@@ -172,6 +174,8 @@ def fit_extremizing_factor(
     def nll(d: float) -> float:
         return float(np.logaddexp(0.0, -d * sz).sum())
 
+    from scipy import optimize  # imported here, not at module level: most of the package's import time
+
     res = optimize.minimize_scalar(nll, bounds=(lo, hi), method="bounded", options={"xatol": 1e-8})
     return float(res.x)
 
@@ -218,7 +222,7 @@ class PlattScaler:
         array([0.5, 0.9])
         """
         arr = check_probabilities(p, "p", allow_nan=True)
-        return special.expit(self.a * logit(arr, self.eps) + self.b)
+        return expit(self.a * logit(arr, self.eps) + self.b)
 
 
 def fit_platt_scaling(
@@ -288,8 +292,10 @@ def fit_platt_scaling(
         f = a * x + b
         # -[t log s(f) + (1-t) log s(-f)] = logaddexp(0, f) - t f
         value = float(w @ (np.logaddexp(0.0, f) - t * f))
-        r = w * (special.expit(f) - t)
+        r = w * (expit(f) - t)
         return value, np.array([float(r @ x), float(r.sum())])
+
+    from scipy import optimize  # imported here, not at module level: most of the package's import time
 
     res = optimize.minimize(loss, x0=np.array([1.0, 0.0]), jac=True, method="L-BFGS-B",
                             options={"gtol": 1e-10, "ftol": 1e-15, "maxiter": 1000})

@@ -254,11 +254,13 @@ class GivenForecasts:
         #: The aggregates given with the forecasts, by question (NaN read as None; a kind's vector kept as a list).
         self.aggregates = {q: {m: _given_aggregate(v) for m, v in row.items()} for q, row in (aggregates or {}).items()}
         self.by_question: dict[str, list[Forecast]] = {}
+        seen: set[tuple[str, str]] = set()  # (question, forecaster): one look-up per forecast, not a scan of the question's
         for f in forecasts:
-            mine = self.by_question.setdefault(f.question_id, [])
-            if any(g.agent_id == f.agent_id for g in mine):
+            pair = (f.question_id, f.agent_id)
+            if pair in seen:
                 raise ValueError(f"forecaster {f.agent_id!r} gave two forecasts for question {f.question_id!r}")
-            mine.append(f)
+            seen.add(pair)
+            self.by_question.setdefault(f.question_id, []).append(f)
 
     def result_for(self, question_id: str, wall_time_s: float = 0.0, spec: AnySpec | None = None) -> EnsembleResult:
         """The :class:`EnsembleResult` of the forecasts given for ``question_id`` (none: a failed ensemble), a

@@ -38,7 +38,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy import optimize, special
 
 from agent_schemas.errors import DataValidationError
 
@@ -159,6 +158,8 @@ def fit_pool_weights(p: Any, outcomes: Any, *, penalty: float = DEFAULT_POOL_PEN
     if n < 2 or o.min() == o.max():
         raise DataValidationError(f"need at least 2 questions with both outcomes to fit; got {n} ({int(o.sum())} Yes)",
                                   field="outcomes", value=n)
+    from scipy import optimize, special  # imported here, not at module level: most of the package's import time
+
     x = np.where(present, arr, 0.0)
     prior = np.full(k, 1.0 / k)
 

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from agent_providers import Ask, Provider, run_sync
 from agent_providers.recording import RECORDING_SINK, RecordingProvider, ReplayProvider
-from agent_research.aggregation import AGGREGATORS
+from agent_research.aggregation import AGGREGATORS, load_scipy_special
 from agent_research.combination import CombinationRule
 from agent_research.confidence import grounded, question_confidence
 from agent_research.config import PipelineConfig, RoleProviders
@@ -131,6 +131,7 @@ class ForecastPipeline:
         self.reconcile_min_spread = reconcile_min_spread
         self._map_providers(_recording)
         self._map_search(lambda c: c if isinstance(c, RecordingSearchClient) else RecordingSearchClient(c))
+        load_scipy_special()  # now, not at the first question's aggregates: an import on a running event loop stalls every call in flight
 
     @classmethod
     def from_config(cls, providers: RoleProviders | Sequence[Provider] | Provider, executor: ToolExecutor | None = None,

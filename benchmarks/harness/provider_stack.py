@@ -178,6 +178,12 @@ class ProviderStack:
             self.config = self.config.model_copy(update={"providers": [redact_spec(s) for s in self.config.providers]})
         return out
 
+    def flush_caches(self) -> None:
+        """Wait until every answer queued for the response cache is stored (:meth:`agent_providers.ResponseCache.flush`:
+        the asynchronous calls store their answers on the cache's writer thread)."""
+        for cache in {id(c.cache): c.cache for c in self._caches}.values():
+            cache.flush()
+
     def built(self) -> list[Provider]:
         """The wrapped providers, built on first use (:meth:`build`; with no provider to build, each use finds none)."""
         return self.providers or self.build()

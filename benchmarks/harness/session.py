@@ -9,6 +9,7 @@ import json
 import logging
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -131,6 +132,7 @@ class RunSession:
         self.extra: dict[str, Any] = {}
         self._last_manifest = time.monotonic()
         self._write_lock = asyncio.Lock()
+        self._record_thread = ThreadPoolExecutor(1, thread_name_prefix="question-records")
         self._write_failed: list[Exception] = []
         self._bar = _progress(len(questions), sum(v in ("done", "failed") for v in self.status.values()),
                               enabled=progress)
@@ -185,6 +187,18 @@ class RunSession:
     def record(self, q: Question, trace: PipelineTrace) -> QuestionRecord:
         """The ``results.jsonl`` record of ``q`` finished with ``trace`` (:func:`benchmarks.harness.records.question_record`)."""
         return question_record(q, trace, config=self.config, clusters=self.manifest.clusters, baselines=self.baselines)
+
+    async def arecord(self, q: Question, trace: PipelineTrace) -> QuestionRecord:
+        """:meth:`record` on the session's record thread, off the event loop (the leakage audit of a question's
+        prompts takes milliseconds, which the loop would otherwise take from every call in flight), after the
+        answers this process queued for the response cache are stored (so a recorded question's answers are
+        in the cache). One thread: records are built in the order questions finish."""
+        return await asyncio.get_running_loop().run_in_executor(self._record_thread, self._stored_record, q, trace)
+
+    def _stored_record(self, q: Question, trace: PipelineTrace) -> QuestionRecord:
+        record = self.record(q, trace)
+        self.stack.flush_caches()
+        return record
 
     async def finish(self, q: Question, record: QuestionRecord, *, paid_usd: float | None = None) -> None:
         """Append ``record`` to ``results.jsonl`` (fsynced off the event loop) and update the statuses and,
@@ -257,6 +271,8 @@ class RunSession:
     def close(self) -> None:
         """Stop the progress bar and write the final manifest (a failure to write it is logged: ``results.jsonl``
         is the durable record and the manifest is rebuilt from it on resume)."""
+        self._record_thread.shutdown(wait=True)
+        self.stack.flush_caches()
         self._bar.close()
         try:
             self.write_manifest()

@@ -23,16 +23,31 @@ information: the seven public aggregators called one after the other on the same
 ``aggregate_many`` saves), and one question at a time as the pipeline's ensemble does (on a sample of
 questions, scaled up).
 
+**End to end** (``--end-to-end``, issue 38's target: within 10x, peak memory under 4 GiB): the same frame
+written as a panel CSV (``question_id``, ``forecaster``, ``p_yes``) with a questions CSV (each question's
+forecast date spread over a year, resolved 14 days later, its outcome drawn from its true probability, so the
+walk-forward fitted methods fit), then ``python -m benchmarks.cli aggregate PANEL --questions QUESTIONS``
+(reading, the run folder, the report with its intervals and fitted methods, the page) against ``python -c
+"import pandas; read_csv(PANEL).groupby('question_id')['p_yes'].mean()"``, each a fresh process, alternating;
+printed: wall seconds of each, their ratio and the aggregate's peak resident memory (``ru_maxrss`` of the
+child). An aggregate still running after ``--timeout`` seconds is stopped and reported as such.
+
 Usage::
 
     python benchmarks/perf/panel_aggregate.py [--questions 10000] [--forecasters 100] [--rounds 7]
+    python benchmarks/perf/panel_aggregate.py --end-to-end [--questions 10000] [--rounds 1] [--timeout 900]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import statistics
+import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +61,9 @@ from benchmarks.panels import panel_matrix, pool_probabilities  # noqa: E402
 from benchmarks.perf.scoring_speed import interleaved, side_by_side, timed  # noqa: E402
 
 TARGET = 3.0
+END_TO_END_TARGET = 10.0
+MEMORY_TARGET_GIB = 4.0
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def synthetic(n_questions: int, n_forecasters: int, seed: int = 0) -> pd.DataFrame:
@@ -60,14 +78,74 @@ def synthetic(n_questions: int, n_forecasters: int, seed: int = 0) -> pd.DataFra
     return pd.DataFrame({"question_id": qids[order // n_forecasters], "forecaster": who[order % n_forecasters], "p_yes": p[order]})
 
 
+def panel_files(frame: pd.DataFrame, folder: Path, seed: int = 0) -> tuple[Path, Path]:
+    """The panel CSV of ``frame`` and its questions CSV (see "End to end" in the module docstring)."""
+    rng = np.random.default_rng(seed)
+    means = frame.groupby("question_id", sort=True)["p_yes"].mean()
+    start = np.datetime64("2024-01-01")
+    forecast = start + (np.arange(means.size) * 365 // max(means.size, 1)).astype("timedelta64[D]")
+    questions = pd.DataFrame({"id": means.index, "question": "Will synthetic event " + means.index + " happen?",
+                              "forecast_date": forecast.astype(str),
+                              "resolution_date": (forecast + np.timedelta64(14, "D")).astype(str),
+                              "outcome": (rng.random(means.size) < means.to_numpy()).astype(int), "source": "synthetic"})
+    panel, qfile = folder / "panel.csv", folder / "questions.csv"
+    frame.to_csv(panel, index=False)
+    questions.to_csv(qfile, index=False)
+    return panel, qfile
+
+
+def child_seconds(cmd: list[str], timeout: float) -> float | None:
+    """Wall seconds of ``cmd`` in a fresh process (this checkout first on the path); None when stopped at ``timeout``."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    t0 = time.perf_counter()
+    try:
+        subprocess.run(cmd, check=True, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
+    return time.perf_counter() - t0
+
+
+def end_to_end(frame: pd.DataFrame, rounds: int, timeout: float) -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        panel, qfile = panel_files(frame, Path(tmp))
+        agg = [sys.executable, "-m", "benchmarks.cli", "aggregate", str(panel), "--questions", str(qfile), "-o", str(Path(tmp) / "runs"),
+               "--no-progress"]
+        pandas_side = [sys.executable, "-c", f"import pandas as pd; f = pd.read_csv({str(panel)!r}); "
+                                             "f.groupby('question_id')['p_yes'].mean()"]
+        t_agg: list[float] = []
+        t_pd: list[float] = []
+        for r in range(rounds):
+            for name in (("agg", "pd") if r % 2 == 0 else ("pd", "agg")):
+                if name == "pd":
+                    t_pd.append(child_seconds(pandas_side, timeout))  # type: ignore[arg-type]
+                    continue
+                before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+                t = child_seconds(agg, timeout)
+                if t is None:
+                    print(f"aggregate did not finish in {timeout:.0f} s (stopped)")
+                    return 1
+                t_agg.append(t)
+        peak_gib = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 2**20
+    print(f"end to end, fresh processes, median of {rounds} rounds")
+    ratio = side_by_side(("forecast-reconcile aggregate (read, run folder, report, page)", t_agg),
+                         ("pandas read_csv + groupby-mean", t_pd), "aggregate / pandas", target=END_TO_END_TARGET, indent="  ")
+    print(f"  peak resident memory of the children: {peak_gib:.2f} GiB (target < {MEMORY_TARGET_GIB:g}: "
+          f"{'OK' if peak_gib < MEMORY_TARGET_GIB else 'MISSED'})")
+    return 0 if ratio <= END_TO_END_TARGET and peak_gib < MEMORY_TARGET_GIB else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--questions", type=int, default=10_000, help="questions")
     ap.add_argument("--forecasters", type=int, default=100, help="forecasters, each answering every question")
     ap.add_argument("--rounds", type=int, default=7, help="timed rounds per side (median reported)")
+    ap.add_argument("--end-to-end", action="store_true", help="time the aggregate command end to end against pandas")
+    ap.add_argument("--timeout", type=float, default=900.0, help="seconds after which an end-to-end aggregate is stopped")
     args = ap.parse_args(argv)
 
     frame = synthetic(args.questions, args.forecasters)
+    if args.end_to_end:
+        return end_to_end(frame, args.rounds, args.timeout)
     print(f"frame: {len(frame):,} forecasts ({args.questions:,} questions x {args.forecasters} forecasters), ids as text, rows shuffled")
 
     def aggregate() -> pd.DataFrame:

@@ -44,6 +44,17 @@ drawn around the source's overall yes-rate); only Platt's intercept can follow t
 factor and the pool weights have no intercept, so recency cannot make them follow a base rate (weighting the
 extremizing factor the same way lost up to 0.0002 on the dense worlds in a trial): they use the whole history.
 
+**Refits of the member weights.** ``fitted_member_weights`` has a parameter per member (100 forecasters:
+100), so one fit on thousands of questions takes seconds, and a fit per forecast date made ``aggregate`` on
+a large panel take minutes per thousand questions (issue 38: 42 fits of about 4 s on 100,000 forecasts).
+So it is refitted on a schedule of history sizes: at :data:`MIN_FIT_QUESTIONS` resolved questions, then
+each time the history has grown by :data:`MEMBER_REFIT_GROWTH` (30, 45, 68, 102, ... questions: about 15
+fits for 10,000 questions), on at most the :data:`MEMBER_FIT_MAX_QUESTIONS` most recently resolved of
+them. A question uses the fit of the largest scheduled size its own history reaches: fitted on fewer
+questions than it could be, never on a later one (no look-ahead, as every fit here). Its row's ``n_fit``
+says how many, and its note names the schedule. The other methods have one or two parameters and are
+fitted on every history.
+
 Each fit uses the history's questions that have the method's inputs. With fewer than
 :data:`MIN_FIT_QUESTIONS` (30) such questions, or fewer than :data:`MIN_FIT_PER_CLASS` (5) of either
 outcome, the method falls back to its unfitted rule and its row says so (``fallback: true`` and a note):
@@ -61,6 +72,7 @@ history was cut at, and for ``fitted_platt`` the half-life used and the effectiv
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -134,6 +146,11 @@ class RecencyWeights:
 PLATT_RECENCY = RecencyWeights(half_life_days=30.0, min_questions=100)
 #: The fitted methods whose fit is weighted by recency (those with an intercept, which tracks a base rate).
 RECENCY_METHODS: tuple[str, ...] = ("fitted_platt",)
+#: ``fitted_member_weights`` is refitted only when the resolved history has grown by this factor since its
+#: last fit (see "Refits of the member weights" in the module docstring).
+MEMBER_REFIT_GROWTH = 1.5
+#: ``fitted_member_weights`` is fitted on at most this many of the most recently resolved questions.
+MEMBER_FIT_MAX_QUESTIONS = 2000
 
 
 @dataclass(frozen=True)
@@ -264,6 +281,17 @@ def _fmt(params: dict[str, float]) -> str:
 # --- walk-forward --------------------------------------------------------------------------------------
 
 
+def _scheduled_size(n: int, start: int) -> int:
+    """The largest history size of the member weights' refit schedule (``start``, then each time grown by
+    :data:`MEMBER_REFIT_GROWTH`, rounded up) that is at most ``n``; ``n`` itself below ``start``."""
+    if n < start:
+        return n
+    size = start
+    while (nxt := math.ceil(size * MEMBER_REFIT_GROWTH)) <= n:
+        size = nxt
+    return size
+
+
 @dataclass(frozen=True)
 class _Fit:
     params: dict[str, float]
@@ -335,9 +363,13 @@ def walk_forward(
 
     def fitted(method: str, n_prefix: int, own: str | None, on: dt.date) -> _Fit:
         weighted = recency is not None and method in RECENCY_METHODS
+        first = 0
+        if method == "fitted_member_weights" and own is None:  # the refit schedule (module docstring)
+            n_prefix = _scheduled_size(n_prefix, min_questions)
+            first = max(0, n_prefix - MEMBER_FIT_MAX_QUESTIONS)
         key = (method, n_prefix, own, on if weighted else None)
         if key not in cache:
-            rows = [r for r in pool[:n_prefix] if r.question_id != own and _has_inputs(method, r)]
+            rows = [r for r in pool[first:n_prefix] if r.question_id != own and _has_inputs(method, r)]
             n_yes = sum(int(r.outcome) for r in rows)  # type: ignore[arg-type]
             if len(rows) < min_questions or min(n_yes, len(rows) - n_yes) < min_per_class:
                 cache[key] = _Fit(_unfitted(method, keys), len(rows), n_yes, True, None, float(len(rows)))
@@ -379,6 +411,9 @@ def walk_forward(
             elif fit.half_life_days is not None:
                 note = (f"fitted on {fit.n} questions ({fit.n_yes} Yes) {when}, weighted by recency (half-life "
                         f"{fit.half_life_days:.0f} days, effective n {fit.n_eff:.0f}): {_fmt(fit.params)}")
+            elif method == "fitted_member_weights":
+                note = (f"fitted on {fit.n} questions ({fit.n_yes} Yes) {when} (refitted as the history grows by "
+                        f"{MEMBER_REFIT_GROWTH:g}x, on at most the {MEMBER_FIT_MAX_QUESTIONS:,} latest): {_fmt(fit.params)}")
             else:
                 note = f"fitted on {fit.n} questions ({fit.n_yes} Yes) {when}: {_fmt(fit.params)}"
             rows[method] = {**base, "p_yes": p, "status": "ok" if p is not None else "failed", "note": note,

@@ -6,6 +6,8 @@ import datetime as dt
 import numpy as np
 import pytest
 
+import benchmarks.protocol.fitted as fitted_module
+
 from agent_providers.simulator import SimParams, implied_extremizing_factor
 from agent_research.aggregation import extremized
 from benchmarks import scoring
@@ -48,7 +50,10 @@ def test_no_look_ahead_flipping_every_later_outcome_leaves_the_parameters_unmove
         for m in FITTED_METHODS:
             assert not before[m]["fallback"] and before[m]["n_fit"] >= MIN_FIT_QUESTIONS
             assert after[m]["params"] == before[m]["params"] and after[m]["p_yes"] == before[m]["p_yes"], (t.question_id, m)
-            assert after[m]["n_fit"] == before[m]["n_fit"] == sum(r.resolution_date < t.forecast_date for r in rows)
+            known = sum(r.resolution_date < t.forecast_date for r in rows)
+            if m == "fitted_member_weights":  # refitted on a schedule of history sizes (issue 38)
+                known = fitted_module._scheduled_size(known, MIN_FIT_QUESTIONS)
+            assert after[m]["n_fit"] == before[m]["n_fit"] == known
         # the check can fail: flipping the outcomes that were known on the forecast date does move them
         earlier = [_flip(r) if r.resolution_date < t.forecast_date else r for r in rows]
         moved = walk_forward([t], earlier)[t.question_id]
@@ -189,3 +194,29 @@ def test_a_sparse_history_keeps_its_100_most_recent_questions_at_half_weight_or_
     assert row["p_yes"] == pytest.approx(_smoothed_rate(30 * w_recent + 6 * w_old, 30 * w_recent + 54 * w_old), abs=1e-5)
     # the other fitted methods weigh every earlier question alike
     assert walk_forward([target], history)["t"]["fitted_extremized"]["half_life_days"] is None
+
+
+def test_member_weights_are_refitted_on_a_schedule_of_history_sizes_never_on_a_later_history():
+    """Issue 38: a fit per forecast date took minutes on a large panel. The member weights are refitted when the
+    history has grown by MEMBER_REFIT_GROWTH, each question using the largest scheduled size its history reaches."""
+    from agent_research.learned import fit_pool_weights
+
+    assert fitted_module.MEMBER_REFIT_GROWTH == 1.5
+    sizes = [fitted_module._scheduled_size(n, 30) for n in (12, 29, 30, 44, 45, 67, 68, 101, 102, 152, 153, 230)]
+    assert sizes == [12, 29, 30, 30, 45, 45, 68, 68, 102, 102, 153, 230]  # 30, 45, 68, 102, 153, 230: x1.5 rounded up
+    rows, _ = simulated_inputs(simulated_questions(600, seed=3), UNDER)
+    pool = sorted([r for r in rows if r.resolved], key=lambda r: r.resolution_date)
+    targets = rows[250::20]
+    out = walk_forward(targets, rows, methods=["fitted_member_weights"])
+    fits: dict[int, np.ndarray] = {}
+    for t in targets:
+        known = sum(r.resolution_date < t.forecast_date for r in pool)
+        m = fitted_module._scheduled_size(known, MIN_FIT_QUESTIONS)
+        row = out[t.question_id]["fitted_member_weights"]
+        assert m <= known and row["n_fit"] == m and "refitted as the history grows by 1.5x" in row["note"]
+        keys = sorted({k for r in [*pool, *rows] for k in r.members})
+        if m not in fits:  # the oldest m resolved: the schedule's fit, by hand
+            p = np.array([[r.members.get(k, np.nan) for k in keys] for r in pool[:m]])
+            fits[m] = fit_pool_weights(p, np.array([r.outcome for r in pool[:m]], dtype=float))
+        assert [row["params"][k] for k in keys] == pytest.approx(list(fits[m]), abs=1e-12)
+    assert len(fits) < len(targets)  # questions share a scheduled fit

@@ -333,3 +333,28 @@ def test_adapter_prices_the_snapshot_the_reply_reports(fake_api, fake_key, opena
     c = OpenAIProvider("gpt-4o", api_key=fake_key, base_url=f"{fake_api.url}/v1").complete(MSG)
     assert c.model == "gpt-4o-2024-05-13"
     assert c.usage.cost_usd == pytest.approx((1000 * 5.00 + 100 * 15.00) / 1e6)
+
+
+def test_the_key_is_the_sha256_of_the_canonical_json_of_the_request():
+    """The key is assembled from pieces (issue 38); it equals the SHA-256 of ``json.dumps(doc, sort_keys=True,
+    separators=(",", ":"), ensure_ascii=False)``, so caches and recorded request keys written before stay valid."""
+    import hashlib
+    import json
+
+    from agent_providers.cache import CACHE_FORMAT_VERSION, _schema_json, cache_key
+
+    def reference(spec, model, messages, *, json_schema, temperature, max_tokens, seed):
+        doc = {"v": CACHE_FORMAT_VERSION, "spec": spec, "model": model,
+               "messages": [{"role": m.role, "content": m.content, "cache": m.cache} for m in messages],
+               "json_schema": _schema_json(json_schema), "temperature": temperature, "max_tokens": max_tokens, "seed": seed}
+        return hashlib.sha256(json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")).hexdigest()
+
+    messages = [ChatMessage(role="system", content='quotes " and \\ and é, ☃ \u2028 \x00 \t'),
+                ChatMessage(role="user", content="two\nlines", cache=True), ChatMessage(role="assistant", content="")]
+    for options in (dict(json_schema=None, temperature=None, max_tokens=None, seed=None),
+                    dict(json_schema={"type": "object", "properties": {"é": {"enum": list(range(101))}}}, temperature=0.1,
+                         max_tokens=512, seed=7),
+                    dict(json_schema={}, temperature=1e-7, max_tokens=0, seed=-1)):
+        for spec, model in (("openai/gpt-4.1-mini", "gpt-4.1-mini"), ('odd "spec"/ü', "")):
+            for msgs in (messages, messages[:1], list(messages)):
+                assert cache_key(spec, model, msgs, **options) == reference(spec, model, msgs, **options)

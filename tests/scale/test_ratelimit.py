@@ -17,14 +17,15 @@ with one 429 in some runs at a load average of 8-12; 8 s doubles that slack.
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 
 import pytest
 
-from agent_providers import RetryingProvider, RetryPolicy, ScriptedProvider
+from agent_providers import Provider, RetryingProvider, RetryPolicy, ScriptedProvider
 from agent_providers.openai_provider import OpenAIProvider
 from agent_providers.ratelimit import RateLimitedProvider, RateLimits, default_limits, parse_rate_limits
-from agent_schemas import ChatMessage, RateLimited
+from agent_schemas import ChatMessage, Completion, RateLimited, TokenUsage
 from tests.doubles.fake_api import FakeProviderAPI
 
 FAKE_KEY = "sk-test-FAKE-ratelimit"
@@ -176,3 +177,76 @@ def test_output_tokens_per_minute_follow_the_answers_after_the_first_twenty():
     elapsed = run_virtual(main())
     # 570 tokens/s at 95 %, a bucket of 9.5 tokens: 20 x 500 tokens take 17.5 s, the next 20 x 2 tokens 0.07 s
     assert elapsed == pytest.approx((20 * 500 + 20 * 2 - 9.5) / 570, rel=0.02)
+
+
+class SyncProvider(Provider):
+    """A synchronous adapter (as the SDK adapters are: it implements only ``_complete``), recording when each call
+    started and how many ran at once; the first call may answer with a 429."""
+
+    name = "sync"
+
+    def __init__(self, latency_s: float, fail_first_with: float | None = None) -> None:
+        super().__init__("m")
+        self.latency_s = latency_s
+        self.fail_first_with = fail_first_with
+        self.starts: list[float] = []
+        self.in_flight = self.most_in_flight = 0
+        self._guard = threading.Lock()
+
+    def _complete(self, messages, **options):
+        with self._guard:
+            self.starts.append(time.monotonic())
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+            fail = self.fail_first_with is not None and len(self.starts) == 1
+        try:
+            time.sleep(self.latency_s)
+            if fail:
+                raise RateLimited("429", retry_after_s=self.fail_first_with)
+            return Completion(text="ok", usage=TokenUsage(input_tokens=1, output_tokens=1, calls=1), model="m", provider=self.spec)
+        finally:
+            with self._guard:
+                self.in_flight -= 1
+
+
+def test_with_only_a_concurrency_limit_a_freed_thread_takes_the_next_call_without_the_event_loop():
+    """Issue 38: through the event loop's semaphore the next call started only once the loop had run; a blocked
+    loop (here 0.4 s of synchronous work) held the slots empty. The pool's threads are the slots now."""
+    inner = SyncProvider(latency_s=0.05)
+    limited = RateLimitedProvider(inner, RateLimits(max_concurrent=2))
+    assert limited._pool_limits
+
+    async def main():
+        calls = [asyncio.ensure_future(limited.acomplete([ChatMessage(role="user", content=str(i))])) for i in range(6)]
+        await asyncio.sleep(0.01)  # the calls are queued on the pool
+        t0 = time.monotonic()
+        time.sleep(0.4)  # the event loop is busy: no task runs
+        await asyncio.gather(*calls)
+        return t0
+
+    t0 = asyncio.run(main())
+    assert inner.most_in_flight == 2, "never more calls in flight than the limit"
+    assert len(inner.starts) == 6
+    assert sum(t < t0 + 0.4 for t in inner.starts) == 6, "every call started while the loop was blocked"
+    assert limited.stats.requests == 6
+
+
+def test_on_the_pool_threads_a_429_pauses_the_queued_calls_too():
+    inner = SyncProvider(latency_s=0.02, fail_first_with=0.3)
+    limited = RateLimitedProvider(inner, RateLimits(max_concurrent=1))
+
+    async def main():
+        out = await asyncio.gather(*(limited.acomplete([ChatMessage(role="user", content=str(i))]) for i in range(4)),
+                                   return_exceptions=True)
+        return out
+
+    out = asyncio.run(main())
+    assert sum(isinstance(o, RateLimited) for o in out) == 1
+    first_end = inner.starts[0] + 0.02
+    assert min(inner.starts[1:]) >= first_end + 0.3 - 0.02, "a queued call went out during the pause"
+    assert limited.stats.rate_limited == 1 and limited.stats.paused_s == pytest.approx(0.3, abs=0.05)
+
+
+def test_a_per_minute_limit_keeps_the_semaphore():
+    assert not RateLimitedProvider(SyncProvider(0.0), RateLimits(max_concurrent=2, requests_per_minute=60))._pool_limits
+    assert not RateLimitedProvider(ScriptedProvider(["x"]), RateLimits(max_concurrent=2))._pool_limits  # native asyncio

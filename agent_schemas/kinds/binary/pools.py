@@ -53,14 +53,13 @@ from collections.abc import Sequence
 from typing import Any, Callable
 
 import numpy as np
-from scipy import special
 
 from agent_schemas.errors import DataValidationError
 from agent_schemas.probabilities import check_probabilities
 
 __all__ = [
     "AGGREGATORS", "DEFAULT_EXTREMIZING_FACTOR", "LOGIT_EPS", "aggregate", "aggregate_many", "as_members", "check_eps",
-    "extremized", "geomean_odds", "logit", "max", "mean", "median", "min", "nan_row_mean", "trimmed_mean",
+    "expit", "extremized", "geomean_odds", "load_scipy_special", "logit", "max", "mean", "median", "min", "nan_row_mean", "trimmed_mean",
 ]
 
 LOGIT_EPS: float = 1e-4
@@ -82,6 +81,21 @@ def as_members(p: Any, name: str = "p") -> np.ndarray:
 def check_eps(eps: float) -> None:
     if not 0 < eps < 0.5:
         raise DataValidationError(f"eps must be in (0, 0.5); got {eps!r}", field="eps", value=eps)
+
+
+def load_scipy_special() -> None:
+    """Import :mod:`scipy.special` (the logistic function of the pools) now: a pipeline does so when it is built,
+    so the import (about half a second) never runs on an event loop with calls in flight (issue 38: a run's
+    per-minute pace fell from 0.95 to 0.85 of its limit when the first question's aggregates imported it)."""
+    import scipy.special  # noqa: F401, PLC0415
+
+
+def expit(x: Any) -> Any:
+    """``scipy.special.expit`` (the logistic function), imported on first use: scipy's import is most of the
+    package's import time (``benchmarks/perf/import_time.py``)."""
+    from scipy.special import expit as scipy_expit  # noqa: PLC0415
+
+    return scipy_expit(x)
 
 
 def logit(p: np.ndarray, eps: float) -> np.ndarray:
@@ -379,7 +393,7 @@ def extremized(p: Any, d: float = DEFAULT_EXTREMIZING_FACTOR, eps: float = LOGIT
     arr = as_members(p)
     if arr.shape[1] == 0:
         return np.full(arr.shape[0], np.nan)
-    return special.expit(d * _mean_log_odds(arr, eps))
+    return expit(d * _mean_log_odds(arr, eps))
 
 
 AGGREGATORS: dict[str, Callable[[Any], np.ndarray]] = {
@@ -495,5 +509,5 @@ def aggregate_many(p: Any, methods: Sequence[str] = tuple(AGGREGATORS), *, trim:
             first = ordered[rows, 0 if m == "min" else np.maximum(n - 1, 0)]
             out[m] = np.where(n > 0, first, np.nan)
         else:
-            out[m] = special.expit((1.0 if m == "geomean_odds" else d) * z)
+            out[m] = expit((1.0 if m == "geomean_odds" else d) * z)
     return out

@@ -150,7 +150,7 @@ class BatchExecutor:
         # record is written as soon as its own specialists are done (at once when it needs none)
         async def finish(q: Question, aggregates: dict[str, Any], done: dict[str, Any]) -> None:
             trace = pipeline.trace(visible[q.id], ens[q.id], aggregates, done.get("debate"), done.get("supervisor"), recorders[q.id])
-            await session.finish(q, session.record(q, trace))
+            await session.finish(q, await session.arecord(q, trace))
 
         async def leaf(q: Question, kind: str, aw: Awaitable[Any], aggregates: dict[str, Any],
                        done: dict[str, Any], n_jobs: int) -> None:

@@ -23,12 +23,21 @@ class LocalExecutor:
         slots = asyncio.Semaphore(stack.concurrency())
         tasks: dict[asyncio.Task, Question] = {}
 
+        # without a cost cap the next question starts while this one's record is built and written; a capped run
+        # frees the slot once the question is recorded (its cost counted as finished, not as in flight)
+        early = session.cap is None
+
         async def one(q: Question) -> None:
+            released = False
             try:
                 trace = await run_trace(pipeline, q, show_crowd=session.config.show_crowd)
-                await session.finish(q, session.record(q, trace))
+                if early:
+                    slots.release()
+                    released = True
+                await session.finish(q, await session.arecord(q, trace))
             finally:
-                slots.release()
+                if not released:
+                    slots.release()
 
         async def watch_cap() -> None:
             while True:

@@ -88,6 +88,7 @@ def forecast_question(spec: WorkerSpec, question_json: str) -> tuple[str, float,
     stack.bind_questions([q])
     paid0 = stack.spend.paid_usd
     trace = worker_loop().run_until_complete(run_trace(pipeline, q, show_crowd=stack.config.show_crowd))
+    stack.flush_caches()  # the answers are in the cache before the question is reported (a retried task finds them)
     return trace.model_dump_json(), stack.spend.paid_usd - paid0, os.getpid()
 
 
@@ -152,7 +153,7 @@ class RayExecutor:
                         trace = failed_trace(q, UnexpectedError(f"the Ray task of question {q.id} failed: {type(exc).__name__}: {exc}"),
                                              show_crowd=session.config.show_crowd)
                         paid = 0.0
-                    await session.finish(q, session.record(q, trace), paid_usd=paid)
+                    await session.finish(q, await session.arecord(q, trace), paid_usd=paid)
                 if session.cap_exhausted() and in_flight:
                     capped = True
                     for q, ref in in_flight.values():
