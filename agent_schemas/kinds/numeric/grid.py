@@ -68,6 +68,8 @@ this much is float noise, not an error."""
 OPEN_BOUND_MIN_MASS: float = 0.001
 """Least probability beyond an open bound (Metaculus: ``F_0 >= 0.001``, ``F_200 <= 0.999``)."""
 
+_CHECK_ROWS = 1024  # rows checked at a time by check_cdfs
+
 OUT_OF_RANGE_BASELINE: float = 0.05
 """Probability beyond each open bound of the uninformed forecast, as Metaculus's baseline score assumes
 (Metaculus ``scoring/score_math.py``, ``evaluate_forecasts_baseline_accuracy``: 0.05 per open out-of-range
@@ -189,7 +191,8 @@ def check_cdf(spec: NumericSpec, values: Any, name: str = "forecast") -> np.ndar
 
 def check_cdfs(ranges: Ranges, cdfs: np.ndarray, name: str = "forecasts", *, one: bool = False) -> np.ndarray:
     """``cdfs`` (float64, shape ``(n, 201)``, row ``i`` a forecast of the question of ``ranges[i]``) checked as
-    :func:`check_cdf` does; returns a cleaned copy. ``one``: the message names positions only (one forecast).
+    :func:`check_cdf` does, a block of rows at a time (no temporary of the array's size). Returns ``cdfs``
+    itself when no value needs cleaning, else a cleaned copy. ``one``: the message names positions only.
 
     Raises
     ------
@@ -206,19 +209,26 @@ def check_cdfs(ranges: Ranges, cdfs: np.ndarray, name: str = "forecasts", *, one
         return DataValidationError(f"{name}{where} {why}", field=name, row=None if one else row)
 
     tol = CDF_TOLERANCE
-    bad = ~np.isfinite(cdfs)
-    if bad.any():
-        r, j = (int(v) for v in np.argwhere(bad)[0])
-        raise fail(r, f"is not a number at position {j}: {cdfs[r, j]}")
-    bad = (cdfs < -tol) | (cdfs > 1 + tol)
-    if bad.any():
-        r, j = (int(v) for v in np.argwhere(bad)[0])
-        raise fail(r, f"has a value outside [0, 1] at position {j}: {cdfs[r, j]:.6g}")
-    steps = np.diff(cdfs, axis=1)
-    bad = steps < -tol
-    if bad.any():
-        r, j = (int(v) for v in np.argwhere(bad)[0])
-        raise fail(r, f"decreases at position {j + 1}: {cdfs[r, j]:.9g} then {cdfs[r, j + 1]:.9g} (a CDF never decreases)")
+    noisy = False
+    for s in range(0, cdfs.shape[0], _CHECK_ROWS):
+        block = cdfs[s:s + _CHECK_ROWS]
+        low, high = block.min(), block.max()                       # NaN propagates
+        least_step = np.subtract(block[:, 1:], block[:, :-1]).min()
+        if low >= 0 and high <= 1 and least_step >= 0:
+            continue
+        bad = ~np.isfinite(block)
+        if bad.any():
+            r, j = (int(v) for v in np.argwhere(bad)[0])
+            raise fail(s + r, f"is not a number at position {j}: {block[r, j]}")
+        bad = (block < -tol) | (block > 1 + tol)
+        if bad.any():
+            r, j = (int(v) for v in np.argwhere(bad)[0])
+            raise fail(s + r, f"has a value outside [0, 1] at position {j}: {block[r, j]:.6g}")
+        bad = np.diff(block, axis=1) < -tol
+        if bad.any():
+            r, j = (int(v) for v in np.argwhere(bad)[0])
+            raise fail(s + r, f"decreases at position {j + 1}: {block[r, j]:.9g} then {block[r, j + 1]:.9g} (a CDF never decreases)")
+        noisy = True
     for mask, col, cond, why in (
         (~ranges.open_lower, 0, lambda v: np.abs(v) > tol, "the lower bound is closed, so position 0 (below the range) must be 0"),
         (~ranges.open_upper, -1, lambda v: np.abs(v - 1) > tol, "the upper bound is closed, so position 200 must be 1"),
@@ -231,6 +241,9 @@ def check_cdfs(ranges: Ranges, cdfs: np.ndarray, name: str = "forecasts", *, one
         if bad.any():
             r = int(np.argmax(bad))
             raise fail(r, f"breaks its bound: {why}; got {cdfs[r, col]:.9g}")
+    ends_off = (~ranges.open_lower & (cdfs[:, 0] != 0)).any() or (~ranges.open_upper & (cdfs[:, -1] != 1)).any()
+    if not (noisy or ends_off):
+        return cdfs
     out = np.clip(cdfs, 0.0, 1.0)
     np.maximum.accumulate(out, axis=1, out=out)
     out[~ranges.open_lower, 0] = 0.0
@@ -251,23 +264,27 @@ def uninformed_cdf(spec: NumericSpec) -> np.ndarray:
 # --- reading a CDF -------------------------------------------------------------------------------------
 
 
-def first_at_least(cdfs: np.ndarray, levels: np.ndarray) -> np.ndarray:
-    """Index of the first grid point where each CDF reaches its level: ``min{j : F_j >= level}`` (201 when
-    it never does), by a bisection vectorised over rows (8 gathers per row; the CDF is non-decreasing).
+def first_at_least(cdfs: np.ndarray, levels: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+    """Index of the first grid point where a CDF reaches a level: ``min{j : F_j >= level}`` (201 when it never
+    does), by a bisection vectorised over the queries (8 gathers each; the CDF is non-decreasing).
 
     Parameters
     ----------
     cdfs : ndarray of shape (n, 201)
-    levels : ndarray of shape (n,)
+    levels : ndarray of shape (k,)
+        One level per query.
+    rows : ndarray of int of shape (k,), optional
+        The row of ``cdfs`` each query reads; default: query ``i`` reads row ``i`` (``k = n``).
 
     Returns
     -------
-    ndarray of int of shape (n,), in 0..201
+    ndarray of int of shape (k,), in 0..201
     """
     flat = cdfs.reshape(-1)
-    base = np.arange(cdfs.shape[0]) * N_POINTS
-    lo = np.zeros(cdfs.shape[0], dtype=np.intp)
-    hi = np.full(cdfs.shape[0], N_POINTS, dtype=np.intp)
+    k = levels.shape[0]
+    base = (np.arange(k) if rows is None else rows) * N_POINTS
+    lo = np.zeros(k, dtype=np.intp)
+    hi = np.full(k, N_POINTS, dtype=np.intp)
     for _ in range(8):  # 2**8 > 202 candidates
         mid = (lo + hi) >> 1
         below = flat[base + np.minimum(mid, N_POINTS - 1)] < levels
@@ -277,7 +294,7 @@ def first_at_least(cdfs: np.ndarray, levels: np.ndarray) -> np.ndarray:
     return lo
 
 
-def quantile_locations(cdfs: np.ndarray, level: float | np.ndarray) -> np.ndarray:
+def quantile_locations(cdfs: np.ndarray, level: float | np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
     """Censored quantiles of piecewise-linear CDFs, in location: the measure of ``{t in [0, 1] : F(t) < level}``.
 
     Inside the range that is the inverse of the CDF (linear between grid points); a quantile below the range
@@ -287,19 +304,21 @@ def quantile_locations(cdfs: np.ndarray, level: float | np.ndarray) -> np.ndarra
     ----------
     cdfs : ndarray of shape (n, 201)
         Valid CDFs.
-    level : float or ndarray of shape (n,)
-        Probability level in (0, 1).
+    level : float or ndarray of shape (k,)
+        Probability level(s) in (0, 1), one per query.
+    rows : ndarray of int of shape (k,), optional
+        The row of ``cdfs`` each query reads; default: query ``i`` reads row ``i`` (``k = n``).
 
     Returns
     -------
-    ndarray of shape (n,), in [0, 1]
+    ndarray of shape (k,), in [0, 1]
     """
-    lv = np.broadcast_to(np.asarray(level, dtype=np.float64), cdfs.shape[:1])
-    j = first_at_least(cdfs, lv)
+    which = np.arange(cdfs.shape[0]) if rows is None else rows
+    lv = np.broadcast_to(np.asarray(level, dtype=np.float64), which.shape)
+    j = first_at_least(cdfs, lv, which)
     inner = (j > 0) & (j < N_POINTS)
     jj = np.clip(j, 1, N_POINTS - 1)
-    rows = np.arange(cdfs.shape[0])
-    a, b = cdfs[rows, jj - 1], cdfs[rows, jj]
+    a, b = cdfs[which, jj - 1], cdfs[which, jj]
     with np.errstate(divide="ignore", invalid="ignore"):
         frac = np.where(b > a, (lv - a) / (b - a), 1.0)
     t = (jj - 1 + np.clip(frac, 0.0, 1.0)) / N_BINS

@@ -64,8 +64,9 @@ TRIM: float = 0.2
 """Proportion of members cut from each end by ``trimmed_mean`` (``floor(TRIM * m)``), as the binary kind's."""
 
 VINCENT_LEVELS: int = 1000
-"""``quantile_average`` averages the members' quantile functions at the levels ``k / VINCENT_LEVELS``; the
-pooled CDF is linear in the level between them (its error is far below a grid bin's width)."""
+"""``quantile_average`` averages the members' quantile functions exactly at the levels ``k / VINCENT_LEVELS``;
+the pooled CDF is linear in the level between them, so it is within ``1 / VINCENT_LEVELS`` of the exact
+Vincentization at every grid point (and exact where the pooled quantile function is linear between levels)."""
 
 CHUNK_VALUES: int = 1 << 18
 """Values (float64: 2 MiB) of the stack handled at a time."""
@@ -113,6 +114,30 @@ def _chunks(arr: np.ndarray) -> Iterator[tuple[slice, np.ndarray, np.ndarray]]:
 def _nan_rows(out: np.ndarray, counts: np.ndarray) -> np.ndarray:
     out[counts == 0] = np.nan
     return out
+
+
+class _Workspace:
+    """Work vectors for the chunks of one pooling call, allocated once and reused (a fresh multi-megabyte array per
+    chunk costs page faults that, on a virtual machine, take longer than the arithmetic)."""
+
+    def __init__(self) -> None:
+        self.arrays: dict[str, np.ndarray] = {}
+        self.offset_key: tuple[int, bytes] | None = None
+
+    def vector(self, name: str, size: int, dtype: type = np.float64) -> np.ndarray:
+        """The first ``size`` values of the work vector ``name`` (grown when too small; its values are garbage)."""
+        arr = self.arrays.get(name)
+        if arr is None or arr.size < size:
+            arr = self.arrays[name] = np.empty(size, dtype=dtype)
+        return arr[:size]
+
+    def offsets(self, question: np.ndarray, width: int) -> np.ndarray:
+        """``1 + question * width`` repeated over each row's 201 knots (kept while the rows' questions repeat)."""
+        key = (width, question.tobytes())
+        if key != self.offset_key:
+            self.arrays["offsets"] = np.repeat((1 + question * width).astype(np.float64), N_POINTS)
+            self.offset_key = key
+        return self.arrays["offsets"]
 
 
 # --- the linear pool -----------------------------------------------------------------------------------
@@ -188,14 +213,13 @@ def _median_sorted(ordered: np.ndarray, n: np.ndarray) -> np.ndarray:
 
 def _trimmed_sorted(ordered: np.ndarray, n: np.ndarray, trim: float) -> np.ndarray:
     k = np.floor(trim * n).astype(np.intp)  # = int(proportiontocut * nobs) in scipy.stats.trim_mean
-    m = ordered.shape[2]
-    if (n == m).all() and (k == k[0]).all():
-        return ordered[:, :, k[0]:m - k[0]].mean(axis=2)
-    csum = np.cumsum(np.nan_to_num(ordered, nan=0.0), axis=2)
-    upper = _order_stat(csum, n - k - 1)
-    lower = np.where((k > 0)[:, None], _order_stat(csum, k - 1), 0.0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return _nan_rows((upper - lower) / (n - 2 * k)[:, None], n)
+    out = np.full(ordered.shape[:2], np.nan)
+    for count in np.unique(n[n > 0]):       # the members present sort first; questions grouped by their count
+        cut = int(k[n == count][0])
+        same = n == count
+        which = slice(None) if same.all() else np.nonzero(same)[0]
+        out[which] = ordered[which, :, cut:count - cut].mean(axis=2)
+    return out
 
 
 def _sorted_pool(stack: np.ndarray, finish: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
@@ -276,7 +300,7 @@ def _members_rows(chunk: np.ndarray, present: np.ndarray) -> tuple[np.ndarray, n
     return chunk[present], qi
 
 
-def _average_quantiles(rows: np.ndarray, question: np.ndarray, n_questions: int, levels: int) -> np.ndarray:
+def _average_quantiles(rows: np.ndarray, question: np.ndarray, n_questions: int, levels: int, work: _Workspace) -> np.ndarray:
     """``(n_questions, levels + 3)``: the sum over each question's members of their quantile function
     ``Q_i(k / levels)`` (in location, censored at the bounds), ``k = 0..levels + 2`` (only ``1..levels - 1`` are
     used), exactly for CDFs linear between grid points.
@@ -291,25 +315,33 @@ def _average_quantiles(rows: np.ndarray, question: np.ndarray, n_questions: int,
     the same two histograms: two passes of :func:`numpy.bincount`, no member inverted one by one.
     """
     width = levels + 3
-    pos = rows * levels
-    cell = pos.astype(np.intp)                                       # floor: F >= 0
-    frac = pos - cell
-    step = np.diff(rows, axis=1)
-    flat = step <= 1e-12
-    inv = np.divide(1.0 / levels, step, out=np.zeros_like(step), where=~flat)   # u_j / L
-    slope = np.empty_like(rows)                                      # (u_j - u_{j-1}) / L at knot j
-    slope[:, 0] = inv[:, 0]
-    np.subtract(inv[:, 1:], inv[:, :-1], out=slope[:, 1:-1])
-    slope[:, -1] = -inv[:, -1]
-    second = np.multiply(frac, slope, out=frac)                      # at floor(p) + 2
-    first = np.subtract(slope, second, out=slope)                    # at floor(p) + 1
-    first[:, :-1] += flat
-    second[:, :-1] -= flat
-    cell += 1 + question[:, None] * width
-    size = n_questions * width
-    hist = np.bincount(cell.ravel(), first.ravel(), minlength=size)
-    cell += 1
-    hist[1:] += np.bincount(cell.ravel(), second.ravel(), minlength=size)[1:]
+    knots = rows.reshape(-1)                                         # rows back to back: contiguous passes
+    n = knots.size
+    ends = slice(N_BINS, None, N_POINTS)                             # the last knot of each row (no bin after it)
+    step = work.vector("step", n)
+    np.subtract(knots[1:], knots[:-1], out=step[:-1])
+    step[ends] = 1.0                                                 # across two rows: not a bin
+    flat = (step <= 1e-12) if step.min() <= 1e-12 else None
+    inv = np.divide(1.0 / levels, step, out=step, where=True if flat is None else ~flat)   # u_j / L
+    if flat is not None:
+        inv[flat] = 0.0
+    inv[ends] = 0.0
+    slope = work.vector("slope", n)                                  # (u_j - u_{j-1}) / L at knot j
+    slope[0] = inv[0]
+    np.subtract(inv[1:], inv[:-1], out=slope[1:])
+    pos = np.multiply(knots, levels, out=work.vector("pos", n))
+    pos += work.offsets(question, width)                             # the first level above each knot, per question
+    cell = work.vector("cell", n, np.intp)
+    np.copyto(cell, pos, casting="unsafe")                           # floor: positive
+    second = np.subtract(pos, cell, out=pos)                         # frac(L F_j)
+    second *= slope                                                  # the ramp's share at floor + 2 (floor + 1: the rest)
+    if flat is not None:                                             # a flat bin's step: +1 at floor + 1, -1 at floor + 2
+        second -= flat
+    size = n_questions * width                                       # at floor + 1: slope - second; at floor + 2: second
+    hist = np.bincount(cell, slope, minlength=size)
+    moved = np.bincount(cell, second, minlength=size)
+    hist -= moved
+    hist[1:] += moved[:-1]
     return np.cumsum(np.cumsum(hist.reshape(n_questions, width), axis=1), axis=1) / N_BINS
 
 
@@ -360,7 +392,7 @@ def _flat_ends(chunk: np.ndarray, present: np.ndarray, f0: np.ndarray, f200: np.
     return low, high
 
 
-def _quantile_average_chunk(chunk: np.ndarray, present: np.ndarray, levels: int) -> np.ndarray:
+def _quantile_average_chunk(chunk: np.ndarray, present: np.ndarray, levels: int, work: _Workspace) -> np.ndarray:
     q = chunk.shape[0]
     n = present.sum(axis=1)
     has = n > 0
@@ -371,7 +403,7 @@ def _quantile_average_chunk(chunk: np.ndarray, present: np.ndarray, levels: int)
     f0 = np.fmin.reduce(chunk[:, :, 0], axis=1)     # missing members are NaN, which fmin / fmax skip
     f200 = np.fmax.reduce(chunk[:, :, -1], axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        qbar = _average_quantiles(rows, question, q, levels) / n[:, None]
+        qbar = _average_quantiles(rows, question, q, levels, work) / n[:, None]
         low, high = (v / n for v in _flat_ends(chunk, present, f0, f200))
     out[has] = _invert_quantiles(qbar[has], (f0[has], low[has], high[has], f200[has]), levels)
     return out
@@ -416,25 +448,49 @@ def quantile_average(stack: np.ndarray, levels: int = VINCENT_LEVELS) -> np.ndar
     out = np.full(arr.shape[::2], np.nan)
     if arr.shape[1] == 0:
         return out
+    work = _Workspace()
     for rows, chunk, present in _chunks(arr):
-        out[rows] = _quantile_average_chunk(chunk, present, int(levels))
+        out[rows] = _quantile_average_chunk(chunk, present, int(levels), work)
     return out
 
 
 # --- the least confident member ------------------------------------------------------------------------------
 
 
+def _widths(chunk: np.ndarray, present: np.ndarray, coverage: float) -> np.ndarray:
+    """``(q, m)``: each member's central ``coverage`` interval width in location (NaN for a missing member); both
+    quantiles of every member found in one bisection over the chunk's rows, while the chunk is in cache."""
+    q, m, _ = chunk.shape
+    rows = np.ascontiguousarray(chunk).reshape(q * m, N_POINTS)
+    levels = np.repeat([0.5 - coverage / 2, 0.5 + coverage / 2], q * m)
+    both = quantile_locations(rows, levels, np.tile(np.arange(q * m), 2))
+    width = (both[q * m:] - both[:q * m]).reshape(q, m)
+    width[~present] = np.nan
+    return width
+
+
 def interval_widths(stack: np.ndarray, coverage: float = 0.9) -> np.ndarray:
     """``(n_questions, n_members)``: the width of each member's central ``coverage`` interval in location,
-    ``Q(1/2 + coverage/2) - Q(1/2 - coverage/2)`` (quantiles censored at the bounds); NaN for a missing member."""
+    ``Q(1/2 + coverage/2) - Q(1/2 - coverage/2)`` (quantiles censored at the bounds); NaN for a missing member.
+
+    Raises
+    ------
+    DataValidationError
+        For a stack of another shape or a member row NaN in part.
+    """
     arr = check_stack(stack)
-    nq, m, _ = arr.shape
-    flat = arr.reshape(nq * m, N_POINTS)
-    lo = quantile_locations(flat, 0.5 - coverage / 2)
-    hi = quantile_locations(flat, 0.5 + coverage / 2)
-    width = (hi - lo).reshape(nq, m)
-    width[np.isnan(arr[:, :, 0])] = np.nan
-    return width
+    out = np.empty(arr.shape[:2])
+    for rows, chunk, present in _chunks(arr):
+        out[rows] = _widths(chunk, present, coverage)
+    return out
+
+
+def _least_confident_chunk(chunk: np.ndarray, present: np.ndarray) -> np.ndarray:
+    width = _widths(chunk, present, 0.9)
+    pick = np.argmax(np.where(present, width, -np.inf), axis=1)
+    out = chunk[np.arange(chunk.shape[0]), pick]
+    out[~present.any(axis=1)] = np.nan
+    return out
 
 
 def least_confident(stack: np.ndarray) -> np.ndarray:
@@ -457,20 +513,11 @@ def least_confident(stack: np.ndarray) -> np.ndarray:
         For a stack of another shape or a member row NaN in part.
     """
     arr = check_stack(stack)
-    for _ in _chunks(arr):  # the row checks only
-        pass
-    return _least_confident(arr)
-
-
-def _least_confident(arr: np.ndarray) -> np.ndarray:
-    nq, m, _ = arr.shape
-    if m == 0:
-        return np.full((nq, N_POINTS), np.nan)
-    width = interval_widths(arr)
-    has = ~np.isnan(width).all(axis=1)
-    pick = np.argmax(np.where(np.isnan(width), -np.inf, width), axis=1)
-    out = arr[np.arange(nq), pick].copy()
-    out[~has] = np.nan
+    out = np.full(arr.shape[::2], np.nan)
+    if arr.shape[1] == 0:
+        return out
+    for rows, chunk, present in _chunks(arr):
+        out[rows] = _least_confident_chunk(chunk, present)
     return out
 
 
@@ -507,19 +554,20 @@ def pool_many(stack: np.ndarray, methods: Sequence[str]) -> dict[str, np.ndarray
     if m == 0:
         return out
     wanted = set(methods)
+    work = _Workspace()
     buf = np.empty((max(1, CHUNK_VALUES // (m * N_POINTS)), N_POINTS, m)) if wanted & {"median", "trimmed_mean"} else None
     for rows, chunk, present in _chunks(arr):
         n = present.sum(axis=1)
         if "mean" in wanted:
             out["mean"][rows] = _mean_chunk(chunk, present)
         if "quantile_average" in wanted:
-            out["quantile_average"][rows] = _quantile_average_chunk(chunk, present, VINCENT_LEVELS)
+            out["quantile_average"][rows] = _quantile_average_chunk(chunk, present, VINCENT_LEVELS, work)
+        if "least_confident" in wanted:
+            out["least_confident"][rows] = _least_confident_chunk(chunk, present)
         if buf is not None:
             ordered = _sorted_members(chunk, buf)
             if "median" in wanted:
                 out["median"][rows] = _median_sorted(ordered, n)
             if "trimmed_mean" in wanted:
                 out["trimmed_mean"][rows] = _trimmed_sorted(ordered, n, TRIM)
-    if "least_confident" in wanted:
-        out["least_confident"] = _least_confident(arr)
     return out
