@@ -377,6 +377,21 @@ def test_crps_matches_numerical_integration_and_scoringrules_quantile_form():
     assert np.max(np.abs(ours - oracle)) < 1e-6
 
 
+def test_crps_is_threshold_weighted_on_the_range_whatever_lies_beyond_an_open_bound():
+    rng = np.random.default_rng(8)
+    cdfs = random_cdfs(rng, OPEN, 6)
+    t = np.array([-0.4, -0.01, 0.3, 0.7, 1.02, 2.5])
+    ours = scores.crps(cdfs, t)
+    levels = (np.arange(50_000) + 0.5) / 50_000
+    quantiles = np.stack([grid.quantile_locations(np.repeat(c[None], levels.size, 0), levels) for c in cdfs])
+    for below, above in ((-0.5, 1.5), (-7.0, 30.0)):  # the mass beyond the bounds put anywhere beyond them
+        ensemble = quantiles.copy()
+        ensemble[levels[None, :] < cdfs[:, :1]] = below
+        ensemble[levels[None, :] > cdfs[:, -1:]] = above
+        oracle = sr.twcrps_ensemble(t, ensemble, a=0.0, b=1.0, estimator="qd")
+        assert np.max(np.abs(ours - oracle)) < 1e-6
+
+
 def test_crps_by_hand():
     uniform = T
     # uniform on [0, 1], outcome y: y^3/3 + (1 - y)^3/3

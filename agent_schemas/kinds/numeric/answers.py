@@ -3,16 +3,18 @@
 The answer
 ----------
 A model states seven percentiles of the value, in the question's unit: :data:`PERCENTILES` = 5, 10, 25, 50,
-75, 90 and 95 (the median, the quartiles and the central 80% and 90% intervals: the points people and LLM
-forecasters state most reliably, and the set Metaculus's bot template asks for, less its 20/40/60/80). Each is
-a plain JSON number in its own required property, ``percentile_5`` ... ``percentile_95``, in increasing order,
-which llama.cpp's JSON-schema grammar enforces as written (it has no way to enforce their order).
+75, 90 and 95: the median, the quartiles and the central 80% and 90% intervals. (Metaculus's template bots ask
+for 10, 20, 40, 60, 80 and 90; stating 5 and 95 puts the tails that the CRPS, the 90% coverage and the
+out-of-range buckets weigh in the model's own words instead of an extrapolation, and the quartiles give the
+central 50% interval directly.) Each is a plain JSON number in its own required property, ``percentile_5`` ...
+``percentile_95``, in increasing order, which llama.cpp's JSON-schema grammar enforces as written (it has no way
+to enforce their order).
 
 Reading it (:func:`read_percentiles`) refuses, with a :class:`~agent_schemas.errors.ForecastParseError`:
 a missing percentile, a value that is not a finite number, percentiles that decrease (never reordered: a
 model that wrote them out of order said something we cannot stand behind), a value beyond a **closed** bound,
 and a value <= 0 on a log-scaled question. Equal adjacent values are accepted: they say the value has a
-**point mass** there (a count that is 0 with at least 20% probability states ``percentile_5 = percentile_10
+**point mass** there (a count that is 0 with probability 25% states ``percentile_5 = percentile_10
 = percentile_25 = 0``); the CDF jumps by the levels between them at that value.
 
 From percentiles to the CDF (:func:`cdf_from_percentiles`)

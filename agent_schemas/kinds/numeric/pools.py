@@ -111,11 +111,6 @@ def _chunks(arr: np.ndarray) -> Iterator[tuple[slice, np.ndarray, np.ndarray]]:
         yield slice(s, s + chunk.shape[0]), chunk, present
 
 
-def _nan_rows(out: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    out[counts == 0] = np.nan
-    return out
-
-
 class _Workspace:
     """Work vectors for the chunks of one pooling call, allocated once and reused (a fresh multi-megabyte array per
     chunk costs page faults that, on a virtual machine, take longer than the arithmetic)."""
@@ -143,13 +138,17 @@ class _Workspace:
 # --- the linear pool -----------------------------------------------------------------------------------
 
 
-def _mean_chunk(chunk: np.ndarray, present: np.ndarray) -> np.ndarray:
+def _mean_chunk(chunk: np.ndarray, present: np.ndarray, work: _Workspace) -> np.ndarray:
     if present.all():
         return chunk.mean(axis=1)
     n = present.sum(axis=1)
+    zeroed = work.vector("zeroed", chunk.size).reshape(chunk.shape)
+    np.copyto(zeroed, chunk)
+    zeroed[~present] = 0.0                                           # a missing member adds nothing
     with np.errstate(invalid="ignore", divide="ignore"):
-        w = present / n[:, None]
-    return _nan_rows(np.einsum("qm,qmj->qj", w, np.where(present[:, :, None], chunk, 0.0)), n)
+        out = zeroed.sum(axis=1) / n[:, None]
+    out[n == 0] = np.nan
+    return out
 
 
 def mean(stack: np.ndarray) -> np.ndarray:
@@ -180,8 +179,9 @@ def mean(stack: np.ndarray) -> np.ndarray:
     out = np.full(arr.shape[::2], np.nan)
     if arr.shape[1] == 0:
         return out
+    work = _Workspace()
     for rows, chunk, present in _chunks(arr):
-        out[rows] = _mean_chunk(chunk, present)
+        out[rows] = _mean_chunk(chunk, present, work)
     return out
 
 
@@ -196,29 +196,28 @@ def _sorted_members(chunk: np.ndarray, buf: np.ndarray) -> np.ndarray:
     return view
 
 
-def _order_stat(ordered: np.ndarray, k: np.ndarray) -> np.ndarray:
-    """``(q, 201)``: the ``k``-th (per question) smallest member at each grid point."""
-    idx = np.broadcast_to(np.maximum(k, 0)[:, None, None], (*ordered.shape[:2], 1))
-    return np.take_along_axis(ordered, idx, axis=2)[:, :, 0]
+def _by_count(n: np.ndarray) -> Iterator[tuple[int, slice | np.ndarray]]:
+    """``(count, questions)`` for each number of members present in a chunk (0 excluded): the members present
+    sort first, so questions with the same count read the same positions."""
+    for count in np.unique(n[n > 0]):
+        same = n == count
+        yield int(count), (slice(None) if same.all() else np.nonzero(same)[0])
 
 
 def _median_sorted(ordered: np.ndarray, n: np.ndarray) -> np.ndarray:
-    m = ordered.shape[2]
-    if (n == m).all():
-        lo, hi = ordered[:, :, (m - 1) // 2], ordered[:, :, m // 2]
-    else:
-        lo, hi = _order_stat(ordered, (n - 1) // 2), _order_stat(ordered, n // 2)
-    return _nan_rows((lo + hi) / 2, n)
+    out = np.full(ordered.shape[:2], np.nan)
+    for count, which in _by_count(n):
+        sub = ordered[which]
+        out[which] = (sub[:, :, (count - 1) // 2] + sub[:, :, count // 2]) / 2
+    return out
 
 
 def _trimmed_sorted(ordered: np.ndarray, n: np.ndarray, trim: float) -> np.ndarray:
-    k = np.floor(trim * n).astype(np.intp)  # = int(proportiontocut * nobs) in scipy.stats.trim_mean
     out = np.full(ordered.shape[:2], np.nan)
-    for count in np.unique(n[n > 0]):       # the members present sort first; questions grouped by their count
-        cut = int(k[n == count][0])
-        same = n == count
-        which = slice(None) if same.all() else np.nonzero(same)[0]
-        out[which] = ordered[which, :, cut:count - cut].mean(axis=2)
+    for count, which in _by_count(n):
+        cut = int(np.floor(trim * count))   # = int(proportiontocut * nobs) in scipy.stats.trim_mean
+        kept = ordered[which].reshape(-1, ordered.shape[2])[:, cut:count - cut]
+        out[which] = (kept @ np.full(count - 2 * cut, 1.0 / (count - 2 * cut))).reshape(-1, N_POINTS)  # BLAS: short rows
     return out
 
 
@@ -559,7 +558,7 @@ def pool_many(stack: np.ndarray, methods: Sequence[str]) -> dict[str, np.ndarray
     for rows, chunk, present in _chunks(arr):
         n = present.sum(axis=1)
         if "mean" in wanted:
-            out["mean"][rows] = _mean_chunk(chunk, present)
+            out["mean"][rows] = _mean_chunk(chunk, present, work)
         if "quantile_average" in wanted:
             out["quantile_average"][rows] = _quantile_average_chunk(chunk, present, VINCENT_LEVELS, work)
         if "least_confident" in wanted:
