@@ -126,7 +126,7 @@ class Ranges:
     log_scale: np.ndarray
 
     @classmethod
-    def of(cls, specs: Sequence[KindSpec], name: str = "specs") -> "Ranges":
+    def of(cls, specs: Sequence[KindSpec], name: str = "specs") -> Ranges:
         """The ranges of ``specs`` (each a :class:`NumericSpec`, else DataValidationError naming its row)."""
         rows = []
         for i, s in enumerate(specs):

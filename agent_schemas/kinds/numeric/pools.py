@@ -16,13 +16,14 @@ Rules (names as in :data:`POOLS`)
 ``quantile_average``
     **Quantile averaging** (Vincentization): average the members' quantile functions,
     ``Q(a) = (1/m) sum_i Q_i(a)``, then invert to a CDF (Vincent 1912; Ratcliff 1979; Lichtendahl,
-    Grushka-Cockayne & Winkler 2013). Keeps the common shape: members that are one shape shifted pool to that
-    shape at the mean shift; it is never wider than the linear pool. Quantiles are censored at open bounds
-    (mass beyond a bound sits at the bound), so the pooled mass below the range is the least of the members'
-    (``min_i F_i,0``) and above it the least of theirs (``F_200 = max_i F_i,200``). The members' quantile
-    functions (linear between their grid knots) are averaged **exactly** at :data:`VINCENT_LEVELS` + 1 levels
-    ``k / 1000`` (through a per-question histogram of the members' grid values, with no per-member inversion),
-    and the pooled CDF is linear in the level between them.
+    Grushka-Cockayne & Winkler 2013, who show it is sharper than the linear pool). Keeps the common shape:
+    members that are one shape shifted pool to that shape at the mean shift. Quantiles are censored at open
+    bounds (mass beyond a bound sits at the bound), so the pooled mass below the range is the least of the
+    members' (``F_0 = min_i F_i,0``) and so is the mass above it (``F_200 = max_i F_i,200``). The members'
+    quantile functions (linear between their grid knots) are averaged **exactly** at the levels ``k / 1000``
+    (:data:`VINCENT_LEVELS`; through two per-question histograms of the members' grid values, with no member
+    inverted one by one) and at the ends of the pooled support; the pooled CDF is linear in the level between
+    them, so within 1 / 1000 of the exact Vincentization at every grid point.
 ``median``
     The **point-wise median** of the CDFs, ``F(t) = median_i F_i(t)`` (the mean of the two middle members for
     an even count), as Metaculus ``forecasting-tools`` aggregates numeric forecasts (it equals the CDF of the
@@ -53,11 +54,17 @@ from collections.abc import Callable, Iterator, Sequence
 import numpy as np
 
 from agent_schemas.errors import DataValidationError
-from agent_schemas.kinds.numeric.grid import LOCATIONS, N_BINS, N_POINTS, first_at_least, quantile_locations
+from agent_schemas.kinds.numeric.grid import (
+    LOCATIONS,
+    N_BINS,
+    N_POINTS,
+    first_at_least,
+    quantile_locations,
+)
 
 __all__ = [
-    "CHUNK_VALUES", "KINK_TOLERANCE", "POOLS", "TRIM", "VINCENT_LEVELS", "check_stack", "interval_widths", "least_confident", "mean", "median",
-    "pool_many", "quantile_average", "trimmed_mean",
+    "CHUNK_VALUES", "KINK_TOLERANCE", "POOLS", "TRIM", "VINCENT_LEVELS", "check_stack", "interval_widths",
+    "least_confident", "mean", "median", "pool_many", "quantile_average", "trimmed_mean",
 ]
 
 TRIM: float = 0.2
