@@ -153,7 +153,8 @@ class Ranges:
 
 def format_value(x: float, digits: int = 4) -> str:
     """``x`` for people: thousands separators and about ``digits`` significant digits (``1,234``, ``0.0123``,
-    ``-5.5``, ``1.23e+08``); integers below 10 million are written whole."""
+    ``-5.5``, ``1.23e+08``): below 10 million a value keeps all its integer digits (``1,234,568``), from 10
+    million up or below 0.001 it is written in scientific notation."""
     if not np.isfinite(x):
         return str(x)
     ax = abs(x)
