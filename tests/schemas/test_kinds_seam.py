@@ -42,7 +42,7 @@ def test_binary_scores_by_hand():
     assert s["baseline_score"].tolist() == pytest.approx([100 * (np.log2(0.9) + 1), 100 * (np.log2(0.2) + 1)])
 
 
-@pytest.mark.parametrize("name", ["binary", "multiple_choice"])  # numeric: with its kind
+@pytest.mark.parametrize("name", sorted(KINDS))
 def test_every_kind_has_mean_and_median_and_ranks_on_one_of_its_scores(name):
     kind = KINDS[name]
     assert {"mean", "median"} <= set(kind.pools)
