@@ -70,6 +70,47 @@ def load_forecastbench_human_forecasts(path: str | Path | None = None, *, column
     return _read(path, HUMAN_FORECASTS_FILE, "human forecast", columns)
 
 
+#: The derived tables of the other question kinds (built by ``benchmarks/protocol/derived_questions.py``; see
+#: ``data/forecastbench/DATA_CARD_KINDS.md``), by (kind, part). Questions and outcomes are separate files.
+KIND_FILES: dict[tuple[str, str], str] = {
+    ("numeric", "questions"): "fb_numeric_questions.parquet",
+    ("numeric", "outcomes"): "fb_numeric_outcomes.parquet",
+    ("multiple_choice", "questions"): "fb_choice_questions.parquet",
+    ("multiple_choice", "outcomes"): "fb_choice_outcomes.parquet",
+}
+
+
+def load_forecastbench_kind_table(kind: str, part: str, path: str | Path | None = None, *,
+                                  columns: list[str] | None = None) -> "pd.DataFrame":
+    """Read one derived table of ``kind`` as is: its questions (what a forecaster may see) or its outcomes.
+
+    Parameters
+    ----------
+    kind : {"numeric", "multiple_choice"}
+    part : {"questions", "outcomes"}
+    path : str or Path, optional
+        A parquet file with the same columns; default the bundled file of :data:`KIND_FILES`.
+    columns : list of str, optional
+        Read only these columns.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns documented in ``DATA_CARD_KINDS.md``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown kind or part.
+    FileNotFoundError
+        If the file does not exist.
+    """
+    name = KIND_FILES.get((kind, part))
+    if name is None:
+        raise ValueError(f"no bundled {part!r} table of kind {kind!r}; known: {sorted(KIND_FILES)}")
+    return _read(path, name, f"{kind} {part}", columns)
+
+
 def _read(path: str | Path | None, default_name: str, kind: str, columns: list[str] | None) -> "pd.DataFrame":
     import pandas as pd  # noqa: PLC0415
 

@@ -23,8 +23,8 @@ date?" and resolve it with ``B``'s freeze value. Nothing knowable after the fore
 2. **Target** = ``B``'s freeze date, and only pairs with ``B.freeze_date > A.forecast_due_date`` (strictly
    after the forecast date; every pair of distinct rounds meets it, checked anyway).
 3. **Range** (:func:`numeric_range`), from ``A``'s value, the series' values observed up to ``A``'s freeze and
-   the days to the target only: centred on ``A``'s value, log-scaled when every observed value is > 0, wider
-   for longer horizons, open bounds except ACLED's closed 0 (its values are counts and averages of counts).
+   the days to the target only: centred on ``A``'s value, log-scaled for positive quantities (prices, ratings),
+   wider for longer horizons, open bounds except ACLED's closed 0 (its values are counts and averages of counts).
 4. **Stale series are dropped by what was observable on the forecast date**: a pair is dropped when the series
    was observed at two or more rounds up to ``A`` and its value never changed (a ranking that does not move,
    an ACLED country without events), never by the outcome. A value that is the same at ``B`` as at ``A``
@@ -70,6 +70,10 @@ CHOICE_OUTCOMES_FILE = "fb_choice_outcomes.parquet"
 
 #: Sources whose values are counts (or averages of counts): a closed lower bound at 0.
 NON_NEGATIVE_SOURCES = frozenset({"acled"})
+#: Sources whose values are positive by definition (market prices; Elo ratings, rankings): a log-scaled range.
+#: Not DBnomics (temperatures in degrees Celsius cross 0), ACLED (counts can be 0), FRED (rates and spreads can
+#: turn negative or 0): decided by what the series are, never by their later values.
+LOG_SCALE_SOURCES = frozenset({"yfinance", "wikipedia"})
 #: Templates of sibling questions that name a single winner (one member of the event at most resolves Yes).
 SINGLE_WINNER = re.compile(
     r"\bwin\b|\bwinner\b|\bbe the (top|next|most|best)\b|\bhave the (top|best)\b|\bgross most\b|\blead the\b"
@@ -100,19 +104,20 @@ def numeric_range(value: float, history: np.ndarray, days: int, source: str) -> 
     days : int
         Days from the forecast date to the target date (> 0).
     source : str
-        The ForecastBench source (``acled`` gets a closed lower bound at 0).
+        The ForecastBench source: :data:`LOG_SCALE_SOURCES` get a log scale, :data:`NON_NEGATIVE_SOURCES` a
+        closed lower bound at 0.
 
     Returns
     -------
     dict
         ``lower``, ``upper``, ``open_lower``, ``open_upper``, ``log_scale`` of a
         :class:`~agent_schemas.kinds.NumericSpec`. With ``h = 0.1 + 0.5 sqrt(days / 365)`` (0.2 at two weeks,
-        0.6 at a year): when every observed value is > 0, the log-scaled range ``[value e^-h, value e^h]``
+        0.6 at a year): for a source of :data:`LOG_SCALE_SOURCES` whose observed values are all > 0, the log-scaled range ``[value e^-h, value e^h]``
         (e.g. -18% to +22% at two weeks); else the linear range ``value +- max(|value|, spread of history, 1) * 2h``,
         its lower end at a closed 0 for a non-negative source. Open bounds otherwise: the outcome may fall outside.
     """
     h = 0.1 + 0.5 * math.sqrt(days / 365.0)
-    if value > 0 and (history > 0).all():
+    if source in LOG_SCALE_SOURCES and value > 0 and (history > 0).all():
         return {"lower": value * math.exp(-h), "upper": value * math.exp(h), "open_lower": True, "open_upper": True,
                 "log_scale": True}
     spread = float(history.max() - history.min()) if history.size else 0.0
@@ -287,9 +292,11 @@ def build_choice(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, dict[str
                 "options": options, "member_qids": [rows[i]["qid"] for i in members],
                 "member_questions": [_first_line(rows[i]["question"]) for i in members],
                 "member_source_question_ids": [str(rows[i]["source_question_id"]) for i in members],
-                "resolution_criteria": ("Resolves to the one option whose market resolved Yes; the markets are "
-                                        "siblings of one event (one winner). " + _text(first["market_resolution_criteria"])).strip(),
-                "background": _text(first["background"]), "url": _text(first["url"]),
+                "resolution_criteria": (f"Resolves to the option whose {source} market resolved Yes. The options are "
+                                        f"{len(members)} sibling markets of one event, one per option, of which exactly "
+                                        "one resolves Yes; each resolves by its market's own criteria."),
+                "background": "The sibling markets: " + " | ".join(_first_line(rows[i]["question"]) for i in members),
+                "url": None,
                 "market_close_datetime": close, "freeze_datetime": first["freeze_datetime"],
                 "member_prices": [float(p) for p in prices] if known else None,
                 "crowd_forecast": [float(p) / total for p in prices] if known and total > 0 else None,
