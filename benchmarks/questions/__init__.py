@@ -5,6 +5,9 @@ Three ways in, all returning :class:`agent_schemas.Question` objects:
 * :func:`load_forecastbench` -- the bundled, resolved ForecastBench subset
   (``agent_tools/data/forecastbench/fb_questions.parquet``; 18,021 binary items, 23 rounds; see its
   ``DATA_CARD.md``, CC BY-SA 4.0, (c) Forecasting Research Institute), with filters and a seeded sample.
+* :func:`load_numeric_questions`, :func:`load_multiple_choice_questions` -- the bundled numeric (15,603) and
+  multiple-choice (25) questions derived from the same table (:mod:`.bundled_kinds`; ``DATA_CARD_KINDS.md``),
+  with :func:`numeric_outcomes`, :func:`choice_outcomes` and :func:`sibling_groups`.
 * :func:`load_questions_file` -- your own questions as CSV, JSONL or Parquet (columns below).
 * :func:`load_forecastbench_json` -- ForecastBench's own question-set JSON (``datasets/question_sets/*.json``)
   optionally joined with its resolution-set JSON (``datasets/resolution_sets/*_resolution_set.json``).
@@ -25,6 +28,14 @@ from benchmarks.questions.bundled import (
     superforecaster_counts,
     superforecaster_medians,
 )
+from benchmarks.questions.bundled_kinds import (
+    SiblingGroup,
+    choice_outcomes,
+    load_multiple_choice_questions,
+    load_numeric_questions,
+    numeric_outcomes,
+    sibling_groups,
+)
 from benchmarks.questions.files import MAX_FIELD_CHARS, OPTIONAL_COLUMNS, REQUIRED_COLUMNS, load_questions_file
 from benchmarks.questions.forecastbench_json import load_forecastbench_json
 from benchmarks.questions.tables import Table, id_text, parse_outcome, read_table
@@ -36,16 +47,22 @@ __all__ = [
     "MAX_FIELD_CHARS",
     "OPTIONAL_COLUMNS",
     "QuestionList",
+    "SiblingGroup",
     "REQUIRED_COLUMNS",
     "Table",
     "forecastbench_frame",
     "forecastbench_table",
+    "choice_outcomes",
     "id_text",
     "load_forecastbench",
     "load_forecastbench_json",
+    "load_multiple_choice_questions",
+    "load_numeric_questions",
     "load_questions_file",
+    "numeric_outcomes",
     "parse_outcome",
     "read_table",
+    "sibling_groups",
     "superforecaster_counts",
     "superforecaster_medians",
 ]
