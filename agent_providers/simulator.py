@@ -54,6 +54,14 @@ reproducible whatever the call order):
    draws), ``medium`` below 1.150 (a quarter), ``low`` otherwise. Confidence is therefore
    informative by construction, which is what the default combination rule assumes.
 
+Other kinds
+-----------
+Multiple-choice and numeric questions (a question whose world record holds such a spec) are simulated alike in
+their kind's form, by :mod:`agent_providers.simulator_kinds` (a Dirichlet anchor drawn from the outcome; a
+calibrated normal in the range's locations); binary questions never go there, so their answers are exactly
+the ones above. The world keys a question as its prompt shows it (:func:`world_key`: the text, then the
+options or range its kind states).
+
 Spec
 ----
 ``sim`` or ``sim/<name>=<value>,...`` with the names of :class:`SimParams`, for example
