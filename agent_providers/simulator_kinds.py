@@ -61,7 +61,8 @@ from agent_schemas.kinds.numeric.grid import location_of, value_at
 if TYPE_CHECKING:
     from agent_providers.simulator import SimulatorProvider, WorldRecord
 
-__all__ = ["KIND_SIMULATIONS", "ChoiceSimulation", "KindSimulation", "NumericSimulation", "MIN_OPTION_P", "numeric_width"]
+__all__ = ["KIND_SIMULATIONS", "ChoiceSimulation", "KindSimulation", "MIN_OPTION_P", "NumericSimulation", "member_forecasts",
+           "numeric_width"]
 
 #: Least probability a simulated agent gives an option (1%).
 MIN_OPTION_P = 0.01
@@ -233,3 +234,54 @@ def _half_normal_size(own: np.ndarray) -> float:
 
 #: The simulation of each non-binary kind, by kind name (binary questions take the simulator's own path).
 KIND_SIMULATIONS: dict[str, KindSimulation] = {"multiple_choice": ChoiceSimulation(), "numeric": NumericSimulation()}
+
+
+def member_forecasts(sim: SimulatorProvider, questions: Sequence[Any], n_members: int) -> np.ndarray:
+    """Members' forecasts of non-binary ``questions`` of one kind as the simulation draws them, without prompts
+    (the analogue of :meth:`~agent_providers.simulator.SimulatorProvider.member_panel`, for studies and teaching).
+
+    Member ``i`` is the agent ``panel-i`` (the harness's member model with its own draws), and each forecast is
+    what its answer says, read back by the kind (:meth:`~agent_schemas.kinds.base.QuestionKind.read_answer`:
+    integer percents; seven percentiles turned into a CDF).
+
+    Parameters
+    ----------
+    sim : SimulatorProvider
+        Whose world holds ``questions``.
+    questions : sequence of Question, length n_questions
+        Questions of one non-binary kind (for multiple choice, the same number of options).
+    n_members : int
+        Members per question (>= 1).
+
+    Returns
+    -------
+    ndarray of shape (n_questions, n_members, size)
+        The stack the kind's pools take.
+
+    Raises
+    ------
+    ValueError
+        If ``n_members < 1``, a question is binary, or the questions mix kinds or sizes.
+    BadRequest
+        When the world does not hold a question.
+    """
+    from agent_providers.simulator import world_key  # noqa: PLC0415
+
+    if n_members < 1:
+        raise ValueError(f"n_members must be >= 1, got {n_members}")
+    rows = []
+    for q in questions:
+        simulation = KIND_SIMULATIONS.get(q.spec.kind)
+        if simulation is None:
+            raise ValueError(f"question {q.id!r} is {q.spec.kind}: use SimulatorProvider.member_panel for binary questions")
+        key = world_key(q)
+        records = sim._records(key)
+        anchors = [simulation.anchor(sim, r) for r in records]
+        anchor = anchors[0] if len(anchors) == 1 else np.mean(np.asarray(anchors, dtype=float), axis=0)
+        kind = kind_of(q.spec)
+        rows.append([kind.read_answer(q.spec, simulation.forecast(sim, q.spec, anchor, key, f"panel-{i}", sim.params.noise)[0])
+                     for i in range(n_members)])
+    out = np.asarray(rows, dtype=np.float64)
+    if out.ndim != 3:
+        raise ValueError("questions must be of one kind and size (the same number of options)")
+    return out
