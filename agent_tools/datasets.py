@@ -1,7 +1,8 @@
 """Paths to and raw reads of the bundled ForecastBench data (CC BY-SA 4.0, see ``data/forecastbench/DATA_CARD.md``).
 
 The one reader of the bundled files: ``fb_questions.parquet`` (the question table, also the source of the
-local search corpus) and ``fb_human_forecasts.parquet`` (the human panels). Only raw reads live here;
+local search corpus), ``fb_human_forecasts.parquet`` (the human panels) and the numeric and multiple-choice
+tables derived from the first (:data:`KIND_FILES`, ``data/forecastbench/DATA_CARD_KINDS.md``). Only raw reads live here;
 :mod:`benchmarks.questions` builds :class:`agent_schemas.Question` objects from them.
 """
 
