@@ -464,9 +464,12 @@ class SimulatorProvider(Provider):
 
         Raises
         ------
+        ValueError
+            For a question that is not binary (:func:`agent_providers.simulator_kinds.member_forecasts` simulates those).
         BadRequest
             When the world does not hold the question.
         """
+        _binary_only(question)
         return self.anchor(self._records(world_key(question)))
 
     def member_panel(self, questions: Sequence[Question], n_members: int) -> list[list[float]]:
@@ -495,7 +498,7 @@ class SimulatorProvider(Provider):
         Raises
         ------
         ValueError
-            If ``n_members < 1``.
+            If ``n_members < 1`` or a question is not binary.
         BadRequest
             When the world does not hold a question.
         """
@@ -503,6 +506,7 @@ class SimulatorProvider(Provider):
             raise ValueError(f"n_members must be >= 1, got {n_members}")
         rows = []
         for q in questions:
+            _binary_only(q)
             key = world_key(q)
             anchor = self.anchor(self._records(key))
             rows.append([_percent(_sigmoid(self.agent_logodds(anchor, key, f"panel-{i}", self.params.noise)[0])) / 100
@@ -596,6 +600,12 @@ class SimulatorProvider(Provider):
         if self.latency_s:
             await asyncio.sleep(self.latency_s)
         return self._simulate(messages, json_schema, max_tokens, seed)
+
+
+def _binary_only(question: Question) -> None:
+    if not isinstance(question.spec, BinarySpec):
+        raise ValueError(f"question {question.id!r} is {question.spec.kind}, not binary: its members are simulated by "
+                         "agent_providers.simulator_kinds.member_forecasts")
 
 
 def stated_confidence(own: float) -> str:

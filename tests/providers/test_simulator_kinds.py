@@ -249,3 +249,12 @@ def test_reproducible_and_seeded():
         assert first != a.answer(prompt(q, "another persona"), {}, 0)
     assert MULTIPLE_CHOICE.read_answer(CHOICE, json.loads(first)).sum() == pytest.approx(1.0)
     assert math.isclose(sum(json.loads(first)["probabilities"].values()), 100)
+
+
+def test_binary_only_helpers_refuse_other_kinds():
+    q = numeric_question()
+    llm = SimulatorProvider(world=SimWorld.from_questions([q]))
+    with pytest.raises(ValueError, match="not binary"):
+        llm.member_panel([q], 3)
+    with pytest.raises(ValueError, match="not binary"):
+        llm.latent_p(q)
