@@ -29,8 +29,10 @@ from benchmarks.questions.bundled import (
     superforecaster_medians,
 )
 from benchmarks.questions.bundled_kinds import (
+    BUNDLED_LOADERS,
     SiblingGroup,
     choice_outcomes,
+    load_bundled,
     load_multiple_choice_questions,
     load_numeric_questions,
     numeric_outcomes,
@@ -41,6 +43,7 @@ from benchmarks.questions.forecastbench_json import load_forecastbench_json
 from benchmarks.questions.tables import Table, id_text, parse_outcome, read_table
 
 __all__ = [
+    "BUNDLED_LOADERS",
     "DATASET_SOURCES",
     "DATA_SNAPSHOT_DATE",
     "MARKET_SOURCES",
@@ -55,6 +58,7 @@ __all__ = [
     "choice_outcomes",
     "id_text",
     "load_forecastbench",
+    "load_bundled",
     "load_forecastbench_json",
     "load_multiple_choice_questions",
     "load_numeric_questions",

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import inspect
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -42,10 +43,10 @@ from agent_schemas import DataValidationError, Question
 from agent_schemas.kinds import ChoiceSpec, NumericSpec
 from agent_tools.datasets import load_forecastbench_kind_table
 from benchmarks.questions.base import scheduled_close
-from benchmarks.questions.bundled import _as_list, _seed_key
+from benchmarks.questions.bundled import _as_list, _seed_key, load_forecastbench
 
 __all__ = [
-    "SiblingGroup", "choice_outcomes", "load_multiple_choice_questions", "load_numeric_questions", "numeric_outcomes",
+    "BUNDLED_LOADERS", "SiblingGroup", "load_bundled", "choice_outcomes", "load_multiple_choice_questions", "load_numeric_questions", "numeric_outcomes",
     "sibling_groups",
 ]
 
@@ -237,3 +238,29 @@ def sibling_groups() -> list[SiblingGroup]:
                          prices=None if r["member_prices"] is None else tuple(float(x) for x in r["member_prices"]),
                          winner=int(o.loc[r["qid"], "outcome"]))
             for r in q.to_dict("records")]
+
+
+#: The loader of the bundled questions of each kind (filters differ by kind: see each loader).
+BUNDLED_LOADERS = {"binary": load_forecastbench, "multiple_choice": load_multiple_choice_questions,
+                   "numeric": load_numeric_questions}
+
+
+def load_bundled(kind: str, **filters: Any) -> list[Question]:
+    """The bundled questions of ``kind`` (``binary``, ``multiple_choice`` or ``numeric``), with that kind's
+    loader's filters (:data:`BUNDLED_LOADERS`).
+
+    Raises
+    ------
+    DataValidationError
+        For a kind without bundled questions (listing those with), or a filter that loader does not take.
+    """
+    loader = BUNDLED_LOADERS.get(kind)
+    if loader is None:
+        raise DataValidationError(f"no bundled questions of kind {kind!r}; bundled kinds: {', '.join(BUNDLED_LOADERS)}",
+                                  field="kind", value=kind)
+    accepted = set(inspect.signature(loader).parameters)
+    unknown = sorted(set(filters) - accepted)
+    if unknown:
+        raise DataValidationError(f"bundled {kind} questions take no filter {', '.join(unknown)}; they take "
+                                  f"{', '.join(sorted(accepted))}", field="filters", value=unknown[0])
+    return loader(**filters)

@@ -17,6 +17,7 @@ from benchmarks.protocol import derived_questions
 from benchmarks.questions import bundled_kinds
 from benchmarks.questions.bundled_kinds import (
     choice_outcomes,
+    load_bundled,
     load_multiple_choice_questions,
     load_numeric_questions,
     numeric_outcomes,
@@ -165,3 +166,13 @@ def test_without_outcomes_the_outcome_files_are_never_read(monkeypatch):
 
 def test_the_build_is_deterministic_and_matches_the_bundled_files():
     assert derived_questions.main(["--check"]) == 0
+
+
+def test_load_bundled_by_kind():
+    assert [q.kind.name for q in load_bundled("numeric", sources="fred", sample_n=3)] == ["numeric"] * 3
+    assert len(load_bundled("multiple_choice")) == 25
+    assert {q.kind.name for q in load_bundled("binary", sources="infer")} == {"binary"}
+    with pytest.raises(DataValidationError, match="no bundled questions of kind 'date'"):
+        load_bundled("date")
+    with pytest.raises(DataValidationError, match="bundled multiple_choice questions take no filter sources; they take rounds, sample_n"):
+        load_bundled("multiple_choice", sources="polymarket")

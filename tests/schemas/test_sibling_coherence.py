@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from agent_schemas import DataValidationError
-from agent_schemas.kinds.multiple_choice.coherence import group_brier, incoherence, project_to_simplex
+from agent_schemas.kinds.multiple_choice.coherence import group_brier, incoherence, project_groups, project_to_simplex
 
 
 def test_incoherence_hand_values():
@@ -85,3 +85,15 @@ def test_bad_input_is_refused(bad, match):
 def test_winner_must_be_a_member():
     with pytest.raises(DataValidationError, match="winner"):
         group_brier([0.5, 0.5], 2)
+
+
+def test_project_groups_projects_complete_groups_only():
+    p = {"a": 0.9, "b": 0.6, "c": 0.1, "d": 0.5, "e": 0.7, "solo": 0.3}
+    out = project_groups(p, [("a", "b", "c"), ("d", "e", "missing")])
+    assert out["a"] == pytest.approx(0.65) and out["b"] == pytest.approx(0.35) and out["c"] == 0.0
+    assert (out["d"], out["e"], out["solo"]) == (0.5, 0.7, 0.3)  # incomplete group and outsiders unchanged
+    assert p["a"] == 0.9  # the input is not modified
+    with pytest.raises(DataValidationError, match="in sibling groups 0 and 1"):
+        project_groups(p, [("a", "b"), ("b", "c")])
+    with pytest.raises(DataValidationError, match="'b' is 1.5"):
+        project_groups({"a": 0.2, "b": 1.5}, [("a", "b")])

@@ -2,7 +2,9 @@
 exclusive and exhaustive (sibling markets: "Will A win?", "Will B win?", ...) is also one multiple-choice
 question, and its members' ``p_yes`` should then sum to 1.
 
-Two functions, vectorised over groups of the same size (pad nothing: call once per group size):
+Two functions, vectorised over groups of the same size (pad nothing: call once per group size), and
+:func:`project_groups`, which applies the projection to a method's forecasts keyed by question id (so a
+coherent variant of any method can be scored next to it):
 
 ``incoherence``
     How far a group's binary forecasts are from coherent: ``sum_k p_k - 1`` (signed: > 0 when the group
@@ -40,6 +42,7 @@ of chance. *Games Econ. Behav.* 56(1). Predd, J. B., Seiringer, R., Lieb, E. H.,
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -47,7 +50,7 @@ import numpy as np
 from agent_schemas.errors import DataValidationError
 from agent_schemas.probabilities import check_probabilities
 
-__all__ = ["group_brier", "incoherence", "project_to_simplex"]
+__all__ = ["group_brier", "incoherence", "project_groups", "project_to_simplex"]
 
 
 def _groups(p_yes: Any, name: str) -> np.ndarray:
@@ -158,3 +161,44 @@ def group_brier(p_yes: Any, winner: Any) -> np.ndarray | float:
     o[np.arange(rows.shape[0]), w.astype(int)] = 1.0
     out = ((rows - o) ** 2).sum(axis=1)
     return float(out[0]) if arr.ndim == 1 else out
+
+
+def project_groups(p_yes: Mapping[str, float], groups: Iterable[Sequence[str]]) -> dict[str, float]:
+    """A method's binary forecasts with every complete sibling group projected onto the simplex.
+
+    Parameters
+    ----------
+    p_yes : mapping of str to float
+        The method's probability of Yes per question id, in [0, 1].
+    groups : iterable of sequences of str
+        Each a group of sibling question ids (mutually exclusive and exhaustive), e.g. the ``member_qids`` of
+        :func:`benchmarks.questions.sibling_groups`.
+
+    Returns
+    -------
+    dict of str to float
+        ``p_yes`` with the members of each group that the method forecast in full replaced by their projection
+        (:func:`project_to_simplex`); a group with a member missing is left as it is (projecting a part of a
+        group has no guarantee), and so is every question outside the groups.
+
+    Raises
+    ------
+    DataValidationError
+        For a probability outside [0, 1], naming the question id; or a question id in two groups.
+    """
+    out = dict(p_yes)
+    seen: dict[str, int] = {}
+    for g, ids in enumerate(groups):
+        ids = list(ids)
+        for qid in ids:
+            if qid in seen:
+                raise DataValidationError(f"question {qid!r} is in sibling groups {seen[qid]} and {g}", field="groups", value=qid)
+            seen[qid] = g
+        if len(ids) < 2 or any(out.get(qid) is None for qid in ids):
+            continue
+        values = [out[qid] for qid in ids]
+        bad = [qid for qid, v in zip(ids, values) if not 0.0 <= float(v) <= 1.0]
+        if bad:
+            raise DataValidationError(f"p_yes of {bad[0]!r} is {out[bad[0]]!r}, outside [0, 1]", field="p_yes", value=out[bad[0]])
+        out.update(zip(ids, (float(v) for v in project_to_simplex(values))))
+    return out
