@@ -1,13 +1,14 @@
 """Question sets for the benchmark harness: the bundled ForecastBench subset and user files.
 
-Three ways in, all returning :class:`agent_schemas.Question` objects:
+Four ways in, all returning :class:`agent_schemas.Question` objects:
 
 * :func:`load_forecastbench` -- the bundled, resolved ForecastBench subset
   (``agent_tools/data/forecastbench/fb_questions.parquet``; 18,021 binary items, 23 rounds; see its
   ``DATA_CARD.md``, CC BY-SA 4.0, (c) Forecasting Research Institute), with filters and a seeded sample.
 * :func:`load_numeric_questions`, :func:`load_multiple_choice_questions` -- the bundled numeric (15,603) and
   multiple-choice (25) questions derived from the same table (:mod:`.bundled_kinds`; ``DATA_CARD_KINDS.md``),
-  with :func:`numeric_outcomes`, :func:`choice_outcomes` and :func:`sibling_groups`.
+  with :func:`numeric_outcomes`, :func:`choice_outcomes` and :func:`sibling_groups`; :func:`load_bundled` takes
+  the kind's name and that kind's filters.
 * :func:`load_questions_file` -- your own questions as CSV, JSONL or Parquet (columns below).
 * :func:`load_forecastbench_json` -- ForecastBench's own question-set JSON (``datasets/question_sets/*.json``)
   optionally joined with its resolution-set JSON (``datasets/resolution_sets/*_resolution_set.json``).
@@ -15,7 +16,7 @@ Three ways in, all returning :class:`agent_schemas.Question` objects:
 :func:`superforecaster_medians` gives the 2024-07-21 superforecaster panel medians keyed by question id.
 
 The package, one module per way in: :mod:`.bundled` (the bundled table, its filters and the
-superforecaster panel), :mod:`.files` (user files; its docstring lists the columns),
+superforecaster panel), :mod:`.bundled_kinds` (the numeric and multiple-choice tables), :mod:`.files` (user files; its docstring lists the columns),
 :mod:`.forecastbench_json`, plus :mod:`.tables` (reading a user's table cell by cell, shared with the
 score command) and :mod:`.base` (what they share).
 """
