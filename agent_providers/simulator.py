@@ -54,6 +54,14 @@ reproducible whatever the call order):
    draws), ``medium`` below 1.150 (a quarter), ``low`` otherwise. Confidence is therefore
    informative by construction, which is what the default combination rule assumes.
 
+Other kinds
+-----------
+Multiple-choice and numeric questions (a question whose world record holds such a spec) are simulated alike in
+their kind's form, by :mod:`agent_providers.simulator_kinds` (a Dirichlet anchor drawn from the outcome; a
+calibrated normal in the range's locations); binary questions never go there, so their answers are exactly
+the ones above. The world keys a question as its prompt shows it (:func:`world_key`: the text, then the
+options or range its kind states).
+
 Spec
 ----
 ``sim`` or ``sim/<name>=<value>,...`` with the names of :class:`SimParams`, for example
@@ -77,6 +85,7 @@ from statistics import NormalDist
 from typing import Any, Literal
 
 from agent_schemas import BadRequest, ChatMessage, Completion, Question, TokenUsage, UnknownProvider
+from agent_schemas.kinds import BinarySpec, KindSpec
 from agent_providers.base import Provider
 from agent_providers.roles import CallRole, call_role
 from agent_providers.scripted import count_tokens_approx
@@ -202,14 +211,30 @@ class WorldRecord:
 
     question_id: str
     source: str
-    outcome: int | None
+    outcome: int | float | None
     crowd_p_yes: float | None
+    spec: KindSpec | None = None
+    """The question's kind spec; None for a binary question (the bundled ones)."""
+    crowd_forecast: tuple[float, ...] | None = None
+    """The crowd's forecast of a non-binary question in its kind's form (e.g. sibling markets' prices)."""
+
+    @property
+    def binary(self) -> bool:
+        """Whether the question is binary (its outcome 0/1 counts in the source's yes-rate)."""
+        return self.spec is None or isinstance(self.spec, BinarySpec)
 
 
 def question_key(text: str, forecast_date: dt.date | str) -> tuple[str, str]:
     """How a prompt names its question: the stripped question text and the ISO forecast date."""
     date = forecast_date.isoformat() if isinstance(forecast_date, dt.date) else str(forecast_date)
     return text.strip(), date
+
+
+def world_key(question: Question) -> tuple[str, str]:
+    """How a prompt names ``question`` (:func:`question_key` of what its case facts show before the forecast
+    date: the text and, for a non-binary question, the lines its kind states below it: options, range)."""
+    lines = "".join(f"\n  {line}" for line in question.kind.question_lines(question.spec))
+    return question_key(question.text.strip() + lines, question.forecast_date)
 
 
 class SimWorld:
@@ -238,8 +263,9 @@ class SimWorld:
 
     def add(self, questions: Iterable[Question]) -> None:
         """Add (or replace, by question id) the records of ``questions``."""
-        self._add((question_key(q.text, q.forecast_date),
-                   WorldRecord(q.id, q.source, q.outcome, q.crowd_p_yes)) for q in questions)
+        self._add((world_key(q),
+                   WorldRecord(q.id, q.source, q.outcome, q.crowd_p_yes, q.spec,
+                               None if q.crowd_forecast is None else tuple(q.crowd_forecast))) for q in questions)
 
     def _add(self, records: Iterable[tuple[tuple[str, str], WorldRecord]]) -> None:
         with self._lock:
@@ -261,7 +287,7 @@ class SimWorld:
             counts: dict[str, list[int]] = {}
             for recs in list(self._by_key.values()):
                 for r in recs.values():
-                    if r.outcome is not None:
+                    if r.outcome is not None and r.binary:
                         c = counts.setdefault(r.source, [0, 0])
                         c[0] += r.outcome
                         c[1] += 1
@@ -438,11 +464,13 @@ class SimulatorProvider(Provider):
 
         Raises
         ------
+        ValueError
+            For a question that is not binary (:func:`agent_providers.simulator_kinds.member_forecasts` simulates those).
         BadRequest
             When the world does not hold the question.
         """
-        key = question_key(question.text, question.forecast_date)
-        return self.anchor(self._records(key))
+        _binary_only(question)
+        return self.anchor(self._records(world_key(question)))
 
     def member_panel(self, questions: Sequence[Question], n_members: int) -> list[list[float]]:
         """Members' p_yes for ``questions`` as the simulation draws them, without prompts (for teaching and tests).
@@ -470,7 +498,7 @@ class SimulatorProvider(Provider):
         Raises
         ------
         ValueError
-            If ``n_members < 1``.
+            If ``n_members < 1`` or a question is not binary.
         BadRequest
             When the world does not hold a question.
         """
@@ -478,7 +506,8 @@ class SimulatorProvider(Provider):
             raise ValueError(f"n_members must be >= 1, got {n_members}")
         rows = []
         for q in questions:
-            key = question_key(q.text, q.forecast_date)
+            _binary_only(q)
+            key = world_key(q)
             anchor = self.anchor(self._records(key))
             rows.append([_percent(_sigmoid(self.agent_logodds(anchor, key, f"panel-{i}", self.params.noise)[0])) / 100
                          for i in range(n_members)])
@@ -505,8 +534,15 @@ class SimulatorProvider(Provider):
         key = question_key(*found)
         text = key[0]
         if role == "queries":
+            held = self.world.lookup(*key)
+            if held and not held[0].binary:  # the question's first line, without its options or range
+                text = text.split("\n", 1)[0]
             return json.dumps({"queries": [" ".join(text.split())[:80]]})
         records = self._records(key)
+        if not records[0].binary:
+            from agent_providers.simulator_kinds import KIND_SIMULATIONS  # noqa: PLC0415  (it imports this module)
+
+            return KIND_SIMULATIONS[records[0].spec.kind].answer(self, role, records, key, messages, json_schema, seed)
         anchor = self.anchor(records)
         p = self.params
         tail = messages[-1].content
@@ -564,6 +600,12 @@ class SimulatorProvider(Provider):
         if self.latency_s:
             await asyncio.sleep(self.latency_s)
         return self._simulate(messages, json_schema, max_tokens, seed)
+
+
+def _binary_only(question: Question) -> None:
+    if not isinstance(question.spec, BinarySpec):
+        raise ValueError(f"question {question.id!r} is {question.spec.kind}, not binary: its members are simulated by "
+                         "agent_providers.simulator_kinds.member_forecasts")
 
 
 def stated_confidence(own: float) -> str:

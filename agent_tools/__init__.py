@@ -6,7 +6,12 @@ fences snippets as untrusted data; :func:`parse_forecast` reads and validates a 
 """
 
 from agent_schemas import SearchOutcome, SearchResult
-from agent_tools.datasets import forecastbench_dir, load_forecastbench_human_forecasts, load_forecastbench_questions
+from agent_tools.datasets import (
+    forecastbench_dir,
+    load_forecastbench_human_forecasts,
+    load_forecastbench_kind_table,
+    load_forecastbench_questions,
+)
 from agent_tools.ddg import DuckDuckGoSearch, classify_ddgs_error
 from agent_tools.evidence import (
     CLOSE_FENCE,
@@ -40,7 +45,7 @@ __all__ = [
     "CLOSE_FENCE", "CorpusDocument", "DuckDuckGoSearch", "FORECAST_JSON_SCHEMA", "forecast_json_schema", "LocalCorpusSearch", "OPEN_FENCE",
     "ParsedForecast", "SearchClient", "SearchOutcome", "SearchResult", "ToolExecutor", "UndatedPolicy",
     "best_passage", "classify_ddgs_error", "evidence_items_from_results", "extract_json_objects", "forecastbench_dir",
-    "latest_published", "load_forecastbench_human_forecasts", "load_forecastbench_questions", "fence", "neutralise", "parse_answer", "parse_evidence", "parse_forecast", "parse_json",
+    "latest_published", "load_forecastbench_human_forecasts", "load_forecastbench_kind_table", "load_forecastbench_questions", "fence", "neutralise", "parse_answer", "parse_evidence", "parse_forecast", "parse_json",
     "parse_probability", "parse_published", "probability_schema", "render_evidence", "render_search_outcome",
     "require_ok", "shown_results", "strip_reasoning", "to_date", "trim_text",
 ]

@@ -1,7 +1,8 @@
 """Paths to and raw reads of the bundled ForecastBench data (CC BY-SA 4.0, see ``data/forecastbench/DATA_CARD.md``).
 
 The one reader of the bundled files: ``fb_questions.parquet`` (the question table, also the source of the
-local search corpus) and ``fb_human_forecasts.parquet`` (the human panels). Only raw reads live here;
+local search corpus), ``fb_human_forecasts.parquet`` (the human panels) and the numeric and multiple-choice
+tables derived from the first (:data:`KIND_FILES`, ``data/forecastbench/DATA_CARD_KINDS.md``). Only raw reads live here;
 :mod:`benchmarks.questions` builds :class:`agent_schemas.Question` objects from them.
 """
 
@@ -68,6 +69,47 @@ def load_forecastbench_human_forecasts(path: str | Path | None = None, *, column
         If the file does not exist.
     """
     return _read(path, HUMAN_FORECASTS_FILE, "human forecast", columns)
+
+
+#: The derived tables of the other question kinds (built by ``benchmarks/protocol/derived_questions.py``; see
+#: ``data/forecastbench/DATA_CARD_KINDS.md``), by (kind, part). Questions and outcomes are separate files.
+KIND_FILES: dict[tuple[str, str], str] = {
+    ("numeric", "questions"): "fb_numeric_questions.parquet",
+    ("numeric", "outcomes"): "fb_numeric_outcomes.parquet",
+    ("multiple_choice", "questions"): "fb_choice_questions.parquet",
+    ("multiple_choice", "outcomes"): "fb_choice_outcomes.parquet",
+}
+
+
+def load_forecastbench_kind_table(kind: str, part: str, path: str | Path | None = None, *,
+                                  columns: list[str] | None = None) -> "pd.DataFrame":
+    """Read one derived table of ``kind`` as is: its questions (what a forecaster may see) or its outcomes.
+
+    Parameters
+    ----------
+    kind : {"numeric", "multiple_choice"}
+    part : {"questions", "outcomes"}
+    path : str or Path, optional
+        A parquet file with the same columns; default the bundled file of :data:`KIND_FILES`.
+    columns : list of str, optional
+        Read only these columns.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns documented in ``DATA_CARD_KINDS.md``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown kind or part.
+    FileNotFoundError
+        If the file does not exist.
+    """
+    name = KIND_FILES.get((kind, part))
+    if name is None:
+        raise ValueError(f"no bundled {part!r} table of kind {kind!r}; known: {sorted(KIND_FILES)}")
+    return _read(path, name, f"{kind} {part}", columns)
 
 
 def _read(path: str | Path | None, default_name: str, kind: str, columns: list[str] | None) -> "pd.DataFrame":
