@@ -219,6 +219,10 @@ class _ScrubSecrets(logging.Filter):
         self._secrets: tuple[str, ...] = ()
         self._lock = threading.Lock()
 
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        return self._secrets
+
     def add(self, secrets: Iterable[str]) -> None:
         with self._lock:
             merged = set(self._secrets) | {s for s in secrets if s and len(s) >= 4}
@@ -239,6 +243,12 @@ class _ScrubSecrets(logging.Filter):
 
 
 _SCRUBBER = _ScrubSecrets()
+
+
+def registered_secrets() -> tuple[str, ...]:
+    """Every secret registered so far (:func:`register_secret`), longest first: what
+    :mod:`agent_providers.storable` also keeps out of every stored text."""
+    return _SCRUBBER.secrets
 _INSTALLED = threading.Event()
 
 

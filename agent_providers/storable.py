@@ -1,0 +1,176 @@
+"""Text made safe to store: the one owner of what every writer of the toolkit does to text on its way to disk.
+
+Every text a run writes (the results' records and their traces, the response cache, the manifest, the report
+page and tables, batch journals) passes through :func:`storable_text` (JSON through :func:`storable_json`), because
+any of it may hold what a model or a search result wrote, and a model writes anything:
+
+* **Lone surrogates** (U+D800 to U+DFFF: half of a UTF-16 pair, never a character; ``json.loads`` makes one of the
+  valid JSON escape ``"\\ud800"``) cannot be encoded as UTF-8, so one in an answer or a search snippet used to stop
+  the run at its record. Each is stored as U+FFFD (the replacement character), as a UTF-8 decoder shows bytes it
+  cannot read.
+* **Secrets** are replaced by :data:`~agent_providers.credentials.REDACTED` (``***``):
+
+  - the exact values of the keys in use: every key a provider registered (:func:`~agent_providers.credentials.
+    register_secret`: API keys and secret query values) and the value of every key variable in the environment
+    (:data:`KEY_VARIABLE`: ``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``, ``*_TOKEN``, ``*_SECRET``...), at least
+    :data:`MIN_SECRET_CHARS` characters long, so a model echoing its key stores ``***``;
+  - well-known key shapes (:data:`KEY_SHAPES`: ``sk-ant-...``, ``sk-...``, ``sk_live_...``, ``ghp_...``,
+    ``github_pat_...``, ``xox?-...``, ``hf_...``, ``AIza...``), a ``Bearer`` token, and the value of an
+    ``api_key=`` / ``"password": "..."`` assignment;
+  - in a URL (``scheme://...``): the user info (``https://user:pass@host`` -> ``https://***@host``), a secret
+    query or ``;`` parameter value (:func:`~agent_providers.credentials.is_secret_query_param`: by its name,
+    ``key``, ``token``, ``sig``..., or by its value), a path segment that is a key (a key shape, or the shape of a generated
+    key: :func:`_looks_generated`; hex digests, numbers and slugs are kept), and a
+    segment after one named like a key (``/key/<value>``, when the value holds a digit).
+
+Idempotent (``***`` is never replaced again) and a no-op on text without a surrogate or a secret. A secret is
+replaced inside JSON strings only by ``***`` (no quote, no backslash), so a JSON line stays valid JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any
+
+import pydantic_core
+from pydantic import BaseModel
+
+from agent_providers.credentials import REDACTED, is_secret_query_param, registered_secrets
+
+__all__ = ["KEY_SHAPES", "KEY_VARIABLE", "MIN_SECRET_CHARS", "known_secrets", "storable", "storable_json", "storable_text"]
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+#: Shortest key value replaced by exact match (shorter values would hit ordinary words and numbers).
+MIN_SECRET_CHARS = 8
+#: Environment variables holding a key (their values are secrets wherever they appear).
+KEY_VARIABLE = re.compile(r"(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|PAT|CREDENTIALS?)$|^OPENAI_COMPATIBLE_QUERY_")
+
+_B = r"(?<![A-Za-z0-9_-])"  # no key character before: not inside a word, a base64 blob or another key
+_E = r"(?![A-Za-z0-9_-])"
+#: Well-known key shapes (providers' documented prefixes), replaced wherever they appear.
+KEY_SHAPES = re.compile(
+    _B + r"(?:sk-ant-[A-Za-z0-9_-]{8,}|sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}"
+    r"|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[abprs]-[A-Za-z0-9-]{10,}|hf_[A-Za-z0-9]{20,}"
+    r"|AIza[0-9A-Za-z_-]{35})" + _E)
+#: ``Bearer <token>`` (a token of 12+ characters with a digit: "bearer bonds" is prose).
+_BEARER = re.compile(r"(?i)(\bbearer\s+)(?=[A-Za-z0-9._~+/=-]*\d)[A-Za-z0-9._~+/=-]{12,}")
+#: ``api_key=<value>``, ``"password": "<value>"``... (a value of 8+ characters).
+_ASSIGNED = re.compile(r"(?i)(\b(?:x-)?(?:api[-_]?key|access[-_]?token|secret[-_]?key|client[-_]?secret|password|passwd)"
+                       r"[\"']?\s*[:=]\s*[\"']?)(?!\*\*\*)[^\s\"',;&<>\\]{8,}")
+#: A URL: scheme, ``://`` and everything up to a space, a quote, an angle bracket or a backslash (a JSON escape).
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>\\]+")
+_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)([^/?#@\s]+)@")
+#: A query (``?``/``&``, also ``&amp;`` in HTML) or ``;`` parameter: ``name=value``.
+_PARAM = re.compile(r"([?&;])([^=&;#?/\s]+)=([^&;#?/\s]*)")
+_ALNUM = re.compile(r"[A-Za-z0-9]{24,}")
+_WORDLIKE = re.compile(r"[a-z]{7,}")
+_KEY_NAMED_SEGMENT = re.compile(r"(?i)^(?:api[-_]?)?(?:key|keys|token|secret|apikey|access[-_]?token)$")
+
+
+def known_secrets() -> tuple[str, ...]:
+    """The exact key values to replace, longest first: the registered ones and the key variables' values (at least
+    :data:`MIN_SECRET_CHARS` characters each)."""
+    found = {s for s in registered_secrets() if len(s) >= MIN_SECRET_CHARS}
+    found |= {v for k, v in os.environ.items() if len(v) >= MIN_SECRET_CHARS and KEY_VARIABLE.search(k.upper())}
+    found.discard(REDACTED)
+    return tuple(sorted(found, key=len, reverse=True))
+
+
+def _looks_generated(segment: str) -> bool:
+    """Whether a path segment has the shape of a generated key: 24+ letters and digits only, with at least 3
+    digits, 3 upper-case and 3 lower-case letters and no run of 7 lower-case letters (a word). Slugs (words joined
+    by ``-`` or ``_``), hex digests and numbers are kept."""
+    return (_ALNUM.fullmatch(segment) is not None and sum(c.isdigit() for c in segment) >= 3
+            and sum(c.isupper() for c in segment) >= 3 and sum(c.islower() for c in segment) >= 3
+            and _WORDLIKE.search(segment) is None)
+
+
+def _segment(segment: str, previous: str) -> str:
+    """A URL path segment (its ``;`` parameters handled apart), or ``***`` when it is a key."""
+    if (KEY_SHAPES.fullmatch(segment) or _looks_generated(segment)
+            or (_KEY_NAMED_SEGMENT.match(previous) and len(segment) >= 8 and any(c.isdigit() for c in segment))):
+        return REDACTED
+    return segment
+
+
+def _param(m: re.Match[str]) -> str:
+    sep, name, value = m.groups()
+    if value and value != REDACTED and is_secret_query_param(name, value):
+        return f"{sep}{name}={REDACTED}"
+    return m.group(0)
+
+
+def _url(m: re.Match[str]) -> str:
+    url = _USERINFO.sub(rf"\1{REDACTED}@", m.group(0))
+    scheme_end = url.index("://") + 3
+    rest = url[scheme_end:]
+    cut = min((i for i in (rest.find("?"), rest.find("#")) if i >= 0), default=len(rest))
+    path, tail = rest[:cut], rest[cut:]
+    parts = path.split("/")
+    out = [parts[0]]  # the authority
+    for i, seg in enumerate(parts[1:], start=1):
+        name, semi, params = seg.partition(";")
+        out.append(_segment(name, parts[i - 1].partition(";")[0]) + semi + params)
+    url = url[:scheme_end] + "/".join(out) + tail
+    return _PARAM.sub(_param, url) if ("?" in url or ";" in url) else url
+
+
+def storable_text(text: str) -> str:
+    """``text`` as it may be stored: lone surrogates as U+FFFD, every secret as ``***`` (see the module docstring).
+
+    Parameters
+    ----------
+    text : str
+        Any text about to be written (a JSON line, a page, a table).
+
+    Returns
+    -------
+    str
+        Encodable as UTF-8; equal to ``text`` when it holds neither a surrogate nor a secret.
+
+    Examples
+    --------
+    >>> storable_text('{"rationale": "x \\ud800 https://u:pw@h.example/v1;key=K-123-abc?x=1"}')
+    '{"rationale": "x \\ufffd https://***@h.example/v1;key=***?x=1"}'
+    """
+    text = _SURROGATE.sub("\ufffd", text)
+    for secret in known_secrets():
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+    text = KEY_SHAPES.sub(REDACTED, text)
+    text = _BEARER.sub(rf"\1{REDACTED}", text)
+    text = _ASSIGNED.sub(rf"\1{REDACTED}", text)
+    return _URL.sub(_url, text) if "://" in text else text
+
+
+def storable(value: Any) -> Any:
+    """``value`` with every string in it (dict keys included, at any depth) made :func:`storable_text`."""
+    if isinstance(value, str):
+        return storable_text(value)
+    if isinstance(value, dict):
+        return {storable(k): storable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [storable(v) for v in value]
+    return value
+
+
+def storable_json(value: BaseModel | Any, *, indent: int | None = None) -> str:
+    """The JSON text of ``value`` as it may be stored (:func:`storable_text` of it).
+
+    A pydantic model is written by ``model_dump_json`` (the same bytes as before when it holds no surrogate); one that
+    holds a lone surrogate, which pydantic refuses to encode, is dumped to Python, its strings made storable and
+    written by ``pydantic_core.to_json``. Anything else by :func:`json.dumps` (``ensure_ascii=False``,
+    ``default=str``).
+    """
+    if isinstance(value, BaseModel):
+        try:
+            text = value.model_dump_json(indent=indent)
+        except (pydantic_core.PydanticSerializationError, UnicodeEncodeError):
+            text = pydantic_core.to_json(storable(value.model_dump(mode="python", round_trip=True)),
+                                         indent=indent).decode("utf-8")
+    else:
+        text = json.dumps(value, ensure_ascii=False, default=str, indent=indent)
+    return storable_text(text)
