@@ -14,14 +14,12 @@ any of it may hold what a model or a search result wrote, and a model writes any
     register_secret`: API keys and secret query values) and the value of every key variable in the environment
     (:data:`KEY_VARIABLE`: ``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``, ``*_TOKEN``, ``*_SECRET``...), at least
     :data:`MIN_SECRET_CHARS` characters long, so a model echoing its key stores ``***``;
-  - well-known key shapes (:data:`KEY_SHAPES`: ``sk-ant-...``, ``sk-...``, ``sk_live_...``, ``ghp_...``,
+  - well-known key shapes (:data:`~agent_providers.credentials.KEY_SHAPES`: ``sk-ant-...``, ``sk-...``, ``sk_live_...``, ``ghp_...``,
     ``github_pat_...``, ``xox?-...``, ``hf_...``, ``AIza...``), a ``Bearer`` token, and the value of an
     ``api_key=`` / ``"password": "..."`` assignment;
-  - in a URL (``scheme://...``): the user info (``https://user:pass@host`` -> ``https://***@host``), a secret
-    query or ``;`` parameter value (:func:`~agent_providers.credentials.is_secret_query_param`: by its name,
-    ``key``, ``token``, ``sig``..., or by its value), a path segment that is a key (a key shape, or the shape of a generated
-    key: :func:`_looks_generated`; hex digests, numbers and slugs are kept), and a
-    segment after one named like a key (``/key/<value>``, when the value holds a digit).
+  - in a URL (``scheme://...``), what :func:`~agent_providers.credentials.redact_url_in_text` replaces: the user
+    info, secret query and ``;`` parameter values, and path segments that are keys (the rules
+    :func:`~agent_providers.credentials.redact_spec` applies to a provider's URL).
 
 Idempotent (``***`` is never replaced again) and a no-op on text without a surrogate or a secret. A secret is
 replaced inside JSON strings only by ``***`` (no quote, no backslash), so a JSON line stays valid JSON.
@@ -37,9 +35,9 @@ from typing import Any
 import pydantic_core
 from pydantic import BaseModel
 
-from agent_providers.credentials import REDACTED, is_secret_query_param, registered_secrets
+from agent_providers.credentials import KEY_SHAPES, REDACTED, redact_url_in_text, registered_secrets
 
-__all__ = ["KEY_SHAPES", "KEY_VARIABLE", "MIN_SECRET_CHARS", "known_secrets", "storable", "storable_json", "storable_text"]
+__all__ = ["KEY_VARIABLE", "MIN_SECRET_CHARS", "known_secrets", "storable", "storable_json", "storable_text"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -48,13 +46,6 @@ MIN_SECRET_CHARS = 8
 #: Environment variables holding a key (their values are secrets wherever they appear).
 KEY_VARIABLE = re.compile(r"(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|PAT|CREDENTIALS?)$|^OPENAI_COMPATIBLE_QUERY_")
 
-_B = r"(?<![A-Za-z0-9_-])"  # no key character before: not inside a word, a base64 blob or another key
-_E = r"(?![A-Za-z0-9_-])"
-#: Well-known key shapes (providers' documented prefixes), replaced wherever they appear.
-KEY_SHAPES = re.compile(
-    _B + r"(?:sk-ant-[A-Za-z0-9_-]{8,}|sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}"
-    r"|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[abprs]-[A-Za-z0-9-]{10,}|hf_[A-Za-z0-9]{20,}"
-    r"|AIza[0-9A-Za-z_-]{35})" + _E)
 #: ``Bearer <token>`` (a token of 12+ characters with a digit: "bearer bonds" is prose).
 _BEARER = re.compile(r"(?i)(\bbearer\s+)(?=[A-Za-z0-9._~+/=-]*\d)[A-Za-z0-9._~+/=-]{12,}")
 #: ``api_key=<value>``, ``"password": "<value>"``... (a value of 8+ characters).
@@ -62,14 +53,6 @@ _ASSIGNED = re.compile(r"(?i)(\b(?:x-)?(?:api[-_]?key|access[-_]?token|secret[-_
                        r"[\"']?\s*[:=]\s*[\"']?)(?!\*\*\*)[^\s\"',;&<>\\]{8,}")
 #: A URL: scheme, ``://`` and everything up to a space, a quote, an angle bracket or a backslash (a JSON escape).
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>\\]+")
-_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)([^/?#@\s]+)@")
-#: A query (``?``/``&``, also ``&amp;`` in HTML) or ``;`` parameter: ``name=value``.
-_PARAM = re.compile(r"([?&;])([^=&;#?/\s]+)=([^&;#?/\s]*)")
-_ALNUM = re.compile(r"[A-Za-z0-9]{24,}")
-_WORDLIKE = re.compile(r"[a-z]{7,}")
-_KEY_NAMED_SEGMENT = re.compile(r"(?i)^(?:api[-_]?)?(?:key|keys|token|secret|apikey|access[-_]?token)$")
-
-
 def known_secrets() -> tuple[str, ...]:
     """The exact key values to replace, longest first: the registered ones and the key variables' values (at least
     :data:`MIN_SECRET_CHARS` characters each)."""
@@ -77,45 +60,6 @@ def known_secrets() -> tuple[str, ...]:
     found |= {v for k, v in os.environ.items() if len(v) >= MIN_SECRET_CHARS and KEY_VARIABLE.search(k.upper())}
     found.discard(REDACTED)
     return tuple(sorted(found, key=len, reverse=True))
-
-
-def _looks_generated(segment: str) -> bool:
-    """Whether a path segment has the shape of a generated key: 24+ letters and digits only, with at least 3
-    digits, 3 upper-case and 3 lower-case letters and no run of 7 lower-case letters (a word). Slugs (words joined
-    by ``-`` or ``_``), hex digests and numbers are kept."""
-    return (_ALNUM.fullmatch(segment) is not None and sum(c.isdigit() for c in segment) >= 3
-            and sum(c.isupper() for c in segment) >= 3 and sum(c.islower() for c in segment) >= 3
-            and _WORDLIKE.search(segment) is None)
-
-
-def _segment(segment: str, previous: str) -> str:
-    """A URL path segment (its ``;`` parameters handled apart), or ``***`` when it is a key."""
-    if (KEY_SHAPES.fullmatch(segment) or _looks_generated(segment)
-            or (_KEY_NAMED_SEGMENT.match(previous) and len(segment) >= 8 and any(c.isdigit() for c in segment))):
-        return REDACTED
-    return segment
-
-
-def _param(m: re.Match[str]) -> str:
-    sep, name, value = m.groups()
-    if value and value != REDACTED and is_secret_query_param(name, value):
-        return f"{sep}{name}={REDACTED}"
-    return m.group(0)
-
-
-def _url(m: re.Match[str]) -> str:
-    url = _USERINFO.sub(rf"\1{REDACTED}@", m.group(0))
-    scheme_end = url.index("://") + 3
-    rest = url[scheme_end:]
-    cut = min((i for i in (rest.find("?"), rest.find("#")) if i >= 0), default=len(rest))
-    path, tail = rest[:cut], rest[cut:]
-    parts = path.split("/")
-    out = [parts[0]]  # the authority
-    for i, seg in enumerate(parts[1:], start=1):
-        name, semi, params = seg.partition(";")
-        out.append(_segment(name, parts[i - 1].partition(";")[0]) + semi + params)
-    url = url[:scheme_end] + "/".join(out) + tail
-    return _PARAM.sub(_param, url) if ("?" in url or ";" in url) else url
 
 
 def storable_text(text: str) -> str:
@@ -143,7 +87,7 @@ def storable_text(text: str) -> str:
     text = KEY_SHAPES.sub(REDACTED, text)
     text = _BEARER.sub(rf"\1{REDACTED}", text)
     text = _ASSIGNED.sub(rf"\1{REDACTED}", text)
-    return _URL.sub(_url, text) if "://" in text else text
+    return _URL.sub(lambda m: redact_url_in_text(m.group(0)), text) if "://" in text else text
 
 
 def storable(value: Any) -> Any:
