@@ -93,7 +93,7 @@ KEY_SHAPES = re.compile(
     _B + r"(?:sk-ant-[A-Za-z0-9_-]{8,}|sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}"
     r"|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[abprs]-[A-Za-z0-9-]{10,}|hf_[A-Za-z0-9]{20,}"
     r"|AIza[0-9A-Za-z_-]{35})" + _E)
-_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)([^/?#@\s]+)@")
+_USERINFO = re.compile(r"^((?:[A-Za-z][A-Za-z0-9+.-]*)?://)([^/?#@\s]+)@")
 #: A query (``?``/``&``, also ``&amp;`` in HTML) or ``;`` parameter: ``name=value``.
 _PARAM = re.compile(r"([?&;])([^=&;#?/\s]+)=([^&;#?/\s]*)")
 _ALNUM = re.compile(r"[A-Za-z0-9]{24,}")

@@ -27,6 +27,7 @@ replaced inside JSON strings only by ``***`` (no quote, no backslash), so a JSON
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -52,7 +53,14 @@ _BEARER = re.compile(r"(?i)(\bbearer\s+)(?=[A-Za-z0-9._~+/=-]*\d)[A-Za-z0-9._~+/
 _ASSIGNED = re.compile(r"(?i)(\b(?:x-)?(?:api[-_]?key|access[-_]?token|secret[-_]?key|client[-_]?secret|password|passwd)"
                        r"[\"']?\s*[:=]\s*[\"']?)(?!\*\*\*)[^\s\"',;&<>\\]{8,}")
 #: A URL: scheme, ``://`` and everything up to a space, a quote, an angle bracket or a backslash (a JSON escape).
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>\\]+")
+_SCHEME_SEP = re.compile("://")
+_SCHEME_BEFORE = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*\Z")
+_URL_REST = re.compile(r"[^\s\"'<>\\]+")
+#: What a key shape starts with (substring scans, much faster than the pattern, tell when to run it).
+_KEY_SHAPE_STARTS = ("sk-", "sk_", "rk_", "hp_", "ho_", "hu_", "hs_", "hr_", "github_pat_", "xox", "hf_", "AIza")
+#: The names :data:`_ASSIGNED` looks for, in lower case (substring scans first).
+_ASSIGNED_NAMES = ("apikey", "api_key", "api-key", "accesstoken", "access_token", "access-token", "secretkey",
+                   "secret_key", "secret-key", "clientsecret", "client_secret", "client-secret", "passw")
 def known_secrets() -> tuple[str, ...]:
     """The exact key values to replace, longest first: the registered ones and the key variables' values (at least
     :data:`MIN_SECRET_CHARS` characters each)."""
@@ -80,14 +88,45 @@ def storable_text(text: str) -> str:
     >>> storable_text('{"rationale": "x \\ud800 https://u:pw@h.example/v1;key=K-123-abc?x=1"}')
     '{"rationale": "x \\ufffd https://***@h.example/v1;key=***?x=1"}'
     """
-    text = _SURROGATE.sub("\ufffd", text)
+    if not text.isascii():  # most text is ASCII: one fast scan
+        text = _SURROGATE.sub("\ufffd", text)
     for secret in known_secrets():
         if secret in text:
             text = text.replace(secret, REDACTED)
-    text = KEY_SHAPES.sub(REDACTED, text)
-    text = _BEARER.sub(rf"\1{REDACTED}", text)
-    text = _ASSIGNED.sub(rf"\1{REDACTED}", text)
-    return _URL.sub(lambda m: redact_url_in_text(m.group(0)), text) if "://" in text else text
+    if any(p in text for p in _KEY_SHAPE_STARTS):
+        text = KEY_SHAPES.sub(REDACTED, text)
+    lower = text.lower()
+    if "bearer" in lower:
+        text = _BEARER.sub(rf"\1{REDACTED}", text)
+    if any(n in lower for n in _ASSIGNED_NAMES):
+        text = _ASSIGNED.sub(rf"\1{REDACTED}", text)
+    return _redact_urls(text) if "://" in text else text
+
+
+def _redact_urls(text: str) -> str:
+    """Every URL of ``text`` through :func:`~agent_providers.credentials.redact_url_in_text`: found from each
+    ``://`` (its scheme before, the rest up to a space, a quote, an angle bracket or a backslash after)."""
+    out, pos = [], 0
+    for m in _SCHEME_SEP.finditer(text):
+        if m.start() < pos:
+            continue
+        scheme = _SCHEME_BEFORE.search(text, max(pos, m.start() - 32), m.start())
+        start = m.start() if scheme is None else scheme.start()
+        end = _URL_REST.match(text, m.end())
+        if end is None:
+            continue
+        out.append(text[pos:start])
+        out.append(_redact_url(text[start:end.end()]))
+        pos = end.end()
+    out.append(text[pos:])
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=8192)
+def _redact_url(url: str) -> str:
+    """:func:`~agent_providers.credentials.redact_url_in_text`, remembered: the same search results' URLs recur in
+    every prompt and trace of a question."""
+    return redact_url_in_text(url)
 
 
 def storable(value: Any) -> Any:
