@@ -47,6 +47,7 @@ from typing import Any
 
 from agent_schemas import ChatMessage, Completion, MissingDependency
 from agent_providers.base import Provider, WrappingProvider
+from agent_providers.storable import storable_json
 
 log = logging.getLogger(__name__)
 
@@ -292,7 +293,7 @@ class ResponseCache:
             cache = self._open()
             if cache is None:
                 return False
-            cache.set(key, _stored(completion).model_dump_json(), retry=False)
+            cache.set(key, storable_json(_stored(completion)), retry=False)
         except Exception as exc:
             self._switch_off("write", exc)
             return False
@@ -346,7 +347,7 @@ class ResponseCache:
                 return
             with cache.transact(retry=False):
                 for key, stored in batch:
-                    cache.set(key, stored.model_dump_json(), retry=False)
+                    cache.set(key, storable_json(stored), retry=False)
         except Exception as exc:
             self._switch_off("write", exc)
 

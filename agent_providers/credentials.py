@@ -86,8 +86,93 @@ def query_env_var(name: str) -> str:
     return "OPENAI_COMPATIBLE_QUERY_" + re.sub(r"[^A-Za-z0-9]", "_", name).upper()
 
 
+_B = r"(?<![A-Za-z0-9_-])"  # no key character before: not inside a word, a base64 blob or another key
+_E = r"(?![A-Za-z0-9_-])"
+#: Well-known key shapes (providers' documented prefixes): a secret wherever it appears.
+KEY_SHAPES = re.compile(
+    _B + r"(?:sk-ant-[A-Za-z0-9_-]{8,}|sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}"
+    r"|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[abprs]-[A-Za-z0-9-]{10,}|hf_[A-Za-z0-9]{20,}"
+    r"|AIza[0-9A-Za-z_-]{35})" + _E)
+_USERINFO = re.compile(r"^((?:[A-Za-z][A-Za-z0-9+.-]*)?://)([^/?#@\s]+)@")
+#: A query (``?``/``&``, also ``&amp;`` in HTML) or ``;`` parameter: ``name=value``.
+_PARAM = re.compile(r"([?&;])([^=&;#?/\s]+)=([^&;#?/\s]*)")
+_ALNUM = re.compile(r"[A-Za-z0-9]{24,}")
+_WORDLIKE = re.compile(r"[a-z]{7,}")
+_KEY_NAMED_SEGMENT = re.compile(r"(?i)^(?:api[-_]?)?(?:key|keys|token|secret|apikey|access[-_]?token)$")
+
+
+def looks_generated(segment: str) -> bool:
+    """Whether a URL path segment has the shape of a generated key: 24+ letters and digits only, with at least 3
+    digits, 3 upper-case and 3 lower-case letters and no run of 7 lower-case letters (a word). Slugs (words joined
+    by ``-`` or ``_``), hex digests and numbers are not keys."""
+    return (_ALNUM.fullmatch(segment) is not None and sum(c.isdigit() for c in segment) >= 3
+            and sum(c.isupper() for c in segment) >= 3 and sum(c.islower() for c in segment) >= 3
+            and _WORDLIKE.search(segment) is None)
+
+
+def _segment(segment: str, previous: str) -> str:
+    """A path segment (without its ``;`` parameters), or ``***`` when it is a key: a key shape, a generated key's
+    shape (:func:`looks_generated`), or 8+ characters with a digit after a segment named like a key (``/key/...``)."""
+    if (KEY_SHAPES.fullmatch(segment) or looks_generated(segment)
+            or (_KEY_NAMED_SEGMENT.match(previous) and len(segment) >= 8 and any(c.isdigit() for c in segment))):
+        return REDACTED
+    return segment
+
+
+def _param(m: re.Match[str]) -> str:
+    sep, name, value = m.groups()
+    if value and value != REDACTED and is_secret_query_param(name, value):
+        return f"{sep}{name}={REDACTED}"
+    return m.group(0)
+
+
+def redact_path(path: str) -> str:
+    """A URL path with every key in it replaced by ``***``: a segment that is a key (see :func:`_segment`) and the
+    value of a secret ``;`` parameter (``/tiles;key=K`` -> ``/tiles;key=***``, :func:`is_secret_query_param`).
+
+    >>> redact_path("/v2/Ab3dE9fGh1JkL2mN4pQr5StU6vWx7Yz8/tiles;key=Zq81-secret;v=2/news-2024-polls")
+    '/v2/***/tiles;key=***;v=2/news-2024-polls'
+    """
+    parts = path.split("/")
+    out = []
+    for i, seg in enumerate(parts):
+        name, semi, params = seg.partition(";")
+        previous = parts[i - 1].partition(";")[0] if i else ""
+        out.append(_segment(name, previous) + (_PARAM.sub(_param, semi + params) if semi else ""))
+    return "/".join(out)
+
+
+def path_secrets(path: str) -> list[str]:
+    """The keys :func:`redact_path` replaces in ``path`` (key-shaped segments, secret ``;`` values): registered with
+    a provider's other secrets, so they are scrubbed from its logs and kept out of every stored text too."""
+    found = []
+    for a, b in zip(path.split("/"), redact_path(path).split("/")):
+        if a != b:
+            for x, y in zip(re.split(r"([;=])", a), re.split(r"([;=])", b)):
+                if x != y:
+                    found.append(x)
+    return found
+
+
+def redact_url_in_text(url: str) -> str:
+    """A URL as found in text, its keys replaced by ``***`` and everything else kept as written: the user info
+    (``https://user:pw@host`` -> ``https://***@host``), the path (:func:`redact_path`) and secret query values.
+
+    >>> redact_url_in_text("https://u:pw@h.example/v1;key=K-123-abc?x=1&token=T9#top")
+    'https://***@h.example/v1;key=***?x=1&token=***#top'
+    """
+    url = _USERINFO.sub(rf"\1{REDACTED}@", url)
+    start = url.index("://") + 3
+    slash = url.find("/", start)
+    if slash < 0:
+        return _PARAM.sub(_param, url)
+    cut = min((i for i in (url.find("?", slash), url.find("#", slash)) if i >= 0), default=len(url))
+    return url[:slash] + redact_path(url[slash:cut]) + _PARAM.sub(_param, url[cut:])
+
+
 def redact_url(url: str) -> str:
-    """``url`` without user info and fragment, with secret query values replaced by ``***``.
+    """``url`` without user info and fragment, with secret query values and the keys in its path (:func:`redact_path`:
+    key-shaped segments, secret ``;`` parameters) replaced by ``***``.
 
     >>> redact_url("http://u:S3CRET@127.0.0.1:8000/v1?key=QKEY&api-version=2024-06-01#frag")
     'http://127.0.0.1:8000/v1?key=***&api-version=2024-06-01'
@@ -105,7 +190,7 @@ def redact_url(url: str) -> str:
     query = [
         (k, REDACTED if is_secret_query_param(k, v) else v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
     ]
-    return urlunsplit((parts.scheme, host, parts.path, urlencode(query, safe="*"), ""))
+    return urlunsplit((parts.scheme, host, redact_path(parts.path), urlencode(query, safe="*"), ""))
 
 
 def redact_spec(spec: str) -> str:
@@ -205,6 +290,7 @@ def parse_endpoint(url: str, *, environ: Mapping[str, str], what: str) -> Endpoi
         if is_secret_query_param(name, value):
             secrets.append(value)
         query[name] = value
+    secrets += path_secrets(parts.path)
     host = parts.netloc.rpartition("@")[2]
     base = urlunsplit((parts.scheme, host, parts.path, "", ""))
     return Endpoint(base_url=base, default_query=query, public_url=redact_url(url), secrets=tuple(secrets))
@@ -218,6 +304,10 @@ class _ScrubSecrets(logging.Filter):
         # longest first, so a secret containing another is replaced whole; replaced, never mutated
         self._secrets: tuple[str, ...] = ()
         self._lock = threading.Lock()
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        return self._secrets
 
     def add(self, secrets: Iterable[str]) -> None:
         with self._lock:
@@ -239,6 +329,12 @@ class _ScrubSecrets(logging.Filter):
 
 
 _SCRUBBER = _ScrubSecrets()
+
+
+def registered_secrets() -> tuple[str, ...]:
+    """Every secret registered so far (:func:`register_secret`), longest first: what
+    :mod:`agent_providers.storable` also keeps out of every stored text."""
+    return _SCRUBBER.secrets
 _INSTALLED = threading.Event()
 
 

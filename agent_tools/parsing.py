@@ -5,8 +5,11 @@ commas, or write braces and backticks inside strings. :func:`extract_json_object
 it tries :meth:`json.JSONDecoder.raw_decode` at each top-level ``{`` (so braces and backticks inside
 strings are handled by the JSON parser itself), and only when that fails repairs the balanced span
 (string-aware) by removing trailing commas and quoting bare percentages (``70%`` -> ``"70%"``), or
-reads it as a Python literal (single quotes, True/False/None). Objects inside reasoning blocks are
-never used: the answer is what follows them.
+reads it as a Python literal (single quotes, True/False/None). Objects inside reasoning channels are
+never used: the answer is what follows them. :data:`REASONING_CHANNELS` is the table of every channel the
+parser knows (``<think>`` and its kin, Mistral's ``[THINK]``, gpt-oss's harmony ``<|channel|>analysis``,
+Seed-OSS's ``<seed:think>``, Kimi, Command A, Granite, Apriel...); a channel cut off before its close is
+reasoning to the end, so an answer cut off in its reasoning is an error, never the draft's value.
 
 Never a value it cannot stand behind: one answer, or a :class:`ForecastParseError` saying why.
 
@@ -22,7 +25,11 @@ Never a value it cannot stand behind: one answer, or a :class:`ForecastParseErro
   - an object that never closes (a final answer cut off after a format example, a revision cut off
     after a first answer), or
   - an object that cannot be read and gives the probability field (a required key) a value: an answer
-    broken by unescaped quotes, before or after an example or a draft. A template's placeholder
+    broken by unescaped quotes, before or after an example or a draft; a key in any quotes (typographic
+    ``“p_yes”``, ``‘p_yes’``, guillemets ``«p_yes»``, CJK, full-width, backticks) gives a value, or
+  - an object that ends early: the text after it, before the next object, gives the probability field
+    (a required key) a value in quotes (``{"rationale": "the "x} y", "p_yes_percent": 20}``: the ``}`` in
+    the broken string closed the span, and the answer's key follows it). A template's placeholder
     (``"p_yes_percent": <integer 0-100>``, ``...``, ``null``) is no value: a model that echoes the
     prompt's template and then answers is read.
 
@@ -47,6 +54,7 @@ Never a value it cannot stand behind: one answer, or a :class:`ForecastParseErro
 from __future__ import annotations
 
 import ast
+import dataclasses
 import datetime as dt
 import functools
 import json
@@ -62,28 +70,112 @@ from agent_schemas.kinds import BinarySpec, KindSpec, kind_of
 from agent_schemas.kinds.values import parse_probability, probability_schema  # noqa: F401 - re-exported: the binary kind owns them
 from agent_tools.provenance import source_url
 
-_REASONING_TAGS = r"think|thinking|thought|reasoning|reflection|scratchpad|analysis"
-_BLOCK_RE = re.compile(rf"<\s*({_REASONING_TAGS})\b[^>]*>.*?<\s*/\s*\1\s*>", re.I | re.S)
-_OPEN_RE = re.compile(rf"<\s*(?:{_REASONING_TAGS})\b[^>]*>", re.I)
-_CLOSE_RE = re.compile(rf"<\s*/\s*(?:{_REASONING_TAGS})\s*>", re.I)
+@dataclass(frozen=True)
+class ReasoningChannel:
+    """One way a model marks text that is reasoning, not its answer (a row of :data:`REASONING_CHANNELS`).
+
+    Attributes
+    ----------
+    name : str
+        Short name (the models that write it).
+    opens, closes : str
+        The markers as the model writes them (documentation and tests).
+    open_re, close_re : re.Pattern
+        What :func:`strip_reasoning` matches (variants of case, spacing and attributes included).
+    opened_by_template : bool
+        Whether a chat template may write the opening marker into the prompt, so that the answer holds only the
+        close: then everything before the last close is reasoning. False where a lone close follows an answer
+        (harmony's ``<|end|>`` also ends the final message).
+    at_start : bool
+        Whether the opening marker counts only at the very start of the answer (markers that are ordinary words).
+    """
+
+    name: str
+    opens: str
+    closes: str
+    open_re: re.Pattern[str]
+    close_re: re.Pattern[str]
+    opened_by_template: bool = True
+    at_start: bool = False
+
+
+def _tag_channel(tag: str, name: str) -> ReasoningChannel:
+    """An XML-like tag pair ``<tag>…</tag>``: any case, spaces inside the brackets, attributes on the opening tag;
+    ``tag`` may carry a namespace (``seed:think``)."""
+    t = re.escape(tag).replace(":", r"\s*:\s*")
+    return ReasoningChannel(name, f"<{tag}>", f"</{tag}>", re.compile(rf"<\s*{t}(?![\w:-])[^>]*>", re.I),
+                            re.compile(rf"<\s*/\s*{t}\s*>", re.I))
+
+
+def _token_channel(name: str, opens: str, closes: str, *, open_re: str | None = None, close_re: str | None = None,
+                   flags: int = re.I, **kw: Any) -> ReasoningChannel:
+    """A channel of special tokens or fixed phrases (matched literally unless a pattern is given)."""
+    return ReasoningChannel(name, opens, closes, re.compile(open_re or re.escape(opens), flags),
+                            re.compile(close_re or re.escape(closes), flags), **kw)
+
+
+#: Every reasoning channel the parser may meet; the text inside one is never an answer (:func:`strip_reasoning`).
+#: A new model family's channel is a row here (and is then tested by tests/tools/test_parsing_channels.py).
+REASONING_CHANNELS: tuple[ReasoningChannel, ...] = (
+    # DeepSeek-R1, Qwen3, QwQ, GLM-4.5, Phi-4-reasoning, Nemotron, MiniMax-M1, Hunyuan, Magistral 2506: <think>
+    *(_tag_channel(tag, f"<{tag}>") for tag in (
+        "think", "thinking", "thought",  # thought: EXAONE Deep
+        "thoughts", "reasoning", "reflection", "scratchpad", "analysis")),
+    _tag_channel("seed:think", "ByteDance Seed-OSS <seed:think>"),
+    _token_channel("Mistral Magistral [THINK]", "[THINK]", "[/THINK]",
+                   open_re=r"\[\s*THINK\s*\]", close_re=r"\[\s*/\s*THINK\s*\]"),
+    # gpt-oss (OpenAI harmony format): a channel other than "final" (analysis, commentary) is not the answer; it
+    # ends with <|end|> (or <|call|> for a tool call). The final channel's header stays: it has no braces.
+    _token_channel("gpt-oss harmony analysis/commentary", "<|channel|>analysis<|message|>", "<|end|>",
+                   open_re=r"<\|channel\|>\s*(?!final\b)\w+[^<]*(?:<\|constrain\|>[^<]*)?<\|message\|>",
+                   close_re=r"<\|(?:end|call)\|>", opened_by_template=False),
+    # gpt-oss served with special tokens skipped: "analysisWe need ...assistantfinal{...}"
+    _token_channel("gpt-oss harmony, special tokens skipped", "analysisWe need to answer. ", "assistantfinal",
+                   open_re=r"\A\s*analysis(?=[A-Z])", close_re=r"assistantfinal", flags=0, at_start=True),
+    _token_channel("Kimi ◁think▷", "◁think▷", "◁/think▷"),
+    _token_channel("Cohere Command A reasoning", "<|START_THINKING|>", "<|END_THINKING|>"),
+    _token_channel("OpenThoughts / Sky-T1", "<|begin_of_thought|>", "<|end_of_thought|>"),
+    _token_channel("IBM Granite 3.2 thinking", "Here is my thought process:", "Here is my response:",
+                   open_re=r"\A\s*Here is my thought process:", opened_by_template=False, at_start=True),
+    _token_channel("ServiceNow Apriel", "Here are my reasoning steps:", "[BEGIN FINAL RESPONSE]",
+                   open_re=r"\A\s*Here are my reasoning steps:", at_start=True),
+)
 
 
 # --- JSON extraction ------------------------------------------------------------------------------
 def strip_reasoning(text: str) -> str:
-    """Return the answer part of ``text``: reasoning blocks removed.
+    """Return the answer part of ``text``: every reasoning channel of :data:`REASONING_CHANNELS` removed.
 
-    Complete ``<think>…</think>`` (also ``thinking``, ``reasoning``, ``reflection``, ``scratchpad``,
-    ``analysis``) blocks are removed; if a closing tag remains without its opening tag (models whose
-    template opens the block), everything before the last one is dropped; if an opening tag remains
-    unclosed (reasoning cut off), everything from it on is dropped.
+    For each channel in turn: complete blocks (opening marker to the next closing one) are removed; if a
+    closing marker remains without its opening one and the channel's opening marker may be written by the chat
+    template, everything before the last one is dropped; if an opening marker remains unclosed (reasoning cut
+    off before the answer), everything from it on is dropped, so a draft is never an answer.
     """
-    s = _BLOCK_RE.sub("\n", text)
-    closes = list(_CLOSE_RE.finditer(s))
-    if closes:
-        s = s[closes[-1].end():]
-    m = _OPEN_RE.search(s)
-    if m:
-        s = s[: m.start()]
+    s = text
+    for ch in REASONING_CHANNELS:
+        s = _strip_channel(s, ch)
+    return s
+
+
+def _strip_channel(s: str, ch: ReasoningChannel) -> str:
+    """``s`` without the reasoning of channel ``ch`` (see :func:`strip_reasoning`)."""
+    out, pos, cut = [], 0, False
+    while (m := ch.open_re.search(s, pos)) is not None:
+        out.append(s[pos:m.start()])
+        close = ch.close_re.search(s, m.end())
+        if close is None:  # cut off: the rest is reasoning
+            cut = True
+            break
+        pos = close.end()
+        if ch.at_start:
+            break
+    if not cut:
+        out.append(s[pos:])
+    s = "\n".join(out)
+    if ch.opened_by_template:
+        closes = list(ch.close_re.finditer(s))
+        if closes:
+            s = s[closes[-1].end():]
     return s
 
 
@@ -161,13 +253,16 @@ class _Span:
     ``text`` runs to the span's closing brace, or to the end of the answer when it never closes (``closed``
     False). ``value`` is the decoded value, ``_UNREADABLE`` when the span cannot be read even after repair (a
     key given twice keeps its last value there, as in :func:`json.loads`); ``duplicates`` lists, at any depth,
-    each key given more than once with different values, as ``(key, its values in order)``.
+    each key given more than once with different values, as ``(key, its values in order)``. ``tail`` is the
+    text after a closed span up to the next span (or the end): where an answer goes on when a ``}`` inside its
+    broken string closed its span early.
     """
 
     text: str
     value: Any = _UNREADABLE
     closed: bool = True
     duplicates: tuple[tuple[Any, tuple[Any, ...]], ...] = ()
+    tail: str = ""
 
     @property
     def is_object(self) -> bool:
@@ -225,16 +320,18 @@ def _decode_at(text: str, i: int) -> _Span:
 
 
 def _scan(text: str) -> list[_Span]:
-    """The top-level spans of ``text`` in order: each ``{`` outside the spans before it. A span that never
-    closes is the last (everything after it is inside it)."""
+    """The top-level spans of ``text`` in order, each with its tail: each ``{`` outside the spans before it. A span
+    that never closes is the last (everything after it is inside it)."""
     spans: list[_Span] = []
     i = text.find("{")
     while i >= 0:
         span = _decode_at(text, i)
-        spans.append(span)
         if not span.closed:
+            spans.append(span)
             break
-        i = text.find("{", i + len(span.text))
+        end = i + len(span.text)
+        i = text.find("{", end)
+        spans.append(dataclasses.replace(span, tail=text[end:i if i >= 0 else len(text)]))
     return spans
 
 
@@ -261,12 +358,18 @@ def extract_json_objects(text: str) -> list[dict[str, Any]]:
 #: nothing at all: a span that cannot be read and gives a key only such a value is a template, not an answer.
 _PLACEHOLDER = r"(?:<|\.\.\.|…|null\b|None\b|[,}\]]|$)"
 
+#: Every quote a model may put around a key: ASCII, backtick, typographic (“ ” ‘ ’ „ ‚), guillemets (« » ‹ ›),
+#: CJK corner brackets and full-width quotes. A key in any of them gives a value (an answer that cannot be read).
+_KEY_QUOTES = "\"'`“”‘’„‚‟‛«»‹›「」『』＂＇"
 
-def _gives_a_value(span: str, keys: tuple[str, ...]) -> bool:
-    """Whether the (unreadable) ``span`` writes one of ``keys`` as a key (quoted or bare) followed by a value
-    that is not a placeholder."""
+
+def _gives_a_value(span: str, keys: tuple[str, ...], *, quoted: bool = False) -> bool:
+    """Whether ``span`` (an unreadable span, or the text after a span) writes one of ``keys`` as a key followed by
+    a value that is not a placeholder: in any quotes (:data:`_KEY_QUOTES`), or bare unless ``quoted``."""
     names = "|".join(re.escape(k) for k in keys)
-    return re.search(rf"(?<!\w)[\"']?(?:{names})[\"']?\s*:(?!\s*{_PLACEHOLDER})", span) is not None
+    q = re.escape(_KEY_QUOTES)
+    key = rf"[{q}](?:{names})[{q}]" if quoted else rf"(?<!\w)[{q}]?(?:{names})[{q}]?"
+    return re.search(rf"{key}\s*:(?!\s*{_PLACEHOLDER})", span) is not None
 
 
 def _show(value: Any) -> str:
@@ -301,15 +404,21 @@ def _candidates(text: Any, keys: tuple[str, ...]) -> list[dict[str, Any]]:
             raise ForecastParseError(
                 f"the answer's JSON object gives {key!r} {len(values)} times with different values "
                 f"({', '.join(_show(v) for v in values)}): refusing to pick one", raw_text=text, field=str(key), value=list(values))
-    broken = [s for s in spans if s.value is _UNREADABLE and (not s.closed or not keys or _gives_a_value(s.text, keys))]
+    # a span closed early by a } inside its broken string: the answer's key and value follow it, outside any span
+    cut_early = [s for s in spans if keys and s.closed and _gives_a_value(s.tail, keys, quoted=True)]
+    broken = [s for s in spans if s.value is _UNREADABLE and (not s.closed or not keys or _gives_a_value(s.text, keys))
+              or s in cut_early]
     if candidates and broken:
         s = broken[0]
+        shown = (s.text + s.tail if s in cut_early else s.text)[:200]
         what = f" with {' or '.join(keys)}" if keys and s.closed else ""
-        problem = "could not be read (unescaped quotes?) besides" if s.closed else "never closes (cut off, or a revision?) after"
+        problem = ("could not be read (unescaped quotes?) besides" if s.closed and s not in cut_early
+                   else "ends early (a } in a string?), the text after it giving a value, besides" if s.closed
+                   else "never closes (cut off, or a revision?) after")
         raise ForecastParseError(
             f"the answer has a JSON object{what} that {problem} {len(candidates)} readable one{'s' if len(candidates) > 1 else ''}: "
-            f"a readable one may be an example, a draft or a quoted object, so none is taken: {s.text[:200]!r}",
-            raw_text=text, field=keys[0] if keys else "json", value=s.text[:200])
+            f"a readable one may be an example, a draft or a quoted object, so none is taken: {shown!r}",
+            raw_text=text, field=keys[0] if keys else "json", value=shown)
     if candidates:
         return [s.value for s in candidates]
     where = " after the reasoning block" if answer != text else ""

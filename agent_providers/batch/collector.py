@@ -32,6 +32,7 @@ from agent_schemas import BadRequest, ChatMessage, Completion, ReconcileError
 from agent_providers.base import Provider, WrappingProvider
 from agent_providers.batch import BatchBackend, BatchRequest, backend_for
 from agent_providers.cache import cache_key
+from agent_providers.storable import storable_json
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +129,7 @@ class BatchCollector:
     def _append(self, event: dict[str, Any]) -> None:
         if self.journal is None:
             return
-        data = (json.dumps(event, ensure_ascii=False) + "\n").encode("utf-8")
+        data = (storable_json(event) + "\n").encode("utf-8")
         with open(self.journal, "ab") as fh:
             fh.write(data)
             fh.flush()

@@ -33,6 +33,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from agent_providers import Provider, WrappingProvider, call_role, choose_auto_spec, redact_spec, split_specs
+from agent_providers.storable import storable_json
 from agent_schemas import PipelineTrace, Question
 from benchmarks.harness.config import RunConfig
 from benchmarks.harness.estimate import calls_per_question
@@ -141,5 +142,5 @@ def save_forecast(record: ForecastFile, folder: str | Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     stamp = record.created_at.strftime("%Y%m%dT%H%M%SZ")
     path = folder / f"{record.question.forecast_date}-{short_id(record.question.id)}-{stamp}.json"
-    write_text_atomic(path, record.model_dump_json(indent=1))
+    write_text_atomic(path, storable_json(record, indent=1))
     return path

@@ -23,10 +23,17 @@ Only the **model name** is read (:func:`model_name`): the part of the spec after
 ``@`` (the server URL is never read), and of that the part after the last ``/`` (an organisation prefix
 such as OpenRouter's ``openai/gpt-4o`` or Hugging Face's ``HuggingFaceTB/SmolLM2-135M-Instruct``), lower-cased
 with ``.``, ``_``, ``:`` and spaces as ``-``. The name must match one of an entry's :attr:`ModelCutoff.patterns`
-**whole**, anchored at both ends, optionally followed by a dated snapshot (``-20250929``, ``-2024-08-06``).
-Variants an entry covers are spelled out in its patterns (``o3(?:-pro)?``). So ``marco-o1``,
-``Skywork-o1-Open-Llama-3.1-8B`` and a server whose URL path says ``gpt-4o`` match nothing, and a name that
-matches nothing has no cutoff: the run stops and asks for ``--date-from`` (it fails closed).
+**whole**, anchored at both ends. Variants an entry covers are spelled out in its patterns (``o3(?:-pro)?``;
+SmolLM2's GGUF files only under llama.cpp's own quantisation names, :data:`LLAMA_CPP_QUANTS`). So ``marco-o1``,
+``Skywork-o1-Open-Llama-3.1-8B``, a fine-tune named ``smollm2-q4-mytune`` and a server whose URL path says
+``gpt-4o`` match nothing, and a name that matches nothing has no cutoff: the run stops and asks for
+``--date-from`` (it fails closed).
+
+A name ending in a date (``-20250929``, ``-2024-08-06``: a dated snapshot) is its model only when it is one of the
+entry's published :attr:`ModelCutoff.snapshots` (either date form). A provider's later snapshot may be trained on
+later data (``gpt-4o-2024-08-06`` and ``gpt-4o-2024-11-20`` are different models), and a date that is not a
+published snapshot may be anything, so an unlisted dated name has no cutoff (fails closed) until its snapshot
+is added to the table with its source.
 """
 
 from __future__ import annotations
@@ -45,7 +52,14 @@ _AS_OF = dt.date(2026, 11, 30)
 
 
 #: A dated snapshot of a model (``claude-sonnet-4-5-20250929``, ``gpt-4o-2024-08-06``), after normalising.
-_SNAPSHOT = r"(?:-\d{8}|-\d{4}-\d{2}-\d{2})?"
+_DATED = re.compile(r"(.+)-(\d{4})-?(\d{2})-?(\d{2})")
+
+
+def _snapshot_key(name: str) -> str | None:
+    """A normalised dated name with its date as ``YYYYMMDD`` (either form of the date is one snapshot), or None
+    when the name does not end in a date."""
+    m = _DATED.fullmatch(name)
+    return None if m is None else f"{m[1]}-{m[2]}{m[3]}{m[4]}"
 
 
 def _month_end(month: str) -> dt.date:
@@ -66,6 +80,9 @@ class ModelCutoff:
         anchored at both ends, with an optional dated snapshot suffix added by :meth:`matches`.
     examples : tuple of str
         Specs that must find this entry and no other (checked by the tests); the first is the canonical name.
+    snapshots : tuple of str
+        The provider's published dated snapshots of the model (``gpt-4o-2024-08-06``): the only dated names
+        that find the entry (see the module docstring).
     training_data_month : str or None
         Training-data cutoff as ``"YYYY-MM"``, if published.
     reliable_knowledge_month : str or None
@@ -89,6 +106,7 @@ class ModelCutoff:
     verified: bool
     as_of: dt.date = _AS_OF
     note: str = ""
+    snapshots: tuple[str, ...] = ()
 
     @property
     def cutoff(self) -> dt.date:
@@ -98,9 +116,12 @@ class ModelCutoff:
         return _month_end(month)
 
     def matches(self, name: str) -> bool:
-        """Whether a normalised model name (:func:`model_name`) is this model: one pattern matches it whole,
-        optionally followed by a dated snapshot (``-YYYYMMDD`` or ``-YYYY-MM-DD``)."""
-        return any(re.fullmatch(f"(?:{p}){_SNAPSHOT}", name) for p in self.patterns)
+        """Whether a normalised model name (:func:`model_name`) is this model: a name ending in a date is one of
+        its :attr:`snapshots` (``-YYYYMMDD`` or ``-YYYY-MM-DD``); any other name matches one pattern whole."""
+        key = _snapshot_key(name)
+        if key is not None:
+            return key in {_snapshot_key(model_name(s)) for s in self.snapshots}
+        return any(re.fullmatch(p, name) for p in self.patterns)
 
     @property
     def reliable_knowledge_cutoff(self) -> dt.date | None:
@@ -114,7 +135,18 @@ _ANTHROPIC_OVERVIEW = "Anthropic docs 'Models overview' training-data cutoff col
 _OPENAI_MODELS = "OpenAI API docs model page ('knowledge cutoff')"
 #: SmolLM2 of any size, instruct or base, under the names llama.cpp, Ollama and Hugging Face serve it, and the
 #: embedded provider's own names (``smollm2-q8_0``, ``smollm2-packaged``) and GGUF quantisations (``-q4_k_m``).
-_SMOLLM2 = r"smollm2(?:-(?:135m|360m|1-7b))?(?:-instruct)?(?:-(?:i?q\d(?:-[a-z0-9]+){0,2}|f16|bf16|f32|packaged))?"
+_SMOLLM2 = r"smollm2(?:-(?:135m|360m|1-7b))?(?:-instruct)?(?:-(?:{quants}|packaged))?"
+
+#: llama.cpp's quantisation type names (``llama-quantize --help``; ``ggml_type`` and ``llama_ftype``), normalised
+#: (``Q4_K_M`` -> ``q4-k-m``), and Ollama's ``fp16``/``fp32`` tags: the only suffixes a GGUF build of a model
+#: carries. Anything else after a model's name (``-q4-mytune``) is another model: a fine-tune.
+LLAMA_CPP_QUANTS = (
+    "q4-0", "q4-1", "q5-0", "q5-1", "q8-0", "q2-k", "q2-k-s", "q3-k", "q3-k-s", "q3-k-m", "q3-k-l", "q4-k", "q4-k-s",
+    "q4-k-m", "q5-k", "q5-k-s", "q5-k-m", "q6-k", "q4-0-4-4", "q4-0-4-8", "q4-0-8-8", "iq1-s", "iq1-m", "iq2-xxs",
+    "iq2-xs", "iq2-s", "iq2-m", "iq3-xxs", "iq3-xs", "iq3-s", "iq3-m", "iq4-nl", "iq4-xs", "tq1-0", "tq2-0", "mxfp4",
+    "f16", "fp16", "bf16", "f32", "fp32",
+)
+_SMOLLM2 = _SMOLLM2.format(quants="|".join(re.escape(q) for q in LLAMA_CPP_QUANTS))
 
 #: The table. Order does not matter: a name matches at most one entry (the tests check every example).
 MODEL_CUTOFFS: tuple[ModelCutoff, ...] = (
@@ -131,82 +163,82 @@ MODEL_CUTOFFS: tuple[ModelCutoff, ...] = (
         ("claude-sonnet-4-5", "anthropic/claude-sonnet-4-5-20250929", "openai-compatible/anthropic/claude-sonnet-4.5@https://openrouter.ai/api/v1"), "2025-07", "2025-01",
         source=f"reliable knowledge Jan 2025: {_ANTHROPIC_HUB} (verified); training data Jul 2025: "
         f"{_ANTHROPIC_OVERVIEW} (NOT verified here: only a third-party listing, apxml.com, was found)",
-        verified=False,
+        snapshots=("claude-sonnet-4-5-20250929",), verified=False,
     ),
     ModelCutoff(
         "Claude Haiku 4.5", ("claude-haiku-4-5", "claude-4-5-haiku"), ("claude-haiku-4-5", "anthropic/claude-haiku-4-5-20251001"), "2025-07", "2025-02",
         source=f"reliable knowledge Feb 2025: {_ANTHROPIC_HUB} (verified); training data Jul 2025: "
         f"{_ANTHROPIC_OVERVIEW} (NOT verified here)",
-        verified=False,
+        snapshots=("claude-haiku-4-5-20251001",), verified=False,
     ),
     ModelCutoff(
         "Claude Opus 4.5", ("claude-opus-4-5", "claude-4-5-opus"), ("claude-opus-4-5", "anthropic/claude-opus-4-5-20251101"), "2025-08", "2025-05",
         source=f"{_ANTHROPIC_OVERVIEW}: reliable knowledge May 2025, training data Aug 2025 (NOT verified here: "
         "no provider page with these dates was found)",
-        verified=False,
+        snapshots=("claude-opus-4-5-20251101",), verified=False,
     ),
     ModelCutoff(
         "Claude Opus 4.1", ("claude-opus-4-1", "claude-4-1-opus"), ("claude-opus-4-1", "anthropic/claude-opus-4-1-20250805"), "2025-03", "2025-01",
         source=f"training data Mar 2025 and reliable knowledge Jan 2025: {_ANTHROPIC_OVERVIEW} (NOT verified "
         f"here; consistent with {_CLAUDE4_CARD} for its predecessor)",
-        verified=False,
+        snapshots=("claude-opus-4-1-20250805",), verified=False,
     ),
     ModelCutoff(
         "Claude Opus 4", ("claude-opus-4", "claude-4-opus"), ("claude-opus-4", "anthropic/claude-opus-4-20250514"), "2025-03", "2025-01",
         source=f"training data Mar 2025: {_CLAUDE4_CARD} (verified via the quote in Stanford CRFM FMTI 2025 "
         f"Anthropic report); reliable knowledge Jan 2025: {_ANTHROPIC_OVERVIEW} (NOT verified here)",
-        verified=True,
+        snapshots=("claude-opus-4-20250514",), verified=True,
     ),
     ModelCutoff(
         "Claude Sonnet 4", ("claude-sonnet-4", "claude-4-sonnet"), ("claude-sonnet-4", "anthropic/claude-sonnet-4-20250514"), "2025-03", "2025-01",
         source=f"training data Mar 2025: {_CLAUDE4_CARD} (verified via the quote in Stanford CRFM FMTI 2025 "
         f"Anthropic report); reliable knowledge Jan 2025: {_ANTHROPIC_OVERVIEW} (NOT verified here)",
-        verified=True,
+        snapshots=("claude-sonnet-4-20250514",), verified=True,
     ),
     ModelCutoff(
         "GPT-4.1", ("gpt-4-1(?:-nano)?",), ("gpt-4.1", "openai/gpt-4.1-2025-04-14", "openai/gpt-4.1-nano"), "2024-06", None,
         source="OpenAI 'Introducing GPT-4.1 in the API' (2025-04-14): 'refreshed knowledge cutoff of June 2024' "
         f"(verified via quotes in github/docs and aimlapi docs); {_OPENAI_MODELS}: Jun 01, 2024",
-        verified=True, note="Also covers gpt-4.1-nano (same announcement).",
+        snapshots=("gpt-4.1-2025-04-14", "gpt-4.1-nano-2025-04-14"), verified=True, note="Also covers gpt-4.1-nano (same announcement).",
     ),
     ModelCutoff(
         "GPT-4.1 mini", ("gpt-4-1-mini",), ("gpt-4.1-mini", "openai/gpt-4.1-mini-2025-04-14"), "2024-06", None,
         source="OpenAI 'Introducing GPT-4.1 in the API' (2025-04-14): the GPT-4.1 family has a June 2024 "
         f"knowledge cutoff (verified via quotes); {_OPENAI_MODELS}: Jun 01, 2024",
-        verified=True,
+        snapshots=("gpt-4.1-mini-2025-04-14",), verified=True,
     ),
     ModelCutoff(
         "GPT-4o", ("gpt-4o",), ("gpt-4o", "openai/gpt-4o-2024-08-06", "openai-compatible/openai/gpt-4o@https://openrouter.ai/api/v1"), "2023-10", None,
         source=f"{_OPENAI_MODELS}: Oct 01, 2023 (NOT verified here; ChatGPT system prompt 'Knowledge cutoff: "
         "2023-10' and model catalogues agree; one catalogue says 2023-09)",
-        verified=False,
+        snapshots=("gpt-4o-2024-05-13", "gpt-4o-2024-08-06", "gpt-4o-2024-11-20"), verified=False,
     ),
     ModelCutoff(
         "GPT-4o mini", ("gpt-4o-mini",), ("gpt-4o-mini", "openai/gpt-4o-mini-2024-07-18"), "2023-10", None,
         source=f"{_OPENAI_MODELS}: Oct 01, 2023 (verified via the published GPT-4o-mini ChatGPT system prompt "
         "'Knowledge cutoff: 2023-10')",
-        verified=True,
+        snapshots=("gpt-4o-mini-2024-07-18",), verified=True,
     ),
     ModelCutoff(
         "o1", ("o1",), ("o1", "openai/o1-2024-12-17"), "2023-10", None,
-        source=f"{_OPENAI_MODELS}: Oct 01, 2023 (NOT verified here)", verified=False,
+        source=f"{_OPENAI_MODELS}: Oct 01, 2023 (NOT verified here)", snapshots=("o1-2024-12-17",), verified=False,
     ),
     ModelCutoff(
         "o1-mini", ("o1-mini",), ("o1-mini", "openai/o1-mini-2024-09-12"), "2023-10", None,
-        source=f"{_OPENAI_MODELS}: Oct 01, 2023 (NOT verified here)", verified=False,
+        source=f"{_OPENAI_MODELS}: Oct 01, 2023 (NOT verified here)", snapshots=("o1-mini-2024-09-12",), verified=False,
     ),
     ModelCutoff(
         "o3-mini", ("o3-mini",), ("o3-mini", "openai/o3-mini-2025-01-31"), "2023-10", None,
-        source=f"{_OPENAI_MODELS}: Oct 01, 2023 (NOT verified here)", verified=False,
+        source=f"{_OPENAI_MODELS}: Oct 01, 2023 (NOT verified here)", snapshots=("o3-mini-2025-01-31",), verified=False,
     ),
     ModelCutoff(
         "o3", ("o3(?:-pro)?",), ("o3", "openai/o3-2025-04-16", "openai/o3-pro"), "2024-06", None,
-        source=f"{_OPENAI_MODELS}: Jun 01, 2024 (NOT verified here)", verified=False,
+        source=f"{_OPENAI_MODELS}: Jun 01, 2024 (NOT verified here)", snapshots=("o3-2025-04-16", "o3-pro-2025-06-10"), verified=False,
         note="Also matches o3-pro (same base model).",
     ),
     ModelCutoff(
         "o4-mini", ("o4-mini",), ("o4-mini", "openai/o4-mini-2025-04-16"), "2024-06", None,
-        source=f"{_OPENAI_MODELS}: Jun 01, 2024 (NOT verified here)", verified=False,
+        source=f"{_OPENAI_MODELS}: Jun 01, 2024 (NOT verified here)", snapshots=("o4-mini-2025-04-16",), verified=False,
     ),
     ModelCutoff(
         "SmolLM2-135M-Instruct", (_SMOLLM2,),

@@ -12,6 +12,7 @@ from typing import Any
 from filelock import lock_descriptor, unlock_descriptor
 from pydantic import BaseModel
 
+from agent_providers.storable import storable_json, storable_text
 from agent_schemas import DataValidationError, ReconcileError
 from benchmarks.run_folder.layout import LOCK_FILE, REPLACED_FILE, RESULTS_FILE
 
@@ -132,7 +133,8 @@ def lock_run_folder(run_dir: Path) -> RunFolderLock:
 
 
 def append_jsonl(path: Path, record: "dict[str, Any] | BaseModel") -> None:
-    """Append one JSON line (a dict or a pydantic model), flushed and fsynced before returning.
+    """Append one JSON line (a dict or a pydantic model), flushed and fsynced before returning. Its text is made
+    storable first (:func:`agent_providers.storable.storable_json`: lone surrogates as U+FFFD, no secret).
 
     Raises
     ------
@@ -140,11 +142,7 @@ def append_jsonl(path: Path, record: "dict[str, Any] | BaseModel") -> None:
         When the write fails (e.g. ``ENOSPC``, disk full); the file is first cut back to its previous
         length, so no partial line is left for a later append to run into. ``filename`` is ``path``.
     """
-    if isinstance(record, BaseModel):
-        line = record.model_dump_json() + "\n"
-    else:
-        line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
-    data = line.encode("utf-8")
+    data = (storable_json(record) + "\n").encode("utf-8")
     with open(path, "ab") as fh:
         start = fh.tell()
         try:
@@ -160,16 +158,19 @@ def append_jsonl(path: Path, record: "dict[str, Any] | BaseModel") -> None:
 
 
 def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    """Write JSON to ``path`` atomically (temp file in the same folder, fsync, ``os.replace``)."""
+    """Write JSON to ``path`` atomically (temp file in the same folder, fsync, ``os.replace``), made storable by
+    :func:`write_text_atomic`."""
     write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` atomically: a temp file in the same folder, fsync, ``os.replace``.
+    """Write ``text`` (UTF-8) to ``path`` atomically: a temp file in the same folder, fsync, ``os.replace``. The text
+    is made storable first (:func:`agent_providers.storable.storable_text`: lone surrogates as U+FFFD, no secret).
 
     On failure (``OSError``: disk full, permissions) the previous file is untouched and the temp file
     removed; the error names ``path``.
     """
+    text = storable_text(text)
     tmp = path.with_name(path.name + ".tmp")
     try:
         with open(tmp, "w", encoding="utf-8") as fh:

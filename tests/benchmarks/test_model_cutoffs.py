@@ -91,3 +91,64 @@ def test_a_dry_run_of_a_lookalike_model_with_a_date_rests_on_that_date_alone(tmp
             "questions due on or after 2025-06-01 (--date-from)") in res.stdout
     listed = re.findall(r"^  [0-9a-f]{8}  (\d{4}-\d{2}-\d{2})  ", res.stdout, re.M)
     assert len(listed) == 20 and min(listed) >= "2025-06-01"
+
+
+# --- issue 35, item 4: a name admits only what the model is published under ---------------------------------------------
+#: SmolLM2 under every llama.cpp quantisation name (and Ollama's fp16): each is SmolLM2.
+SMOLLM2_QUANTS = ["q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_k", "q2_k_s", "q3_k_s", "q3_k_m", "q3_k_l", "q4_k_s",
+                  "q4_k_m", "q5_k_s", "q5_k_m", "q6_k", "q4_0_4_4", "q4_0_8_8", "iq1_s", "iq1_m", "iq2_xxs", "iq2_xs",
+                  "iq2_s", "iq2_m", "iq3_xxs", "iq3_xs", "iq3_s", "iq3_m", "iq4_nl", "iq4_xs", "tq1_0", "tq2_0", "f16",
+                  "fp16", "bf16", "f32", "Q4_K_M", "IQ4_XS"]
+
+
+@pytest.mark.parametrize("quant", SMOLLM2_QUANTS)
+def test_smollm2_under_a_real_quantisation_name_is_smollm2(quant):
+    for spec in (f"local/smollm2-{quant}", f"openai-compatible/SmolLM2-135M-Instruct-{quant}@http://127.0.0.1:8080/v1",
+                 f"openai-compatible/smollm2:135m-instruct-{quant}@http://127.0.0.1:11434/v1"):
+        assert lookup_model(spec).name == "SmolLM2-135M-Instruct", spec
+
+
+#: Fine-tunes and other models named like a quantised SmolLM2: each took SmolLM2's 2024-11-30 before (fails open).
+SMOLLM2_LOOKALIKES = ["smollm2-q4-mytune", "smollm2-q4-dpo-v2", "smollm2-135m-instruct-q8-0-dpo", "smollm2-iq4-xyz",
+                      "smollm2-q4-k-m-finetune", "smollm2-q9-0", "smollm2-q4-k-x", "smollm2-iq2-foo-bar",
+                      "smollm2-q4-2026-06-01", "SmolLM2-135M-Instruct-Q4_K_M-medical"]
+
+
+@pytest.mark.parametrize("name", SMOLLM2_LOOKALIKES)
+def test_a_finetune_named_like_a_quantised_smollm2_has_no_cutoff(name):
+    assert training_cutoff(f"openai-compatible/{name}@http://127.0.0.1:9/v1") is None
+
+
+#: A dated snapshot takes its model's cutoff only when it is a snapshot the table lists (else unknown, fail closed).
+UNKNOWN_SNAPSHOTS = ["openai/gpt-4o-2026-06-01", "openai/gpt-4o-20260601", "openai/gpt-4o-mini-2025-12-01",
+                     "anthropic/claude-sonnet-4-5-20991231", "anthropic/claude-sonnet-4-20260101",
+                     "openai/o3-2027-01-01", "openai/gpt-4.1-2026-04-14", "anthropic/claude-opus-4-1-20250806",
+                     "openai/o1-2023-01-01", "local/smollm2-20260101"]
+
+
+@pytest.mark.parametrize("spec", UNKNOWN_SNAPSHOTS)
+def test_an_unknown_dated_snapshot_has_no_cutoff(spec):
+    assert lookup_model(spec) is None and training_cutoff(spec) is None
+
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    ("openai/gpt-4o-2024-05-13", "GPT-4o"), ("openai/gpt-4o-2024-11-20", "GPT-4o"), ("openai/gpt-4o-20240806", "GPT-4o"),
+    ("openai/gpt-4.1-nano-2025-04-14", "GPT-4.1"), ("openai/o3-pro-2025-06-10", "o3"),
+    ("anthropic/claude-haiku-4-5-20251001", "Claude Haiku 4.5"), ("anthropic/claude-opus-4-5-20251101", "Claude Opus 4.5"),
+])
+def test_a_listed_snapshot_in_either_date_form_takes_its_models_cutoff(spec, expected):
+    assert lookup_model(spec).name == expected
+
+
+def test_every_listed_snapshot_is_its_entrys_and_dated():
+    for entry in MODEL_CUTOFFS:
+        for snapshot in entry.snapshots:
+            assert re.search(r"-\d{4}-?\d{2}-?\d{2}$", snapshot), snapshot
+            assert lookup_model(snapshot) is entry, snapshot
+
+
+def test_a_dry_run_of_an_unknown_snapshot_stops_and_asks_for_a_date(tmp_path):
+    res = runner.invoke(app, ["run", "-p", "openai/gpt-4o-2026-06-01", "--n", "200", "--dry-run", "-o", str(tmp_path),
+                              "--no-progress"])
+    assert res.exit_code == 2, res.output
+    assert "training cutoff unknown for openai/gpt-4o-2026-06-01" in res.stderr and "--date-from" in res.stderr

@@ -151,9 +151,6 @@ EQUIVALENT: list[Equivalent] = [
                "another separator maps equal texts to equal keys and different to different, and one_pattern then splits "
                "the keys into words that are equal or differ exactly where the original words do"),
     # runner (reviewed from the partial run of 2026-12-01, see tests/mutation/after.md)
-    Equivalent("benchmarks/run_folder/durable.py", "append_jsonl", r'line = json.dumps(record, ensure_ascii=None, default=str) + "\n"',
-               _ENSURE_ASCII_NONE),
-    Equivalent("benchmarks/run_folder/durable.py", "append_jsonl", 'data = line.encode("UTF-8")', _CODEC_CASE),
     *(Equivalent("benchmarks/run_folder/record.py", "failure_reason",
                  f"top = next(e for e in member_errors if e.type == counts.most_common({n})[0][0])",
                  _FIRST_MOST_COMMON) for n in ("None", "2")),
