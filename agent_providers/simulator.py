@@ -314,7 +314,8 @@ def _bundled_records() -> tuple[tuple[tuple[str, str], WorldRecord], ...]:
 _CASE_FACTS = re.compile(r"^- Question: (?P<text>.*?)\n- Forecast date \(information cutoff\): (?P<date>\d{4}-\d{2}-\d{2})",
                          re.S | re.M)
 _MEMBER_LINE = re.compile(r"- (?P<id>[\w.\-]+) \([^)]*\): p_yes (?P<p>\d+)%")
-_ROUND = re.compile(r"Round (\d+) of at most (\d+)")
+#: A debate prompt's round line ("Round 2 of at most 3"): the round and the round limit.
+ROUND_PATTERN = re.compile(r"Round (\d+) of at most (\d+)")
 _AGGREGATE = re.compile(r"Ensemble aggregate p_yes: (\d+)%")
 
 
@@ -353,14 +354,15 @@ def _question_in(messages: Sequence[ChatMessage]) -> tuple[str, str] | None:
 # --- draws ------------------------------------------------------------------------------------------
 
 
-def _uniform(*parts: Any) -> float:
+def seeded_uniform(*parts: Any) -> float:
     """A uniform number in (0, 1) hashed from ``parts`` (the same on every platform and version)."""
     h = hashlib.blake2b("\x1f".join(str(p) for p in parts).encode(), digest_size=8).digest()
     return (int.from_bytes(h, "big") + 0.5) / 2.0**64
 
 
-def _normal(*parts: Any) -> float:
-    return NormalDist().inv_cdf(_uniform(*parts))
+def seeded_normal(*parts: Any) -> float:
+    """A standard normal number hashed from ``parts`` (the inverse normal CDF of :func:`seeded_uniform`)."""
+    return NormalDist().inv_cdf(seeded_uniform(*parts))
 
 
 def _logit(p: float) -> float:
@@ -446,7 +448,7 @@ class SimulatorProvider(Provider):
                 values.append(r.crowd_p_yes)
             elif p.anchor == "truth" and r.outcome is not None:
                 values.append(_beta_quantile(p.k * m + r.outcome, p.k * (1 - m) + 1 - r.outcome,
-                                             _uniform(p.seed, "anchor", r.question_id)))
+                                             seeded_uniform(p.seed, "anchor", r.question_id)))
             else:
                 values.append(m)
         return sum(values) / len(values)
@@ -454,8 +456,8 @@ class SimulatorProvider(Provider):
     def agent_logodds(self, anchor: float, key: tuple[str, str], agent: str, sigma: float) -> tuple[float, float]:
         """``(x, z)``: an agent's log-odds and its own standard normal error draw."""
         p = self.params
-        common = _normal(p.seed, "common", *key)
-        own = _normal(p.seed, "agent", agent, *key)
+        common = seeded_normal(p.seed, "common", *key)
+        own = seeded_normal(p.seed, "agent", agent, *key)
         x = p.scale * _logit(anchor) + p.bias + sigma * (math.sqrt(p.rho) * common + math.sqrt(1 - p.rho) * own)
         return x, own
 
@@ -470,7 +472,7 @@ class SimulatorProvider(Provider):
             When the world does not hold the question.
         """
         _binary_only(question)
-        return self.anchor(self._records(world_key(question)))
+        return self.anchor(self.world_records(world_key(question)))
 
     def member_panel(self, questions: Sequence[Question], n_members: int) -> list[list[float]]:
         """Members' p_yes for ``questions`` as the simulation draws them, without prompts (for teaching and tests).
@@ -508,12 +510,13 @@ class SimulatorProvider(Provider):
         for q in questions:
             _binary_only(q)
             key = world_key(q)
-            anchor = self.anchor(self._records(key))
+            anchor = self.anchor(self.world_records(key))
             rows.append([_percent(_sigmoid(self.agent_logodds(anchor, key, f"panel-{i}", self.params.noise)[0])) / 100
                          for i in range(n_members)])
         return rows
 
-    def _records(self, key: tuple[str, str]) -> list[WorldRecord]:
+    def world_records(self, key: tuple[str, str]) -> list[WorldRecord]:
+        """The world's records of a question ``(text, forecast date)``; raises BadRequest when it has none."""
         records = self.world.lookup(*key)
         if not records:
             raise BadRequest(
@@ -538,7 +541,7 @@ class SimulatorProvider(Provider):
             if held and not held[0].binary:  # the question's first line, without its options or range
                 text = text.split("\n", 1)[0]
             return json.dumps({"queries": [" ".join(text.split())[:80]]})
-        records = self._records(key)
+        records = self.world_records(key)
         if not records[0].binary:
             from agent_providers.simulator_kinds import KIND_SIMULATIONS  # noqa: PLC0415  (it imports this module)
 
@@ -555,7 +558,7 @@ class SimulatorProvider(Provider):
                 "key_evidence": [], "confidence": stated_confidence(own), "p_yes_percent": _percent(_sigmoid(x))})
         if role in ("bull", "bear"):
             x, _ = self.agent_logodds(anchor, key, "debate", p.noise if p.debate_noise is None else p.debate_noise)
-            rnd = _ROUND.search(tail)
+            rnd = ROUND_PATTERN.search(tail)
             r = int(rnd.group(1)) if rnd else 1
             gap = DEBATE_GAP / 2 ** (r - 1)
             q = _percent(_sigmoid(x + gap if role == "bull" else x - gap))

@@ -95,7 +95,7 @@ class KindSimulation:
     def answer(self, sim: SimulatorProvider, role: str, records: Sequence[WorldRecord], key: tuple[str, str],
                messages: Sequence[ChatMessage], json_schema: Mapping[str, Any] | None, seed: int | None) -> str:
         """The simulated answer text of ``role`` on this kind's question (``queries`` is answered by the caller)."""
-        from agent_providers.simulator import DEBATE_GAP, _ROUND, member_key, stated_confidence  # noqa: PLC0415
+        from agent_providers.simulator import DEBATE_GAP, ROUND_PATTERN, member_key, stated_confidence  # noqa: PLC0415
 
         specs = {r.spec for r in records}
         if len(specs) != 1:
@@ -115,7 +115,7 @@ class KindSimulation:
                              f"anchor (anchor={p.anchor}).",
                 "key_evidence": [], "confidence": stated_confidence(own), **fields})
         if role in ("bull", "bear"):
-            rnd = _ROUND.search(tail)
+            rnd = ROUND_PATTERN.search(tail)
             r = int(rnd.group(1)) if rnd else 1
             gap = DEBATE_GAP / 2 ** (r - 1)
             sigma = p.noise if p.debate_noise is None else p.debate_noise
@@ -146,7 +146,7 @@ class ChoiceSimulation(KindSimulation):
     """Multiple choice (see the module docstring)."""
 
     def anchor(self, sim: SimulatorProvider, record: WorldRecord) -> np.ndarray:
-        from agent_providers.simulator import _uniform  # noqa: PLC0415
+        from agent_providers.simulator import seeded_uniform  # noqa: PLC0415
         from scipy.special import gammaincinv  # noqa: PLC0415
 
         p = sim.params
@@ -156,17 +156,17 @@ class ChoiceSimulation(KindSimulation):
             return np.asarray(record.crowd_forecast, dtype=float)
         if p.anchor == "truth" and record.outcome is not None:
             a = p.k * m + (np.arange(k) == int(record.outcome))
-            g = np.array([gammaincinv(a[j], _uniform(p.seed, "anchor", record.question_id, j)) for j in range(k)])
+            g = np.array([gammaincinv(a[j], seeded_uniform(p.seed, "anchor", record.question_id, j)) for j in range(k)])
             return g / g.sum()
         return m
 
     def forecast(self, sim, spec, anchor, key, agent, sigma, shift=0.0):
-        from agent_providers.simulator import ANCHOR_EPS, _normal  # noqa: PLC0415
+        from agent_providers.simulator import ANCHOR_EPS, seeded_normal  # noqa: PLC0415
 
         p = sim.params
         k = len(spec.options)
-        common = np.array([_normal(p.seed, "common", *key, j) for j in range(k)])
-        own = np.array([_normal(p.seed, "agent", agent, *key, j) for j in range(k)])
+        common = np.array([seeded_normal(p.seed, "common", *key, j) for j in range(k)])
+        own = np.array([seeded_normal(p.seed, "agent", agent, *key, j) for j in range(k)])
         x = p.scale * np.log(np.maximum(anchor, ANCHOR_EPS)) + sigma * (math.sqrt(p.rho) * common + math.sqrt(1 - p.rho) * own)
         if shift:
             x[int(np.argmax(x))] += shift
@@ -182,21 +182,21 @@ class NumericSimulation(KindSimulation):
     """Numeric (see the module docstring)."""
 
     def anchor(self, sim: SimulatorProvider, record: WorldRecord) -> float:
-        from agent_providers.simulator import _normal  # noqa: PLC0415
+        from agent_providers.simulator import seeded_normal  # noqa: PLC0415
 
         p = sim.params
         if p.anchor == "truth" and record.outcome is not None:
             t = float(location_of(record.spec, float(record.outcome)))
-            return t + numeric_width(p.k) * _normal(p.seed, "anchor", record.question_id)
+            return t + numeric_width(p.k) * seeded_normal(p.seed, "anchor", record.question_id)
         return 0.5
 
     def forecast(self, sim, spec: NumericSpec, anchor, key, agent, sigma, shift=0.0):
-        from agent_providers.simulator import _normal  # noqa: PLC0415
+        from agent_providers.simulator import seeded_normal  # noqa: PLC0415
 
         p = sim.params
         w = numeric_width(p.k)
-        common = _normal(p.seed, "common", *key)
-        own = _normal(p.seed, "agent", agent, *key)
+        common = seeded_normal(p.seed, "common", *key)
+        own = seeded_normal(p.seed, "agent", agent, *key)
         mu = float(anchor) + w * (p.bias + shift + sigma * (math.sqrt(p.rho) * common + math.sqrt(1 - p.rho) * own))
         sd = w / p.scale
         return {field: _stated_value(spec, mu + sd * NormalDist().inv_cdf(level / 100))
@@ -275,7 +275,7 @@ def member_forecasts(sim: SimulatorProvider, questions: Sequence[Any], n_members
         if simulation is None:
             raise ValueError(f"question {q.id!r} is {q.spec.kind}: use SimulatorProvider.member_panel for binary questions")
         key = world_key(q)
-        records = sim._records(key)
+        records = sim.world_records(key)
         anchors = [simulation.anchor(sim, r) for r in records]
         anchor = anchors[0] if len(anchors) == 1 else np.mean(np.asarray(anchors, dtype=float), axis=0)
         kind = kind_of(q.spec)

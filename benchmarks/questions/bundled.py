@@ -106,7 +106,8 @@ def _as_date(value: Any, field: str) -> dt.date:
         raise DataValidationError(str(exc), field=field, value=value) from None
 
 
-def _as_list(value: Any, field: str) -> list[Any] | None:
+def filter_values(value: Any, field: str) -> list[Any] | None:
+    """A filter argument as a list: None stays None (no filter), a string is one value; raises DataValidationError otherwise."""
     if value is None:
         return None
     if isinstance(value, str):
@@ -116,7 +117,7 @@ def _as_list(value: Any, field: str) -> list[Any] | None:
     raise DataValidationError(f"{field} must be a string or a list, got {value!r}", field=field, value=value)
 
 
-def _seed_key(seed: int, qid: str) -> int:
+def sampling_key(seed: int, qid: str) -> int:
     """Sampling key of one question: depends only on (seed, qid), never on row order."""
     return int.from_bytes(hashlib.blake2b(f"{seed}|{qid}".encode(), digest_size=8).digest(), "big")
 
@@ -193,7 +194,7 @@ def load_forecastbench(
     df = forecastbench_table()
     mask = np.ones(len(df), dtype=bool)
 
-    src = _as_list(sources, "sources")
+    src = filter_values(sources, "sources")
     if src is not None:
         valid = sorted(df["source"].unique().tolist())
         unknown = [s for s in src if s not in valid]
@@ -209,7 +210,7 @@ def load_forecastbench(
                 f"question_type must be 'market' or 'dataset', got {question_type!r}", field="question_type", value=question_type
             )
         mask &= (df["question_type"] == question_type).to_numpy()
-    rnd = _as_list(rounds, "rounds")
+    rnd = filter_values(rounds, "rounds")
     if rnd is not None:
         rnd = [r.isoformat() if isinstance(r, dt.date) else str(r) for r in rnd]
         valid_r = sorted(df["round"].unique().tolist())
@@ -249,7 +250,7 @@ def load_forecastbench(
             if sample_n > len(sel):
                 logger.warning("sample_n=%d but only %d questions pass the filters; returning all of them", sample_n, len(sel))
         else:
-            keys = np.array([_seed_key(int(seed), q) for q in sel["qid"].tolist()], dtype=np.uint64)
+            keys = np.array([sampling_key(int(seed), q) for q in sel["qid"].tolist()], dtype=np.uint64)
             chosen = np.sort(np.argsort(keys, kind="stable")[:sample_n])
             sel = sel.iloc[chosen]
 

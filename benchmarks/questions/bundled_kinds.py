@@ -43,7 +43,7 @@ from agent_schemas import DataValidationError, Question
 from agent_schemas.kinds import ChoiceSpec, NumericSpec
 from agent_tools.datasets import load_forecastbench_kind_table
 from benchmarks.questions.base import scheduled_close
-from benchmarks.questions.bundled import _as_list, _seed_key, load_forecastbench
+from benchmarks.questions.bundled import filter_values, sampling_key, load_forecastbench
 
 __all__ = [
     "BUNDLED_LOADERS", "SiblingGroup", "load_bundled", "choice_outcomes", "load_multiple_choice_questions", "load_numeric_questions", "numeric_outcomes",
@@ -72,7 +72,7 @@ def _filtered(df: pd.DataFrame, *, sources: Any, rounds: Any, sample_n: int | No
               min_horizon_days: int | None = None, max_horizon_days: int | None = None) -> pd.DataFrame:
     mask = np.ones(len(df), dtype=bool)
     for name, values, column in (("sources", sources, "source"), ("rounds", rounds, "round")):
-        wanted = _as_list(values, name)
+        wanted = filter_values(values, name)
         if wanted is None:
             continue
         wanted = [v.isoformat() if isinstance(v, dt.date) else str(v) for v in wanted]
@@ -93,7 +93,7 @@ def _filtered(df: pd.DataFrame, *, sources: Any, rounds: Any, sample_n: int | No
         if isinstance(sample_n, bool) or not isinstance(sample_n, (int, np.integer)) or sample_n <= 0:
             raise DataValidationError(f"sample_n must be a positive integer, got {sample_n!r}", field="sample_n", value=sample_n)
         if sample_n < len(sel):
-            keys = np.array([_seed_key(int(seed), q) for q in sel["qid"].tolist()], dtype=np.uint64)
+            keys = np.array([sampling_key(int(seed), q) for q in sel["qid"].tolist()], dtype=np.uint64)
             sel = sel.iloc[np.sort(np.argsort(keys, kind="stable")[:sample_n])]
     return sel
 

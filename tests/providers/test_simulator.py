@@ -13,7 +13,7 @@ from scipy.special import betaincinv
 
 from agent_providers import ScriptedProvider, SimParams, SimulatorProvider, SimWorld, auto_provider, get_provider
 from agent_providers.scripted import count_tokens_approx
-from agent_providers.simulator import _normal, _uniform, member_key
+from agent_providers.simulator import seeded_normal, seeded_uniform, member_key
 from agent_research import Ensemble, ForecastPipeline
 from agent_schemas import UnknownProvider
 from agent_specialists import DebateAgent, SupervisorAgent
@@ -96,14 +96,14 @@ def test_members_are_the_documented_draws(questions, bundled_world):
     # the anchor by hand: Beta(k m + o, k (1 - m) + 1 - o) quantile at the question's hashed uniform
     same_source = [r for r in load_forecastbench() if r.source == q.source]
     m = (sum(r.outcome for r in same_source) + 1) / (len(same_source) + 2)
-    anchor = float(betaincinv(2 * m + q.outcome, 2 * (1 - m) + 1 - q.outcome, _uniform(5, "anchor", q.id)))
+    anchor = float(betaincinv(2 * m + q.outcome, 2 * (1 - m) + 1 - q.outcome, seeded_uniform(5, "anchor", q.id)))
     assert llm.latent_p(q) == pytest.approx(anchor, abs=1e-12)
     logit = math.log(anchor / (1 - anchor))
     key = (q.text.strip(), q.forecast_date.isoformat())
     member_calls = [c for c in trace.recorded_calls if c.role == "forecaster"]
     for i, (f, call) in enumerate(zip(trace.forecasts, member_calls)):
         x, z = llm.agent_logodds(anchor, key, member_key(i, call.messages[-1].content), 0.7)  # member i has seed i
-        by_hand = 1.3 * logit + 0.2 + 0.7 * (math.sqrt(0.4) * _normal(5, "common", *key) + math.sqrt(0.6) * z)
+        by_hand = 1.3 * logit + 0.2 + 0.7 * (math.sqrt(0.4) * seeded_normal(5, "common", *key) + math.sqrt(0.6) * z)
         assert x == pytest.approx(by_hand)
         assert f.p_yes == min(max(round(100 / (1 + math.exp(-by_hand))), 1), 99) / 100
 
@@ -118,7 +118,7 @@ def test_no_noise_members_equal_the_anchor_and_full_correlation_makes_them_agree
     correlated = SimulatorProvider(SimParams(noise=1.0, rho=1.0), world=bundled_world)
     ps = [f.p_yes for f in pipeline(correlated).run(q).forecasts]
     anchor = correlated.latent_p(q)
-    shared = math.log(anchor / (1 - anchor)) + _normal(0, "common", q.text.strip(), q.forecast_date.isoformat())
+    shared = math.log(anchor / (1 - anchor)) + seeded_normal(0, "common", q.text.strip(), q.forecast_date.isoformat())
     assert ps == [min(max(round(100 / (1 + math.exp(-shared))), 1), 99) / 100] * 3  # one shared error, no own error
     shifted = SimulatorProvider(SimParams(noise=0, bias=1.0), world=bundled_world)
     assert all(f.p_yes > want for f in pipeline(shifted).run(q).forecasts)
@@ -221,8 +221,8 @@ def test_member_panel_draws_the_member_model(questions, bundled_world):
     anchor = llm.latent_p(q)
     key = (q.text.strip(), q.forecast_date.isoformat())
     logit = math.log(anchor / (1 - anchor))
-    by_hand = [1.3 * logit + 0.2 + 0.7 * (math.sqrt(0.4) * _normal(5, "common", *key)
-                                          + math.sqrt(0.6) * _normal(5, "agent", f"panel-{i}", *key)) for i in range(4)]
+    by_hand = [1.3 * logit + 0.2 + 0.7 * (math.sqrt(0.4) * seeded_normal(5, "common", *key)
+                                          + math.sqrt(0.6) * seeded_normal(5, "agent", f"panel-{i}", *key)) for i in range(4)]
     assert llm.member_panel([q], 4) == [[min(max(round(100 / (1 + math.exp(-x))), 1), 99) / 100 for x in by_hand]]
     assert llm.member_panel(questions, 4)[2] == llm.member_panel([q], 4)[0]  # a question's draws do not depend on the others
 

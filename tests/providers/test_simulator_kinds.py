@@ -18,7 +18,7 @@ from scipy.special import gammaincinv
 
 from agent_providers import SimulatorProvider, SimWorld
 from agent_providers.roles import calling_as
-from agent_providers.simulator import _normal, _uniform
+from agent_providers.simulator import seeded_normal, seeded_uniform
 from agent_providers.simulator_kinds import ChoiceSimulation, NumericSimulation, numeric_width
 from agent_research import Ensemble, ForecasterAgent, ForecastPipeline
 from agent_schemas import ChatMessage, Question
@@ -149,7 +149,7 @@ def test_numeric_forecaster_by_hand():
     with calling_as("forecaster"):
         answer = json.loads(llm.answer(prompt(q, "persona"), {}, 0))
     t = location_of(RANGE, 120.5)
-    mu = t + 0.1 * _normal(0, "anchor", "nu0")
+    mu = t + 0.1 * seeded_normal(0, "anchor", "nu0")
     for p, field in zip(PERCENTILES, FIELDS):
         expected = float(value_at(RANGE, mu + 0.1 * NormalDist().inv_cdf(p / 100)))
         assert answer[field] == float(f"{expected:.6g}")
@@ -175,7 +175,7 @@ def test_choice_forecaster_by_hand():
     with calling_as("forecaster"):
         answer = json.loads(llm.answer(prompt(q, "persona"), {}, 0))
     a = 2.0 / 3 + np.array([0.0, 1.0, 0.0])
-    g = np.array([gammaincinv(a[j], _uniform(0, "anchor", "mc0", j)) for j in range(3)])
+    g = np.array([gammaincinv(a[j], seeded_uniform(0, "anchor", "mc0", j)) for j in range(3)])
     expected = 0.01 + 0.97 * g / g.sum()
     assert answer["probabilities"] == dict(zip(CHOICE.options, integer_percents(expected)))
     assert sum(answer["probabilities"].values()) == 100 and min(answer["probabilities"].values()) >= 1
