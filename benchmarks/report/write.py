@@ -159,7 +159,7 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_di
             raise DataValidationError(f"baseline {baseline!r} is not among the scored methods: {', '.join(labels)}",
                                       field="baseline", value=baseline)
         base_label = prefixed[0]
-    # a fitted method that fell back on every question is its unfitted rule: shown as "= mean (not fitted: n < 30)", no rank
+    # a fitted method that fell back on every question is its unfitted rule: shown as "= mean (not fitted: one forecast date)", no rank
     table = rank_methods(scored, method_col="label", baseline=base_label, max_imputed=max_imputed,
                          n_resamples=n_resamples, seed=seed, question_cols=QUESTION_COLUMNS,
                          questions=the_set, equals=fallback_equals(fitted, prefix_run=len(records) > 1))
