@@ -479,8 +479,11 @@ def export(
                 ("--resolution-set", resolution_set)) if value is not None]
             if theirs:
                 raise ValueError(f"{', '.join(theirs)}: only for --format forecastbench, not panel")
-            rows = panel_of_run(load_run(rdir))
+            loaded = load_run(rdir)
+            rows = panel_of_run(loaded)
             path = write_panel(rows, output or rdir / "panel.csv")
+            if simulated := simulation_note({loaded.run_id: loaded.manifest}):  # the model column keeps it through aggregate
+                _say(f"warning: {simulated} The panel's model column says so, and aggregate labels its results SIMULATED.")
             _say(f"{len(rows)} forecasts by {rows['forecaster'].nunique()} forecasters on {rows['question_id'].nunique()} questions written")
             typer.echo(str(path))
             return
