@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -328,15 +329,35 @@ def no_tokens_reason(manifest: dict[str, Any]) -> str:
     return "human panel: no tokens" if pool.get("name") == "superforecasters" else "given forecasts: no tokens"
 
 
+def short_run_ids(run_ids: list[str], *, keep: int = 8) -> dict[str, str]:
+    """Each run id as the leaderboard's narrow run column shows it: without the prefix every id shares (a common
+    timestamp and model), as ``…<rest>``, when that prefix is at least ``keep`` characters; else the id itself.
+
+    >>> short_run_ids(["20261205T2359-sim-first", "20261205T2359-sim-second"])
+    {'20261205T2359-sim-first': '…first', '20261205T2359-sim-second': '…second'}
+    >>> short_run_ids(["a", "b"])
+    {'a': 'a', 'b': 'b'}
+    """
+    if len(run_ids) < 2:
+        return {r: r for r in run_ids}
+    prefix = os.path.commonprefix(run_ids)
+    cut = max(prefix.rfind(c) for c in "-_:.T") + 1 if prefix else 0  # at a word boundary
+    if cut < keep or any(len(r) == cut for r in run_ids):
+        return {r: r for r in run_ids}
+    return {r: "…" + r[cut:] for r in run_ids}
+
+
 def board_rows(board: pd.DataFrame, scored: pd.DataFrame, manifests: dict[str, dict[str, Any]]) -> pd.DataFrame:
     """The leaderboard with what the page shows apart: ``run`` (the row's run id) and ``method`` (its name without
-    the ``<run id>:`` prefix a comparison's labels carry), ``kind`` (method or baseline) and ``no_tokens`` (why a
+    the ``<run id>:`` prefix a comparison's labels carry), ``run_short`` (:func:`short_run_ids`), ``kind`` (method or
+    baseline) and ``no_tokens`` (why a
     method of a panel's run has no token count, :func:`no_tokens_reason`; '' otherwise)."""
     out = board.copy()
     first = scored.drop_duplicates("label").set_index("label")
     out["kind"] = out["label"].map(first["kind"]).fillna("method")
     out["run"] = out["label"].map(first["run_id"]).fillna("")
     out["method"] = out["label"].map(first["method"]).fillna(out["label"])
+    out["run_short"] = out["run"].map(short_run_ids(list(manifests)))
     reasons = {rid: no_tokens_reason(m) for rid, m in manifests.items()}
     spent = out["tokens_per_question"].fillna(0) if "tokens_per_question" in out.columns else pd.Series(0, index=out.index)
     out["no_tokens"] = [reasons.get(run, "") if kind == "method" and float(t) == 0 else ""

@@ -4,6 +4,7 @@ result cannot say); ``view runs/`` writes an index of every run and touches no r
 
 from __future__ import annotations
 
+import doctest
 import hashlib
 import json
 import re
@@ -15,6 +16,7 @@ from typer.testing import CliRunner
 
 from benchmarks.cli import app
 from benchmarks.report.write import write_report
+from benchmarks.viewer import headline as headline_module
 from benchmarks.viewer import page
 from benchmarks.viewer.headline import degenerate_share, headline
 from benchmarks.viewer.index import INDEX_FILE, run_entries
@@ -115,3 +117,9 @@ def test_view_of_a_folder_of_runs_writes_an_index_and_touches_no_run(tmp_path):
     html = (runs / INDEX_FILE).read_text(encoding="utf-8")
     assert '<a href="a/report.html">report</a>' in html and "forecast-reconcile view b-sim" in html
     assert json.loads((a / "manifest.json").read_text())["run_id"] == "a"
+
+
+@pytest.mark.parametrize("module,n", [(page, 2), (headline_module, 1)])
+def test_doctests_pass(module, n):
+    result = doctest.testmod(module)
+    assert result.attempted >= n and result.failed == 0
