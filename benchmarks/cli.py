@@ -817,7 +817,7 @@ def view(
     _setup_logging(debug)
     from benchmarks.run_folder.layout import PAGE_FILE
     from benchmarks.viewer import open_page, page_is_current
-    from benchmarks.viewer.index import is_folder_of_runs, write_index
+    from benchmarks.report.run_index import is_folder_of_runs, write_index
 
     with cli_errors(debug):
         rdir = run if run.is_dir() else output_dir / run

@@ -19,7 +19,7 @@ from benchmarks.report.write import write_report
 from benchmarks.viewer import headline as headline_module
 from benchmarks.viewer import page
 from benchmarks.viewer.headline import degenerate_share, headline
-from benchmarks.viewer.index import INDEX_FILE, run_entries
+from benchmarks.report.run_index import INDEX_FILE, run_entries
 from tests.benchmarks.test_report_tables import standard_records, write_run
 
 
