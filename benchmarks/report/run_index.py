@@ -41,9 +41,9 @@ class RunEntry:
     folder: str
     """The run folder's name inside the indexed folder (the link's base)."""
     models: str
-    """The providers' specs and models, or ``none (given forecasts)``."""
+    """The providers' specs and models, or ``none: given forecasts`` (of the models a panel file names)."""
     kind: str
-    """``models``, ``panel: given forecasts`` or ``simulated``."""
+    """``models``, ``human panel`` (the bundled superforecasters), ``panel: given forecasts`` or ``simulated``."""
     n_questions: int
     """Questions the run planned (count)."""
     created: str
@@ -83,7 +83,8 @@ def _kind(manifest: dict[str, Any]) -> str:
     if simulated_specs(manifest):
         return "simulated"
     if (manifest.get("config") or {}).get("ensemble") == "given":
-        return "panel: given forecasts"
+        pool = (manifest.get("question_selection") or {}).get("pool") or {}
+        return "human panel" if pool.get("name") == "superforecasters" else "panel: given forecasts"
     return "models"
 
 
@@ -105,7 +106,10 @@ def run_entries(folder: str | Path) -> list[RunEntry]:
         providers = m.get("providers") or []
         models = ", ".join(dict.fromkeys(
             str(p.get("spec")) + (f" ({p['model']})" if p.get("model") and p.get("model") != p.get("spec") else "")
-            for p in providers)) or "none (given forecasts)"
+            for p in providers))
+        if not models:  # a panel's run: its forecasts were given; a panel exported from a run names that run's models
+            pool = (m.get("question_selection") or {}).get("pool") or {}
+            models = f"none: given forecasts{' of ' + ', '.join(pool['models']) if pool.get('models') else ''}"
         created = str(m.get("created_at", ""))[:16].replace("T", " ")
         out.append(RunEntry(run_id=str(m.get("run_id") or d.name), folder=d.name, models=models, kind=_kind(m),
                             n_questions=len(m.get("question_ids") or []), created=created, best=_best(d),
