@@ -174,6 +174,11 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_di
     plans = run_plans(manifests, records)
     own = impute(scored, {lab: plans[rid] for lab, rid in zip(scored["label"], scored["run_id"])}, method_col="label",
                  question_cols=QUESTION_COLUMNS)
+    if len(records) > 1:  # a comparison: each row's method and run apart, next to its "<run id>:<method>" label
+        first = scored.drop_duplicates("label").set_index("label")
+        at = list(table.columns).index("label") + 1
+        table.insert(at, "run", table["label"].map(first["run_id"]))
+        table.insert(at, "method", table["label"].map(first["method"]))
     table = table.merge(brier_index_columns(own, member_rows(runs), max_imputed=max_imputed), on="label", how="left")
     attempts = df.groupby("label").agg(attempted=("question_id", "size"), failed=("status", lambda s: int((s == "failed").sum())))
     table = table.merge(attempts, left_on="label", right_index=True, how="left")

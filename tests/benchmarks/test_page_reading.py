@@ -123,3 +123,15 @@ def test_view_of_a_folder_of_runs_writes_an_index_and_touches_no_run(tmp_path):
 def test_doctests_pass(module, n):
     result = doctest.testmod(module)
     assert result.attempted >= n and result.failed == 0
+
+
+def test_a_comparisons_markdown_and_csv_give_method_and_run_apart(tmp_path):
+    real = write_run(tmp_path, "real-run", standard_records())
+    sim = write_run(tmp_path, "sim-run", standard_records(), specs=("sim",))
+    rep = write_report([real, sim], tmp_path / "cmp", n_resamples=20)
+    board = pd.read_csv(rep.csv_path)
+    assert (board["label"] == board["run"] + ":" + board["method"]).all() and set(board["run"]) == {"real-run", "sim-run"}
+    header = next(line for line in rep.markdown.splitlines() if line.startswith("| rank"))
+    assert [c.strip() for c in header.strip("|").split("|")][1:3] == ["method", "run"] and "label" not in header
+    alone = write_report([real], tmp_path / "one", n_resamples=20)
+    assert "run" not in alone.leaderboard.columns and "| rank   | label" in alone.markdown
