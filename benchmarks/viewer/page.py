@@ -391,7 +391,7 @@ def render_page(data: ReportData, *, title: str | None = None) -> str:
     page = _environment().get_template("report.html.j2").render(
         title=title or (f"Run {run_ids[0]}" if not multi else f"Comparison of {len(run_ids)} runs"),
         css=_asset("viewer.css"), js=_asset("viewer.js"),
-        runs=_runs(data.manifests, data.records), multi=multi,
+        runs=_runs(data.manifests, data.records), multi=multi, run_short=short_run_ids(run_ids),
         ranked=board[board["ranked"]].to_dict("records"), unranked=board[~board["ranked"]].to_dict("records"),
         has_cost="cost_usd" in board.columns, baseline=data.baseline, base_method=data.baseline.rpartition(":")[2] if multi else data.baseline,
         base_run=data.baseline.rpartition(":")[0] if multi else "", not_ranked=not_ranked_note(data.max_imputed),
