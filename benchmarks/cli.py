@@ -380,7 +380,7 @@ def leaderboard(
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
 ) -> None:
     """Write CSV, Markdown and one self-contained HTML page comparing runs (with the walk-forward fitted
-    methods); the shards of one run (``run --shard i/n``) are merged into one run, each question counted once."""
+    methods); the shards of one run (run --shard i/n) are merged into one run, each question counted once."""
     _setup_logging(debug)
     from benchmarks.run_folder.load import ShardGroup, group_shards, run_folders
 
@@ -479,8 +479,11 @@ def export(
                 ("--resolution-set", resolution_set)) if value is not None]
             if theirs:
                 raise ValueError(f"{', '.join(theirs)}: only for --format forecastbench, not panel")
-            rows = panel_of_run(load_run(rdir))
+            loaded = load_run(rdir)
+            rows = panel_of_run(loaded)
             path = write_panel(rows, output or rdir / "panel.csv")
+            if simulated := simulation_note({loaded.run_id: loaded.manifest}):  # the model column keeps it through aggregate
+                _say(f"warning: {simulated} The panel's model column says so, and aggregate labels its results SIMULATED.")
             _say(f"{len(rows)} forecasts by {rows['forecaster'].nunique()} forecasters on {rows['question_id'].nunique()} questions written")
             typer.echo(str(path))
             return
@@ -801,23 +804,29 @@ def aggregate(
 
 @app.command()
 def view(
-    run: Path = typer.Argument(..., help="Run folder, or a run id under --output."),
+    run: Path = typer.Argument(..., help="Run folder, or a run id under --output; or a folder of runs (runs/): its index page."),
     output_dir: Path = typer.Option(Path("runs"), "--output", "-o", help="Parent folder of run folders (to find a run id)."),
     rebuild: bool = typer.Option(False, help="Rebuild report.html even when it is newer than the run's results."),
     open_browser: bool = typer.Option(True, "--open/--no-open", help="Open the page in a web browser (else only print its path)."),
     debug: bool = typer.Option(False, help="Show tracebacks."),
 ) -> None:
-    """Write the run's self-contained HTML page if needed, print its path and open it in a browser."""
+    """Write the run's self-contained HTML page if needed, print its path and open it in a browser.
+
+    Given a folder of runs (e.g. runs/), write its index.html instead: every run in it (id, provider and model,
+    kind, questions, date, best method, a link to its page); no run's own files are touched."""
     _setup_logging(debug)
     from benchmarks.run_folder.layout import PAGE_FILE
     from benchmarks.viewer import open_page, page_is_current
+    from benchmarks.report.run_index import is_folder_of_runs, write_index
 
     with cli_errors(debug):
         rdir = run if run.is_dir() else output_dir / run
         if not rdir.is_dir():
             raise FileNotFoundError(f"{run}: no such run folder (nor {rdir})")
         page = rdir / PAGE_FILE
-        if rebuild or not page_is_current(rdir):
+        if is_folder_of_runs(rdir):
+            page = write_index(rdir)
+        elif rebuild or not page_is_current(rdir):
             page = _report([rdir], rdir)[0].html_path
         typer.echo(str(page.resolve()))
         if open_browser and not open_page(page):

@@ -11,6 +11,9 @@ column            required  content
 ``reasoning``     no        the forecaster's reasoning (shown on the question's page, read by the
                             reconcilers when a provider runs them)
 ``date``          no        ISO date the forecast was made, on or before the question's resolution date
+``model``         no        the provider-qualified model that made the forecast (a run's member's, as
+                            ``export --format panel`` writes it); a panel of the simulator's members
+                            (``sim``) keeps its SIMULATED label through ``aggregate``
 ``outcome``       no        ``1``/``0`` (``yes``/``no``, ``true``/``false``) for a question that is not
                             among the known ones, or that they know without an outcome (a question
                             set without its resolutions): the question takes it; for a known outcome
@@ -61,7 +64,7 @@ from benchmarks.run_folder.load import LoadedRun, load_run
 __all__ = ["BUNDLED_PANELS", "PANEL_COLUMNS", "Panel", "bundled_panel", "panel_of_run", "read_panel", "superforecaster_panel", "write_panel"]
 
 #: The columns of a panel's forecasts, in file order (the first three required).
-PANEL_COLUMNS: tuple[str, ...] = ("question_id", "forecaster", "p_yes", "reasoning", "date", "outcome")
+PANEL_COLUMNS: tuple[str, ...] = ("question_id", "forecaster", "p_yes", "reasoning", "date", "model", "outcome")
 #: Panels bundled with the package, by the name ``aggregate --panel`` takes.
 BUNDLED_PANELS: tuple[str, ...] = ("superforecasters",)
 _SUPER_INDIVIDUAL = "human_superforecaster_individual"
@@ -192,9 +195,11 @@ class Panel:
     def describe(self) -> dict[str, Any]:
         """JSON-serialisable facts of the panel, for the run's manifest."""
         n = self.counts()
+        models = sorted({str(m) for m in self.forecasts.get("model", pd.Series(dtype=object)).dropna() if str(m)})
         return {"name": self.name, "source": self.source, "forecasts": len(self.forecasts),
                 "forecasters": int(self.forecasts["forecaster"].nunique()), "questions": len(n),
-                "forecasters_per_question_median": float(n.median()), "notes": list(self.notes)}
+                "forecasters_per_question_median": float(n.median()), "notes": list(self.notes),
+                **({"models": models} if models else {})}
 
 
 def read_panel(path: str | Path, *, questions_path: str | Path | None = None, skip_unknown: bool = False) -> Panel:
@@ -220,7 +225,7 @@ def read_panel(path: str | Path, *, questions_path: str | Path | None = None, sk
     DataValidationError
         One line naming the file, the row, the column and the value (module docstring).
     """
-    found = read_forecast_rows(path, by="forecaster", extra=("reasoning", "date"))
+    found = read_forecast_rows(path, by="forecaster", extra=("reasoning", "date", "model"))
     found = match_questions(found, question_pool(questions_path), by="forecaster", skip_unknown=skip_unknown)
     table, file = found.table, found.table.path
     rows: list[dict[str, Any]] = []
@@ -239,7 +244,7 @@ def read_panel(path: str | Path, *, questions_path: str | Path | None = None, sk
                 raise table.error(r["row"], "date", r["date"], f"the forecast is dated after the question resolved ({q.resolution_date})")
             rows.append({"question_id": r["question_id"], "forecaster": r["by"], "p_yes": r["p_yes"],
                          "reasoning": "" if r["reasoning"] is None else str(r["reasoning"]).strip(), "date": date,
-                         "row": r["row"], "outcome": r["outcome"]})
+                         "model": "" if r["model"] is None else str(r["model"]).strip(), "row": r["row"], "outcome": r["outcome"]})
         frame = pd.DataFrame(rows, columns=[*PANEL_COLUMNS, "row"])
         questions = {qid: _panel_question(table, found.questions.get(qid), g) for qid, g in frame.groupby("question_id", sort=False)}
     notes = list(found.notes)
@@ -363,7 +368,7 @@ def panel_of_run(run: str | Path | LoadedRun) -> pd.DataFrame:
     """
     loaded = load_run(run)
     rows = [(r["question_id"], f["agent_id"], float(f["p_yes"]), f.get("rationale") or "", dt.date.fromisoformat(r["forecast_date"]),
-             r.get("outcome"))
+             f.get("model") or "", r.get("outcome"))
             for r in loaded.records for f in (r.get("trace") or {}).get("forecasts", [])
             if f.get("status") == "ok" and f.get("p_yes") is not None]
     if not rows:

@@ -472,8 +472,11 @@ def fallback_equals(fitted: Mapping[str, Mapping[str, Mapping[str, Mapping[str, 
     Returns
     -------
     dict
-        ``{label: "<rule> (not fitted: n < 30)"}``, e.g. ``{"fitted_platt": "mean (not fitted: n < 30)"}``;
-        the reason is ``fewer than 5 of an outcome`` when 30 questions were there but not both outcomes.
+        ``{label: "<rule> (not fitted: <why>)"}``, e.g. ``{"fitted_platt": "mean (not fitted: n < 30)"}``. The
+        reason is ``one forecast date`` when every question was forecast on the same day (a single round: no
+        question can have resolved before another's forecast date, however many there are), ``n < 30`` when
+        fewer questions resolved before the latest forecast date, and ``fewer than 5 of an outcome`` when 30 were
+        there but not both outcomes.
         The rule is the one the rows used (``fitted_blend`` without a pipeline: ``mean``).
     """
     out = {}
@@ -484,7 +487,12 @@ def fallback_equals(fitted: Mapping[str, Mapping[str, Mapping[str, Mapping[str, 
                 continue
             rule = " or ".join(dict.fromkeys(r.get("equals") or UNFITTED_RULE[method] for r in got))
             n_max = max(r["n_fit"] for r in got)
-            why = f"n < {min_questions}" if n_max < min_questions else f"fewer than {min_per_class} of an outcome"
+            if n_max >= min_questions:
+                why = f"fewer than {min_per_class} of an outcome"
+            elif len({r.get("fit_before") for r in got}) == 1:  # every question forecast on one day: no history can grow
+                why = "one forecast date"
+            else:
+                why = f"n < {min_questions}"
             out[f"{run_id}:{method}" if prefix_run else method] = f"{rule} (not fitted: {why})"
     return out
 

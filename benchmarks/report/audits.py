@@ -3,7 +3,7 @@ training cutoffs), and the label of simulated results."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -15,14 +15,15 @@ from benchmarks.protocol.leakage import AUDIT_KEYS
 from benchmarks.protocol.model_cutoffs import training_cutoff
 from benchmarks.run_folder.load import LoadedRun
 
-__all__ = ["contamination_split", "leakage_audit_table", "simulation_note"]
+__all__ = ["contamination_split", "leakage_audit_table", "simulated_specs", "simulation_note"]
 
 
 
 def leakage_audit_table(runs: Sequence[LoadedRun]) -> pd.DataFrame:
     """Per loaded run: the leakage audit (:func:`benchmarks.protocol.leakage.leakage_audit` of each question)
     summed over questions (:data:`benchmarks.protocol.leakage.AUDIT_KEYS`; ``findings`` must be 0), with failed
-    questions and provider call counts."""
+    questions, provider call counts and ``simulated`` (the run's simulator specs, :func:`simulated_specs`, or ``no``):
+    a comparison of runs lists which of them are simulated."""
     rows = []
     for run in runs:
         manifest, records = run.manifest, run.records
@@ -34,7 +35,7 @@ def leakage_audit_table(runs: Sequence[LoadedRun]) -> pd.DataFrame:
         rows.append({"run_id": manifest["run_id"], "questions": len(records),
                      "failed_questions": sum(r["status"] != "ok" for r in records), **tot,
                      "provider_calls": stats.get("calls"), "retries": stats.get("retries"),
-                     "cache_hits": stats.get("cache_hits")})
+                     "cache_hits": stats.get("cache_hits"), "simulated": ", ".join(simulated_specs(manifest)) or "no"})
     return pd.DataFrame(rows)
 
 
@@ -58,8 +59,30 @@ def contamination_split(scored: pd.DataFrame, manifests: dict[str, dict[str, Any
     return pd.DataFrame(rows)
 
 
-def simulation_note(manifests: dict[str, dict[str, Any]]) -> str:
+def simulated_specs(manifest: Mapping[str, Any]) -> list[str]:
+    """The simulator specs a run's results come from: its providers' (``sim``, ``sim/...``) and, for a panel's run,
+    the models its members' forecasts were made by (a panel exported from a simulated run keeps them in its
+    ``model`` column, :mod:`benchmarks.panels.files`), sorted, each once."""
+    pool = ((manifest.get("question_selection") or {}).get("pool") or {})
+    specs = [p.get("spec", "") for p in manifest.get("providers") or []] + list(pool.get("models") or [])
+    return sorted({s for s in specs if is_simulated(s)})
+
+
+def simulation_note(manifests: Mapping[str, Mapping[str, Any]]) -> str:
     """The label of results that come from the simulator (:data:`agent_providers.simulator.SIMULATION_NOTE`
-    naming the runs' simulator specs), or '' when no run used it."""
-    specs = sorted({p["spec"] for m in manifests.values() for p in m.get("providers", []) if is_simulated(p["spec"])})
-    return f"{SIMULATION_NOTE} Providers: {', '.join(specs)}." if specs else ""
+    naming the runs' simulator specs, :func:`simulated_specs`), or '' when no run used it.
+
+    When only some of the runs are simulated (a comparison with a real model's run), the label says which:
+    ``SIMULATED runs: a, b (of 3) ...``; the others' scores are a model's.
+    """
+    by_run = {rid: simulated_specs(m) for rid, m in manifests.items()}
+    specs = sorted({s for v in by_run.values() for s in v})
+    if not specs:
+        return ""
+    note = f"{SIMULATION_NOTE} Providers: {', '.join(specs)}."
+    sim_runs = [rid for rid, v in by_run.items() if v]
+    if len(sim_runs) < len(by_run):
+        real = [rid for rid in by_run if rid not in sim_runs]
+        note = (f"SIMULATED runs: {', '.join(sim_runs)} (of {len(by_run)}): their rows measure the simulator ({', '.join(specs)}), "
+                f"a seeded simulation, not any model's forecasting skill. The rows of {', '.join(real)} are not simulated.")
+    return note

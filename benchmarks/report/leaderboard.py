@@ -63,8 +63,13 @@ def board_markdown(rows: pd.DataFrame) -> str:
 
 
 def run_columns(table: pd.DataFrame) -> list[str]:
-    """The :data:`RUN_COLUMNS` of ``table`` (``equals`` only when some row equals another method)."""
-    return [c for c in RUN_COLUMNS if c in table.columns and (c != "equals" or table[c].astype(bool).any())]
+    """The :data:`RUN_COLUMNS` of ``table`` (``equals`` only when some row equals another method); a comparison of
+    runs, whose table has ``method`` and ``run`` columns, shows those two in place of ``label`` (``<run id>:<method>``)."""
+    cols = [c for c in RUN_COLUMNS if c in table.columns and (c != "equals" or table[c].astype(bool).any())]
+    if {"method", "run"} <= set(table.columns) and "label" in cols:
+        at = cols.index("label")
+        cols[at:at + 1] = ["method", "run"]
+    return cols
 
 
 def leaderboard_sections(table: pd.DataFrame, *, baseline: str, max_imputed: float, plan_note: str = "") -> list[str]:

@@ -159,7 +159,7 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_di
             raise DataValidationError(f"baseline {baseline!r} is not among the scored methods: {', '.join(labels)}",
                                       field="baseline", value=baseline)
         base_label = prefixed[0]
-    # a fitted method that fell back on every question is its unfitted rule: shown as "= mean (not fitted: n < 30)", no rank
+    # a fitted method that fell back on every question is its unfitted rule: shown as "= mean (not fitted: one forecast date)", no rank
     table = rank_methods(scored, method_col="label", baseline=base_label, max_imputed=max_imputed,
                          n_resamples=n_resamples, seed=seed, question_cols=QUESTION_COLUMNS,
                          questions=the_set, equals=fallback_equals(fitted, prefix_run=len(records) > 1))
@@ -174,6 +174,11 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_di
     plans = run_plans(manifests, records)
     own = impute(scored, {lab: plans[rid] for lab, rid in zip(scored["label"], scored["run_id"])}, method_col="label",
                  question_cols=QUESTION_COLUMNS)
+    if len(records) > 1:  # a comparison: each row's method and run apart, next to its "<run id>:<method>" label
+        first = scored.drop_duplicates("label").set_index("label")
+        at = list(table.columns).index("label") + 1
+        table.insert(at, "run", table["label"].map(first["run_id"]))
+        table.insert(at, "method", table["label"].map(first["method"]))
     table = table.merge(brier_index_columns(own, member_rows(runs), max_imputed=max_imputed), on="label", how="left")
     attempts = df.groupby("label").agg(attempted=("question_id", "size"), failed=("status", lambda s: int((s == "failed").sum())))
     table = table.merge(attempts, left_on="label", right_index=True, how="left")

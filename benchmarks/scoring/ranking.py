@@ -280,7 +280,8 @@ def rank_methods(
         The :func:`~benchmarks.scoring.score_table` columns plus ``ranked`` (bool: compared on the whole
         set), ``rank`` (competition rank, ties shared, for compared methods when the set has at least
         ``min_clusters_to_rank`` clusters; missing otherwise and for ``equals`` methods; nullable integer),
-        ``n_answered`` (questions of the set the method answered), ``n_imputed`` (questions of the set it
+        ``n_answered`` (questions of the set the method answered; with an empty set, the questions it answered
+        of its own, its ``n``, so that no row of a comparison of runs with no common question reads 0), ``n_imputed`` (questions of the set it
         did not: imputed as its worst case for a compared method), ``coverage`` (fraction),
         ``too_small_to_rank`` (bool, the same for every compared row), ``equals`` (text, '' unless given),
         ``brier_worst_case`` and ``rank_worst_case`` (the Brier on the whole set with the imputed questions
@@ -323,6 +324,8 @@ def rank_methods(
     labels = table[method_col]
     table["too_small_to_rank"] = table["ranked"] & too_small
     table["n_answered"] = labels.map(c.answered).astype("int64")
+    if not c.questions:  # no common set (runs that planned no question in common): each row's own questions answered
+        table["n_answered"] = table["n"].astype("int64")
     table["n_imputed"] = labels.map(c.n_imputed).astype("int64")
     table["coverage"] = labels.map(c.coverage).astype(float)
     table["equals"] = [str((equals or {}).get(m, "")) for m in labels]

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -37,9 +38,10 @@ from benchmarks import scoring
 from benchmarks.scoring.ranking import MIN_CLUSTERS_TO_RANK, not_ranked_note, rank_labels
 from benchmarks.viewer import formatting as fmt
 from benchmarks.viewer import plots
+from benchmarks.viewer.headline import headline
 from benchmarks.viewer.trace import QuestionView, question_view
 
-__all__ = ["PROMPT_BUDGET_CHARS", "ReportData", "render_page"]
+__all__ = ["PROMPT_BUDGET_CHARS", "ReportData", "board_rows", "no_tokens_reason", "render_page", "render_template"]
 
 #: Largest total of prompt text (characters) embedded for every question; above it, prompts are embedded
 #: only for questions with leakage-audit findings.
@@ -197,6 +199,11 @@ def _asset(name: str) -> Markup:
     return Markup(source)  # our own static file, shipped as package data
 
 
+def render_template(name: str, **context: Any) -> str:
+    """Render one of the viewer's templates (autoescaped) with the page's stylesheet as ``css``."""
+    return _environment().get_template(name).render(css=_asset("viewer.css"), **context)
+
+
 # --- sections ----------------------------------------------------------------------------------------
 
 
@@ -311,6 +318,53 @@ def _runs(manifests: dict[str, dict[str, Any]], records: dict[str, list[dict[str
     return out
 
 
+def no_tokens_reason(manifest: dict[str, Any]) -> str:
+    """Why a run's methods spend no tokens, in the leaderboard's tokens and cost cells: ``human panel: no tokens``
+    for the bundled superforecaster panel, ``given forecasts: no tokens`` for another panel file's run
+    (``aggregate``: its members are given, not called); '' for a run whose members are a model's."""
+    cfg = manifest.get("config") or {}
+    if cfg.get("ensemble") != "given":
+        return ""
+    pool = (manifest.get("question_selection") or {}).get("pool") or {}
+    return "human panel: no tokens" if pool.get("name") == "superforecasters" else "given forecasts: no tokens"
+
+
+def short_run_ids(run_ids: list[str], *, keep: int = 8) -> dict[str, str]:
+    """Each run id as the leaderboard's narrow run column shows it: without the prefix every id shares (a common
+    timestamp and model), as ``…<rest>``, when that prefix is at least ``keep`` characters; else the id itself.
+
+    >>> short_run_ids(["20261205T2359-sim-first", "20261205T2359-sim-second"])
+    {'20261205T2359-sim-first': '…first', '20261205T2359-sim-second': '…second'}
+    >>> short_run_ids(["a", "b"])
+    {'a': 'a', 'b': 'b'}
+    """
+    if len(run_ids) < 2:
+        return {r: r for r in run_ids}
+    prefix = os.path.commonprefix(run_ids)
+    cut = max(prefix.rfind(c) for c in "-_:.T") + 1 if prefix else 0  # at a word boundary
+    if cut < keep or any(len(r) == cut for r in run_ids):
+        return {r: r for r in run_ids}
+    return {r: "…" + r[cut:] for r in run_ids}
+
+
+def board_rows(board: pd.DataFrame, scored: pd.DataFrame, manifests: dict[str, dict[str, Any]]) -> pd.DataFrame:
+    """The leaderboard with what the page shows apart: ``run`` (the row's run id) and ``method`` (its name without
+    the ``<run id>:`` prefix a comparison's labels carry), ``run_short`` (:func:`short_run_ids`), ``kind`` (method or
+    baseline) and ``no_tokens`` (why a
+    method of a panel's run has no token count, :func:`no_tokens_reason`; '' otherwise)."""
+    out = board.copy()
+    first = scored.drop_duplicates("label").set_index("label")
+    out["kind"] = out["label"].map(first["kind"]).fillna("method")
+    out["run"] = out["label"].map(first["run_id"]).fillna("")
+    out["method"] = out["label"].map(first["method"]).fillna(out["label"])
+    out["run_short"] = out["run"].map(short_run_ids(list(manifests)))
+    reasons = {rid: no_tokens_reason(m) for rid, m in manifests.items()}
+    spent = out["tokens_per_question"].fillna(0) if "tokens_per_question" in out.columns else pd.Series(0, index=out.index)
+    out["no_tokens"] = [reasons.get(run, "") if kind == "method" and float(t) == 0 else ""
+                        for run, kind, t in zip(out["run"], out["kind"], spent)]
+    return out
+
+
 def render_page(data: ReportData, *, title: str | None = None) -> str:
     """Render the self-contained HTML page of one run or a comparison of runs.
 
@@ -326,9 +380,7 @@ def render_page(data: ReportData, *, title: str | None = None) -> str:
     str
         The whole page (UTF-8 text), with no reference to any other file or network resource.
     """
-    board = data.leaderboard.copy()
-    kinds = data.scored.drop_duplicates("label").set_index("label")["kind"]
-    board["kind"] = board["label"].map(kinds).fillna("method")
+    board = board_rows(data.leaderboard, data.scored, data.manifests)
     board["rank_text"] = rank_labels(board)  # "2=" for a shared rank
     questions = _questions(data)
     run_ids = list(data.manifests)
@@ -339,12 +391,15 @@ def render_page(data: ReportData, *, title: str | None = None) -> str:
     page = _environment().get_template("report.html.j2").render(
         title=title or (f"Run {run_ids[0]}" if not multi else f"Comparison of {len(run_ids)} runs"),
         css=_asset("viewer.css"), js=_asset("viewer.js"),
-        runs=_runs(data.manifests, data.records), multi=multi,
+        runs=_runs(data.manifests, data.records), multi=multi, run_short=short_run_ids(run_ids),
         ranked=board[board["ranked"]].to_dict("records"), unranked=board[~board["ranked"]].to_dict("records"),
-        has_cost="cost_usd" in board.columns, baseline=data.baseline, not_ranked=not_ranked_note(data.max_imputed),
+        has_cost="cost_usd" in board.columns, baseline=data.baseline, base_method=data.baseline.rpartition(":")[2] if multi else data.baseline,
+        base_run=data.baseline.rpartition(":")[0] if multi else "", not_ranked=not_ranked_note(data.max_imputed),
         ranking_note=data.ranking_note.replace("**", ""), sensitivity=data.sensitivity, too_small=too_small,
         min_clusters_to_rank=MIN_CLUSTERS_TO_RANK,
         figures=_figures(data, board, questions), questions=questions, sources=sources,
         tables=tables, attribution=data.attribution, notice=data.notice,
+        headline=headline(board, baseline=data.baseline, records=data.records, notice=data.notice,
+                          min_clusters_to_rank=MIN_CLUSTERS_TO_RANK),
     )
     return page

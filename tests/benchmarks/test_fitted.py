@@ -220,3 +220,18 @@ def test_member_weights_are_refitted_on_a_schedule_of_history_sizes_never_on_a_l
             fits[m] = fit_pool_weights(p, np.array([r.outcome for r in pool[:m]], dtype=float))
         assert [row["params"][k] for k in keys] == pytest.approx(list(fits[m]), abs=1e-12)
     assert len(fits) < len(targets)  # questions share a scheduled fit
+
+
+def test_a_fallback_says_the_true_reason_it_was_not_fitted():
+    def row(n_fit, day):
+        return {"status": "ok", "fallback": True, "n_fit": n_fit, "equals": "mean", "fit_before": day}
+
+    def why(rows):
+        return fitted_module.fallback_equals({"r": {f"q{i}": {"fitted_platt": r} for i, r in enumerate(rows)}})["fitted_platt"]
+
+    # a single round (issue 38: the bundled panel's 578 questions, all forecast on 2024-07-21): not "n < 30"
+    assert why([row(0, "2024-07-21")] * 578) == "mean (not fitted: one forecast date)"
+    # forecast dates spread out, but at most 12 questions resolved before the latest one
+    assert why([row(0, "2025-01-01"), row(12, "2025-03-01")]) == "mean (not fitted: n < 30)"
+    # 40 questions resolved before it, not 5 of each outcome
+    assert why([row(40, "2025-01-01"), row(40, "2025-03-01")]) == "mean (not fitted: fewer than 5 of an outcome)"

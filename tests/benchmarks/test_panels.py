@@ -289,8 +289,8 @@ def test_superforecaster_figures_of_issue_31(superforecasters):
         "mean": 0.1137, "median": 0.1120, "min": 0.1386, "geomean_odds": 0.1138, "extremized": 0.1123, "trimmed_mean": 0.1118}
     assert (board.loc["min", "delta_brier_vs_baseline"].round(3), board.loc["min", "delta_brier_ci_low"] > 0) == (0.025, True)
     # walk-forward fits have no history: every question was forecast on 2024-07-21, none resolved before
-    assert board.loc["fitted_extremized", "equals"] == "extremized (not fitted: n < 30)"
-    assert board.loc["fitted_member_weights", "equals"] == "mean (not fitted: n < 30)"
+    assert board.loc["fitted_extremized", "equals"] == "extremized (not fitted: one forecast date)"
+    assert board.loc["fitted_member_weights", "equals"] == "mean (not fitted: one forecast date)"
     assert board.loc["crowd", "n"] == 57 and round(board.loc["crowd", "brier"], 3) == 0.129 and not board.loc["crowd", "ranked"]
     # every missing Brier Index says why (issue 35: the crowd's was NaN with an empty note)
     missing = board[board["brier_index"].isna()]
@@ -365,6 +365,28 @@ def test_exported_members_read_back_give_the_runs_aggregates(tmp_path, suffix):
     back = read_panel(exported)
     assert back.forecasts["forecaster"].unique().tolist() == ["member-0", "member-1", "member-2"]
     assert set(back.forecasts["reasoning"]) == {"scripted"}
+    assert set(back.forecasts["model"]) == {"scripted"} and back.describe()["models"] == ["scripted"]
+    assert json.loads((tmp_path / "runs" / "again" / "manifest.json").read_text())["question_selection"]["pool"]["models"] == ["scripted"]
+
+
+def test_a_panel_exported_from_a_simulated_run_stays_simulated(tmp_path):
+    """Issue 38: `export --format panel` of a `sim` run, then `aggregate`: the label travels in the panel's model column."""
+    from agent_providers.simulator import SIMULATION_NOTE
+
+    res = runner.invoke(app, ["run", "-p", "sim", "--n", "6", "--search", "none", "-o", str(tmp_path / "runs"), "--run-id", "sim",
+                              "--no-progress"])
+    assert res.exit_code == 0, res.output
+    exported = tmp_path / "sim.csv"
+    res = runner.invoke(app, ["export", str(tmp_path / "runs" / "sim"), "--format", "panel", "-o", str(exported)])
+    assert res.exit_code == 0, res.output
+    assert "warning: SIMULATED" in res.stderr
+    assert set(pd.read_csv(exported)["model"]) == {"sim"}
+    res = aggregate(tmp_path, str(exported), "--run-id", "again")
+    assert res.exit_code == 0, res.output
+    assert f"{SIMULATION_NOTE} Providers: sim." in " ".join(res.stdout.split())  # the terminal may wrap it
+    again = tmp_path / "runs" / "again"
+    assert (again / "leaderboard.md").read_text().startswith(f"**{SIMULATION_NOTE} Providers: sim.**")
+    assert '<span class="badge warn">simulated</span>' in (again / "report.html").read_text()
 
 
 # --- a panel's members reconciled by debate and supervisor -----------------------------------------------

@@ -295,8 +295,10 @@ def test_cost_effectiveness_goes_on_past_a_run_without_reference_and_a_method_wi
 
 
 def test_the_audit_table_sums_every_question_of_each_run(run_a, tmp_path):
-    b = write_run(tmp_path, "b", standard_records()[:1], stats={"calls": 3})
+    b = write_run(tmp_path, "b", standard_records()[:1], stats={"calls": 3}, specs=("sim/seed=2",))
     rows = leakage_audit_table([load_run(run_a), load_run(b)]).to_dict("records")
+    # issue 38: a comparison's audit lists which runs are simulated
+    assert [r.pop("simulated") for r in rows] == ["no", "sim/seed=2"]
     assert rows[0] == {"run_id": "a", "questions": 3, "failed_questions": 1, "prompts_scanned": 10, "evidence_in_prompt": 3,
                        "dropped_by_cutoff_guard": 5, "evidence_dated_after_cutoff": 1, "hindsight_resolution_date": 0,
                        "hindsight_outcome": 0, "findings": 1, "provider_calls": 9, "retries": 2, "cache_hits": 1}
@@ -601,7 +603,14 @@ def test_simulated_runs_carry_the_notice():
 
     manifests = {"a": {"providers": [{"spec": "sim/seed=2"}, {"spec": "scripted"}]}, "b": {"providers": [{"spec": "sim"}]},
                  "c": {}}
-    assert simulation_note(manifests) == f"{SIMULATION_NOTE} Providers: sim, sim/seed=2."
+    assert simulation_note({k: manifests[k] for k in "ab"}) == f"{SIMULATION_NOTE} Providers: sim, sim/seed=2."
+    # a comparison with a run that is not simulated names the simulated runs, and the others as not simulated
+    assert simulation_note(manifests) == ("SIMULATED runs: a, b (of 3): their rows measure the simulator (sim, sim/seed=2), a "
+                                          "seeded simulation, not any model's forecasting skill. The rows of c are not simulated.")
+    # a panel of a simulated run's members (export --format panel, then aggregate) stays simulated
+    panel = {"providers": [], "question_selection": {"pool": {"models": ["sim/anchor=truth", "sim/anchor=crowd"]}}}
+    assert simulation_note({"p": panel}) == f"{SIMULATION_NOTE} Providers: sim/anchor=crowd, sim/anchor=truth."
+    assert simulation_note({"h": {"providers": [], "question_selection": {"pool": {"models": ["local/smollm2"]}}}}) == ""
     assert simulation_note({"a": {"providers": [{"spec": "openai/gpt-4.1-mini"}]}}) == ""
 
 
@@ -809,6 +818,7 @@ def test_runs_on_different_questions_are_compared_by_brier_index_linked_by_the_c
     runs = [write_run(tmp_path, "easy", easy), write_run(tmp_path, "hard", hard)]
     t = write_report(runs, tmp_path / "out", n_resamples=20).leaderboard.set_index("label")
     assert not t["ranked"].any()  # no question in common: every row apart, on its own questions
+    assert (t["n_answered"] == 4).all() and (t["n"] == 4).all() and (t["n_imputed"] == 0).all()  # issue 38: not 0 of 4
     assert (t.loc["easy:mean", "brier"], t.loc["hard:mean", "brier"]) == pytest.approx((0.04, 0.16))
     assert (t.loc["easy:mean", "brier_index"], t.loc["hard:mean", "brier_index"]) == pytest.approx((60.0, 80.0))
     assert (t.loc["easy:mean", "adjusted_brier"], t.loc["hard:mean", "adjusted_brier"]) == pytest.approx((0.16, 0.04))

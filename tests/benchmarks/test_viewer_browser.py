@@ -187,3 +187,34 @@ def test_markup_in_a_question_or_an_answer_is_shown_as_text_and_never_runs(watch
     assert page.evaluate("() => document.querySelectorAll('script').length") == 1
     assert page.evaluate("() => document.querySelectorAll('.trace img, .trace b').length") == 0
     assert watch.errors == []
+
+
+def test_a_comparisons_headers_never_overflow_and_method_and_run_read_apart(browser, viewer_run, tmp_path):
+    """Issue 38: on a comparison of two runs with long ids, every leaderboard header fits its column (the delta
+    header used to run into tokens/q) and the method and run columns hold the method and the run."""
+    import json
+
+    from benchmarks.report import write_report
+
+    runs = []
+    for rid in ("20261205T235959-scripted-members-first", "20261205T235959-scripted-members-second"):
+        d = shutil.copytree(viewer_run.run_dir, tmp_path / rid)
+        manifest = json.loads((d / "manifest.json").read_text())
+        (d / "manifest.json").write_text(json.dumps({**manifest, "run_id": rid}))
+        runs.append(d)
+    rep = write_report(runs, tmp_path / "cmp", n_resamples=20)
+    w = PageWatch(browser, rep.html_path)
+    try:
+        page = w.page
+        assert w.errors == []
+        overflowing = page.evaluate("() => [...document.querySelectorAll('table.board th')]"
+                                    ".filter(th => th.scrollWidth > th.clientWidth + 1).map(th => th.innerText)")
+        assert overflowing == []
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= VIEWPORT["width"]
+        first = page.locator("table.board > tbody.item > tr.row").nth(0).locator("td")
+        assert ":" not in first.nth(1).inner_text() and first.nth(2).get_attribute("title") in (runs[0].name, runs[1].name)
+        assert first.nth(2).inner_text() in ("…first", "…second")  # the ids' common prefix left out, the full id its title
+        assert page.locator("#headline .won").inner_text().startswith(("Lowest Brier score:", "No method is ranked."))
+        save_screenshot(page.locator("#leaderboard"), tmp_path, "viewer_comparison_leaderboard.png")
+    finally:
+        w.close()
