@@ -73,6 +73,7 @@ class MultipleChoiceKind(QuestionKind):
         return int(outcome)
 
     spec_columns: ClassVar[tuple[str, ...]] = ("options", "ordered")
+    uninformed_note: ClassVar[str] = "equal probability on every option"
 
     def spec_from_cells(self, cells: Mapping[str, Any]) -> ChoiceSpec:
         """``options`` (labels separated by ``|``, or a JSON array) and ``ordered`` (true/false, default false)."""

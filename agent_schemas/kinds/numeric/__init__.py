@@ -83,6 +83,7 @@ class NumericKind(QuestionKind):
         return value
 
     spec_columns: ClassVar[tuple[str, ...]] = ("range_min", "range_max", "open_lower", "open_upper", "unit", "log_scale")
+    uninformed_note: ClassVar[str] = "uniform over the range, 5% beyond each open bound (Metaculus's uninformed forecast)"
 
     def spec_from_cells(self, cells: Mapping[str, Any]) -> NumericSpec:
         """``range_min`` and ``range_max`` (numbers, required), ``open_lower`` / ``open_upper`` / ``log_scale``
