@@ -203,5 +203,5 @@ def kind_table(frame: pd.DataFrame, kind: QuestionKind, *, reference: str = "mea
     ranked = table["_full"].to_numpy()
     rank = np.full(len(table), np.nan)
     rank[ranked] = np.arange(1, int(ranked.sum()) + 1)
-    table.insert(3, "rank", rank)
+    table.insert(3, "rank", pd.array([int(x) if x == x else None for x in rank], dtype="Int64"))
     return table.drop(columns="_full")
