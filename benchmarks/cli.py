@@ -27,6 +27,7 @@ from pydantic import ValidationError
 from agent_providers.gguf_weights import WEIGHT_FORMATS
 from agent_providers.llama_sampling import GRAMMAR_SAMPLING_MODES
 from agent_schemas import ReconcileError
+from agent_schemas.kinds import KINDS
 
 #: click's exception root as typer raises it (typer >= 0.20 vendors click as ``typer._click``).
 ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
@@ -219,6 +220,10 @@ WeightsChoice = Enum("WeightsChoice", {m: m for m in WEIGHT_FORMATS}, type=str)
 GrammarSamplingChoice = Enum("GrammarSamplingChoice", {m: m for m in GRAMMAR_SAMPLING_MODES}, type=str)
 
 
+#: A kind of question (``agent_schemas.kinds``).
+KindChoice = Enum("KindChoice", {k: k for k in KINDS}, type=str)
+
+
 class QuestionType(str, Enum):
     """A ForecastBench question type, or any (no filter)."""
 
@@ -232,7 +237,8 @@ def run(
     provider: Optional[str] = typer.Option(None, "--provider", "-p", envvar="FORECAST_RECONCILE_PROVIDER",
                                            help="Provider spec(s), comma-separated, cycled over members: 'sim' (a simulation, no model, $0), 'local/smollm2', 'anthropic/claude-sonnet-4-6', 'openai/gpt-4.1-mini', 'openai-compatible/<model>@<url>'. Default: auto-detect from the environment."),
     n_members: int = typer.Option(3, "--members", "-m", help="Ensemble size."),
-    methods: Optional[str] = typer.Option(None, help="Comma-separated methods (default: mean, median, min, geomean_odds, extremized, debate, supervisor, pipeline)."),
+    methods: Optional[str] = typer.Option(None, help="Comma-separated methods (default: the kind's pooling rules, then debate, supervisor, pipeline; for binary mean, median, min, geomean_odds, extremized, debate, supervisor, pipeline)."),
+    kind: Optional[KindChoice] = typer.Option(None, "--kind", help="The kind of question to run: binary (default), multiple_choice or numeric (a --questions file with the kind's columns: see benchmarks/questions/files.py). Each kind is scored on its own leaderboard (leaderboard_<kind>.csv)."),
     sources: Optional[str] = typer.Option(None, help="ForecastBench sources, comma-separated (e.g. polymarket,manifold)."),
     question_type: QuestionType = typer.Option(QuestionType.market, help="ForecastBench question type."),
     n: Optional[int] = typer.Option(None, "--n", help="Seeded sample size (0 = all matching questions; default 12, and all of a ForecastBench question set)."),
@@ -322,6 +328,8 @@ def run(
             )
             if methods:
                 kwargs["methods"] = _csv(methods)
+            if kind is not None:
+                kwargs["kind"] = kind.value
             if reconcile_min_spread is not None:
                 kwargs["reconcile_min_spread"] = reconcile_min_spread
             config = RunConfig(**kwargs)
@@ -365,7 +373,10 @@ def run(
                 return
             if rep.notice:
                 typer.echo(rep.notice)
-            print_compact_leaderboard(rep.leaderboard, baseline=rep.baseline, files=f"{rep.markdown_path.name}, {rep.csv_path.name}, {rep.html_path.name}")
+            if "kind" in rep.leaderboard.columns:  # no binary question: the kinds' own leaderboards
+                typer.echo(rep.markdown)
+            else:
+                print_compact_leaderboard(rep.leaderboard, baseline=rep.baseline, files=f"{rep.markdown_path.name}, {rep.csv_path.name}, {rep.html_path.name}")
             _say(f"report: {rep.html_path} (forecast-reconcile view {runner.run_dir})")
 
 
@@ -595,22 +606,25 @@ def questions_list(
     sources: Optional[str] = typer.Option(None, "--source", help="Sources, comma-separated (e.g. polymarket,metaculus)."),
     question_type: QuestionType = typer.Option(QuestionType.any, "--type", help="Question type."),
     rounds: Optional[str] = typer.Option(None, "--round", help="Rounds (forecast dates), comma-separated, e.g. 2026-03-29."),
+    kind: Optional[KindChoice] = typer.Option(None, "--kind", help="Only questions of this kind: binary, multiple_choice or numeric."),
+    questions_file: Optional[Path] = typer.Option(None, "--questions", help="List the questions of this file (CSV/JSONL/Parquet, any kind) instead of the bundled ones."),
     limit: int = typer.Option(20, "--limit", "-n", min=0, help="Lines to print (0 = all)."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
 ) -> None:
-    """List bundled questions with their short ids (use a short id wherever an id is taken)."""
+    """List bundled questions (or a file's) with their short ids (use a short id wherever an id is taken)."""
     import shutil
 
+    from benchmarks.questions import load_questions_file
     from benchmarks.questions.browse import bundled_questions, filter_questions, format_list
 
     with cli_errors(debug):
-        pool = bundled_questions()
+        pool = list(load_questions_file(questions_file)) if questions_file else bundled_questions()
         srcs = _csv(sources)
         unknown = sorted(set(srcs or []) - {q.source for q in pool})
         if unknown:
             raise ValueError(f"--source: unknown source(s) {', '.join(unknown)}; valid: {', '.join(sorted({q.source for q in pool}))}")
         found = filter_questions(pool, sources=srcs, question_type=None if question_type is QuestionType.any else question_type.value,
-                                 rounds=_csv(rounds), search=search)
+                                 rounds=_csv(rounds), search=search, kind=kind.value if kind else None)
         shown = found if limit == 0 else found[:limit]
         typer.echo(format_list(shown, width=shutil.get_terminal_size((120, 24)).columns))
         more = f"; showing {len(shown)} (--limit 0 for all)" if len(shown) < len(found) else ""
