@@ -410,7 +410,7 @@ def leaderboard(
 
 @app.command()
 def score(
-    forecasts: Path = typer.Argument(..., help="CSV/JSONL/JSON/Parquet with question_id (full or short id), p_yes and optionally method, outcome, cluster; or a ForecastBench forecast set (with --questions and --resolutions)."),
+    forecasts: Path = typer.Argument(..., help="CSV/JSONL/JSON/Parquet with question_id (full or short id), p_yes and optionally method, outcome, cluster; or a ForecastBench forecast set (with --questions and --resolutions); or, for multiple-choice and numeric questions of --questions, probabilities (a JSON object of option: percent), percentile_5 ... percentile_95, or distribution (a JSON array)."),
     questions: Optional[Path] = typer.Option(None, help="Question file with outcomes, or a ForecastBench question set (default: the bundled questions, by id)."),
     resolutions: Optional[Path] = typer.Option(None, "--resolutions", help="The resolution set of a ForecastBench question set given as --questions (the outcomes)."),
     baseline: Optional[str] = typer.Option(None, help="Method the deltas are measured against (default: the file's first method)."),
@@ -420,13 +420,28 @@ def score(
     n_resamples: int = typer.Option(1000, min=0, help="Clustered bootstrap resamples."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
 ) -> None:
-    """Score forecasts made by any other system, next to the bundled baselines on the same questions."""
+    """Score forecasts made by any other system, next to the bundled baselines on the same questions.
+
+    A file with no p_yes column holds multiple-choice or numeric forecasts (option probabilities, percentiles, or a
+    stored distribution: benchmarks/report/kind_score_file.py) of the --questions file's questions: each kind is
+    scored on its own leaderboard (leaderboard_<kind>.csv/.md)."""
     _setup_logging(debug)
+    from benchmarks.report.kind_score_file import has_kind_forecasts, score_kind_file
     from benchmarks.report.score_file import score_file
 
     with cli_errors(debug):
         if output is not None:
             _folder(output, "--output")
+        if questions is not None and resolutions is None and has_kind_forecasts(forecasts):
+            kinded = score_kind_file(forecasts, questions, baselines=baselines, skip_unknown=skip_unknown, n_resamples=n_resamples)
+            if kinded.skipped:
+                _say(f"skipped {len(kinded.skipped)} row(s) whose question has no known outcome: {'; '.join(kinded.skipped[:5])}")
+            for note in kinded.notes:
+                _say(note)
+            typer.echo(kinded.markdown())
+            if output is not None:
+                _say(f"wrote {', '.join(str(p) for p in kinded.write(output))}")
+            return
         result = score_file(forecasts, questions_path=questions, baseline=baseline, baselines=baselines,
                             skip_unknown=skip_unknown, n_resamples=n_resamples, resolutions_path=resolutions)
         if result.skipped:

@@ -39,6 +39,8 @@ class KindReport:
     (tokens) and ``cost_usd`` (USD, summed over the run) per label."""
     n_questions: int
     """Resolved questions of the kind the table scores."""
+    reference: str = "mean"
+    """The label the deltas are paired against."""
 
     @property
     def title(self) -> str:
@@ -50,7 +52,7 @@ class KindReport:
         notes = "; ".join(f"`{name}`: {text}" for name, text in self.kind.scores.items())
         return (f"## {self.title}\n\nScores of the {self.kind.label} questions only (never averaged with another kind's). "
                 f"{notes}. A method's failure is scored as the kind's worst case (`n_imputed`); deltas are paired against "
-                f"`mean` on the primary score with clustered bootstrap intervals.\n\n{self.table.to_markdown(index=False, floatfmt='.4f')}")
+                f"`{self.reference}` on the primary score with clustered bootstrap intervals.\n\n{self.table.to_markdown(index=False, floatfmt='.4f')}")
 
 
 def records_of_kind(run: LoadedRun, kind: QuestionKind) -> LoadedRun:
@@ -78,12 +80,12 @@ def kind_reports(runs: Sequence[LoadedRun], *, added: AddedMethods | None = None
         frame = pd.concat(frames, ignore_index=True)
         if multi:
             frame["label"] = frame["run_id"] + ":" + frame["label"]
-        table = kind_table(frame, kind, reference=next((lab for lab in frame["label"] if lab.split(":")[-1] == "mean"), "mean"),
-                           n_resamples=n_resamples, seed=seed)
+        reference = next((lab for lab in frame["label"] if lab.split(":")[-1] == "mean"), "mean")
+        table = kind_table(frame, kind, reference=reference, n_resamples=n_resamples, seed=seed)
         costs, _ = cost_tables([run for run in mine if run.records], added=added)
         if not costs.empty:
             table = table.merge(costs[["label", "tokens_per_question", "extra_tokens_per_question", "cost_usd"]], on="label", how="left")
-        out.append(KindReport(kind, table, frame["question_id"].nunique()))
+        out.append(KindReport(kind, table, frame["question_id"].nunique(), reference))
     return out
 
 
