@@ -40,7 +40,7 @@ from benchmarks.questions.tables import Table, is_blank, plain_value
 from benchmarks.report.kind_report import KindReport, write_kind_reports
 from benchmarks.scoring.kind_table import kind_table
 
-__all__ = ["KindScoreResult", "STORED_COLUMN", "score_kind_file"]
+__all__ = ["KindScoreResult", "STORED_COLUMN", "has_kind_forecasts", "read_kind_rows", "score_kind_file"]
 
 #: The column of a forecast given in its stored form (a JSON array).
 STORED_COLUMN = "distribution"
@@ -65,6 +65,60 @@ class KindScoreResult:
     def write(self, out_dir: str | Path) -> list[Path]:
         """Write ``leaderboard_<kind>.csv`` and ``.md`` of each kind into ``out_dir``; their paths."""
         return write_kind_reports(out_dir, self.reports)
+
+
+def read_kind_rows(path: str | Path, questions_path: str | Path, *, by: str = "method", by_default: str | None = "yours",
+                   skip_unknown: bool = False) -> tuple[list[dict[str, Any]], list[str]]:
+    """The forecasts of a file of multiple-choice or numeric forecasts (module docstring), row by row: ``row``
+    (0-based), ``who`` (the ``by`` column: a method, a forecaster; ``by_default`` when blank, required when None),
+    ``question`` (the :class:`~agent_schemas.Question` of ``questions_path`` the id names) and ``forecast`` (the
+    validated vector); and the rows left out by ``skip_unknown`` (``data row N (line M): id``).
+
+    Raises
+    ------
+    FileNotFoundError
+        If a file does not exist.
+    DataValidationError
+        One line naming the file, row, column and value (module docstring).
+    """
+    pool = list(load_questions_file(questions_path))
+    by_id = {q.id: q for q in pool}
+    by_short: dict[str, list[Question]] = {}
+    for q in pool:
+        by_short.setdefault(short_id(q.id), []).append(q)
+    table = read_table(Path(path))
+    rows: list[dict[str, Any]] = []
+    skipped: list[str] = []
+    seen: dict[tuple[str, str], int] = {}
+    with table.numbering():
+        for col in ("question_id", *([by] if by_default is None else [])):
+            if table.header is not None and col not in table.header:
+                raise table.error(None, col, None, f"missing required column {col!r}; columns present: {table.header}")
+        if not table.rows:
+            raise DataValidationError(f"{table.path}: the file has no forecast rows", source=str(table.path))
+        for i, rec in enumerate(table.rows):
+            ref = rec.get("question_id")
+            if is_blank(ref):
+                raise table.error(i, "question_id", ref, "required value 'question_id' is empty")
+            ref = id_text(ref)
+            hits = by_short.get(ref.lower(), [])
+            q = by_id.get(ref) or (hits[0] if len(hits) == 1 else None)
+            if q is None:
+                raise table.error(i, "question_id", ref, f"no question of {questions_path} has this id")
+            if q.outcome is None:
+                if skip_unknown:
+                    skipped.append(f"{table.where(i)}: {ref}")
+                    continue
+                raise table.error(i, "question_id", ref, "the question has no outcome yet (--skip-unknown leaves such rows out)")
+            if is_blank(rec.get(by)) and by_default is None:
+                raise table.error(i, by, rec.get(by), f"required value {by!r} is empty")
+            who = by_default if is_blank(rec.get(by)) else str(rec[by]).strip()
+            if (who, q.id) in seen:
+                raise table.error(i, "question_id", ref, f"a second forecast of {by} {who!r} for this question "
+                                  f"(first in {table.where(seen[(who, q.id)])})")
+            seen[(who, q.id)] = i
+            rows.append({"row": i, "who": who, "question": q, "forecast": _forecast_of_row(table, i, q)})
+    return rows, skipped
 
 
 def _forecast_of_row(table: Table, i: int, q: Question) -> Any:
@@ -94,7 +148,8 @@ def _forecast_of_row(table: Table, i: int, q: Question) -> Any:
                 raise table.error(i, key, v, f"{key} starts with '{{' but is not a JSON object: {exc.msg}") from None
         obj[key] = plain_value(v)
     if not obj:
-        given = [c for c in rec if c not in ("question_id", "method", "outcome", "cluster") and not is_blank(rec[c])]
+        given = [c for c in rec if c not in ("question_id", "method", "forecaster", "reasoning", "date", "outcome", "cluster")
+                 and not is_blank(rec[c])]
         raise table.error(i, given[0] if given else STORED_COLUMN, rec.get(given[0]) if given else None,
                           f"question {q.id} is {kind.label}: give its forecast as {', '.join(kind.answer_keys(spec))} or "
                           f"{STORED_COLUMN} (a {kind.label} forecast, not {', '.join(given) or 'nothing'})")
@@ -132,44 +187,13 @@ def score_kind_file(path: str | Path, questions_path: str | Path, *, baselines: 
     DataValidationError
         One line naming the file, row, column and value (module docstring), or when no row is left to score.
     """
-    pool = list(load_questions_file(questions_path))
-    by_id = {q.id: q for q in pool}
-    by_short: dict[str, list[Question]] = {}
-    for q in pool:
-        by_short.setdefault(short_id(q.id), []).append(q)
-    table = read_table(Path(path))
-    out = KindScoreResult(reports=[])
-    rows: list[dict[str, Any]] = []
-    seen: dict[tuple[str, str], int] = {}
-    with table.numbering():
-        if table.header is not None and "question_id" not in table.header:
-            raise table.error(None, "question_id", None, f"missing required column 'question_id'; columns present: {table.header}")
-        if not table.rows:
-            raise DataValidationError(f"{table.path}: the file has no forecast rows", source=str(table.path))
-        for i, rec in enumerate(table.rows):
-            ref = rec.get("question_id")
-            if is_blank(ref):
-                raise table.error(i, "question_id", ref, "required value 'question_id' is empty")
-            ref = id_text(ref)
-            hits = by_short.get(ref.lower(), [])
-            q = by_id.get(ref) or (hits[0] if len(hits) == 1 else None)
-            if q is None:
-                raise table.error(i, "question_id", ref, f"no question of {questions_path} has this id")
-            if q.outcome is None:
-                if skip_unknown:
-                    out.skipped.append(f"{table.where(i)}: {ref}")
-                    continue
-                raise table.error(i, "question_id", ref, "the question has no outcome yet (--skip-unknown leaves such rows out)")
-            method = "yours" if is_blank(rec.get("method")) else str(rec["method"]).strip()
-            if (method, q.id) in seen:
-                raise table.error(i, "question_id", ref, f"a second forecast of method {method!r} for this question "
-                                  f"(first in {table.where(seen[(method, q.id)])})")
-            seen[(method, q.id)] = i
-            rows.append({"run_id": "", "label": method, "type": "method", "question_id": q.id, "cluster": q.cluster_id,
-                         "outcome": q.outcome, "spec": q.spec, "forecast": _forecast_of_row(table, i, q), "status": "ok",
-                         "note": "", "_q": q})
+    found, skipped = read_kind_rows(path, questions_path, skip_unknown=skip_unknown)
+    out = KindScoreResult(reports=[], skipped=skipped)
+    rows = [{"run_id": "", "label": r["who"], "type": "method", "question_id": r["question"].id, "cluster": r["question"].cluster_id,
+             "outcome": r["question"].outcome, "spec": r["question"].spec, "forecast": r["forecast"], "status": "ok", "note": "",
+             "_q": r["question"]} for r in found]
     if not rows:
-        raise DataValidationError(f"{table.path}: no row left to score ({len(out.skipped)} skipped: no outcome)", source=str(table.path))
+        raise DataValidationError(f"{path}: no row left to score ({len(out.skipped)} skipped: no outcome)", source=str(path))
     out.n_rows = len(rows)
     frame = pd.DataFrame(rows)
     for kind_name, part in frame.groupby(frame["spec"].map(lambda s: s.kind), sort=False):
