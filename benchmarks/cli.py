@@ -734,7 +734,7 @@ def frameworks(
 
 @app.command()
 def aggregate(
-    panel_file: Optional[Path] = typer.Argument(None, help="Panel file (.csv, .jsonl, .json or .parquet): question_id, forecaster, p_yes, and optionally reasoning, date, outcome (see benchmarks/panels/files.py)."),
+    panel_file: Optional[Path] = typer.Argument(None, help="Panel file (.csv, .jsonl, .json or .parquet): question_id, forecaster, p_yes, and optionally reasoning, date, outcome (see benchmarks/panels/files.py); or, without p_yes, a panel of multiple-choice or numeric questions of --questions: question_id, forecaster, and probabilities, percentile_5 ... percentile_95 or distribution (see benchmarks/panels/kind_panel.py)."),
     panel: Optional[str] = typer.Option(None, "--panel", help="A bundled panel instead of a file: 'superforecasters' (40 ForecastBench superforecasters on the 578 resolved items of round 2024-07-21, with their reasoning)."),
     questions: Optional[Path] = typer.Option(None, "--questions", help="Question file the panel's ids name (text, dates, outcomes); default the bundled questions."),
     min_forecasters: int = typer.Option(1, "--min-forecasters", min=1, help="Keep the questions at least this many forecasters answered (issue 31's figures on the bundled panel: 5)."),
@@ -786,6 +786,28 @@ def aggregate(
         earlier = _csv(fit_from) or []
         # a wrong --fit-from folder, or a record in one that is not a record, fails now, before anything is written
         earlier_runs = [load_run(d) for d in run_folders(earlier)] if earlier else []
+        from benchmarks.report.kind_score_file import has_kind_forecasts
+
+        if panel_file is not None and questions is not None and not resume and has_kind_forecasts(panel_file):
+            from benchmarks.panels.kind_panel import read_kind_panel
+
+            kinded = read_kind_panel(panel_file, questions, skip_unknown=skip_unknown)
+            specs = split_specs(provider or "")
+            config = RunConfig(kind=kinded.kind.name, providers=specs, ensemble="given", methods=_csv(methods) or [
+                *kinded.kind.default_methods, *(RECONCILIATION_METHODS if specs else ())], sample_n=n, seed=seed,
+                search=search.value if specs else "none", question_type=None, after_model_cutoff=not include_before_cutoff,
+                forecast_date_from=_date(date_from, "--date-from"), max_cost_usd=max_cost, output_dir=str(output_dir), run_id=run_id)
+            runner = BenchmarkRunner(config, questions=QuestionPool(kinded.questions, source=str(panel_file), facts=kinded.describe()),
+                                     ensemble=kinded.ensemble(), progress=progress, on_start=lambda folder: _say(f"run folder: {folder}"),
+                                     command_line=redacted_command_line(sys.argv))
+            summary = asyncio.run(runner.arun())
+            _say(f"{summary.n_questions} {kinded.kind.label} questions of panel {kinded.name}: {summary.n_ok} ok, {summary.n_failed} failed")
+            from benchmarks.report.write import write_report
+
+            rep = write_report([runner.run_dir], runner.run_dir, n_resamples=n_resamples, seed=seed)
+            typer.echo(rep.markdown)
+            _say(f"report: {rep.html_path} (forecast-reconcile view {runner.run_dir})")
+            return
         chosen = bundled_panel(panel) if panel is not None else read_panel(panel_file, questions_path=questions, skip_unknown=skip_unknown)
         chosen = chosen.with_min_forecasters(min_forecasters)
         for note in chosen.notes:

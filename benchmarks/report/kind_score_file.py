@@ -71,8 +71,9 @@ def read_kind_rows(path: str | Path, questions_path: str | Path, *, by: str = "m
                    skip_unknown: bool = False) -> tuple[list[dict[str, Any]], list[str]]:
     """The forecasts of a file of multiple-choice or numeric forecasts (module docstring), row by row: ``row``
     (0-based), ``who`` (the ``by`` column: a method, a forecaster; ``by_default`` when blank, required when None),
-    ``question`` (the :class:`~agent_schemas.Question` of ``questions_path`` the id names) and ``forecast`` (the
-    validated vector); and the rows left out by ``skip_unknown`` (``data row N (line M): id``).
+    ``question`` (the :class:`~agent_schemas.Question` of ``questions_path`` the id names), ``forecast`` (the
+    validated vector), ``cells`` (the row's cells) and ``where`` (``data row N (line M)``); and the rows left out by
+    ``skip_unknown`` (``data row N (line M): id``).
 
     Raises
     ------
@@ -117,7 +118,8 @@ def read_kind_rows(path: str | Path, questions_path: str | Path, *, by: str = "m
                 raise table.error(i, "question_id", ref, f"a second forecast of {by} {who!r} for this question "
                                   f"(first in {table.where(seen[(who, q.id)])})")
             seen[(who, q.id)] = i
-            rows.append({"row": i, "who": who, "question": q, "forecast": _forecast_of_row(table, i, q)})
+            rows.append({"row": i, "who": who, "question": q, "forecast": _forecast_of_row(table, i, q), "cells": rec,
+                         "where": table.where(i)})
     return rows, skipped
 
 
