@@ -23,7 +23,7 @@ from benchmarks.harness.runner import BenchmarkRunner
 from benchmarks.harness.selection import QuestionSelection
 from benchmarks.questions import load_questions_file
 from benchmarks.report import write_report
-from benchmarks.report.kind_score_file import score_kind_file
+from benchmarks.report.kind_score_file import read_kind_rows, score_kind_file
 from benchmarks.run_folder import read_results
 from benchmarks.scoring.kind_table import kind_table
 from tests.doubles import kind_world
@@ -300,3 +300,41 @@ def test_binary_files_still_read_outcomes_as_before(tmp_path):
                              "(value 'maybe')")
     q = load_questions_file(write(tmp_path, "id,question,forecast_date,outcome\na,Will it?,2025-01-01,Yes\n", "y.csv"))[0]
     assert q.outcome == 1 and q.kind.name == "binary" and q.crowd_forecast is None
+
+
+# --- aggregate PANEL --questions QS -----------------------------------------------------------------------------
+
+PERCENTILE_HEAD = "question_id,forecaster,percentile_5,percentile_10,percentile_25,percentile_50,percentile_75,percentile_90,percentile_95\n"
+
+
+def test_aggregate_a_numeric_panel_pools_the_members_as_the_kind_does(tmp_path):
+    qs = write(tmp_path, "id,question,forecast_date,range_min,range_max,outcome\n"
+                         "n1,How many?,2025-01-01,0,100,40\n"
+                         "n2,How many more?,2025-01-01,0,100,70\n")
+    panel = write(tmp_path, PERCENTILE_HEAD + "n1,ann,10,20,30,40,50,60,70\n"
+                                            "n1,bob,30,35,45,55,65,75,80\n"
+                                            "n2,ann,40,45,55,65,75,85,90\n"
+                                            "n2,bob,5,10,20,30,40,50,60\n", "panel.csv")
+    res = cli.invoke(app, ["aggregate", str(panel), "--questions", str(qs), "-o", str(tmp_path / "runs"), "--run-id", "p",
+                           "--no-progress", "--n-resamples", "20"])
+    assert res.exit_code == 0, res.output
+    board = pd.read_csv(tmp_path / "runs" / "p" / "leaderboard_numeric.csv").set_index("label")
+    assert set(board.index) == {"mean", "quantile_average", "median", "least_confident", "uniform"}  # no crowd in the file
+    questions = load_questions_file(qs)
+    rows, _ = read_kind_rows(panel, qs, by="forecaster", by_default=None)
+    members = {(r["question"].id, r["who"]): r["forecast"] for r in rows}
+    linear = np.vstack([(members[(q.id, "ann")] + members[(q.id, "bob")]) / 2 for q in questions])  # the linear pool
+    crps = NUM.score([q.spec for q in questions], linear, [q.outcome for q in questions])["crps"]
+    assert board.loc["mean", "crps"] == pytest.approx(crps.mean())
+
+
+def test_a_panel_mixing_kinds_is_one_line_with_exit_2(tmp_path):
+    qs = write(tmp_path, "id,question,forecast_date,kind,options,range_min,range_max,outcome\n"
+                         "m1,Who wins?,2025-01-01,multiple_choice,A|B,,,A\n"
+                         "n1,How many?,2025-01-01,numeric,,0,100,40\n")
+    panel = write(tmp_path, "question_id,forecaster,distribution,percentile_5,percentile_10,percentile_25,percentile_50,percentile_75,"
+                            "percentile_90,percentile_95\n"
+                            'n1,ann,,10,20,30,40,50,60,70\nm1,ann,"[0.6, 0.4]",,,,,,,\n', "panel.csv")
+    res = cli.invoke(app, ["aggregate", str(panel), "--questions", str(qs), "-o", str(tmp_path / "runs"), "--no-progress"])
+    one_line_error(res, str(panel), "data row 2 (line 3)", "column 'question_id'", "one kind of question", "'m1'")
+    assert not (tmp_path / "runs").exists()
