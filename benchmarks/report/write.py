@@ -243,8 +243,9 @@ def _write_kind_only(runs: Sequence[LoadedRun], kinds: Sequence[KindReport], out
     md = "\n\n".join([*([f"**{simulated}**"] if simulated else []), *(rep.markdown() for rep in kinds)])
     board = pd.DataFrame({"label": pd.Series(dtype=str), "ranked": pd.Series(dtype=bool),
                           "too_small_to_rank": pd.Series(dtype=bool), "rank": pd.Series(dtype=float)})
-    scored = pd.DataFrame({"label": pd.Series(dtype=str), "kind": pd.Series(dtype=str), "p_yes": pd.Series(dtype=float),
-                           "outcome": pd.Series(dtype=float)})
+    # no binary row: an empty long frame with the columns of scorable(long_frame(...)) (the page reads them)
+    scored = pd.DataFrame({c: pd.Series(dtype=float if c in ("p_yes", "outcome") else str)
+                           for c in ("run_id", "method", "label", "kind", "p_yes", "outcome", "status", "question_id")})
     page = render_page(ReportData(leaderboard=board, baseline="mean", max_imputed=MAX_IMPUTED, ranking_note="",
                                   sensitivity=[], scored=scored, manifests=manifests,
                                   records={run.run_id: run.records for run in runs},
