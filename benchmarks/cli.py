@@ -27,6 +27,7 @@ from pydantic import ValidationError
 from agent_providers.gguf_weights import WEIGHT_FORMATS
 from agent_providers.llama_sampling import GRAMMAR_SAMPLING_MODES
 from agent_schemas import ReconcileError
+from agent_schemas.kinds import KINDS
 
 #: click's exception root as typer raises it (typer >= 0.20 vendors click as ``typer._click``).
 ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
@@ -219,6 +220,10 @@ WeightsChoice = Enum("WeightsChoice", {m: m for m in WEIGHT_FORMATS}, type=str)
 GrammarSamplingChoice = Enum("GrammarSamplingChoice", {m: m for m in GRAMMAR_SAMPLING_MODES}, type=str)
 
 
+#: A kind of question (``agent_schemas.kinds``).
+KindChoice = Enum("KindChoice", {k: k for k in KINDS}, type=str)
+
+
 class QuestionType(str, Enum):
     """A ForecastBench question type, or any (no filter)."""
 
@@ -232,7 +237,8 @@ def run(
     provider: Optional[str] = typer.Option(None, "--provider", "-p", envvar="FORECAST_RECONCILE_PROVIDER",
                                            help="Provider spec(s), comma-separated, cycled over members: 'sim' (a simulation, no model, $0), 'local/smollm2', 'anthropic/claude-sonnet-4-6', 'openai/gpt-4.1-mini', 'openai-compatible/<model>@<url>'. Default: auto-detect from the environment."),
     n_members: int = typer.Option(3, "--members", "-m", help="Ensemble size."),
-    methods: Optional[str] = typer.Option(None, help="Comma-separated methods (default: mean, median, min, geomean_odds, extremized, debate, supervisor, pipeline)."),
+    methods: Optional[str] = typer.Option(None, help="Comma-separated methods (default: the kind's pooling rules, then debate, supervisor, pipeline; for binary mean, median, min, geomean_odds, extremized, debate, supervisor, pipeline)."),
+    kind: Optional[KindChoice] = typer.Option(None, "--kind", help="The kind of question to run: binary (default), multiple_choice or numeric (a --questions file with the kind's columns: see benchmarks/questions/files.py). Each kind is scored on its own leaderboard (leaderboard_<kind>.csv)."),
     sources: Optional[str] = typer.Option(None, help="ForecastBench sources, comma-separated (e.g. polymarket,manifold)."),
     question_type: QuestionType = typer.Option(QuestionType.market, help="ForecastBench question type."),
     n: Optional[int] = typer.Option(None, "--n", help="Seeded sample size (0 = all matching questions; default 12, and all of a ForecastBench question set)."),
@@ -322,6 +328,8 @@ def run(
             )
             if methods:
                 kwargs["methods"] = _csv(methods)
+            if kind is not None:
+                kwargs["kind"] = kind.value
             if reconcile_min_spread is not None:
                 kwargs["reconcile_min_spread"] = reconcile_min_spread
             config = RunConfig(**kwargs)
@@ -365,7 +373,10 @@ def run(
                 return
             if rep.notice:
                 typer.echo(rep.notice)
-            print_compact_leaderboard(rep.leaderboard, baseline=rep.baseline, files=f"{rep.markdown_path.name}, {rep.csv_path.name}, {rep.html_path.name}")
+            if "kind" in rep.leaderboard.columns:  # no binary question: the kinds' own leaderboards
+                typer.echo(rep.markdown)
+            else:
+                print_compact_leaderboard(rep.leaderboard, baseline=rep.baseline, files=f"{rep.markdown_path.name}, {rep.csv_path.name}, {rep.html_path.name}")
             _say(f"report: {rep.html_path} (forecast-reconcile view {runner.run_dir})")
 
 
@@ -399,7 +410,7 @@ def leaderboard(
 
 @app.command()
 def score(
-    forecasts: Path = typer.Argument(..., help="CSV/JSONL/JSON/Parquet with question_id (full or short id), p_yes and optionally method, outcome, cluster; or a ForecastBench forecast set (with --questions and --resolutions)."),
+    forecasts: Path = typer.Argument(..., help="CSV/JSONL/JSON/Parquet with question_id (full or short id), p_yes and optionally method, outcome, cluster; or a ForecastBench forecast set (with --questions and --resolutions); or, for multiple-choice and numeric questions of --questions, probabilities (a JSON object of option: percent), percentile_5 ... percentile_95, or distribution (a JSON array)."),
     questions: Optional[Path] = typer.Option(None, help="Question file with outcomes, or a ForecastBench question set (default: the bundled questions, by id)."),
     resolutions: Optional[Path] = typer.Option(None, "--resolutions", help="The resolution set of a ForecastBench question set given as --questions (the outcomes)."),
     baseline: Optional[str] = typer.Option(None, help="Method the deltas are measured against (default: the file's first method)."),
@@ -409,13 +420,28 @@ def score(
     n_resamples: int = typer.Option(1000, min=0, help="Clustered bootstrap resamples."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
 ) -> None:
-    """Score forecasts made by any other system, next to the bundled baselines on the same questions."""
+    """Score forecasts made by any other system, next to the bundled baselines on the same questions.
+
+    A file with no p_yes column holds multiple-choice or numeric forecasts (option probabilities, percentiles, or a
+    stored distribution: benchmarks/report/kind_score_file.py) of the --questions file's questions: each kind is
+    scored on its own leaderboard (leaderboard_<kind>.csv/.md)."""
     _setup_logging(debug)
+    from benchmarks.report.kind_score_file import has_kind_forecasts, score_kind_file
     from benchmarks.report.score_file import score_file
 
     with cli_errors(debug):
         if output is not None:
             _folder(output, "--output")
+        if questions is not None and resolutions is None and has_kind_forecasts(forecasts):
+            kinded = score_kind_file(forecasts, questions, baselines=baselines, skip_unknown=skip_unknown, n_resamples=n_resamples)
+            if kinded.skipped:
+                _say(f"skipped {len(kinded.skipped)} row(s) whose question has no known outcome: {'; '.join(kinded.skipped[:5])}")
+            for note in kinded.notes:
+                _say(note)
+            typer.echo(kinded.markdown())
+            if output is not None:
+                _say(f"wrote {', '.join(str(p) for p in kinded.write(output))}")
+            return
         result = score_file(forecasts, questions_path=questions, baseline=baseline, baselines=baselines,
                             skip_unknown=skip_unknown, n_resamples=n_resamples, resolutions_path=resolutions)
         if result.skipped:
@@ -598,22 +624,25 @@ def questions_list(
     sources: Optional[str] = typer.Option(None, "--source", help="Sources, comma-separated (e.g. polymarket,metaculus)."),
     question_type: QuestionType = typer.Option(QuestionType.any, "--type", help="Question type."),
     rounds: Optional[str] = typer.Option(None, "--round", help="Rounds (forecast dates), comma-separated, e.g. 2026-03-29."),
+    kind: Optional[KindChoice] = typer.Option(None, "--kind", help="Only questions of this kind: binary, multiple_choice or numeric."),
+    questions_file: Optional[Path] = typer.Option(None, "--questions", help="List the questions of this file (CSV/JSONL/Parquet, any kind) instead of the bundled ones."),
     limit: int = typer.Option(20, "--limit", "-n", min=0, help="Lines to print (0 = all)."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
 ) -> None:
-    """List bundled questions with their short ids (use a short id wherever an id is taken)."""
+    """List bundled questions (or a file's) with their short ids (use a short id wherever an id is taken)."""
     import shutil
 
+    from benchmarks.questions import load_questions_file
     from benchmarks.questions.browse import bundled_questions, filter_questions, format_list
 
     with cli_errors(debug):
-        pool = bundled_questions()
+        pool = list(load_questions_file(questions_file)) if questions_file else bundled_questions()
         srcs = _csv(sources)
         unknown = sorted(set(srcs or []) - {q.source for q in pool})
         if unknown:
             raise ValueError(f"--source: unknown source(s) {', '.join(unknown)}; valid: {', '.join(sorted({q.source for q in pool}))}")
         found = filter_questions(pool, sources=srcs, question_type=None if question_type is QuestionType.any else question_type.value,
-                                 rounds=_csv(rounds), search=search)
+                                 rounds=_csv(rounds), search=search, kind=kind.value if kind else None)
         shown = found if limit == 0 else found[:limit]
         typer.echo(format_list(shown, width=shutil.get_terminal_size((120, 24)).columns))
         more = f"; showing {len(shown)} (--limit 0 for all)" if len(shown) < len(found) else ""
@@ -708,7 +737,7 @@ def frameworks(
 
 @app.command()
 def aggregate(
-    panel_file: Optional[Path] = typer.Argument(None, help="Panel file (.csv, .jsonl, .json or .parquet): question_id, forecaster, p_yes, and optionally reasoning, date, outcome (see benchmarks/panels/files.py)."),
+    panel_file: Optional[Path] = typer.Argument(None, help="Panel file (.csv, .jsonl, .json or .parquet): question_id, forecaster, p_yes, and optionally reasoning, date, outcome (see benchmarks/panels/files.py); or, without p_yes, a panel of multiple-choice or numeric questions of --questions: question_id, forecaster, and probabilities, percentile_5 ... percentile_95 or distribution (see benchmarks/panels/kind_panel.py)."),
     panel: Optional[str] = typer.Option(None, "--panel", help="A bundled panel instead of a file: 'superforecasters' (40 ForecastBench superforecasters on the 578 resolved items of round 2024-07-21, with their reasoning)."),
     questions: Optional[Path] = typer.Option(None, "--questions", help="Question file the panel's ids name (text, dates, outcomes); default the bundled questions."),
     min_forecasters: int = typer.Option(1, "--min-forecasters", min=1, help="Keep the questions at least this many forecasters answered (issue 31's figures on the bundled panel: 5)."),
@@ -760,6 +789,28 @@ def aggregate(
         earlier = _csv(fit_from) or []
         # a wrong --fit-from folder, or a record in one that is not a record, fails now, before anything is written
         earlier_runs = [load_run(d) for d in run_folders(earlier)] if earlier else []
+        from benchmarks.report.kind_score_file import has_kind_forecasts
+
+        if panel_file is not None and questions is not None and not resume and has_kind_forecasts(panel_file):
+            from benchmarks.panels.kind_panel import read_kind_panel
+
+            kinded = read_kind_panel(panel_file, questions, skip_unknown=skip_unknown)
+            specs = split_specs(provider or "")
+            config = RunConfig(kind=kinded.kind.name, providers=specs, ensemble="given", methods=_csv(methods) or [
+                *kinded.kind.default_methods, *(RECONCILIATION_METHODS if specs else ())], sample_n=n, seed=seed,
+                search=search.value if specs else "none", question_type=None, after_model_cutoff=not include_before_cutoff,
+                forecast_date_from=_date(date_from, "--date-from"), max_cost_usd=max_cost, output_dir=str(output_dir), run_id=run_id)
+            runner = BenchmarkRunner(config, questions=QuestionPool(kinded.questions, source=str(panel_file), facts=kinded.describe()),
+                                     ensemble=kinded.ensemble(), progress=progress, on_start=lambda folder: _say(f"run folder: {folder}"),
+                                     command_line=redacted_command_line(sys.argv))
+            summary = asyncio.run(runner.arun())
+            _say(f"{summary.n_questions} {kinded.kind.label} questions of panel {kinded.name}: {summary.n_ok} ok, {summary.n_failed} failed")
+            from benchmarks.report.write import write_report
+
+            rep = write_report([runner.run_dir], runner.run_dir, n_resamples=n_resamples, seed=seed)
+            typer.echo(rep.markdown)
+            _say(f"report: {rep.html_path} (forecast-reconcile view {runner.run_dir})")
+            return
         chosen = bundled_panel(panel) if panel is not None else read_panel(panel_file, questions_path=questions, skip_unknown=skip_unknown)
         chosen = chosen.with_min_forecasters(min_forecasters)
         for note in chosen.notes:

@@ -16,10 +16,13 @@ from agent_schemas.kinds.binary import BINARY, BinarySpec
 from agent_schemas.kinds.multiple_choice import MULTIPLE_CHOICE, ChoiceSpec
 from agent_schemas.kinds.numeric import NUMERIC, NumericSpec
 
-__all__ = ["AnySpec", "BinarySpec", "ChoiceSpec", "KINDS", "KindSpec", "NumericSpec", "QuestionKind", "kind_named", "kind_of"]
+__all__ = ["DEFAULT_KIND", "AnySpec", "BinarySpec", "ChoiceSpec", "KINDS", "KindSpec", "NumericSpec", "QuestionKind", "kind_named", "kind_of"]
 
 #: Every kind by name, in the order reports show them.
 KINDS: dict[str, QuestionKind] = {k.name: k for k in (BINARY, MULTIPLE_CHOICE, NUMERIC)}
+
+#: The kind of a question that states none (a question file without a ``kind`` column or spec columns).
+DEFAULT_KIND = "binary"
 
 #: The spec of a question of any kind, told apart by its ``kind`` field (a pydantic discriminated union).
 AnySpec = Annotated[Union[tuple(k.spec_type for k in KINDS.values())], Field(discriminator="kind")]  # noqa: UP007

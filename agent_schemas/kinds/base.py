@@ -110,6 +110,68 @@ class QuestionKind(ABC):
     def outcome_text(self, spec: KindSpec, outcome: int | float) -> str:
         """The outcome in words, for reports (``"Yes"``, an option's label, ``"1,234 admissions"``)."""
 
+    # --- the question file (benchmarks.questions.files) ------------------------------------------------
+    #: Columns of a question file that state this kind's spec (the options; the range and its unit), in the
+    #: order the file reader's docstring lists them; none for binary. A row filling any of them is of this kind.
+    spec_columns: ClassVar[tuple[str, ...]] = ()
+
+    def spec_from_cells(self, cells: Mapping[str, Any]) -> KindSpec:
+        """The spec a question file's row states in :attr:`spec_columns` (``cells``: the row's cells by column;
+        a cell may be text, as a CSV gives it, or a JSON value). Default: the kind's spec with no field.
+
+        Raises
+        ------
+        DataValidationError
+            Whose ``field`` is the column and ``value`` the cell as written (the reader adds file and row).
+        """
+        return self.spec_type()
+
+    @abstractmethod
+    def outcome_from_cell(self, spec: KindSpec, value: Any) -> int | float:
+        """The outcome a question file's ``outcome`` cell states (text or a JSON value, not blank), as
+        :meth:`check_outcome` stores it: ``1``/``yes``; an option's label; a number in the question's unit.
+
+        Raises
+        ------
+        DataValidationError
+            With ``field="outcome"`` and the value: not an outcome of ``spec`` (an unknown option, a value beyond
+            a closed bound).
+        """
+
+    # --- reference forecasts (benchmarks.protocol.baselines) --------------------------------------------
+    #: Name of the baseline that forecasts :meth:`uninformed` on every question.
+    uninformed_name: ClassVar[str] = "uniform"
+    #: What that baseline is, in words (a record's baseline note).
+    uninformed_note: ClassVar[str] = "the uninformed forecast"
+    #: True for a kind whose questions have ForecastBench's own reference forecasts (superforecaster median, base
+    #: rate without look-ahead: :func:`benchmarks.protocol.baselines.compute_baselines`); their baselines come from
+    #: there, not from :meth:`baselines`.
+    forecastbench_baselines: ClassVar[bool] = False
+
+    def crowd(self, question: Any) -> np.ndarray | None:
+        """The crowd's forecast of ``question`` at freeze in this kind's form (``question.crowd_forecast``: a
+        probability per option, e.g. sibling markets' prices), or None when the question has none."""
+        value = getattr(question, "crowd_forecast", None)
+        return None if value is None else np.asarray(value, dtype=np.float64)
+
+    def baseline_names(self) -> tuple[str, ...]:
+        """The names :meth:`baselines` gives, in the order records hold them."""
+        return ("crowd", self.uninformed_name)
+
+    def baselines(self, question: Any) -> dict[str, tuple[np.ndarray | None, str]]:
+        """Reference forecasts of ``question`` (a :class:`~agent_schemas.questions.Question`), by name
+        (:meth:`baseline_names`): ``(forecast or None, note)``. The crowd at freeze (None, noted, when the question
+        has none) and the uninformed forecast."""
+        crowd = self.crowd(question)
+        note = "crowd forecast at freeze" if crowd is not None else "no crowd forecast for this question"
+        return {"crowd": (crowd, note), self.uninformed_name: (self.uninformed(question.spec), self.uninformed_note)}
+
+    @abstractmethod
+    def worst_case(self, spec: KindSpec, outcome: int | float) -> np.ndarray:
+        """The worst forecast of ``outcome`` on ``spec`` a method could give (binary ``1 - outcome``; all mass on the
+        option, or at the end of the range, farthest from what happened): what a method's failure on a question is
+        scored as, so that a failure never improves a method's standing."""
+
     # --- the forecast form ----------------------------------------------------------------------------
     @abstractmethod
     def size(self, spec: KindSpec) -> int:

@@ -10,13 +10,14 @@ import warnings
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, field_validator, model_serializer, model_validator
 
 from agent_providers.gguf_weights import WeightFormat
 from agent_providers.llama_sampling import GrammarSampling
 from agent_research import DebateSettings, MemberSettings, PipelineConfig, SupervisorSettings
+from agent_schemas.kinds import DEFAULT_KIND, KINDS, QuestionKind, kind_named
 from benchmarks.protocol.baselines import BASELINES
-from benchmarks.protocol.methods import DEFAULT_METHODS, RECONCILIATION_METHODS, validate_methods
+from benchmarks.protocol.methods import DEFAULT_METHODS, RECONCILIATION_METHODS, default_methods, validate_methods
 from benchmarks.run_folder.layout import MANIFEST_FILE
 from benchmarks.run_folder.shards import parse_shard, shard_run_id
 
@@ -125,6 +126,10 @@ class RunConfig(BaseModel):
             "batch or the ray executor."
         ),
     )
+    kind: str = Field(DEFAULT_KIND, description=(
+        "The kind of question the run forecasts and scores (agent_schemas.kinds: 'binary', 'multiple_choice', "
+        "'numeric'); questions of other kinds in the question file are left out. Sets the default methods (the kind's "
+        "pooling rules, then debate, supervisor, pipeline) and baselines (the crowd and the kind's uninformed forecast)."))
     methods: list[str] = Field(default_factory=lambda: list(DEFAULT_METHODS), description="Reconciliation methods to score.")
     baselines: list[str] = Field(default_factory=lambda: list(BASELINES), description="Baselines to score.")
     # question selection
@@ -235,6 +240,36 @@ class RunConfig(BaseModel):
                                   ("n_threads_batch", self.n_threads_batch), ("n_ctx", self.n_ctx), ("weights", self.weights),
                                   ("grammar_sampling", self.grammar_sampling)) if v}
 
+    @property
+    def question_kind(self) -> QuestionKind:
+        """The run's kind of question (:attr:`kind`)."""
+        return kind_named(self.kind)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _kind_defaults(cls, data: Any) -> Any:
+        """A run of another kind than binary scores that kind's methods and baselines unless it names its own."""
+        if not isinstance(data, dict) or data.get("kind") in (None, DEFAULT_KIND):
+            return data
+        kind = data["kind"]
+        if kind not in KINDS:
+            return data  # the field validator names it
+        data = dict(data)
+        if data.get("methods") is None:
+            data["methods"] = list(default_methods(KINDS[kind]))
+        if data.get("baselines") is None:
+            data["baselines"] = list(KINDS[kind].baseline_names())
+        return data
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The config's fields; ``kind`` only when it is not binary, so that a binary run's manifest is the one it
+        was before question kinds (and its shard digests and resumes are unchanged)."""
+        out = handler(self)
+        if out.get("kind") == DEFAULT_KIND:
+            del out["kind"]
+        return out
+
     @model_validator(mode="before")
     @classmethod
     def _pipeline_options(cls, data: Any) -> Any:
@@ -314,10 +349,25 @@ class RunConfig(BaseModel):
     def _methods(cls, v: list[str]) -> list[str]:
         return validate_methods(v)
 
+    @field_validator("kind")
+    @classmethod
+    def _kind(cls, v: str) -> str:
+        return kind_named(v).name
+
     @field_validator("baselines")
     @classmethod
     def _baselines(cls, v: list[str]) -> list[str]:
-        unknown = [b for b in v if b not in BASELINES]
+        valid = list(dict.fromkeys([*BASELINES, *(b for k in KINDS.values() for b in k.baseline_names())]))
+        unknown = [b for b in v if b not in valid]
         if unknown:
-            raise ValueError(f"unknown baselines {unknown}; valid: {', '.join(BASELINES)}")
+            raise ValueError(f"unknown baselines {unknown}; valid: {', '.join(valid)}")
         return v
+
+    @model_validator(mode="after")
+    def _methods_of_kind(self) -> "RunConfig":
+        kind = self.question_kind
+        other = [m for m in self.methods if m not in kind.pools and m not in RECONCILIATION_METHODS]
+        if other:
+            raise ValueError(f"methods {other} are no pooling rule of {kind.label} questions; valid: "
+                             f"{', '.join([*kind.pools, *RECONCILIATION_METHODS])}")
+        return self

@@ -62,12 +62,23 @@ def question_record(q: Question, trace: PipelineTrace, *, config: RunConfig, clu
 
 
 def baseline_table(questions: list[Question], names: list[str]) -> dict[str, dict[str, dict[str, Any]]]:
-    """Baseline probabilities per question: ``{qid: {name: {"p_yes", "status", "note"}}}``."""
-    df = compute_baselines(questions)
+    """Baseline forecasts per question, ``{qid: {name: {<the kind's forecast field>, "status", "note"}}}`` for the
+    ``names`` a question's kind has: ForecastBench's reference forecasts for a kind that has them
+    (:attr:`~agent_schemas.kinds.base.QuestionKind.forecastbench_baselines`: binary, ``p_yes``), else the kind's own
+    (:meth:`~agent_schemas.kinds.base.QuestionKind.baselines`: the crowd, the uninformed forecast)."""
     out: dict[str, dict[str, dict[str, Any]]] = {q.id: {} for q in questions}
-    for qid, method, p_yes, detail in zip(df["question_id"], df["method"], df["p_yes"], df["detail"]):
-        if method not in names:
+    reference = [q for q in questions if q.kind.forecastbench_baselines]
+    if reference:
+        df = compute_baselines(reference)
+        for qid, method, p_yes, detail in zip(df["question_id"], df["method"], df["p_yes"], df["detail"]):
+            if method not in names:
+                continue
+            p = None if p_yes != p_yes else float(p_yes)  # NaN: not available
+            out[qid][method] = {"p_yes": p, "status": "ok" if p is not None else "unavailable", "note": detail}
+    for q in questions:
+        if q.kind.forecastbench_baselines:
             continue
-        p = None if p_yes != p_yes else float(p_yes)  # NaN: not available
-        out[qid][method] = {"p_yes": p, "status": "ok" if p is not None else "unavailable", "note": detail}
+        for name, (forecast, note) in q.kind.baselines(q).items():
+            if name in names:
+                out[q.id][name] = {**q.kind.fields(forecast), "status": "ok" if forecast is not None else "unavailable", "note": note}
     return out

@@ -13,7 +13,7 @@ import hashlib
 import json
 import logging
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,10 +21,16 @@ from typing import Any
 from agent_schemas import DataValidationError, Question
 from benchmarks.harness.config import RunConfig
 from benchmarks.protocol.model_cutoffs import training_cutoff
-from benchmarks.questions import DATA_SNAPSHOT_DATE, load_forecastbench, load_questions_file
+from benchmarks.questions import (
+    DATA_SNAPSHOT_DATE,
+    load_forecastbench,
+    load_multiple_choice_questions,
+    load_numeric_questions,
+    load_questions_file,
+)
 from benchmarks.run_folder.shards import config_digest, parse_shard, selection_digest, shard_of
 
-__all__ = ["QuestionPool", "QuestionSelection", "file_digest", "question_digest", "refuse_changed_questions"]
+__all__ = ["BUNDLED_QUESTIONS", "QuestionPool", "QuestionSelection", "file_digest", "question_digest", "refuse_changed_questions"]
 
 log = logging.getLogger(__name__)
 
@@ -138,6 +144,40 @@ class QuestionPool:
     questions: Sequence[Question]
     source: str
     facts: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _bundled_forecastbench(cfg: RunConfig, selection: Mapping[str, Any]) -> list[Question]:
+    """The bundled ForecastBench questions (binary) through the run's filters (:meth:`QuestionSelection.describe`)."""
+    date_from = dt.date.fromisoformat(selection["forecast_date_from"]) if selection["forecast_date_from"] else None
+    return list(load_forecastbench(
+        sources=cfg.sources, question_type=cfg.question_type, forecast_date_from=date_from,
+        forecast_date_to=cfg.forecast_date_to, scheduled_close_to=selection["scheduled_close_to"],
+        one_per_source_question=cfg.one_per_source_question, sample_n=cfg.sample_n, seed=cfg.seed,
+    ))
+
+
+def _bundled_numeric(cfg: RunConfig, selection: Mapping[str, Any]) -> list[Question]:
+    """The bundled numeric questions (:func:`benchmarks.questions.load_numeric_questions`) of the run's sources,
+    every one of them: :meth:`QuestionSelection.questions` applies the run's dates and sample."""
+    return load_numeric_questions(sources=cfg.sources)
+
+
+def _bundled_multiple_choice(cfg: RunConfig, selection: Mapping[str, Any]) -> list[Question]:
+    """The bundled multiple-choice questions (:func:`benchmarks.questions.load_multiple_choice_questions`), every
+    one of them: :meth:`QuestionSelection.questions` applies the run's dates and sample."""
+    return load_multiple_choice_questions()
+
+
+#: The bundled questions of each kind a run without ``--questions`` selects from: ``loader(config, selection) ->
+#: questions`` by kind name, with whether the loader already applied the run's dates and sample (the binary
+#: loader does, with its survivorship rule); the others' questions go through
+#: :meth:`QuestionSelection.within_dates` as a question file's do. A kind missing here has no bundled questions,
+#: and such a run stops with one line saying so (:meth:`QuestionSelection.questions`).
+BUNDLED_QUESTIONS: dict[str, tuple[Callable[[RunConfig, Mapping[str, Any]], list[Question]], bool]] = {
+    "binary": (_bundled_forecastbench, True),
+    "numeric": (_bundled_numeric, False),
+    "multiple_choice": (_bundled_multiple_choice, False),
+}
 
 
 class QuestionSelection:
@@ -277,15 +317,40 @@ class QuestionSelection:
         cfg = self.config
         sel = self.describe()
         if self.pool is not None:
-            return self.within_dates(list(self.pool.questions), self.pool.source, sel)
+            return self.within_dates(self.of_kind(list(self.pool.questions), self.pool.source), self.pool.source, sel)
         if cfg.questions_file:
-            return self.within_dates(load_questions_file(cfg.questions_file, cfg.resolutions_file), cfg.questions_file, sel)
-        date_from = dt.date.fromisoformat(sel["forecast_date_from"]) if sel["forecast_date_from"] else None
-        return list(load_forecastbench(
-            sources=cfg.sources, question_type=cfg.question_type, forecast_date_from=date_from,
-            forecast_date_to=cfg.forecast_date_to, scheduled_close_to=sel["scheduled_close_to"],
-            one_per_source_question=cfg.one_per_source_question, sample_n=cfg.sample_n, seed=cfg.seed,
-        ))
+            loaded = load_questions_file(cfg.questions_file, cfg.resolutions_file)
+            return self.within_dates(self.of_kind(loaded, cfg.questions_file), cfg.questions_file, sel)
+        bundled = BUNDLED_QUESTIONS.get(cfg.kind)
+        if bundled is None:
+            raise DataValidationError(
+                f"no bundled {cfg.question_kind.label} questions yet (bundled: {', '.join(BUNDLED_QUESTIONS)}): give a question file "
+                f"with --questions FILE (a 'kind' column and the kind's columns {', '.join(cfg.question_kind.spec_columns)}; "
+                "see benchmarks.questions.files)", field="kind", value=cfg.kind)
+        loader, filtered = bundled
+        if filtered:
+            return loader(cfg, sel)
+        return self.within_dates(loader(cfg, sel), f"the bundled {cfg.question_kind.label} questions", sel)
+
+    def of_kind(self, candidates: Sequence[Question], source: str) -> list[Question]:
+        """The ``candidates`` of the run's kind (``RunConfig.kind``), in their order.
+
+        Raises
+        ------
+        DataValidationError
+            When candidates were there and none is of the run's kind: one line naming the source, the kinds it
+            holds and the ``--kind`` that would run them.
+        """
+        kind = self.config.kind
+        mine = [q for q in candidates if q.kind.name == kind]
+        if candidates and not mine:
+            held = sorted({q.kind.name for q in candidates})
+            raise DataValidationError(f"{source} holds no {self.config.question_kind.label} question (its questions are "
+                                      f"{', '.join(held)}): run it with --kind {held[0]}", field="kind", value=kind)
+        if len(mine) < len(candidates):
+            log.warning("%s: %d of its %d questions are %s; the %d of other kinds are left out", source, len(mine),
+                        len(candidates), kind, len(candidates) - len(mine))
+        return mine
 
     def within_dates(self, candidates: Sequence[Question], source: str, selection: Mapping[str, Any]) -> list[Question]:
         """The ``candidates`` (a question file's or a pool's) whose forecast date is within the bounds of

@@ -14,7 +14,9 @@ from typing import Any
 
 import pandas as pd
 
+from agent_schemas.kinds import DEFAULT_KIND, KINDS
 from benchmarks.panels.forecasters import MIN_PICK_QUESTIONS, forecaster_table, members_of_records, pick_methods, pools_against_forecasters
+from benchmarks.report.kind_report import records_of_kind
 from benchmarks.run_folder.load import LoadedRun
 
 __all__ = ["FORECASTERS_TITLE", "POOLS_TITLE", "is_panel_run", "panel_additions", "panel_summary", "panel_tables", "pick_minimum"]
@@ -100,6 +102,8 @@ def panel_additions(runs: Sequence[LoadedRun], *, n_resamples: int = 1000, seed:
         :func:`panel_tables` of the panel's run when the report is of that one run, else empty (tables of
         several runs are not merged).
     """
+    # picks and panel tables are of binary forecasts (p_yes); a panel of another kind is scored on its kind's leaderboard
+    runs = [records_of_kind(run, KINDS[DEFAULT_KIND]) for run in runs]
     added = {run.run_id: picks for run in runs if is_panel_run(run.manifest)
              and (picks := pick_methods(run.records, pick_minimum(run.manifest)))}
     tables = (panel_tables(runs[0].records, min_pick_questions=pick_minimum(runs[0].manifest), n_resamples=n_resamples, seed=seed)

@@ -111,12 +111,15 @@ def resolve_question(ref: str, questions: Sequence[Question] | None = None, *, w
 
 
 def filter_questions(questions: Iterable[Question], *, sources: Sequence[str] | None = None, question_type: str | None = None,
-                     rounds: Sequence[str] | None = None, search: str | None = None) -> list[Question]:
-    """Questions whose source, type and round are among the given ones (None keeps all) and whose text
-    (question, background or resolution criteria) contains every word of ``search`` (case-insensitive)."""
+                     rounds: Sequence[str] | None = None, search: str | None = None, kind: str | None = None) -> list[Question]:
+    """Questions whose source, type, round and kind (:mod:`agent_schemas.kinds`: ``binary``, ``multiple_choice``,
+    ``numeric``) are among the given ones (None keeps all) and whose text (question, background or resolution
+    criteria) contains every word of ``search`` (case-insensitive)."""
     words = [w.lower() for w in (search or "").split()]
     out = []
     for q in questions:
+        if kind and q.kind.name != kind:
+            continue
         if sources and q.source not in sources:
             continue
         if question_type and q.question_type != question_type:
@@ -132,12 +135,16 @@ def filter_questions(questions: Iterable[Question], *, sources: Sequence[str] | 
 
 
 def format_list(questions: Sequence[Question], *, width: int = 120) -> str:
-    """One line per question: short id, forecast date, source, type, scheduled close date and the text
-    cut to ``width`` characters in all (the close date is the one fixed in advance, not the actual one)."""
-    lines = [f"{'short id':<8}  {'forecast':<10}  {'source':<10}  {'type':<7}  {'closes':<10}  question"]
+    """One line per question: short id, forecast date, source, type, scheduled close date, the kind (when a question
+    is not binary) and the text cut to ``width`` characters in all (the close date is the one fixed in advance, not the
+    actual one)."""
+    kinds = len({q.kind.name for q in questions}) > 1 or any(q.kind.spec_columns for q in questions)
+    kind_head = f"{'kind':<15}  " if kinds else ""
+    lines = [f"{'short id':<8}  {'forecast':<10}  {'source':<10}  {'type':<7}  {'closes':<10}  {kind_head}question"]
     for q in questions:
         close = q.scheduled_close_date.isoformat() if q.scheduled_close_date else "-"
-        head = f"{short_id(q.id):<8}  {q.forecast_date.isoformat():<10}  {q.source:<10}  {q.question_type:<7}  {close:<10}  "
+        kind = f"{q.kind.name:<15}  " if kinds else ""
+        head = f"{short_id(q.id):<8}  {q.forecast_date.isoformat():<10}  {q.source:<10}  {q.question_type:<7}  {close:<10}  {kind}"
         text = " ".join(q.text.split())
         room = max(width - len(head), 20)
         lines.append(head + (text if len(text) <= room else text[: room - 1] + "…"))

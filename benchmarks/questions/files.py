@@ -34,11 +34,33 @@ column                     required  content
 ``crowd_p_yes``            no        crowd / market probability of Yes in [0, 1]
 ``question_type``          no        ``market``, ``dataset`` or ``other`` (default)
 ``round``                  no        question-set label, e.g. a due date
+``kind``                   no        ``binary`` (default), ``multiple_choice`` or ``numeric``
+                                     (:mod:`agent_schemas.kinds`); when absent or blank, a row's
+                                     kind is the one whose spec columns below it fills
+``options``                MC        the options, separated by ``|`` (or a JSON array of labels)
+``ordered``                no        ``true`` when the options have a natural order (RPS applies)
+``range_min``              numeric   lower end of the range, in the question's unit
+``range_max``              numeric   upper end of the range (above ``range_min``)
+``open_lower``             no        ``true`` when the value may lie below ``range_min``
+``open_upper``             no        ``true`` when the value may lie above ``range_max``
+``unit``                   no        the value's unit, e.g. ``USD``
+``log_scale``              no        ``true`` for a range on a log scale (``range_min`` > 0)
+``crowd_forecast``         no        the crowd's forecast at freeze of a multiple-choice or numeric
+                                     question, a JSON array in its kind's form (a probability per
+                                     option; a 201-point CDF)
 =========================  ========  ==========================================================
+
+The ``outcome`` of a multiple-choice question is the label of the option that happened; of a numeric question
+the value, in its unit (within a closed bound; beyond an open one is allowed). The spec columns, and how a kind
+reads them, are the kind's own (:attr:`agent_schemas.kinds.base.QuestionKind.spec_columns`,
+:meth:`~agent_schemas.kinds.base.QuestionKind.spec_from_cells`,
+:meth:`~agent_schemas.kinds.base.QuestionKind.outcome_from_cell`).
 
 Any other column is kept in ``Question.metadata``. Empty cells (and JSON ``null``) mean "absent".
 A bad file raises :class:`agent_schemas.DataValidationError` naming the file, the row, the column and
-the offending value: an unparseable date, an outcome other than 0/1, ``crowd_p_yes`` outside [0, 1], a
+the offending value: an unparseable date, an outcome other than 0/1 (for binary questions), an unknown kind, an
+outcome that is not an option or lies beyond a closed bound, a file mixing kinds without a ``kind`` column, a spec
+column of another kind than the row's, ``crowd_p_yes`` outside [0, 1], a
 missing required column or value, a duplicate id, a resolution date before the forecast date, or a column name or
 cell holding a NUL byte, another control character or a lone surrogate (never text a person wrote:
 :func:`benchmarks.questions.tables.text_problem`).
@@ -46,14 +68,16 @@ cell holding a NUL byte, another control character or a lone surrogate (never te
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Any
 
 from agent_schemas import DataValidationError, Question
+from agent_schemas.kinds import DEFAULT_KIND, KINDS, QuestionKind, kind_named
 from benchmarks.questions.base import QuestionList
 from benchmarks.questions.forecastbench_json import load_forecastbench_json
-from benchmarks.questions.tables import Table, cell_error, id_text, is_blank, parse_date_cell, parse_outcome, plain_value, read_table
+from benchmarks.questions.tables import Table, cell_error, id_text, is_blank, parse_date_cell, plain_value, read_table
 
 __all__ = ["MAX_FIELD_CHARS", "OPTIONAL_COLUMNS", "REQUIRED_COLUMNS", "load_questions_file"]
 
@@ -62,7 +86,8 @@ REQUIRED_COLUMNS: tuple[str, ...] = ("id", "question", "forecast_date")
 #: Columns a user question file may have (others go to ``Question.metadata``).
 OPTIONAL_COLUMNS: tuple[str, ...] = (
     "background", "resolution_criteria", "close_date", "resolution_date", "outcome", "source", "source_question_id",
-    "url", "crowd_p_yes", "question_type", "round",
+    "url", "crowd_p_yes", "question_type", "round", "kind", "crowd_forecast",
+    *dict.fromkeys(c for k in KINDS.values() for c in k.spec_columns),
 )
 
 #: Longest value accepted for the fields shown verbatim in every prompt (characters).
@@ -77,6 +102,43 @@ def _parse_prob(path: Path, row: int, value: Any) -> float:
     if not math.isfinite(p) or p < 0.0 or p > 1.0:
         raise cell_error(path, row, "crowd_p_yes", value, "crowd_p_yes must be a probability in [0, 1]")
     return p
+
+
+def _row_kind(table: Table, i: int, first: tuple[int, QuestionKind] | None) -> QuestionKind:
+    """The kind of data row ``i``: its ``kind`` cell, else the kind whose spec columns it fills (binary when it fills
+    none), which must then be the kind of every such row (``first``: the first row whose kind was inferred)."""
+    p, rec = table.path, table.rows[i]
+    filled = {k.name: [c for c in k.spec_columns if not is_blank(rec.get(c))] for k in KINDS.values()}
+    filled = {name: cols for name, cols in filled.items() if cols}
+    if not is_blank(rec.get("kind")):
+        try:
+            kind = kind_named(str(rec["kind"]).strip().lower())
+        except ValueError as exc:
+            raise cell_error(p, i, "kind", rec["kind"], str(exc)) from None
+        other = next(((name, cols) for name, cols in filled.items() if name != kind.name), None)
+        if other is not None:
+            raise cell_error(p, i, other[1][0], rec[other[1][0]], f"column {other[1][0]!r} states a {KINDS[other[0]].label} "
+                             f"question, but the row's kind is {kind.name}")
+        return kind
+    if len(filled) > 1:
+        names = sorted(filled)
+        col = filled[names[1]][0]
+        raise cell_error(p, i, col, rec[col], f"the row fills spec columns of {' and '.join(names)} questions "
+                         f"({', '.join(c for n in names for c in filled[n])}): give a 'kind' column")
+    kind = KINDS[next(iter(filled))] if filled else KINDS[DEFAULT_KIND]
+    if first is not None and first[1] is not kind:
+        col = next(iter(filled.values()))[0] if filled else "kind"
+        raise cell_error(p, i, col, rec.get(col), f"the file mixes kinds without a 'kind' column: this row is {kind.name}, "
+                         f"{table.where(first[0])} is {first[1].name}; add a 'kind' column")
+    return kind
+
+
+def _kind_cell(table: Table, i: int, read):  # noqa: ANN001, ANN202 - a thunk of the kind's cell reader
+    """``read()``, its error (a kind's cell reader names the column and the value) as one naming the file and row."""
+    try:
+        return read()
+    except DataValidationError as exc:
+        raise cell_error(table.path, i, exc.field, exc.value, exc.message) from None
 
 
 def load_questions_file(path: str | Path, resolution_set: str | Path | None = None) -> QuestionList:
@@ -141,6 +203,7 @@ def _questions_from_table(table: Table) -> QuestionList:
     known = set(REQUIRED_COLUMNS) | set(OPTIONAL_COLUMNS)
     seen: dict[str, int] = {}
     out: list[Question] = []
+    inferred: tuple[int, QuestionKind] | None = None  # the first row whose kind was inferred, and that kind
     for i, rec in enumerate(rows):
         for col in REQUIRED_COLUMNS:
             if col not in rec:
@@ -162,7 +225,12 @@ def _questions_from_table(table: Table) -> QuestionList:
         close = None if is_blank(rec.get("close_date")) else parse_date_cell(p, i, "close_date", rec["close_date"])
         if rdate is not None and rdate < fdate:
             raise cell_error(p, i, "resolution_date", rec["resolution_date"], f"resolution_date is before forecast_date {fdate}")
-        outcome = None if is_blank(rec.get("outcome")) else parse_outcome(p, i, rec["outcome"])
+        kind = _row_kind(table, i, inferred)
+        if is_blank(rec.get("kind")) and inferred is None:
+            inferred = (i, kind)
+        spec = _kind_cell(table, i, lambda: kind.spec_from_cells(rec))
+        outcome = None if is_blank(rec.get("outcome")) else _kind_cell(table, i, lambda: kind.outcome_from_cell(spec, rec["outcome"]))
+        crowd_forecast = None if is_blank(rec.get("crowd_forecast")) else _crowd_forecast(table, i, kind, spec)
         crowd = None if is_blank(rec.get("crowd_p_yes")) else _parse_prob(p, i, rec["crowd_p_yes"])
         qtype = "other"
         if not is_blank(rec.get("question_type")):
@@ -189,8 +257,27 @@ def _questions_from_table(table: Table) -> QuestionList:
             question_type=qtype,
             url=text_or("url", None),
             crowd_p_yes=crowd,
+            crowd_forecast=crowd_forecast,
+            spec=spec,
             round=text_or("round", None),
             horizon_days=None if rdate is None else (rdate - fdate).days,
             metadata=meta,
         ))
     return QuestionList(out, origin=str(p))
+
+
+def _crowd_forecast(table: Table, i: int, kind: QuestionKind, spec) -> list[float]:  # noqa: ANN001 - a KindSpec
+    """The ``crowd_forecast`` cell of row ``i`` (a JSON array, or a list in a JSONL file) checked as ``kind``'s forecast."""
+    raw = table.rows[i]["crowd_forecast"]
+    value = raw
+    if isinstance(raw, str):
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise cell_error(table.path, i, "crowd_forecast", raw, f"crowd_forecast is not a JSON array: {exc.msg}") from None
+    if not isinstance(value, list):
+        raise cell_error(table.path, i, "crowd_forecast", raw, f"crowd_forecast must be a JSON array (the {kind.label} forecast)")
+    try:
+        return kind.check_forecast(spec, value, name="crowd_forecast").tolist()
+    except DataValidationError as exc:
+        raise cell_error(table.path, i, "crowd_forecast", raw, exc.message) from None

@@ -27,6 +27,7 @@ import pandas as pd
 
 from agent_schemas import DataValidationError
 from agent_schemas.dates import utc_date
+from agent_schemas.kinds import DEFAULT_KIND, KINDS
 
 __all__ = ["CSV_CELL_LIMIT", "FORMULA_TRIGGERS", "Table", "cell_error", "check_text_cells", "check_text_fields", "csv_text",
            "id_text", "neutralise_formula", "restore_formula", "is_blank", "parse_date_cell", "parse_outcome",
@@ -203,29 +204,20 @@ def parse_date_cell(path: Path, row: int | None, column: str, value: Any) -> dt.
 
 
 def parse_outcome(path: Path, row: int | None, value: Any) -> int:
-    """Outcome cell as 1 (Yes) or 0 (No): ``1``/``0`` (also ``1.0``), ``yes``/``no``, ``true``/``false`` (any case).
+    """Outcome cell of a binary question as 1 (Yes) or 0 (No): ``1``/``0`` (also ``1.0``), ``yes``/``no``,
+    ``true``/``false`` (any case), as the binary kind reads it
+    (:meth:`agent_schemas.kinds.binary.BinaryKind.outcome_from_cell`).
 
     Raises
     ------
     DataValidationError
         For any other value (names the file, row, column and value).
     """
-    v = value
-    if isinstance(v, str):
-        s = v.strip().lower()
-        if s in ("true", "yes"):
-            return 1
-        if s in ("false", "no"):
-            return 0
-        try:
-            v = float(s)
-        except ValueError:
-            raise cell_error(path, row, "outcome", value, "outcome must be 0 or 1 (or yes/no, true/false)") from None
-    if isinstance(v, (bool, np.bool_)):
-        return int(v)
-    if isinstance(v, (int, float, np.integer, np.floating)) and float(v) in (0.0, 1.0):
-        return int(v)
-    raise cell_error(path, row, "outcome", value, "outcome must be 0 or 1 (or yes/no, true/false)")
+    binary = KINDS[DEFAULT_KIND]
+    try:
+        return int(binary.outcome_from_cell(binary.spec_type(), value))
+    except DataValidationError as exc:
+        raise cell_error(path, row, "outcome", value, exc.message) from None
 
 
 #: First characters that make a spreadsheet (Excel, LibreOffice, Google Sheets) read a CSV cell as a formula: the

@@ -18,6 +18,7 @@ from typing import Any
 import pandas as pd
 
 from agent_schemas import DataValidationError
+from agent_schemas.kinds import DEFAULT_KIND, KINDS
 from benchmarks import scoring
 from benchmarks.protocol.fitted import (LEARNED_MEAN, MIN_FIT_PER_CLASS, MIN_FIT_QUESTIONS, UNFITTED_RULE, fallback_equals,
                                         fit_runs, fit_sources, fitted_summary, refuse_other_models)
@@ -25,6 +26,7 @@ from benchmarks.report.audits import contamination_split, leakage_audit_table, s
 from benchmarks.report.confidence_bands import confidence_band_table
 from benchmarks.report.costs import cost_effectiveness, cost_tables, reference_note, reference_vs_mean
 from benchmarks.report.difficulty import brier_index_columns
+from benchmarks.report.kind_report import KindReport, kind_reports, records_of_kind, write_kind_reports
 from benchmarks.report.frame import (QUESTION_COLUMNS, AddedMethods, joined_rows, long_frame, member_rows, methods_of,
                                      planned_questions, run_plans, scorable)
 from benchmarks.report.leaderboard import leaderboard_sections, markdown_table, ranking_note, write_leaderboard
@@ -127,7 +129,12 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_di
         already there are left as they were.
     """
     out_dir = Path(out_dir)
-    runs = [load_run(d) for d in run_dirs]
+    loaded = [load_run(d) for d in run_dirs]
+    # every other kind of question on its own leaderboard (leaderboard_<kind>.csv/md), never in the binary one
+    kinds = kind_reports(loaded, added=added, n_resamples=n_resamples, seed=seed)
+    runs = [records_of_kind(run, KINDS[DEFAULT_KIND]) for run in loaded]
+    if kinds and not any(run.records for run in runs):
+        return _write_kind_only(loaded, kinds, out_dir)
     records = {run.run_id: run.records for run in runs}
     earlier = [load_run(d) for d in run_folders(list(fit_from))]
     sources = fit_sources({run.name: run.manifest for run in runs}, {run.name: run.manifest for run in earlier})
@@ -199,6 +206,7 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_di
     md = "\n\n".join([
         *([f"**{simulated}**"] if simulated else []),
         *leaderboard_sections(table, baseline=base_label, max_imputed=max_imputed, plan_note=plan_note),
+        *[rep.markdown() for rep in kinds],
         *[part for title, extra in (extra_tables or {}).items() for part in (f"## {title}", markdown_table(extra))],
         "## Cost per method", markdown_table(costs.drop(columns=["run_id", "method"])),
         "## Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)", markdown_table(effect),
@@ -211,7 +219,7 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_di
     ])
     html_path = out_dir / PAGE_FILE
     shown = {rid: [{**r, "methods": methods_of(r, rid, after_runs)} for r in recs] for rid, recs in records.items()}
-    tables = {**(extra_tables or {}), "Cost per method": costs, "Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)": effect,
+    tables = {**{rep.title: rep.table for rep in kinds}, **(extra_tables or {}), "Cost per method": costs, "Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)": effect,
               LEARNED_TITLE: learned, REFERENCE_TITLE: learned_vs_mean, FITTED_TITLE: fit_table, SOURCES_TITLE: sources, BANDS_TITLE: bands,
               BETTING_TITLE: betting,
               "Tokens per role": roles, "Leakage audit over the prompts actually sent (findings must be 0)": audit,
@@ -227,7 +235,31 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_di
     csv_path, md_path = write_leaderboard(out_dir, table, md + "\n\n" + DATA_ATTRIBUTION + "\n")
     write_text_atomic(html_path, page)
     write_text_atomic(out_dir / FITTED_FILE, fitted_lines(fitted, records, fit_from))
+    write_kind_reports(out_dir, kinds)
     return Report(table, md, csv_path, md_path, html_path, notice=simulated, baseline=base_label)
+
+
+def _write_kind_only(runs: Sequence[LoadedRun], kinds: Sequence[KindReport], out_dir: Path) -> Report:
+    """The report of runs with no binary question: each kind's leaderboard (``leaderboard_<kind>.csv/md``), the
+    Markdown of all of them as ``leaderboard.md``, the first kind's table as ``leaderboard.csv``, and the page with
+    the kinds' tables, the runs and their questions."""
+    manifests = {run.run_id: run.manifest for run in runs}
+    simulated = simulation_note(manifests)
+    md = "\n\n".join([*([f"**{simulated}**"] if simulated else []), *(rep.markdown() for rep in kinds)])
+    board = pd.DataFrame({"label": pd.Series(dtype=str), "ranked": pd.Series(dtype=bool),
+                          "too_small_to_rank": pd.Series(dtype=bool), "rank": pd.Series(dtype=float)})
+    # no binary row: an empty long frame with the columns of scorable(long_frame(...)) (the page reads them)
+    scored = pd.DataFrame({c: pd.Series(dtype=float if c in ("p_yes", "outcome") else str)
+                           for c in ("run_id", "method", "label", "kind", "p_yes", "outcome", "status", "question_id")})
+    page = render_page(ReportData(leaderboard=board, baseline="mean", max_imputed=MAX_IMPUTED, ranking_note="",
+                                  sensitivity=[], scored=scored, manifests=manifests,
+                                  records={run.run_id: run.records for run in runs},
+                                  tables={rep.title: rep.table for rep in kinds}, attribution="", notice=simulated))
+    csv_path, md_path = write_leaderboard(out_dir, kinds[0].table, md + "\n")
+    html_path = out_dir / PAGE_FILE
+    write_text_atomic(html_path, page)
+    write_kind_reports(out_dir, kinds)
+    return Report(kinds[0].table, md, csv_path, md_path, html_path, notice=simulated, baseline="mean")
 
 
 #: Per (run, question): every fitted method's row (p_yes, parameters, n_fit, fallback), written by :func:`write_report`.

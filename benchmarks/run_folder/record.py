@@ -21,7 +21,8 @@ class QuestionRecord(BaseModel):
     question_id: str
     status: str = Field(description="'ok' or 'failed' (the ensemble policy was not met).")
     error: dict[str, Any] | None = Field(None, description="ErrorInfo of a failed question.")
-    outcome: int | None = Field(None, description="1 Yes, 0 No, None unresolved.")
+    outcome: int | float | None = Field(None, description="As the question's kind stores it: 1 Yes / 0 No; the index of the option that "
+                                                         "happened; a numeric value in the question's unit. None unresolved.")
     source: str
     question_type: str
     cluster: str = Field(description="Bootstrap cluster: related questions share one (benchmarks.protocol.clusters).")

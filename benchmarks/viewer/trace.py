@@ -214,7 +214,7 @@ def final_path(trace: PipelineTrace) -> list[PathStep]:
         steps.append(PathStep("debate", None, "not run", False))
     else:
         step = next((s for s in used if s.startswith("debate")), "")
-        note = (f"its p_yes: midpoint of bull {_p(d.bull_final_probability)} and bear {_p(d.bear_final_probability)} "
+        note = (f"its p_yes: midpoint of bull {_side(trace, d.bull_final_probability)} and bear {_side(trace, d.bear_final_probability)} "
                 f"after {len(d.rounds)} round(s)" + (", consensus" if d.consensus_reached else ""))
         if d.status != "ok":
             note = f"failed: {d.error.type if d.error else 'no probability'}"
@@ -241,6 +241,14 @@ def final_path(trace: PipelineTrace) -> list[PathStep]:
 
 def _p(x: float | None) -> str:
     return "—" if x is None else f"{x:.2f}"
+
+
+def _side(trace: PipelineTrace, x: float | list[float] | None) -> str:
+    """A debater's final forecast in words: a probability (``0.62``), or the question's kind's text of a forecast
+    vector (options' probabilities; a CDF's median and 90% interval)."""
+    if x is None or not isinstance(x, list):
+        return _p(x)
+    return trace.question.kind.forecast_text(trace.question.spec, trace.question.kind.vector(x))
 
 
 def _spread(values: list[float | None]) -> float | None:

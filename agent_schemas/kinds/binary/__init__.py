@@ -68,6 +68,37 @@ class BinaryKind(QuestionKind):
     def question_lines(self, spec: KindSpec) -> list[str]:
         return []
 
+    def outcome_from_cell(self, spec: KindSpec, value: Any) -> int:
+        """``1``/``0`` (also ``1.0``), ``yes``/``no``, ``true``/``false`` (any case)."""
+        v = value
+        if isinstance(v, str):
+            text = v.strip().lower()
+            if text in ("true", "yes"):
+                return 1
+            if text in ("false", "no"):
+                return 0
+            try:
+                v = float(text)
+            except ValueError:
+                v = None
+        if isinstance(v, (bool, np.bool_)):
+            return int(v)
+        if isinstance(v, (int, float, np.integer, np.floating)) and float(v) in (0.0, 1.0):
+            return int(v)
+        raise DataValidationError("outcome must be 0 or 1 (or yes/no, true/false)", field="outcome", value=value)
+
+    uninformed_name: ClassVar[str] = "always_0.5"
+    uninformed_note: ClassVar[str] = "constant 0.5"
+    forecastbench_baselines: ClassVar[bool] = True
+
+    def crowd(self, question: Any) -> np.ndarray | None:
+        """``[question.crowd_p_yes]`` (the market or community probability at freeze), or None."""
+        p = getattr(question, "crowd_p_yes", None)
+        return None if p is None else np.array([float(p)])
+
+    def worst_case(self, spec: KindSpec, outcome: int | float) -> np.ndarray:
+        return np.array([1.0 - float(outcome)])
+
     def outcome_text(self, spec: KindSpec, outcome: int | float) -> str:
         return "Yes" if int(outcome) == 1 else "No"
 

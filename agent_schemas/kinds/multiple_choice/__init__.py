@@ -23,6 +23,7 @@ import numpy as np
 
 from agent_schemas.errors import DataValidationError, ForecastParseError
 from agent_schemas.kinds.base import KindSpec, QuestionKind
+from agent_schemas.kinds.cells import bad_cell, cell_bool, cell_options
 from agent_schemas.kinds.multiple_choice import plots, pools, scores
 from agent_schemas.kinds.multiple_choice.spec import ChoiceSpec
 from agent_schemas.kinds.values import parse_probability, percent_schema
@@ -70,6 +71,33 @@ class MultipleChoiceKind(QuestionKind):
             raise ValueError(f"outcome of a multiple-choice question is the index of the option that happened "
                              f"(0 to {k - 1}), got {outcome!r}")
         return int(outcome)
+
+    spec_columns: ClassVar[tuple[str, ...]] = ("options", "ordered")
+    uninformed_note: ClassVar[str] = "equal probability on every option"
+
+    def spec_from_cells(self, cells: Mapping[str, Any]) -> ChoiceSpec:
+        """``options`` (labels separated by ``|``, or a JSON array) and ``ordered`` (true/false, default false)."""
+        options = cell_options(cells, "options")
+        ordered = cell_bool(cells, "ordered")
+        try:
+            return ChoiceSpec(options=options, ordered=ordered)
+        except ValueError as exc:
+            raise bad_cell("options", cells.get("options"), _first_error(exc)) from None
+
+    def outcome_from_cell(self, spec: KindSpec, value: Any) -> int:
+        """The label of the option that happened (matched ignoring case and repeated spaces)."""
+        index = {_label_key(label): i for i, label in enumerate(spec.options)}
+        i = index.get(_label_key(value))
+        if i is None:
+            raise bad_cell("outcome", value, f"the outcome is not an option of the question (options: {', '.join(spec.options)})")
+        return i
+
+    def worst_case(self, spec: KindSpec, outcome: int | float) -> np.ndarray:
+        """All probability on the option farthest (in the question's order) from the one that happened."""
+        k = len(spec.options)
+        out = np.zeros(k)
+        out[0 if int(outcome) >= k / 2 else k - 1] = 1.0
+        return out
 
     def question_lines(self, spec: KindSpec) -> list[str]:
         head = "Options (exactly one will happen" + ("; they are in order" if spec.ordered else "") + "):"
@@ -193,6 +221,15 @@ class MultipleChoiceKind(QuestionKind):
 
     def plot_calibration(self, ax: Any, diagnostics: Mapping[str, Mapping[str, np.ndarray]]) -> None:
         plots.plot_calibration(ax, diagnostics)
+
+
+def _first_error(exc: ValueError) -> str:
+    """The message of a pydantic validation error's first error (else the exception's text)."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        msg = str(errors()[0].get("msg", exc))
+        return msg.removeprefix("Value error, ")
+    return str(exc)
 
 
 def integer_percents(p: np.ndarray) -> list[int]:

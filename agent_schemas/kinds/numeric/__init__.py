@@ -21,6 +21,7 @@ import numpy as np
 
 from agent_schemas.errors import DataValidationError
 from agent_schemas.kinds.base import KindSpec, Pool, QuestionKind
+from agent_schemas.kinds.cells import bad_cell, cell_bool, cell_number, cell_text
 from agent_schemas.kinds.numeric import pools as _pools
 from agent_schemas.kinds.numeric import scores as _scores
 from agent_schemas.kinds.numeric.answers import (
@@ -33,6 +34,7 @@ from agent_schemas.kinds.numeric.answers import (
 )
 from agent_schemas.kinds.numeric.grid import (
     N_POINTS,
+    OPEN_BOUND_MIN_MASS,
     Ranges,
     check_cdf,
     check_cdfs,
@@ -79,6 +81,44 @@ class NumericKind(QuestionKind):
         if s.log_scale and value <= 0:
             raise ValueError(f"outcome {value!r} of a log-scaled question must be > 0")
         return value
+
+    spec_columns: ClassVar[tuple[str, ...]] = ("range_min", "range_max", "open_lower", "open_upper", "unit", "log_scale")
+    uninformed_note: ClassVar[str] = "uniform over the range, 5% beyond each open bound (Metaculus's uninformed forecast)"
+
+    def spec_from_cells(self, cells: Mapping[str, Any]) -> NumericSpec:
+        """``range_min`` and ``range_max`` (numbers, required), ``open_lower`` / ``open_upper`` / ``log_scale``
+        (true/false, default false) and ``unit`` (text)."""
+        lower = cell_number(cells, "range_min")
+        upper = cell_number(cells, "range_max")
+        log_scale = cell_bool(cells, "log_scale")
+        if not lower < upper:  # type: ignore[operator]
+            raise bad_cell("range_max", cells.get("range_max"), f"range_max must be above range_min ({lower:g})")
+        if log_scale and lower <= 0:  # type: ignore[operator]
+            raise bad_cell("range_min", cells.get("range_min"), "a log-scaled range (log_scale true) needs range_min > 0")
+        return NumericSpec(lower=lower, upper=upper, open_lower=cell_bool(cells, "open_lower"),
+                           open_upper=cell_bool(cells, "open_upper"), unit=cell_text(cells, "unit"), log_scale=log_scale)
+
+    def outcome_from_cell(self, spec: KindSpec, value: Any) -> float:
+        """A number in the question's unit, within its closed bounds."""
+        x = cell_number({"outcome": value}, "outcome")
+        try:
+            return self.check_outcome(spec, x)
+        except ValueError as exc:
+            raise bad_cell("outcome", value, str(exc)) from None
+
+    def worst_case(self, spec: KindSpec, outcome: int | float) -> np.ndarray:
+        """All the mass at the end of the range farther from the outcome (the least an open bound must hold,
+        0.001, beyond it): a CDF as valid as any forecast's."""
+        s = check_spec(spec)
+        t = float(Ranges.of([s]).locations(np.array([float(outcome)]))[0])
+        below = OPEN_BOUND_MIN_MASS if s.open_lower else 0.0
+        top = 1.0 - (OPEN_BOUND_MIN_MASS if s.open_upper else 0.0)
+        out = np.full(N_POINTS, top)
+        if t <= 0.5:  # the outcome is low: all mass in the top bin
+            out[:-1] = below
+        else:  # the outcome is high: all mass in the bottom bin
+            out[0] = below
+        return out
 
     def question_lines(self, spec: KindSpec) -> list[str]:
         s = check_spec(spec)
