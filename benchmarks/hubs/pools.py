@@ -19,8 +19,9 @@ n_levels)``; an event without members pools to NaN.
     with the slope of the outermost segment until it reaches 0 or 1 (a uniform density of the same height; for
     levels 0.01 and 0.025 the lower tail is ``(q_0.025 - q_0.01) x 0.01 / 0.015`` wide). hubEnsembles instead fits
     normal tails and samples; the two differ only beyond the 1% and 99% levels of each member. The mixture of
-    piecewise-linear CDFs is piecewise linear with a knot at every member's knot, so evaluating it at the union of
-    the knots and inverting by linear interpolation is exact; a level is the lowest value at which the mixture's CDF
+    piecewise-linear CDFs is piecewise linear with a knot at every member's knot: its density is summed from the
+    members' density steps at their knots, sorted (one sort per event, no member evaluated at another's knots), and
+    inverted exactly; a level is the lowest value at which the mixture's CDF
     reaches it (where the CDF is flat, the left end).
 ``trained_mean``
     Walk-forward trained weights: each member's weight for an event is :math:`r^{-2}`, where :math:`r` is the
@@ -61,8 +62,8 @@ TRIM = 0.2
 REPORTING_LAG_DAYS = 7
 #: Fewest past events before a member's own weight is used (else ``r = 1``).
 MIN_PAST_EVENTS = 10
-#: Events per chunk of the linear pool (its arrays are chunk x members x members x (levels + 2) floats).
-_CHUNK = 64
+#: Events per chunk of the linear pool (its arrays are chunk x members x 2 (levels + 1) floats).
+_CHUNK = 512
 
 
 def median(x: np.ndarray) -> np.ndarray:
@@ -116,46 +117,41 @@ def _linear_pool_chunk(x: np.ndarray, levels: np.ndarray) -> np.ndarray:
     ok = ~np.isnan(x[:, :, 0])
     x = x[:, ok.any(axis=0)]
     ok = ~np.isnan(x[:, :, 0])
-    c, m, _ = x.shape
+    c = x.shape[0]
     knots, taus = _knots(x, levels)  # (c, m, k)
-    k = knots.shape[2]
-    lo = np.nanmin(knots, axis=(1, 2))
-    span = np.nanmax(knots, axis=(1, 2)) - lo
-    span = np.where(span > 0, span, 1.0)
-    z = (knots - lo[:, None, None]) / span[:, None, None]
-    z = np.where(ok[:, :, None], z, np.linspace(0.0, 1.0, k))  # an absent member: any sorted row, weight 0
-    z = np.clip(z, 0.0, 1.0)
-    # the union of the present members' knots, per event, sorted (absent ones become 1, the top)
-    u = np.sort(np.where(ok[:, :, None], z, 1.0).reshape(c, m * k), axis=1)  # (c, n)
-    n = u.shape[1]
-    # every member's CDF at every union point: one searchsorted over rows laid end to end (row r shifted by 2r)
-    shift = 2.0 * np.arange(c * m, dtype=np.float64).reshape(c, m)
-    flat = (z + shift[:, :, None]).reshape(-1)
-    query = u[:, None, :] + shift[:, :, None]  # (c, m, n)
-    j = np.searchsorted(flat, query.reshape(-1), side="right").reshape(c, m, n) - (np.arange(c * m).reshape(c, m) * k)[:, :, None]
-    zk = z.reshape(c * m, k)
-    rows = np.arange(c * m).reshape(c, m)[:, :, None]
-    jl = np.clip(j - 1, 0, k - 1)
-    jh = np.clip(j, 0, k - 1)
-    z0, z1 = zk[rows, jl], zk[rows, jh]
-    with np.errstate(all="ignore"):
-        frac = np.where(z1 > z0, (u[:, None, :] - z0) / (z1 - z0), 1.0)
-    f = taus[jl] + (taus[jh] - taus[jl]) * np.clip(frac, 0.0, 1.0)
-    f = np.where(j <= 0, 0.0, np.where(j >= k, 1.0, f))
+    top = np.nanmax(np.where(ok[:, :, None], knots, np.nan), axis=(1, 2))
+    knots = np.where(ok[:, :, None], knots, np.nan_to_num(top, nan=0.0)[:, None, None])  # an absent member: weight 0
     w = ok / np.maximum(ok.sum(axis=1, keepdims=True), 1)
-    g = np.einsum("cm,cmn->cn", w, f)  # the mixture's CDF at the union points, non-decreasing in u
-    g = np.maximum.accumulate(g, axis=1)
-    # invert at the levels: the first union point where the mixture reaches the level, interpolated
-    gshift = (g + 2.0 * np.arange(c)[:, None]).reshape(-1)
-    i = np.searchsorted(gshift, (levels[None, :] + 2.0 * np.arange(c)[:, None]).reshape(-1), side="left").reshape(c, -1) \
-        - (np.arange(c) * n)[:, None]
-    i = np.clip(i, 1, n - 1)
-    e = np.arange(c)[:, None]
-    g0, g1, u0, u1 = g[e, i - 1], g[e, i], u[e, i - 1], u[e, i]
+    # each member's CDF is linear on every segment: a density step up at its left knot and down at its right knot, or a
+    # jump (a point mass) where the segment has no width
+    width = np.diff(knots, axis=2)
+    mass = np.diff(taus)[None, None, :] * w[:, :, None]
+    # a segment narrower than 1e-9 of the event's range is a point mass: its density would be so high that summing the
+    # density steps in floating point would lose the other members' (cancellation)
+    span = top - np.nanmin(knots, axis=(1, 2))
+    flat_seg = width <= 1e-9 * np.maximum(span, 1e-300)[:, None, None]
     with np.errstate(all="ignore"):
-        out = np.where(g1 > g0, u0 + (levels[None, :] - g0) / (g1 - g0) * (u1 - u0), u1)
-    out = lo[:, None] + out * span[:, None]
-    out[~ok.any(axis=1)] = np.nan
+        dens = np.where(flat_seg, 0.0, mass / np.where(flat_seg, 1.0, width))
+    pos = np.concatenate([knots[:, :, :-1], knots[:, :, 1:]], axis=2).reshape(c, -1)
+    ddens = np.concatenate([dens, -dens], axis=2).reshape(c, -1)
+    jump = np.concatenate([np.where(flat_seg, mass, 0.0), np.zeros_like(mass)], axis=2).reshape(c, -1)
+    order = np.argsort(pos, axis=1, kind="stable")
+    pos, ddens, jump = (np.take_along_axis(a, order, axis=1) for a in (pos, ddens, jump))
+    d = np.cumsum(ddens, axis=1)  # the mixture's density right of each point
+    seg = d[:, :-1] * np.diff(pos, axis=1)
+    g_after = np.cumsum(jump, axis=1) + np.concatenate([np.zeros((c, 1)), np.cumsum(seg, axis=1)], axis=1)
+    g_after = np.maximum.accumulate(g_after, axis=1)
+    n = pos.shape[1]
+    # invert at the levels: the first point where the mixture reaches the level; inside the segment before it unless a jump there does
+    shift = 2.0 * np.arange(c)[:, None]
+    t = np.searchsorted((g_after + shift).reshape(-1), (levels[None, :] + shift).reshape(-1), side="left").reshape(c, -1) - (np.arange(c) * n)[:, None]
+    t = np.clip(t, 1, n - 1)
+    e = np.arange(c)[:, None]
+    g_prev, d_prev, p_prev = g_after[e, t - 1], d[e, t - 1], pos[e, t - 1]
+    g_before = g_after[e, t] - jump[e, t]
+    with np.errstate(all="ignore"):
+        inside = p_prev + (levels[None, :] - g_prev) / d_prev
+    out = np.where((g_before >= levels[None, :]) & (d_prev > 0), np.minimum(inside, pos[e, t]), pos[e, t])
     return out
 
 
@@ -169,8 +165,11 @@ def linear_pool(x: np.ndarray, levels: np.ndarray) -> np.ndarray:
     """
     levels = np.asarray(levels, dtype=np.float64)
     out = np.full((x.shape[0], x.shape[2]), np.nan)
-    for s in range(0, x.shape[0], _CHUNK):
-        out[s:s + _CHUNK] = _linear_pool_chunk(x[s:s + _CHUNK], levels)
+    # only events with members: an empty one's NaN would break the sorted order the chunk's one searchsorted relies on
+    have = np.flatnonzero(~np.isnan(x[:, :, 0]).all(axis=1))
+    for s in range(0, have.size, _CHUNK):
+        rows = have[s:s + _CHUNK]
+        out[rows] = _linear_pool_chunk(x[rows], levels)
     return out
 
 
