@@ -45,7 +45,7 @@ import pandas as pd
 
 from agent_schemas.errors import DataValidationError
 
-__all__ = ["BUNDLED_FLUSIGHT", "Hub", "PMF_SUM_TOLERANCE", "QUANTILE_COLUMNS", "OPTION_COLUMNS", "read_flusight", "read_hub"]
+__all__ = ["BUNDLED_FLUSIGHT", "Hub", "is_hub_folder", "PMF_SUM_TOLERANCE", "QUANTILE_COLUMNS", "OPTION_COLUMNS", "read_flusight", "read_hub"]
 
 #: Largest ``|sum - 1|`` of one pmf forecast's probabilities that is accepted (hubValidations' ``check_tbl_value_col_sum1``
 #: rounds sums before comparing; 0.001 accepts values written with three decimals, as hub files are).

@@ -58,11 +58,11 @@ def wis(q: np.ndarray, y: np.ndarray, levels: np.ndarray) -> np.ndarray:
 def wis_parts(q: np.ndarray, y: np.ndarray, levels: np.ndarray) -> dict[str, np.ndarray]:
     """``wis`` and its three parts, each of shape ``y.shape``, summing to ``wis``.
 
-    For a central interval :math:`[l, u]` at levels :math:`(\tau, 1-\tau)` the two pinball losses sum to
-    :math:`\tau(u - l) + (l - y)^+ + (y - u)^+` (Bracher et al. 2021, eq. 3, times :math:`\alpha/2 = \tau`), and
-    the median's to :math:`\frac12|y - m|`. So **over-prediction** sums :math:`(q - y)^+` over the levels below
-    0.5 and :math:`\frac12(m - y)^+`; **under-prediction** :math:`(y - q)^+` over the levels above 0.5 and
-    :math:`\frac12(y - m)^+`; **dispersion** is the rest, :math:`\sum \tau(u - l)` for a median-and-pairs level
+    For a central interval :math:`[l, u]` at levels :math:`(\\tau, 1-\\tau)` the two pinball losses sum to
+    :math:`\\tau(u - l) + (l - y)^+ + (y - u)^+` (Bracher et al. 2021, eq. 3, times :math:`\\alpha/2 = \\tau`), and
+    the median's to :math:`\\frac12|y - m|`. So **over-prediction** sums :math:`(q - y)^+` over the levels below
+    0.5 and :math:`\\frac12(m - y)^+`; **under-prediction** :math:`(y - q)^+` over the levels above 0.5 and
+    :math:`\\frac12(y - m)^+`; **dispersion** is the rest, :math:`\\sum \\tau(u - l)` for a median-and-pairs level
     set (for another set it is whatever the pinball losses leave, so the three parts always sum to ``wis``). All
     are divided by ``n_levels / 2`` as ``wis`` is: scoringutils' ``dispersion``, ``overprediction`` and
     ``underprediction``.
