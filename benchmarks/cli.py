@@ -754,7 +754,7 @@ def aggregate(
 
     with cli_errors(debug):
         if (panel_file is None) == (panel is None):
-            raise ValueError("give a panel file, a hub folder or --panel superforecasters|flusight (one of them)")
+            raise ValueError("give a panel file or --panel superforecasters|flusight, or a hub folder (one of them)")
         from benchmarks.hubs import BUNDLED_HUBS, is_hub_folder
 
         if panel in BUNDLED_HUBS or (panel_file is not None and is_hub_folder(panel_file)):
