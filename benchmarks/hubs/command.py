@@ -2,7 +2,8 @@
 
 Writes into ``-o DIR`` (created): ``leaderboard.csv`` (:mod:`benchmarks.hubs.leaderboard`'s columns), ``members.csv``
 (every member alike), ``report.md`` (the printed tables, the notes: rows left out, models without a licence, the data's
-attribution). Prints one table per season, each line under 100 characters.
+attribution) and, for a quantile target, ``figures/`` (:mod:`benchmarks.hubs.plots`: each pool's WIS and coverage over
+time, and a fan chart of the forecast round of each season's peak in each location). Prints one table per season, each line under 100 characters.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import pandas as pd
 
 from benchmarks.hubs.events import option_events, quantile_events
 from benchmarks.hubs.leaderboard import leaderboard, score_options, score_quantiles
+from benchmarks.hubs.plots import fan_chart, over_time
 from benchmarks.hubs.read import Hub, is_hub_folder, read_flusight, read_hub
 
 __all__ = ["BUNDLED_HUBS", "HubRun", "load_hub", "run_hub"]
@@ -83,7 +85,7 @@ def _table(board: pd.DataFrame, primary: str, season: str) -> list[str]:
 
 
 def run_hub(hub: Hub, out_dir: Path, *, target: str | None = None, baseline: str | None = None, locations: list[str] | None = None,
-            horizons: list[int] | None = None, n_resamples: int = 1000, seed: int = 0) -> HubRun:
+            horizons: list[int] | None = None, n_resamples: int = 1000, seed: int = 0, figures: bool = True) -> HubRun:
     """Score every pool, hub row and member of one target of ``hub`` and write the files (module docstring).
 
     Raises
@@ -125,4 +127,18 @@ def run_hub(hub: Hub, out_dir: Path, *, target: str | None = None, baseline: str
     board.to_csv(files[0], index=False)
     members.to_csv(files[1], index=False)
     files[2].write_text("# Hub leaderboard\n\n```\n" + "\n".join(lines) + "\n```\n", encoding="utf-8")
+    if figures and is_quantile:
+        files += _figures(ev, scored, out_dir / "figures")
     return HubRun(board, members, lines, files)
+
+
+def _figures(ev, scored, folder: Path) -> list[Path]:
+    """Each pool over time, and a fan chart of each season's peak forecast round in each location."""
+    out = [over_time(scored, folder / "over_time.png")]
+    # the round whose horizon-0 outcome is the season's peak in the location: where pools differ most
+    frame = ev.events.assign(outcome=ev.outcome)
+    peaks = frame.loc[frame.groupby(["season", "location"])["outcome"].idxmax(), ["location", "reference_date"]]
+    for r in peaks.itertuples(index=False):
+        name = f"fan_{r.location}_{pd.Timestamp(r.reference_date).date()}.png"
+        out.append(fan_chart(ev, scored, r.location, r.reference_date, folder / name))
+    return out

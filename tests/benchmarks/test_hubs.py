@@ -310,3 +310,15 @@ def test_flusight_members_are_the_data_cards(flusight):
     assert "FluSight-ensemble" in r.hub_rows and "ISU_NiemiLab-GPE" in r.members
     opts = option_events(flusight, "wk flu hosp rate change")
     assert opts.options == ["large_decrease", "decrease", "stable", "increase", "large_increase"]
+
+
+def test_figures_are_written_for_a_quantile_target(tmp_path):
+    hub = read_hub(_write_hub(tmp_path / "hub"))
+    res = run_hub(hub, tmp_path / "out", target="inc", n_resamples=20)
+    pngs = sorted(p.name for p in (tmp_path / "out" / "figures").glob("*.png"))
+    # over time, and one fan chart per season x location (one season, two locations here)
+    assert pngs == ["fan_06_2024-11-02.png", "fan_US_2024-11-02.png", "over_time.png"]
+    assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in (tmp_path / "out" / "figures").glob("*.png"))
+    assert (tmp_path / "out" / "figures" / "over_time.png") in res.files
+    opt = run_hub(hub, tmp_path / "opt", target="trend", n_resamples=20)
+    assert not (tmp_path / "opt" / "figures").exists() and len(opt.files) == 3
