@@ -9,6 +9,7 @@ time, and a fan chart of the forecast round of each season's peak in each locati
 from __future__ import annotations
 
 import math
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,6 +95,8 @@ def run_hub(hub: Hub, out_dir: Path, *, target: str | None = None, baseline: str
         For an unknown or missing ``--target`` (a hub with several targets), or a baseline that cannot be found.
     """
     targets = hub.targets
+    if not targets:
+        raise ValueError(f"hub {hub.name}: no quantile or pmf forecasts in its model output (nothing to score)")
     if target is None:
         if hub.default_target is not None:
             target = hub.default_target
@@ -109,8 +112,9 @@ def run_hub(hub: Hub, out_dir: Path, *, target: str | None = None, baseline: str
     scored = (score_quantiles if is_quantile else score_options)(hub, ev, base)
     board, members = leaderboard(scored, n_resamples=n_resamples, seed=seed)
     primary = scored.primary
-    lines = [f"hub {hub.name}, target {target} ({'quantiles' if is_quantile else 'options'}), baseline {base}; "
+    notes = [f"hub {hub.name}, target {target} ({'quantiles' if is_quantile else 'options'}), baseline {base}; "
              f"{ev.n:,} events with outcomes", *ev.notes, *scored.notes, *hub.notes]
+    lines = [part for note in notes for part in textwrap.wrap(note, 100, subsequent_indent="  ")]
     vs = board["vs"].replace("", pd.NA).dropna()
     for season in sorted(board["season"].unique()):
         in_season = int((ev.events["season"] == season).sum())
@@ -121,7 +125,7 @@ def run_hub(hub: Hub, out_dir: Path, *, target: str | None = None, baseline: str
                   f"the same events; pairw = pairwise relative (Cramer et al. 2022); vs hub = paired difference",
                   f"of mean {primary.upper()} against hub:{vs.iloc[0] if len(vs) else '-'} (95%, clustered by location x reference date)"]
         lines += _table(board, primary, season)
-    lines += ["", hub.attribution]
+    lines += ["", *textwrap.wrap(hub.attribution, 100)]
     out_dir.mkdir(parents=True, exist_ok=True)
     files = [out_dir / "leaderboard.csv", out_dir / "members.csv", out_dir / "report.md"]
     board.to_csv(files[0], index=False)

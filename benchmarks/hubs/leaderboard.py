@@ -118,6 +118,10 @@ def score_quantiles(hub: Hub, ev: QuantileEvents, baseline: str) -> Scored:
              f"{len(r.others)} other models left out"]
     if incomplete:
         notes.append(f"{incomplete:,} member forecasts without all {ev.levels.size} quantile levels left out of the pools")
+    given = (complete & is_member[None, :]).sum(axis=1)
+    if is_member.any():
+        notes.append(f"members skip events: an event has {np.median(given):.0f} members' forecasts (median; "
+                     f"{given.min()} to {given.max()}); a pool uses the members that forecast the event")
     return Scored(ev.events, scores, kinds, r, "wis", notes, pooled)
 
 

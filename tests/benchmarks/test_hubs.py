@@ -226,6 +226,12 @@ def test_cli_reads_a_hub_folder_and_needs_a_target_when_there_are_several(tmp_pa
     assert "hub:hub-ensemble" in res.stdout and (tmp_path / "o" / "hub-hub-inc" / "leaderboard.csv").is_file()
     res = runner.invoke(app, ["aggregate", str(root), "-o", str(tmp_path / "o")])
     assert res.exit_code == 2 and "several targets" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    res = runner.invoke(app, ["aggregate", str(root), "--target", "inc", "--location", "US", "--horizon", "0", "-o", str(tmp_path / "o"),
+                              "--run-id", "us0", "--n-resamples", "20"])
+    assert res.exit_code == 0, res.output
+    board = pd.read_csv(tmp_path / "o" / "us0" / "leaderboard.csv")
+    assert (board.loc[board["row"] == "median", "n_events"] == 2).all()  # US, horizon 0, two rounds
+    assert all(len(line) <= 100 for line in res.stdout.splitlines())
 
 
 def _one_line(res, *needles):
