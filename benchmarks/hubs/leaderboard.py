@@ -13,7 +13,7 @@ interval (``wis_low``, ``wis_high``) and its parts ``dispersion``, ``overpredict
 ``pairwise_relative_wis``, the geometric mean over every other row of the ratio of mean WIS on the events both
 forecast, divided by the baseline's (Cramer et al. 2022, PNAS 119(15) e2113561119, "relative WIS"); ``ae_median``,
 ``cover50``, ``cover90``; ``diff_vs_hub`` (``diff_low``, ``diff_high``), the paired mean WIS difference against the
-hub's ensemble (:func:`hub_ensemble`) on the events both forecast, negative when the row is better. For option
+hub's ensemble (:func:`hub_ensemble`, named in ``vs``) on the events both forecast, negative when the row is better. For option
 targets ``rps`` (interval ``rps_low``, ``rps_high``), ``relative_rps``, ``pairwise_relative_rps``, ``brier``,
 ``log_loss``, ``diff_vs_hub``. Intervals: 95%, clustered by location x reference date
 (:func:`benchmarks.scoring.bootstrap.clustered_bootstrap_ci`, :func:`~benchmarks.scoring.bootstrap.paired_difference_ci`).
