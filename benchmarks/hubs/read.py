@@ -192,7 +192,8 @@ def _read_table(path: Path) -> pd.DataFrame:
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
-    head = path.open(encoding="utf-8").readline().strip().split(",")
+    with path.open(encoding="utf-8-sig") as f:  # a spreadsheet's byte-order mark is not part of the first column's name
+        head = f.readline().strip().split(",")
     types = {c.strip('"'): pa.string() for c in head}
     try:
         return pcsv.read_csv(path, convert_options=pcsv.ConvertOptions(column_types=types, strings_can_be_null=True)).to_pandas()
