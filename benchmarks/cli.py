@@ -737,8 +737,12 @@ def frameworks(
 
 @app.command()
 def aggregate(
-    panel_file: Optional[Path] = typer.Argument(None, help="Panel file (.csv, .jsonl, .json or .parquet): question_id, forecaster, p_yes, and optionally reasoning, date, outcome (see benchmarks/panels/files.py); or, without p_yes, a panel of multiple-choice or numeric questions of --questions: question_id, forecaster, and probabilities, percentile_5 ... percentile_95 or distribution (see benchmarks/panels/kind_panel.py)."),
-    panel: Optional[str] = typer.Option(None, "--panel", help="A bundled panel instead of a file: 'superforecasters' (40 ForecastBench superforecasters on the 578 resolved items of round 2024-07-21, with their reasoning)."),
+    panel_file: Optional[Path] = typer.Argument(None, help="Panel file (.csv, .jsonl, .json or .parquet): question_id, forecaster, p_yes, and optionally reasoning, date, outcome (see benchmarks/panels/files.py); or, without p_yes, a panel of multiple-choice or numeric questions of --questions: question_id, forecaster, and probabilities, percentile_5 ... percentile_95 or distribution (see benchmarks/panels/kind_panel.py); or a hubverse forecast hub folder (with hub-config/ or model-output/; see benchmarks/hubs/read.py)."),
+    panel: Optional[str] = typer.Option(None, "--panel", help="A bundled panel instead of a file: 'superforecasters' (40 ForecastBench superforecasters on the 578 resolved items of round 2024-07-21, with their reasoning), or 'flusight' (the CDC FluSight hub, 64 models, 2023-24 and 2024-25; horizons 0-3 by default)."),
+    target: Optional[str] = typer.Option(None, "--target", help="A hub's target to score (required when a hub folder has several; --panel flusight: 'wk inc flu hosp' by default, or 'wk flu hosp rate change')."),
+    baseline: Optional[str] = typer.Option(None, "--baseline", help="A hub's baseline model, the reference of relative scores (default: the model named *baseline*)."),
+    location: Optional[str] = typer.Option(None, "--location", help="A hub's locations to score, comma-separated (default all)."),
+    horizon: Optional[str] = typer.Option(None, "--horizon", help="A hub's horizons to score in weeks, comma-separated (default all; --panel flusight: 0,1,2,3)."),
     questions: Optional[Path] = typer.Option(None, "--questions", help="Question file the panel's ids name (text, dates, outcomes); default the bundled questions."),
     min_forecasters: int = typer.Option(1, "--min-forecasters", min=1, help="Keep the questions at least this many forecasters answered (issue 31's figures on the bundled panel: 5)."),
     skip_unknown: bool = typer.Option(False, "--skip-unknown", help="Leave out (and count) rows whose question has no known outcome instead of stopping."),
@@ -782,7 +786,13 @@ def aggregate(
 
     with cli_errors(debug):
         if (panel_file is None) == (panel is None):
-            raise ValueError("give a panel file or --panel superforecasters (one of them)")
+            raise ValueError("give a panel file or --panel superforecasters|flusight, or a hub folder (one of them)")
+        from benchmarks.hubs import BUNDLED_HUBS, is_hub_folder
+
+        if panel in BUNDLED_HUBS or (panel_file is not None and is_hub_folder(panel_file)):
+            _aggregate_hub(panel_file, panel, target=target, baseline=baseline, location=location, horizon=horizon,
+                           output_dir=output_dir, run_id=run_id, n_resamples=n_resamples, seed=seed)
+            return
         if resume and run_id and resume != run_id:
             raise ValueError(f"--resume {resume} continues that run: drop --run-id {run_id}")
         _folder(output_dir, "--output")
@@ -851,6 +861,29 @@ def aggregate(
         if line := panel_summary(tables):
             typer.echo(line)
         _say(f"report: {rep.html_path} (forecast-reconcile view {runner.run_dir})")
+
+
+def _aggregate_hub(path: Optional[Path], panel: Optional[str], *, target: Optional[str], baseline: Optional[str], location: Optional[str],
+                   horizon: Optional[str], output_dir: Path, run_id: Optional[str], n_resamples: int, seed: int) -> None:
+    """``aggregate`` of a forecast hub (benchmarks/hubs): every pool, hub row and member scored as the hubs score."""
+    import re
+
+    from benchmarks.hubs import load_hub, run_hub
+
+    _folder(output_dir, "--output")
+    horizons = None
+    if horizon is not None:
+        try:
+            horizons = [int(h) for h in _csv(horizon) or []]
+        except ValueError:
+            raise ValueError(f"--horizon {horizon}: give whole numbers of weeks, comma-separated") from None
+    hub, default_horizons = load_hub(path, panel)
+    chosen = target or hub.default_target or "target"
+    out = output_dir / (run_id or f"hub-{hub.name}-{re.sub(r'[^A-Za-z0-9]+', '-', chosen).strip('-')}")
+    result = run_hub(hub, out, target=target, baseline=baseline, locations=_csv(location), horizons=horizons or default_horizons,
+                     n_resamples=n_resamples, seed=seed)
+    typer.echo("\n".join(result.lines))
+    _say(f"written: {', '.join(str(f) for f in result.files)}")
 
 
 @app.command()

@@ -51,8 +51,10 @@ WINGS: dict[str, tuple[int, set[str]]] = {
     "teaching": (3, {"run_folder", "scoring", "questions", "protocol"}),  # notebook exercises' graders, class split
     # panels of forecasters read (score's file reader), pooled and compared; the engine runs them as given members
     "panels": (4, {"run_folder", "scoring", "questions", "protocol", "report"}),
-    "cli": (5, {"run_folder", "scoring", "questions", "protocol", "viewer", "report", "harness", "teaching", "panels"}),
-    "perf": (6, {"run_folder", "scoring", "questions", "protocol", "viewer", "report", "harness", "teaching", "panels", "cli"}),
+    # forecast hubs read (hubverse folders, the bundled FluSight panel), pooled and scored as the hubs score
+    "hubs": (1, {"scoring"}),
+    "cli": (5, {"run_folder", "scoring", "questions", "protocol", "viewer", "report", "harness", "teaching", "panels", "hubs"}),
+    "perf": (6, {"run_folder", "scoring", "questions", "protocol", "viewer", "report", "harness", "teaching", "panels", "hubs", "cli"}),
 }
 
 
