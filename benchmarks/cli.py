@@ -366,6 +366,8 @@ def run(
             if rep.notice:
                 typer.echo(rep.notice)
             print_compact_leaderboard(rep.leaderboard, baseline=rep.baseline, files=f"{rep.markdown_path.name}, {rep.csv_path.name}, {rep.html_path.name}")
+            for line in rep.diversity_lines:
+                typer.echo(line)
             _say(f"report: {rep.html_path} (forecast-reconcile view {runner.run_dir})")
 
 
@@ -795,6 +797,8 @@ def aggregate(
             typer.echo(rep.notice)
         print_compact_leaderboard(rep.leaderboard, baseline="mean", files=f"{rep.markdown_path.name}, {rep.csv_path.name}, {rep.html_path.name}")
         if line := panel_summary(tables):
+            typer.echo(line)
+        for line in rep.diversity_lines:
             typer.echo(line)
         _say(f"report: {rep.html_path} (forecast-reconcile view {runner.run_dir})")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from benchmarks.report.audits import contamination_split, leakage_audit_table, s
 from benchmarks.report.confidence_bands import confidence_band_table
 from benchmarks.report.costs import cost_effectiveness, cost_tables, reference_note, reference_vs_mean
 from benchmarks.report.difficulty import brier_index_columns
+from benchmarks.report.diversity import diversity_report
 from benchmarks.report.frame import (QUESTION_COLUMNS, AddedMethods, joined_rows, long_frame, member_rows, methods_of,
                                      planned_questions, run_plans, scorable)
 from benchmarks.report.leaderboard import leaderboard_sections, markdown_table, ranking_note, write_leaderboard
@@ -72,6 +73,8 @@ class Report:
     """'' or why the numbers are not a model's (:func:`simulation_note`)."""
     baseline: str = "mean"
     """The label deltas are measured against."""
+    diversity_lines: list[str] = field(default_factory=list)
+    """At most two terminal lines on the members' diversity (:meth:`benchmarks.report.diversity.DiversityReport.lines`)."""
 
 
 def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_dir: str | Path, *, baseline: str | None = "mean",
@@ -189,12 +192,14 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_di
     compared = compared.assign(horizon_bucket=compared["horizon_days"].map(lambda d: scoring.horizon_bucket(d) if d == d and d is not None else "unknown"))
     segments = {col: scoring.segment_table(compared, col, method_col="label") for col in ("source", "question_type", "horizon_bucket")}
     betting = betting_against_market(paired, scored, n_resamples=n_resamples, seed=seed)
+    diversity = diversity_report(runs, n_resamples=n_resamples, seed=seed)
 
     simulated = simulation_note(manifests)
     md = "\n\n".join([
         *([f"**{simulated}**"] if simulated else []),
         *leaderboard_sections(table, baseline=base_label, max_imputed=max_imputed, plan_note=plan_note),
         *[part for title, extra in (extra_tables or {}).items() for part in (f"## {title}", markdown_table(extra))],
+        *diversity.markdown_sections(),
         "## Cost per method", markdown_table(costs.drop(columns=["run_id", "method"])),
         "## Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)", markdown_table(effect),
         f"## {LEARNED_TITLE}", reference_note(learned_vs_mean), markdown_table(learned),
@@ -206,7 +211,7 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_di
     ])
     html_path = out_dir / PAGE_FILE
     shown = {rid: [{**r, "methods": methods_of(r, rid, after_runs)} for r in recs] for rid, recs in records.items()}
-    tables = {**(extra_tables or {}), "Cost per method": costs, "Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)": effect,
+    tables = {**(extra_tables or {}), **diversity.tables(), "Cost per method": costs, "Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)": effect,
               LEARNED_TITLE: learned, REFERENCE_TITLE: learned_vs_mean, FITTED_TITLE: fit_table, SOURCES_TITLE: sources, BANDS_TITLE: bands,
               BETTING_TITLE: betting,
               "Tokens per role": roles, "Leakage audit over the prompts actually sent (findings must be 0)": audit,
@@ -217,12 +222,12 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_di
                                   sensitivity=sensitivity_lines(table), scored=scored,
                                   manifests=manifests,
                                   records=shown, tables=tables, confidence_bands=bands, attribution=DATA_ATTRIBUTION,
-                                  notice=simulated))
+                                  notice=simulated, diversity=diversity.decomposition, error_correlations=diversity.correlations))
     # every file is complete or untouched (temp file + os.replace); an OSError names the file
     csv_path, md_path = write_leaderboard(out_dir, table, md + "\n\n" + DATA_ATTRIBUTION + "\n")
     write_text_atomic(html_path, page)
     write_text_atomic(out_dir / FITTED_FILE, fitted_lines(fitted, records, fit_from))
-    return Report(table, md, csv_path, md_path, html_path, notice=simulated, baseline=base_label)
+    return Report(table, md, csv_path, md_path, html_path, notice=simulated, baseline=base_label, diversity_lines=diversity.lines())
 
 
 #: Per (run, question): every fitted method's row (p_yes, parameters, n_fit, fallback), written by :func:`write_report`.

@@ -166,7 +166,7 @@ def bootstrap_mean(scores: np.ndarray, codes: np.ndarray, n_resamples: int, conf
     there are many draws.
     """
     counts = np.bincount(codes)
-    if np.count_nonzero(counts) < min_clusters:
+    if np.count_nonzero(counts) < max(min_clusters, 2):  # one cluster has no spread to resample (and no t quantile)
         return BootstrapCI(float(scores.mean()), float("nan"), float("nan"))
     sums = np.bincount(codes, weights=scores)
     if counts.min() == 0:  # gaps in the codes are not clusters
