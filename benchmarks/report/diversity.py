@@ -157,6 +157,14 @@ class DiversityReport:
     reconciled: pd.DataFrame = field(default_factory=pd.DataFrame)
     crowd: pd.DataFrame = field(default_factory=pd.DataFrame)
 
+    def _matrices(self) -> dict[str, pd.DataFrame]:
+        """The correlation matrices shown as tables, by title: those of 2 to :data:`MAX_MATRIX_MEMBERS` members with
+        a pair estimated (an all-NaN matrix says nothing)."""
+        multi = len(self.correlations) > 1
+        return {CORRELATION_TITLE + (f": {run_id}" if multi else ""): matrix.reset_index()
+                for run_id, matrix in self.correlations.items()
+                if 1 < len(matrix) <= MAX_MATRIX_MEMBERS and np.isfinite(matrix.to_numpy(float)[np.triu_indices(len(matrix), 1)]).any()}
+
     def markdown_sections(self) -> list[str]:
         """The report's Markdown sections (nothing when no run has members)."""
         if self.decomposition.empty:
@@ -165,10 +173,8 @@ class DiversityReport:
 
         shown = self.decomposition.assign(identity_error=[identity_text(e) for e in self.decomposition["identity_error"]])
         out = [f"## {DECOMPOSITION_TITLE}", DECOMPOSITION_NOTE, markdown_table(shown)]
-        for run_id, matrix in self.correlations.items():
-            if 1 < len(matrix) <= MAX_MATRIX_MEMBERS:
-                title = CORRELATION_TITLE + (f": {run_id}" if len(self.correlations) > 1 else "")
-                out += [f"## {title}", markdown_table(matrix.reset_index())]
+        for title, matrix in self._matrices().items():
+            out += [f"## {title}", markdown_table(matrix)]
         if not self.reconciled.empty:
             out += [f"## {RECONCILED_TITLE}", RECONCILED_NOTE, markdown_table(self.reconciled)]
         if not self.crowd.empty:
@@ -180,9 +186,7 @@ class DiversityReport:
         if self.decomposition.empty:
             return {}
         out = {DECOMPOSITION_TITLE: self.decomposition}
-        for run_id, matrix in self.correlations.items():
-            if 1 < len(matrix) <= MAX_MATRIX_MEMBERS:
-                out[CORRELATION_TITLE + (f": {run_id}" if len(self.correlations) > 1 else "")] = matrix.reset_index()
+        out.update(self._matrices())
         if not self.reconciled.empty:
             out[RECONCILED_TITLE] = self.reconciled
         if not self.crowd.empty:

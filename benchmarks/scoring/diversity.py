@@ -81,6 +81,9 @@ __all__ = ["AmbiguityDecomposition", "CROWD_TOLERANCE", "CrowdCloseness", "Error
 MIN_OVERLAP = 10
 #: How close to the crowd's price a member forecast counts as "at the price" (probability units).
 CROWD_TOLERANCE = 0.02
+#: A reconciled forecast within this distance of the pool (or of the members' range) has not moved (probability units):
+#: the pool computed in another order differs in the last bits (0.3 against 0.30000000000000004).
+_MOVE_TOLERANCE = 1e-9
 
 
 def _members(p_members: Any, outcomes: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -96,7 +99,7 @@ def _members(p_members: Any, outcomes: Any) -> tuple[np.ndarray, np.ndarray, np.
         vals = p[present]
         if vals.min() < 0.0 or vals.max() > 1.0:
             bad = np.argwhere(present & ((p < 0.0) | (p > 1.0)))[0]
-            raise DataValidationError(f"p_members has values outside [0, 1]: {p[tuple(bad)]!r} at row {bad[0]}, column {bad[1]}",
+            raise DataValidationError(f"p_members has values outside [0, 1]: {float(p[tuple(bad)])!r} at row {bad[0]}, column {bad[1]}",
                                       field="p_members", row=int(bad[0]), value=float(p[tuple(bad)]))
     empty = ~present.any(axis=1)
     if empty.any():
@@ -360,7 +363,7 @@ class ReconciliationSplit:
         ``spread + gain_vs_pool.mean``: the reconciler's gain over a member picked at random.
     share_toward_outcome, share_away, share_outside_range : float
         Fractions of the questions on which ``r`` moved from the pool toward the outcome, away from it, and left the
-        members' range.
+        members' range (by more than 1e-9: a reconciler that returned the pool did not move).
     mean_shift : float
         Mean ``|r - pbar|`` (probability units): how far the reconciler went from the pool.
     """
@@ -428,10 +431,12 @@ def reconciliation_split(p_members: Any, outcomes: Any, reconciled: Any, cluster
     spread = float(((dev * dev).sum(axis=1) / count).mean())
     cis = _intervals([gain, toward, beyond], clusters, n_resamples, confidence, seed, min_clusters)
     moved = (r - pbar) * (2.0 * o - 1.0)
+    tol = _MOVE_TOLERANCE  # a reconciler that returned the pool moved nowhere, whatever the last bit of its sum
     return ReconciliationSplit(n=int(r.size), spread=spread, gain_vs_pool=cis[0], toward_better_member=cis[1],
                                beyond_every_member=cis[2], gain_vs_average_member=spread + cis[0].mean,
-                               share_toward_outcome=float((moved > 0).mean()), share_away=float((moved < 0).mean()),
-                               share_outside_range=float(((r < lo) | (r > hi)).mean()), mean_shift=float(np.abs(r - pbar).mean()))
+                               share_toward_outcome=float((moved > tol).mean()), share_away=float((moved < -tol).mean()),
+                               share_outside_range=float(((r < lo - tol) | (r > hi + tol)).mean()),
+                               mean_shift=float(np.abs(r - pbar).mean()))
 
 
 @dataclass(frozen=True)
