@@ -29,6 +29,7 @@ import pandas as pd
 from benchmarks import scoring
 from benchmarks.protocol.methods import RECONCILIATION_METHODS, method_of
 from benchmarks.report.frame import members_of
+from benchmarks.report.leaderboard import markdown_table
 from benchmarks.run_folder.load import LoadedRun
 from benchmarks.scoring import diversity as div
 
@@ -169,8 +170,6 @@ class DiversityReport:
         """The report's Markdown sections (nothing when no run has members)."""
         if self.decomposition.empty:
             return []
-        from benchmarks.report.leaderboard import markdown_table  # the report's one table writer
-
         shown = self.decomposition.assign(identity_error=[identity_text(e) for e in self.decomposition["identity_error"]])
         out = [f"## {DECOMPOSITION_TITLE}", DECOMPOSITION_NOTE, markdown_table(shown)]
         for title, matrix in self._matrices().items():

@@ -69,7 +69,7 @@ from typing import Any
 import numpy as np
 
 from agent_schemas.errors import DataValidationError
-from benchmarks.scoring.bootstrap import (MIN_CLUSTERS_FOR_INTERVAL, BootstrapCI, _check_bootstrap_args, bootstrap_mean,
+from benchmarks.scoring.bootstrap import (MIN_CLUSTERS_FOR_INTERVAL, BootstrapCI, check_bootstrap_args, bootstrap_mean,
                                           cluster_codes)
 from benchmarks.scoring.validation import as_1d_float, check_probs, validate_forecasts
 
@@ -189,7 +189,7 @@ class AmbiguityDecomposition:
 
 def _intervals(arrays: list[np.ndarray], clusters: Any, n_resamples: int, confidence: float, seed: Any,
                min_clusters: int) -> list[BootstrapCI]:
-    _check_bootstrap_args(n_resamples, confidence)
+    check_bootstrap_args(n_resamples, confidence)
     n = arrays[0].size
     codes = cluster_codes(np.arange(n) if clusters is None else clusters, n)
     return [bootstrap_mean(a, codes, int(n_resamples), float(confidence), seed, int(min_clusters)) for a in arrays]
