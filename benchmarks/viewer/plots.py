@@ -478,15 +478,21 @@ def plot_diversity(decomposition: pd.DataFrame, correlations: Mapping[str, pd.Da
     ax.grid(True, axis="y", alpha=0.3)
     if heat:
         hx = fig.add_subplot(1, 2, 2)
-        image = hx.imshow(matrix.to_numpy(float), vmin=-1, vmax=1, cmap="RdBu_r")
-        fig.colorbar(image, ax=hx, shrink=0.8, label="correlation of errors")
+        # a mesh, not an image: the page's figures stay vector (an image would be an embedded PNG)
+        image = hx.pcolormesh(np.ma.masked_invalid(matrix.to_numpy(float)), vmin=-1, vmax=1, cmap="RdBu_r")
+        hx.set_aspect("equal")
+        hx.invert_yaxis()
+        bar = fig.colorbar(image, ax=hx, shrink=0.8, label="correlation of errors")
+        bar.solids.set_rasterized(False)  # matplotlib rasterizes a long colour bar: keep it vector, no PNG in the page
         if len(matrix) <= 20:
             names = [_literal(m) for m in matrix.columns]
-            hx.set_xticks(range(len(names)))
+            hx.set_xticks(np.arange(len(names)) + 0.5)
             hx.set_xticklabels(names, fontsize=7, rotation=90)
-            hx.set_yticks(range(len(names)))
+            hx.set_yticks(np.arange(len(names)) + 0.5)
             hx.set_yticklabels(names, fontsize=7)
         else:
+            hx.set_xticks([])
+            hx.set_yticks([])
             hx.set_xlabel(f"{len(matrix)} members (white: too few common questions)")
         rho, n_eff = float(first.get("mean_error_correlation", np.nan)), float(first.get("n_effective", np.nan))
         hx.set_title(_literal(f"{first['run_id']}: mean corr {rho:.2f}, n_eff {n_eff:.1f} of "

@@ -217,6 +217,8 @@ def test_a_comparison_of_runs_has_a_row_per_run_and_the_matrix_when_pairs_are_es
     bars, heat = fig.axes[0], fig.axes[1]
     assert len(bars.patches) == 6  # three terms for each of two runs, term by term
     assert [round(b.get_height(), 6) for b in bars.patches[2:4]] == [round(v, 6) for v in rep.decomposition["pool_brier"]]
-    assert heat.images[0].get_array().shape == (3, 3)
+    assert np.asarray(heat.collections[0].get_array()).reshape(3, 3) == pytest.approx(matrix)
+    svg = plots.figure_to_svg(fig)
+    assert svg.startswith("<svg") and "data:image/png" not in svg  # vector, as the page's other figures
     with pytest.raises(DataValidationError, match="no run has members"):
         plots.plot_diversity(rep.decomposition.iloc[:0])
