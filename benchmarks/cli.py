@@ -804,6 +804,26 @@ def aggregate(
 
 
 @app.command()
+def diversity(
+    runs: list[Path] = typer.Argument(..., help="Run folders (a run's or a panel's, e.g. the one `aggregate --panel superforecasters` wrote)."),
+    n_resamples: int = typer.Option(1000, min=1, help="Clustered bootstrap resamples."),
+    seed: int = typer.Option(0, help="Seed of the bootstrap."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+) -> None:
+    """Print each run's ambiguity decomposition: mean member Brier = Brier of the members' mean + diversity, each
+    with its clustered interval, the identity's rounding error, and the members' error correlation with the effective
+    number of independent members (benchmarks/scoring/diversity.py). Exit codes: 0 done; 2 bad input."""
+    _setup_logging(debug)
+    from benchmarks.report.diversity import decomposition_text, diversity_report
+    from benchmarks.run_folder.load import load_run
+
+    with cli_errors(debug):
+        loaded = [load_run(r) for r in runs]
+        text = decomposition_text(diversity_report(loaded, n_resamples=n_resamples, seed=seed), n_resamples=n_resamples)
+        typer.echo(text or "no run has members on a resolved question: nothing to decompose")
+
+
+@app.command()
 def view(
     run: Path = typer.Argument(..., help="Run folder, or a run id under --output."),
     output_dir: Path = typer.Option(Path("runs"), "--output", "-o", help="Parent folder of run folders (to find a run id)."),

@@ -1,5 +1,8 @@
 """Diversity diagnostics of every report: how different a run's members are and what it is worth.
 
+``forecast-reconcile diversity RUN_FOLDER...`` prints each run's decomposition with every interval and the identity's
+error (:func:`decomposition_text`), e.g. of the run folder ``forecast-reconcile aggregate --panel superforecasters`` wrote.
+
 For each run of a report (a run of forecasters, a panel's run, each run of a leaderboard comparison), from its
 records' successful members as scored (clipped to the combination rule's bounds, :func:`benchmarks.report.frame.members_of`)
 on its ok, resolved questions, with the computations of :mod:`benchmarks.scoring.diversity`:
@@ -34,7 +37,7 @@ from benchmarks.run_folder.load import LoadedRun
 from benchmarks.scoring import diversity as div
 
 __all__ = ["CORRELATION_TITLE", "CROWD_TITLE", "DECOMPOSITION_TITLE", "DiversityReport", "MAX_MATRIX_MEMBERS", "RECONCILED_TITLE",
-           "RunMembers", "diversity_report", "run_members"]
+           "RunMembers", "decomposition_text", "diversity_report", "identity_text", "run_members"]
 
 DECOMPOSITION_TITLE = ("Diversity: mean member Brier = Brier of the members' mean + diversity (the members' spread; "
                        "Krogh & Vedelsby 1995), 95% clustered intervals")
@@ -205,8 +208,11 @@ class DiversityReport:
         shown = self.crowd[self.crowd["crowd_shown"]] if not self.crowd.empty else self.crowd
         if not shown.empty:
             c = shown.iloc[0]
-            out.append(f"crowd shown: members' corr with it {c.correlation:.2f}, {c.share_within:.0%} within "
-                       f"{c.tolerance:.2f}; mean - crowd Brier {c.get('delta_mean_vs_crowd', float('nan')):+.4f}")
+            gap = c.get("delta_mean_vs_crowd", float("nan"))
+            low, high = c.get("delta_mean_vs_crowd_ci_low", float("nan")), c.get("delta_mean_vs_crowd_ci_high", float("nan"))
+            ci = f" [{low:+.4f}, {high:+.4f}]" if low == low else ""
+            out.append(f"crowd shown: corr with members {c.correlation:.2f}, {c.share_within:.0%} within {c.tolerance:.2f}; "
+                       f"mean - crowd Brier {gap:+.4f}{ci}")
         return out
 
 
@@ -275,4 +281,27 @@ def diversity_report(runs: Sequence[LoadedRun], *, n_resamples: int = 1000, seed
             crowd.append(row)
     return DiversityReport(decomposition=pd.DataFrame(decomposition), correlations=correlations,
                            reconciled=pd.DataFrame(reconciled), crowd=pd.DataFrame(crowd))
+
+
+
+def decomposition_text(report: DiversityReport, *, n_resamples: int = 1000) -> str:
+    """Each run's decomposition as plain lines under 100 columns: the three terms with their intervals, the identity's
+    error, the mean error correlation and ``n_eff`` ('' when no run has members)."""
+    def term(name: str, d: Any) -> str:
+        low, high = d[f"{name}_ci_low"], d[f"{name}_ci_high"]
+        return f"{d[name]:.4f} [{low:.4f}, {high:.4f}]" if low == low else f"{d[name]:.4f} [no interval: too few clusters]"
+
+    blocks = []
+    for d in report.decomposition.to_dict("records"):
+        rho = "n/a" if d["mean_error_correlation"] != d["mean_error_correlation"] else f"{d['mean_error_correlation']:.2f}"
+        blocks.append("\n".join([
+            f"run {d['run_id']}: {d['n']} questions, {d['members_per_question']:.1f} members per question "
+            f"(95% clustered intervals, {n_resamples} resamples)",
+            f"  mean member Brier     {term('mean_member_brier', d)}",
+            f"  Brier of their mean   {term('pool_brier', d)}",
+            f"  diversity (spread)    {term('diversity', d)}  ({d['diversity_share']:.1%} of the mean member Brier)",
+            f"  identity: |mean member - pool - diversity| = {identity_text(d['identity_error'])}",
+            f"  error correlation {rho} over {d['n_pairs']} pairs: n_eff {d['n_effective']:.2f} of "
+            f"{d['members_per_question']:.1f} members"]))
+    return "\n\n".join(blocks)
 

@@ -5,6 +5,8 @@ records (hand-built records of tests/benchmarks/test_report_tables.py, so every 
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -194,7 +196,7 @@ def test_crowd_copying_when_the_members_were_shown_the_price():
     # mean 0.6 vs 0.52 on Yes, 0.3 vs 0.21 on No
     assert c.delta_mean_vs_crowd == pytest.approx(((0.16 - 0.2304) + (0.09 - 0.0441)) / 2)
     lines = rep.lines()
-    assert len(lines) == 2 and lines[1].startswith("crowd shown: members' corr with it 0.83, 50% within 0.02; mean - crowd Brier -0.0122")
+    assert len(lines) == 2 and lines[1] == "crowd shown: corr with members 0.83, 50% within 0.02; mean - crowd Brier -0.0122"
     assert all(len(line) <= 100 for line in lines)
     hidden = diversity_report([loaded(with_crowd(standard_records(), [0.52, 0.21, 0.5]))], n_resamples=200)
     assert not bool(hidden.crowd.iloc[0].crowd_shown) and len(hidden.lines()) == 1  # listed, not printed
@@ -222,3 +224,27 @@ def test_a_comparison_of_runs_has_a_row_per_run_and_the_matrix_when_pairs_are_es
     assert svg.startswith("<svg") and "data:image/png" not in svg  # vector, as the page's other figures
     with pytest.raises(DataValidationError, match="no run has members"):
         plots.plot_diversity(rep.decomposition.iloc[:0])
+
+
+def test_the_diversity_command_prints_every_interval_and_the_identity(tmp_path):
+    from typer.testing import CliRunner
+
+    from benchmarks.cli import app
+    from tests.benchmarks.test_report_tables import write_run
+
+    qs = [question(f"q{i}", "2024-05-01", i % 2) for i in range(12)]
+    rng = np.random.default_rng(5)
+    folder = write_run(tmp_path, "r", [record(q, members=list(np.round(rng.uniform(0.05, 0.95, 3), 2)), latencies=[1.0] * 3)
+                                       for q in qs])
+    res = CliRunner().invoke(app, ["diversity", str(folder), "--n-resamples", "200"])
+    assert res.exit_code == 0, res.output
+    d = diversity_report([LoadedRun("r", {"run_id": "r"}, [json.loads(x) for x in (folder / "results.jsonl").read_text().splitlines()])],
+                         n_resamples=200).decomposition.iloc[0]
+    lines = res.output.splitlines()
+    assert lines[0] == "run r: 12 questions, 3.0 members per question (95% clustered intervals, 200 resamples)"
+    assert lines[1] == f"  mean member Brier     {d.mean_member_brier:.4f} [{d.mean_member_brier_ci_low:.4f}, {d.mean_member_brier_ci_high:.4f}]"
+    assert lines[3].startswith(f"  diversity (spread)    {d.diversity:.4f} [{d.diversity_ci_low:.4f}, ")
+    assert lines[4].endswith("(< 1e-12)")
+    assert all(len(line) <= 100 for line in lines)
+    bad = CliRunner().invoke(app, ["diversity", str(tmp_path / "nowhere")])
+    assert bad.exit_code == 2 and "no manifest.json" in bad.output
