@@ -231,7 +231,8 @@ class QuestionType(str, Enum):
 def run(
     provider: Optional[str] = typer.Option(None, "--provider", "-p", envvar="FORECAST_RECONCILE_PROVIDER",
                                            help="Provider spec(s), comma-separated, cycled over members: 'sim' (a simulation, no model, $0), 'local/smollm2', 'anthropic/claude-sonnet-4-6', 'openai/gpt-4.1-mini', 'openai-compatible/<model>@<url>'. Default: auto-detect from the environment."),
-    n_members: int = typer.Option(3, "--members", "-m", help="Ensemble size."),
+    n_members: Optional[int] = typer.Option(None, "--members", "-m", help="Ensemble size (default 3; with --ensemble, its counts' sum)."),
+    ensemble: Optional[str] = typer.Option(None, "--ensemble", help="A mixed ensemble: each member's provider with its count, 'anthropic/claude-sonnet-4-6:2,openai/gpt-4.1-mini:1,local/smollm2:1', or a .toml/.json file with a 'members' table of spec = count (benchmarks/harness/mixed_ensemble.py). Instead of --provider."),
     methods: Optional[str] = typer.Option(None, help="Comma-separated methods (default: mean, median, min, geomean_odds, extremized, debate, supervisor, pipeline)."),
     sources: Optional[str] = typer.Option(None, help="ForecastBench sources, comma-separated (e.g. polymarket,manifold)."),
     question_type: QuestionType = typer.Option(QuestionType.market, help="ForecastBench question type."),
@@ -303,8 +304,20 @@ def run(
             except FileNotFoundError:
                 raise FileNotFoundError(f"--resume {resume}: no {MANIFEST_FILE} in {rdir}") from None
         else:
+            specs = split_specs(provider or "")
+            if ensemble is not None:
+                from benchmarks.harness.mixed_ensemble import member_specs, parse_ensemble
+
+                if specs:
+                    raise ValueError("give --provider or --ensemble, not both (--ensemble names every member's provider; "
+                                     "FORECAST_RECONCILE_PROVIDER counts as --provider)")
+                specs = member_specs(parse_ensemble(ensemble))
+                if n_members is not None and n_members != len(specs):
+                    raise ValueError(f"--ensemble gives {len(specs)} members but --members {n_members}: drop --members "
+                                     "(the counts give the ensemble's size) or make them agree")
+                n_members = len(specs)
             kwargs = dict(
-                providers=split_specs(provider or ""), n_members=n_members, sources=_csv(sources),
+                providers=specs, n_members=3 if n_members is None else n_members, sources=_csv(sources),
                 question_type=None if question_type is QuestionType.any else question_type.value,
                 sample_n=(n or None) if n is not None else (None if _forecastbench_set(questions_file) else 12),
                 # absolute, so that `export` finds the question set from any folder

@@ -201,6 +201,7 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_di
         *[part for title, extra in (extra_tables or {}).items() for part in (f"## {title}", markdown_table(extra))],
         *diversity.markdown_sections(),
         "## Cost per method", markdown_table(costs.drop(columns=["run_id", "method"])),
+        f"## {ROLES_TITLE}", markdown_table(roles if len(records) > 1 else roles.drop(columns=["run_id"], errors="ignore")),
         "## Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)", markdown_table(effect),
         f"## {LEARNED_TITLE}", reference_note(learned_vs_mean), markdown_table(learned),
         f"## {FITTED_TITLE}", FITTED_NOTE, markdown_table(fit_table.drop(columns=["run_id", "method"])),
@@ -214,7 +215,7 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_di
     tables = {**(extra_tables or {}), **diversity.tables(), "Cost per method": costs, "Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)": effect,
               LEARNED_TITLE: learned, REFERENCE_TITLE: learned_vs_mean, FITTED_TITLE: fit_table, SOURCES_TITLE: sources, BANDS_TITLE: bands,
               BETTING_TITLE: betting,
-              "Tokens per role": roles, "Leakage audit over the prompts actually sent (findings must be 0)": audit,
+              ROLES_TITLE: roles, "Leakage audit over the prompts actually sent (findings must be 0)": audit,
               "Contamination split: questions due after the models' training cutoff": contamination,
               **{f"By {col.replace('_', ' ')}": seg for col, seg in segments.items()}}
     page = render_page(ReportData(leaderboard=table, baseline=base_label, max_imputed=max_imputed,
@@ -237,6 +238,8 @@ FITTED_TITLE = "Fitted methods (walk-forward: each question fitted only on quest
 FITTED_NOTE = (f"`fitted` questions used parameters fitted on at least {MIN_FIT_QUESTIONS} resolved questions ({MIN_FIT_PER_CLASS} "
                "of each outcome); `fallback` questions had fewer and used the unfitted rule ("
                + ", ".join(f"{m}: {rule}" for m, rule in UNFITTED_RULE.items()) + f"). Per-question parameters and n are in {FITTED_FILE}.")
+#: The usage per role and model (a mixed ensemble's members cost per model: ``run --ensemble``).
+ROLES_TITLE = "Tokens per role"
 BANDS_TITLE = "Brier and calibration by confidence band (does the confidence mean anything?)"
 BETTING_TITLE = "Betting return against the market price (Prophet Arena's average return; higher is better)"
 BETTING_NOTE = ("A bettor who takes the method's p_yes as true bets 1 dollar on each market question at the crowd's price at "

@@ -471,6 +471,7 @@ def test_write_report_writes_the_three_files_with_every_table(run_a, tmp_path, p
                         f"## {DECOMPOSITION_TITLE}",
                         f"## {RECONCILED_TITLE}",
                         "## Cost per method",
+                        f"## {report.ROLES_TITLE}",
                         "## Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)",
                         "## Cost-effectiveness against the learned mean (fitted_platt: the mean recalibrated walk-forward; "
                         "Brier change per 1,000 extra tokens)",
