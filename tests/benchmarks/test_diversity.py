@@ -248,3 +248,15 @@ def test_the_diversity_command_prints_every_interval_and_the_identity(tmp_path):
     assert all(len(line) <= 100 for line in lines)
     bad = CliRunner().invoke(app, ["diversity", str(tmp_path / "nowhere")])
     assert bad.exit_code == 2 and "no manifest.json" in bad.output
+
+
+def test_each_questions_page_shows_its_decomposition():
+    from benchmarks.viewer.trace import question_view
+
+    q1, q2, failed = standard_records()
+    view = question_view(q1, index=0, run_id="a", with_prompts=False)
+    assert view.diversity == pytest.approx((0.17, 0.16, 0.01))  # members 0.5, 0.7 on Yes
+    assert question_view(q2, index=1, run_id="a", with_prompts=False).diversity == pytest.approx((0.1, 0.09, 0.01))
+    assert question_view(failed, index=2, run_id="a", with_prompts=False).diversity is None  # no member answered
+    unresolved = {**q1, "outcome": None}
+    assert question_view(unresolved, index=0, run_id="a", with_prompts=False).diversity is None
