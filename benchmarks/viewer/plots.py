@@ -20,6 +20,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from agent_schemas.errors import DataValidationError
+from benchmarks.scoring.diversity import MIN_OVERLAP
 
 __all__ = ["figure_to_base64_png", "figure_to_svg", "plot_cost_vs_brier", "plot_diversity", "plot_member_spread", "plot_paired_differences",
            "plot_reliability_diagram", "plot_reliability_small_multiples", "spread_labels"]
@@ -424,6 +425,8 @@ def plot_paired_differences(df: pd.DataFrame, *, baseline: str, label_col: str =
     return fig
 
 
+#: Most members whose error-correlation matrix is drawn cell by cell; above it, the pairs' histogram.
+MAX_HEATMAP_MEMBERS = 20
 _DIVERSITY_TERMS = (("mean_member_brier", "mean member Brier", "tab:gray"), ("pool_brier", "Brier of the members' mean", "tab:blue"),
                     ("diversity", "diversity (members' spread)", "tab:green"))
 
@@ -433,8 +436,9 @@ def plot_diversity(decomposition: pd.DataFrame, correlations: Mapping[str, pd.Da
 
     Left: per run, the mean member Brier, the Brier of the members' mean and the diversity (the first is the sum
     of the other two) as bars with their 95% intervals. Right, when ``correlations`` holds a matrix with two
-    members or more: the first run's error-correlation matrix as a heatmap (members labelled when there are at most
-    20), titled with its mean pairwise correlation and effective number of members.
+    members or more: the first run's error-correlation matrix as a heatmap (at most :data:`MAX_HEATMAP_MEMBERS`
+    members, labelled; for more, the histogram of the estimated pairs' correlations), titled with its mean pairwise
+    correlation and effective number of members.
 
     Parameters
     ----------
@@ -478,22 +482,28 @@ def plot_diversity(decomposition: pd.DataFrame, correlations: Mapping[str, pd.Da
     ax.grid(True, axis="y", alpha=0.3)
     if heat:
         hx = fig.add_subplot(1, 2, 2)
-        # a mesh, not an image: the page's figures stay vector (an image would be an embedded PNG)
-        image = hx.pcolormesh(np.ma.masked_invalid(matrix.to_numpy(float)), vmin=-1, vmax=1, cmap="RdBu_r")
-        hx.set_aspect("equal")
-        hx.invert_yaxis()
-        bar = fig.colorbar(image, ax=hx, shrink=0.8, label="correlation of errors")
-        bar.solids.set_rasterized(False)  # matplotlib rasterizes a long colour bar: keep it vector, no PNG in the page
-        if len(matrix) <= 20:
+        values = matrix.to_numpy(float)
+        if len(matrix) <= MAX_HEATMAP_MEMBERS:
+            # a mesh, not an image: the page's figures stay vector (an image would be an embedded PNG)
+            image = hx.pcolormesh(np.ma.masked_invalid(values), vmin=-1, vmax=1, cmap="RdBu_r")
+            hx.set_aspect("equal")
+            hx.invert_yaxis()
+            bar = fig.colorbar(image, ax=hx, shrink=0.8, label="correlation of errors")
+            bar.solids.set_rasterized(False)  # matplotlib rasterizes a long colour bar: keep it vector, no PNG in the page
             names = [_literal(m) for m in matrix.columns]
             hx.set_xticks(np.arange(len(names)) + 0.5)
             hx.set_xticklabels(names, fontsize=7, rotation=90)
             hx.set_yticks(np.arange(len(names)) + 0.5)
             hx.set_yticklabels(names, fontsize=7)
-        else:
-            hx.set_xticks([])
-            hx.set_yticks([])
-            hx.set_xlabel(f"{len(matrix)} members (white: too few common questions)")
+        else:  # a panel of 40: 1,600 cells would weigh 400 kB of SVG; the pairs' distribution says the same
+            pairs = values[np.triu_indices(len(matrix), 1)]
+            pairs = pairs[np.isfinite(pairs)]
+            hx.hist(pairs, bins=np.linspace(-1, 1, 41), color="tab:purple", alpha=0.75, edgecolor="white")
+            hx.set_xlim(-1, 1)
+            hx.set_xlabel(f"correlation of errors, {pairs.size} pairs of {len(matrix)} members "
+                          f"(with {MIN_OVERLAP}+ common questions)")
+            hx.set_ylabel("pairs")
+            hx.grid(True, axis="y", alpha=0.3)
         rho, n_eff = float(first.get("mean_error_correlation", np.nan)), float(first.get("n_effective", np.nan))
         hx.set_title(_literal(f"{first['run_id']}: mean corr {rho:.2f}, n_eff {n_eff:.1f} of "
                               f"{float(first.get('members_per_question', np.nan)):.1f}"), fontsize=10)

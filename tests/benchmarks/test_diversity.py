@@ -260,3 +260,22 @@ def test_each_questions_page_shows_its_decomposition():
     assert question_view(failed, index=2, run_id="a", with_prompts=False).diversity is None  # no member answered
     unresolved = {**q1, "outcome": None}
     assert question_view(unresolved, index=0, run_id="a", with_prompts=False).diversity is None
+
+
+def test_a_large_panels_correlations_are_drawn_as_the_pairs_histogram():
+    rng = np.random.default_rng(1)
+    n, m = 40, 25
+    p = np.clip(rng.uniform(0.1, 0.9, n)[:, None] + rng.normal(0, 0.1, (n, m)), 0.01, 0.99)
+    o = rng.integers(0, 2, n)
+    c = div.error_correlation(p, o)
+    names = [f"f{i}" for i in range(m)]
+    d = div.ambiguity_decomposition(p, o)
+    row = pd.DataFrame([{"run_id": "panel", **{k: getattr(d, k).mean for k in ("mean_member_brier", "pool_brier", "diversity")},
+                         **{f"{k}_ci_{s}": getattr(getattr(d, k), s) for k in ("mean_member_brier", "pool_brier", "diversity")
+                            for s in ("low", "high")},
+                         "mean_error_correlation": c.mean_correlation, "n_effective": c.n_effective, "members_per_question": 25.0}])
+    fig = plots.plot_diversity(row, {"panel": pd.DataFrame(c.matrix, index=names, columns=names)})
+    hist = fig.axes[1]
+    assert sum(b.get_height() for b in hist.patches) == m * (m - 1) // 2 == c.n_pairs  # every pair counted once
+    assert not hist.collections  # no mesh of 625 cells
+    assert len(plots.figure_to_svg(fig)) < 100_000
