@@ -54,7 +54,8 @@ DECOMPOSITION_NOTE = (
     "identity. The pool is the mean of the members as scored (clipped), so it can differ in the fourth decimal from "
     "the `mean` row. `n_effective` = m / (1 + (m - 1) * rho), rho the mean pairwise correlation of the members' "
     f"errors over pairs with at least {div.MIN_OVERLAP} common questions and m the members per question (Clemen & "
-    "Winkler 1985): 1 when members err alike, m when independently. Definitions: benchmarks/scoring/diversity.py.")
+    "Winkler 1985): 1 when members err alike, m when independently. Each run is decomposed on its own resolved "
+    "questions with members (its `n`). Definitions: benchmarks/scoring/diversity.py.")
 RECONCILED_NOTE = (
     "A reconciler reads the members and gives one forecast r, removing their whole spread (`spread`, the mean's gain "
     "over the average member). `gain_vs_mean` = Brier(mean of members) - Brier(r), split exactly at c = r held inside "
@@ -79,7 +80,8 @@ class RunMembers:
     question_ids : list of str
         The ok, resolved questions with at least one successful member, in record order.
     members : list of str
-        Member labels (``agent_id``), in order of first appearance.
+        Member labels (``agent_id``; ``agent_id (model)`` when the members ran on several models), in order of
+        first appearance.
     p : ndarray of shape (n_questions, n_members)
         p_yes as scored (clipped); NaN where the member gave no forecast.
     outcomes : ndarray of shape (n_questions,)
@@ -107,7 +109,7 @@ class RunMembers:
 
 def run_members(run: LoadedRun) -> RunMembers | None:
     """The members of ``run``'s ok, resolved questions as a :class:`RunMembers` (None when no such question has one)."""
-    qids, outcomes, clusters, crowd, cells, methods = [], [], [], [], [], {}
+    qids, outcomes, clusters, crowd, cells, methods, models = [], [], [], [], [], {}, {}
     index: dict[str, int] = {}
     for r in run.records:
         if r.get("status") != "ok" or r.get("outcome") is None:
@@ -121,8 +123,9 @@ def run_members(run: LoadedRun) -> RunMembers | None:
         clusters.append(str(r.get("cluster") if r.get("cluster") is not None else r["question_id"]))
         c = (r.get("baselines") or {}).get("crowd") or {}
         crowd.append(float(c["p_yes"]) if c.get("status") == "ok" and c.get("p_yes") is not None else np.nan)
-        for agent, _, p in members:
+        for agent, model, p in members:
             cells.append((row, index.setdefault(agent, len(index)), p))
+            models.setdefault(agent, model)
         methods[r["question_id"]] = {m: float(v["p_yes"]) for m, v in (r.get("methods") or {}).items()
                                      if v.get("status") == "ok" and v.get("p_yes") is not None}
     if not qids:
@@ -131,7 +134,9 @@ def run_members(run: LoadedRun) -> RunMembers | None:
     rows, cols, vals = zip(*cells)
     p[list(rows), list(cols)] = vals
     cfg = run.manifest.get("config") or {}
-    return RunMembers(run_id=run.run_id, question_ids=qids, members=list(index), p=p, outcomes=np.array(outcomes, dtype=float),
+    mixed = len(set(models.values())) > 1  # a mixed ensemble: say which model each member ran on
+    labels = [f"{agent} ({models[agent]})" if mixed else agent for agent in index]
+    return RunMembers(run_id=run.run_id, question_ids=qids, members=labels, p=p, outcomes=np.array(outcomes, dtype=float),
                       clusters=np.array(clusters, dtype=object),
                       methods=pd.DataFrame.from_dict(methods, orient="index").reindex(qids),
                       crowd=np.array(crowd, dtype=float), crowd_shown=bool(cfg.get("show_crowd", False)))

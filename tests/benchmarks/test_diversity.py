@@ -279,3 +279,12 @@ def test_a_large_panels_correlations_are_drawn_as_the_pairs_histogram():
     assert sum(b.get_height() for b in hist.patches) == m * (m - 1) // 2 == c.n_pairs  # every pair counted once
     assert not hist.collections  # no mesh of 625 cells
     assert len(plots.figure_to_svg(fig)) < 100_000
+
+
+def test_a_mixed_ensembles_members_are_labelled_with_their_model():
+    recs = standard_records()
+    for r in recs:
+        for f in r["trace"]["forecasts"]:
+            f["model"] = "sim" if f["agent_id"] == "member-0" else "local/smollm2"
+    assert run_members(loaded(recs)).members == ["member-0 (sim)", "member-1 (local/smollm2)"]
+    assert run_members(loaded(standard_records())).members == ["member-0", "member-1"]  # one model: the ids say it
