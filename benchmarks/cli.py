@@ -818,7 +818,7 @@ def aggregate(
 
 @app.command()
 def diversity(
-    runs: list[Path] = typer.Argument(..., help="Run folders (a run's or a panel's, e.g. the one `aggregate --panel superforecasters` wrote)."),
+    runs: list[Path] = typer.Argument(..., help="Run folders (a run's or a panel's, e.g. the one `aggregate --panel superforecasters` wrote), or a folder of run folders."),
     n_resamples: int = typer.Option(1000, min=1, help="Clustered bootstrap resamples."),
     seed: int = typer.Option(0, help="Seed of the bootstrap."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
@@ -828,10 +828,10 @@ def diversity(
     number of independent members (benchmarks/scoring/diversity.py). Exit codes: 0 done; 2 bad input."""
     _setup_logging(debug)
     from benchmarks.report.diversity import decomposition_text, diversity_report
-    from benchmarks.run_folder.load import load_run
+    from benchmarks.run_folder.load import load_run, run_folders
 
     with cli_errors(debug):
-        loaded = [load_run(r) for r in runs]
+        loaded = [load_run(r) for r in run_folders(runs)]
         text = decomposition_text(diversity_report(loaded, n_resamples=n_resamples, seed=seed), n_resamples=n_resamples)
         typer.echo(text or "no run has members on a resolved question: nothing to decompose")
 

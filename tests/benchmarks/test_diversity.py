@@ -247,7 +247,7 @@ def test_the_diversity_command_prints_every_interval_and_the_identity(tmp_path):
     assert lines[4].endswith("(< 1e-12)")
     assert all(len(line) <= 100 for line in lines)
     bad = CliRunner().invoke(app, ["diversity", str(tmp_path / "nowhere")])
-    assert bad.exit_code == 2 and "no manifest.json" in bad.output
+    assert bad.exit_code == 2 and "nowhere: no such folder" in bad.output
 
 
 def test_each_questions_page_shows_its_decomposition():
