@@ -201,14 +201,16 @@ class DiversityReport:
         return out
 
     def lines(self) -> list[str]:
-        """At most two terminal lines (under 100 columns) for a report of one run: the decomposition, and the crowd's
-        closeness when the members were shown the price; none for several runs."""
+        """At most two terminal lines (at most 100 columns) for a report of one run: the decomposition (mean member
+        Brier = Brier of the members' mean + spread, the spread's interval, the mean error correlation and n_eff of
+        the members per question), and the members' correlation with the crowd price, their share within 0.02 of it
+        and the mean's Brier against the crowd's when they were shown it; none for several runs."""
         if len(self.decomposition) != 1:
             return []
         d = self.decomposition.iloc[0]
         ci = (f" [{d.diversity_ci_low:.4f}, {d.diversity_ci_high:.4f}]" if d.diversity_ci_low == d.diversity_ci_low else "")
         rho = "n/a" if d.mean_error_correlation != d.mean_error_correlation else f"{d.mean_error_correlation:.2f}"
-        out = [f"diversity: members {d.mean_member_brier:.4f} = pool {d.pool_brier:.4f} + spread {d.diversity:.4f}{ci}; "
+        out = [f"members {d.mean_member_brier:.4f} = mean {d.pool_brier:.4f} + spread {d.diversity:.4f}{ci}; "
                f"err corr {rho}, n_eff {d.n_effective:.1f}/{d.members_per_question:.1f}"]
         shown = self.crowd[self.crowd["crowd_shown"]] if not self.crowd.empty else self.crowd
         if not shown.empty:
@@ -216,7 +218,7 @@ class DiversityReport:
             gap = c.get("delta_mean_vs_crowd", float("nan"))
             low, high = c.get("delta_mean_vs_crowd_ci_low", float("nan")), c.get("delta_mean_vs_crowd_ci_high", float("nan"))
             ci = f" [{low:+.4f}, {high:+.4f}]" if low == low else ""
-            out.append(f"crowd shown: corr with members {c.correlation:.2f}, {c.share_within:.0%} within {c.tolerance:.2f}; "
+            out.append(f"crowd shown: corr {c.correlation:.2f}, {c.share_within:.0%} within {c.tolerance:.2f}; "
                        f"mean - crowd Brier {gap:+.4f}{ci}")
         return out
 

@@ -177,7 +177,7 @@ def test_the_reports_tables_from_a_runs_records():
     assert sections == [f"## {DECOMPOSITION_TITLE}", f"## {RECONCILED_TITLE}"]  # 2 questions: no pair correlated
     assert identity_text(d.identity_error).endswith("(< 1e-12)") and identity_text(1e-9) == "1e-09 (NOT < 1e-12)"
     lines = rep.lines()
-    assert lines == ["diversity: members 0.1350 = pool 0.1250 + spread 0.0100; err corr n/a, n_eff nan/2.0"]
+    assert lines == ["members 0.1350 = mean 0.1250 + spread 0.0100; err corr n/a, n_eff nan/2.0"]
     assert all(len(line) <= 100 for line in lines)
 
 
@@ -196,7 +196,7 @@ def test_crowd_copying_when_the_members_were_shown_the_price():
     # mean 0.6 vs 0.52 on Yes, 0.3 vs 0.21 on No
     assert c.delta_mean_vs_crowd == pytest.approx(((0.16 - 0.2304) + (0.09 - 0.0441)) / 2)
     lines = rep.lines()
-    assert len(lines) == 2 and lines[1] == "crowd shown: corr with members 0.83, 50% within 0.02; mean - crowd Brier -0.0122"
+    assert len(lines) == 2 and lines[1] == "crowd shown: corr 0.83, 50% within 0.02; mean - crowd Brier -0.0122"
     assert all(len(line) <= 100 for line in lines)
     hidden = diversity_report([loaded(with_crowd(standard_records(), [0.52, 0.21, 0.5]))], n_resamples=200)
     assert not bool(hidden.crowd.iloc[0].crowd_shown) and len(hidden.lines()) == 1  # listed, not printed
@@ -288,3 +288,15 @@ def test_a_mixed_ensembles_members_are_labelled_with_their_model():
             f["model"] = "sim" if f["agent_id"] == "member-0" else "local/smollm2"
     assert run_members(loaded(recs)).members == ["member-0 (sim)", "member-1 (local/smollm2)"]
     assert run_members(loaded(standard_records())).members == ["member-0", "member-1"]  # one model: the ids say it
+
+
+def test_the_terminal_lines_stay_within_100_columns_at_their_widest():
+    from benchmarks.report.diversity import DiversityReport
+
+    widest = {"run_id": "r", "n": 100_000, "members_per_question": 100.0, "mean_member_brier": 0.9999, "pool_brier": 0.9999,
+              "diversity": 0.2500, "diversity_ci_low": 0.2499, "diversity_ci_high": 0.2501, "mean_error_correlation": -0.99,
+              "n_effective": 100.0}
+    crowd = {"run_id": "r", "crowd_shown": True, "correlation": -0.99, "share_within": 1.0, "tolerance": 0.02,
+             "delta_mean_vs_crowd": -0.9999, "delta_mean_vs_crowd_ci_low": -0.9999, "delta_mean_vs_crowd_ci_high": -0.9999}
+    lines = DiversityReport(decomposition=pd.DataFrame([widest]), crowd=pd.DataFrame([crowd])).lines()
+    assert len(lines) == 2 and max(map(len, lines)) <= 100, [len(x) for x in lines]
