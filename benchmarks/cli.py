@@ -236,9 +236,10 @@ class QuestionType(str, Enum):
 def run(
     provider: Optional[str] = typer.Option(None, "--provider", "-p", envvar="FORECAST_RECONCILE_PROVIDER",
                                            help="Provider spec(s), comma-separated, cycled over members: 'sim' (a simulation, no model, $0), 'local/smollm2', 'anthropic/claude-sonnet-4-6', 'openai/gpt-4.1-mini', 'openai-compatible/<model>@<url>'. Default: auto-detect from the environment."),
-    n_members: int = typer.Option(3, "--members", "-m", help="Ensemble size."),
+    n_members: Optional[int] = typer.Option(None, "--members", "-m", help="Ensemble size (default 3; with --ensemble, its counts' sum)."),
+    ensemble: Optional[str] = typer.Option(None, "--ensemble", help="A mixed ensemble: each member's provider with its count, 'anthropic/claude-sonnet-4-6:2,openai/gpt-4.1-mini:1,local/smollm2:1', or a .toml/.json file with a 'members' table of spec = count (benchmarks/harness/mixed_ensemble.py). Instead of --provider."),
     methods: Optional[str] = typer.Option(None, help="Comma-separated methods (default: the kind's pooling rules, then debate, supervisor, pipeline; for binary mean, median, min, geomean_odds, extremized, debate, supervisor, pipeline)."),
-    kind: Optional[KindChoice] = typer.Option(None, "--kind", help="The kind of question to run: binary (default), multiple_choice or numeric (a --questions file with the kind's columns: see benchmarks/questions/files.py). Each kind is scored on its own leaderboard (leaderboard_<kind>.csv)."),
+    kind: Optional[KindChoice] = typer.Option(None, "--kind", help="The kind of question to run: binary (default), multiple_choice or numeric (the bundled questions of that kind, or a --questions file with its columns: see benchmarks/questions/files.py). Each kind is scored on its own leaderboard (leaderboard_<kind>.csv)."),
     sources: Optional[str] = typer.Option(None, help="ForecastBench sources, comma-separated (e.g. polymarket,manifold)."),
     question_type: QuestionType = typer.Option(QuestionType.market, help="ForecastBench question type."),
     n: Optional[int] = typer.Option(None, "--n", help="Seeded sample size (0 = all matching questions; default 12, and all of a ForecastBench question set)."),
@@ -309,8 +310,20 @@ def run(
             except FileNotFoundError:
                 raise FileNotFoundError(f"--resume {resume}: no {MANIFEST_FILE} in {rdir}") from None
         else:
+            specs = split_specs(provider or "")
+            if ensemble is not None:
+                from benchmarks.harness.mixed_ensemble import member_specs, parse_ensemble
+
+                if specs:
+                    raise ValueError("give --provider or --ensemble, not both (--ensemble names every member's provider; "
+                                     "FORECAST_RECONCILE_PROVIDER counts as --provider)")
+                specs = member_specs(parse_ensemble(ensemble))
+                if n_members is not None and n_members != len(specs):
+                    raise ValueError(f"--ensemble gives {len(specs)} members but --members {n_members}: drop --members "
+                                     "(the counts give the ensemble's size) or make them agree")
+                n_members = len(specs)
             kwargs = dict(
-                providers=split_specs(provider or ""), n_members=n_members, sources=_csv(sources),
+                providers=specs, n_members=3 if n_members is None else n_members, sources=_csv(sources),
                 question_type=None if question_type is QuestionType.any else question_type.value,
                 sample_n=(n or None) if n is not None else (None if _forecastbench_set(questions_file) else 12),
                 # absolute, so that `export` finds the question set from any folder
@@ -377,6 +390,8 @@ def run(
                 typer.echo(rep.markdown)
             else:
                 print_compact_leaderboard(rep.leaderboard, baseline=rep.baseline, files=f"{rep.markdown_path.name}, {rep.csv_path.name}, {rep.html_path.name}")
+            for line in rep.diversity_lines:
+                typer.echo(line)
             _say(f"report: {rep.html_path} (forecast-reconcile view {runner.run_dir})")
 
 
@@ -860,6 +875,8 @@ def aggregate(
         print_compact_leaderboard(rep.leaderboard, baseline="mean", files=f"{rep.markdown_path.name}, {rep.csv_path.name}, {rep.html_path.name}")
         if line := panel_summary(tables):
             typer.echo(line)
+        for line in rep.diversity_lines:
+            typer.echo(line)
         _say(f"report: {rep.html_path} (forecast-reconcile view {runner.run_dir})")
 
 
@@ -884,6 +901,26 @@ def _aggregate_hub(path: Optional[Path], panel: Optional[str], *, target: Option
                      n_resamples=n_resamples, seed=seed)
     typer.echo("\n".join(result.lines))
     _say(f"written: {', '.join(str(f) for f in result.files)}")
+
+
+@app.command()
+def diversity(
+    runs: list[Path] = typer.Argument(..., help="Run folders (a run's or a panel's, e.g. the one `aggregate --panel superforecasters` wrote), or a folder of run folders."),
+    n_resamples: int = typer.Option(1000, min=1, help="Clustered bootstrap resamples."),
+    seed: int = typer.Option(0, help="Seed of the bootstrap."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+) -> None:
+    """Print each run's ambiguity decomposition: mean member Brier = Brier of the members' mean + diversity, each
+    with its clustered interval, the identity's rounding error, and the members' error correlation with the effective
+    number of independent members (benchmarks/scoring/diversity.py). Exit codes: 0 done; 2 bad input."""
+    _setup_logging(debug)
+    from benchmarks.report.diversity import decomposition_text, diversity_report
+    from benchmarks.run_folder.load import load_run, run_folders
+
+    with cli_errors(debug):
+        loaded = [load_run(r) for r in run_folders(runs)]
+        text = decomposition_text(diversity_report(loaded, n_resamples=n_resamples, seed=seed), n_resamples=n_resamples)
+        typer.echo(text or "no run has members on a resolved question: nothing to decompose")
 
 
 @app.command()

@@ -230,7 +230,12 @@ def estimate_run(config: RunConfig, *, environ: dict[str, str] | None = None, sa
     rows = []
     n_q = len(questions)
     order = {"forecaster": 0, "bull": 1, "bear": 2, "supervisor": 3}
-    for (index, role), calls in sorted(calls_per_question(cfg, len(specs)).items(), key=lambda kv: (kv[0][0], order.get(kv[0][1], 9))):
+    # a spec named several times (a mixed ensemble's counts, benchmarks/harness/mixed_ensemble.py) is one provider: one row per role
+    first = {s: specs.index(s) for s in specs}
+    merged: dict[tuple[int, str], int] = defaultdict(int)
+    for (index, role), calls in calls_per_question(cfg, len(specs)).items():
+        merged[(first[specs[index]], role)] += calls
+    for (index, role), calls in sorted(merged.items(), key=lambda kv: (kv[0][0], order.get(kv[0][1], 9))):
         spec = specs[index]
         seen = per_call.get((spec, role)) or [(0, 0)]
         mean_in = sum(i for i, _ in seen) / len(seen)

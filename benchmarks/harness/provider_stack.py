@@ -131,7 +131,8 @@ class ProviderStack:
 
     def build(self) -> list[Provider]:
         """One wrapped provider per configured spec (the automatic choice when none is configured, none for a given
-        ensemble without providers): cache -> spend meter -> retry -> rate limits -> provider
+        ensemble without providers; a spec given several times, as a mixed ensemble's counts give it, is built once
+        and appears as often): cache -> spend meter -> retry -> rate limits -> provider
         (batch mode: cache -> spend meter -> retry -> :class:`agent_providers.batch.BatchingProvider` -> provider;
         a provider without a batch API raises :class:`agent_providers.batch.BatchUnsupported`).
 
@@ -154,7 +155,11 @@ class ProviderStack:
         async_sleep = _as_async(self.retry_sleep) if self.retry_sleep is not None else None
         if self.config.batch and self.batch_collector is None:
             self.batch_collector = BatchCollector(self._folder("batch mode") / BATCHES_FILE, poll_interval_s=self.config.batch_poll_s)
+        once: dict[str | None, Provider] = {}  # a spec named several times (a mixed ensemble's counts) is built once
         for spec in specs:
+            if spec in once:
+                out.append(once[spec])
+                continue
             p = self._base_provider(spec)
             self.adapters.append(p)
             limits = self.rate_limits_for(p.spec) if self.rate_limit and not self.config.batch else None
@@ -172,6 +177,7 @@ class ProviderStack:
                 c = CachingProvider(wrapped, cache)
                 self._caches.append(c)
                 wrapped = c
+            once[spec] = wrapped
             out.append(wrapped)
         self.providers = out
         if self.config.providers:

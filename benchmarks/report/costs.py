@@ -40,7 +40,10 @@ def _replaced_rows(record: dict[str, Any], names: Sequence[str]) -> dict[str, An
 
 
 def cost_tables(runs: Sequence[LoadedRun], added: AddedMethods | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Tokens, calls, USD and wall time per method, and usage per role, of the loaded ``runs``.
+    """Tokens, calls, USD and wall time per method, and usage per role and model, of the loaded ``runs``.
+
+    The roles table has one row per (run, role, model): the members of a mixed ensemble
+    (``run --ensemble``) show their cost per member model.
 
     A method's usage is the shared ensemble usage plus its own extra usage (debate, supervisor,
     pipeline, and ``fitted_blend`` of the ``added`` rows, which reads both); aggregation methods cost exactly
@@ -62,13 +65,14 @@ def cost_tables(runs: Sequence[LoadedRun], added: AddedMethods | None = None) ->
     for run in runs:
         run_id = run.run_id
         per_method: dict[str, dict[str, Any]] = {}
-        roles: dict[str, TokenUsage] = {}
+        roles: dict[tuple[str, str], TokenUsage] = {}  # by (role, model): a mixed ensemble's members cost per model
 
         def charge(r: dict[str, Any], rows: dict[str, Any], scored: bool) -> None:
             ledger = r.get("ledger", [])
             ens = TokenUsage.sum(ledger_usage(e) for e in ledger if e["method"] == "ensemble")
             for e in ledger:
-                roles[e["role"]] = roles.get(e["role"], TokenUsage()) + ledger_usage(e)
+                key = (e["role"], str(e.get("model") or ""))
+                roles[key] = roles.get(key, TokenUsage()) + ledger_usage(e)
             trace = r.get("trace", {})
             ens_wall = max([f.get("latency_s", 0.0) for f in trace.get("forecasts", [])] or [0.0])
             deb_wall = (trace.get("debate") or {}).get("wall_time_s", 0.0)
@@ -95,8 +99,8 @@ def cost_tables(runs: Sequence[LoadedRun], added: AddedMethods | None = None) ->
                                 "tokens_per_question": ((acc["usage"].input_tokens or 0) + (acc["usage"].output_tokens or 0)) / n,
                                 "extra_tokens_per_question": extra_tokens / n,
                                 "wall_time_s": acc["wall"]})
-        for role, u in roles.items():
-            role_rows.append({"run_id": run_id, "role": role, **_usage_dict(u)})
+        for (role, model), u in roles.items():
+            role_rows.append({"run_id": run_id, "role": role, "model": model, **_usage_dict(u)})
     return pd.DataFrame(method_rows), pd.DataFrame(role_rows)
 
 

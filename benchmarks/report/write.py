@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from benchmarks.report.confidence_bands import confidence_band_table
 from benchmarks.report.costs import cost_effectiveness, cost_tables, reference_note, reference_vs_mean
 from benchmarks.report.difficulty import brier_index_columns
 from benchmarks.report.kind_report import KindReport, kind_reports, records_of_kind, write_kind_reports
+from benchmarks.report.diversity import diversity_report
 from benchmarks.report.frame import (QUESTION_COLUMNS, AddedMethods, joined_rows, long_frame, member_rows, methods_of,
                                      planned_questions, run_plans, scorable)
 from benchmarks.report.leaderboard import leaderboard_sections, markdown_table, ranking_note, write_leaderboard
@@ -74,6 +75,8 @@ class Report:
     """'' or why the numbers are not a model's (:func:`simulation_note`)."""
     baseline: str = "mean"
     """The label deltas are measured against."""
+    diversity_lines: list[str] = field(default_factory=list)
+    """At most two terminal lines on the members' diversity (:meth:`benchmarks.report.diversity.DiversityReport.lines`)."""
 
 
 def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_dir: str | Path, *, baseline: str | None = "mean",
@@ -201,6 +204,7 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_di
     compared = compared.assign(horizon_bucket=compared["horizon_days"].map(lambda d: scoring.horizon_bucket(d) if d == d and d is not None else "unknown"))
     segments = {col: scoring.segment_table(compared, col, method_col="label") for col in ("source", "question_type", "horizon_bucket")}
     betting = betting_against_market(paired, scored, n_resamples=n_resamples, seed=seed)
+    diversity = diversity_report(runs, n_resamples=n_resamples, seed=seed)
 
     simulated = simulation_note(manifests)
     md = "\n\n".join([
@@ -208,7 +212,9 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_di
         *leaderboard_sections(table, baseline=base_label, max_imputed=max_imputed, plan_note=plan_note),
         *[rep.markdown() for rep in kinds],
         *[part for title, extra in (extra_tables or {}).items() for part in (f"## {title}", markdown_table(extra))],
+        *diversity.markdown_sections(),
         "## Cost per method", markdown_table(costs.drop(columns=["run_id", "method"])),
+        f"## {ROLES_TITLE}", markdown_table(roles if len(records) > 1 else roles.drop(columns=["run_id"], errors="ignore")),
         "## Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)", markdown_table(effect),
         f"## {LEARNED_TITLE}", reference_note(learned_vs_mean), markdown_table(learned),
         f"## {FITTED_TITLE}", FITTED_NOTE, markdown_table(fit_table.drop(columns=["run_id", "method"])),
@@ -219,10 +225,10 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_di
     ])
     html_path = out_dir / PAGE_FILE
     shown = {rid: [{**r, "methods": methods_of(r, rid, after_runs)} for r in recs] for rid, recs in records.items()}
-    tables = {**{rep.title: rep.table for rep in kinds}, **(extra_tables or {}), "Cost per method": costs, "Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)": effect,
+    tables = {**{rep.title: rep.table for rep in kinds}, **(extra_tables or {}), **diversity.tables(), "Cost per method": costs, "Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)": effect,
               LEARNED_TITLE: learned, REFERENCE_TITLE: learned_vs_mean, FITTED_TITLE: fit_table, SOURCES_TITLE: sources, BANDS_TITLE: bands,
               BETTING_TITLE: betting,
-              "Tokens per role": roles, "Leakage audit over the prompts actually sent (findings must be 0)": audit,
+              ROLES_TITLE: roles, "Leakage audit over the prompts actually sent (findings must be 0)": audit,
               "Contamination split: questions due after the models' training cutoff": contamination,
               **{f"By {col.replace('_', ' ')}": seg for col, seg in segments.items()}}
     page = render_page(ReportData(leaderboard=table, baseline=base_label, max_imputed=max_imputed,
@@ -230,13 +236,13 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_di
                                   sensitivity=sensitivity_lines(table), scored=scored,
                                   manifests=manifests,
                                   records=shown, tables=tables, confidence_bands=bands, attribution=DATA_ATTRIBUTION,
-                                  notice=simulated))
+                                  notice=simulated, diversity=diversity.decomposition, error_correlations=diversity.correlations))
     # every file is complete or untouched (temp file + os.replace); an OSError names the file
     csv_path, md_path = write_leaderboard(out_dir, table, md + "\n\n" + DATA_ATTRIBUTION + "\n")
     write_text_atomic(html_path, page)
     write_text_atomic(out_dir / FITTED_FILE, fitted_lines(fitted, records, fit_from))
     write_kind_reports(out_dir, kinds)
-    return Report(table, md, csv_path, md_path, html_path, notice=simulated, baseline=base_label)
+    return Report(table, md, csv_path, md_path, html_path, notice=simulated, baseline=base_label, diversity_lines=diversity.lines())
 
 
 def _write_kind_only(runs: Sequence[LoadedRun], kinds: Sequence[KindReport], out_dir: Path) -> Report:
@@ -269,6 +275,8 @@ FITTED_TITLE = "Fitted methods (walk-forward: each question fitted only on quest
 FITTED_NOTE = (f"`fitted` questions used parameters fitted on at least {MIN_FIT_QUESTIONS} resolved questions ({MIN_FIT_PER_CLASS} "
                "of each outcome); `fallback` questions had fewer and used the unfitted rule ("
                + ", ".join(f"{m}: {rule}" for m, rule in UNFITTED_RULE.items()) + f"). Per-question parameters and n are in {FITTED_FILE}.")
+#: The usage per role and model (a mixed ensemble's members cost per model: ``run --ensemble``).
+ROLES_TITLE = "Tokens per role"
 BANDS_TITLE = "Brier and calibration by confidence band (does the confidence mean anything?)"
 BETTING_TITLE = "Betting return against the market price (Prophet Arena's average return; higher is better)"
 BETTING_NOTE = ("A bettor who takes the method's p_yes as true bets 1 dollar on each market question at the crowd's price at "

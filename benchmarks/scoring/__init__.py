@@ -39,7 +39,9 @@ Modules: :mod:`.rules` (per-question scores), :mod:`.calibration` (ECE, reliabil
 :mod:`.summary` (everything in one pass), :mod:`.bootstrap` (clustered intervals), :mod:`.tables` (per
 method and per segment), :mod:`.brier_index` (ForecastBench's difficulty-adjusted Brier and Brier Index, for
 entries that answered different questions), :mod:`.betting` (Prophet Arena's return of betting against the market
-price with the forecaster's probability), :mod:`.validation` (the input checks they share).
+price with the forecaster's probability), :mod:`.diversity` (how different an ensemble's members are: the ambiguity
+decomposition of the pool's Brier score, the correlation of their errors and the effective number of members, a
+reconciler's gain split, closeness to a crowd price), :mod:`.validation` (the input checks they share).
 """
 
 import warnings as _warnings
@@ -47,13 +49,25 @@ import warnings as _warnings
 from benchmarks.scoring.betting import betting_return, betting_table
 from benchmarks.scoring.brier_index import TwoWayFixedEffects, brier_index, brier_index_table, two_way_fixed_effects
 from benchmarks.scoring.bootstrap import INTERVALS, MIN_CLUSTERS_FOR_INTERVAL, BootstrapCI, clustered_bootstrap_ci, expanded_tail, paired_difference_ci
+from benchmarks.scoring.diversity import (AmbiguityDecomposition, CrowdCloseness, ErrorCorrelation, ReconciliationSplit,
+                                          ambiguity_decomposition, crowd_closeness, effective_members, error_correlation,
+                                          reconciliation_split)
 from benchmarks.scoring.calibration import MurphyDecomposition, brier_skill_score, expected_calibration_error, murphy_decomposition, reliability_diagram
 from benchmarks.scoring.rules import LOG_LOSS_EPS, brier_score, log_loss, log_score
 from benchmarks.scoring.summary import ScoreSummary, score_summary
 from benchmarks.scoring.tables import HORIZON_BUCKETS, horizon_bucket, score_table, segment_table
 
 __all__ = [
+    "AmbiguityDecomposition",
     "BootstrapCI",
+    "CrowdCloseness",
+    "ErrorCorrelation",
+    "ReconciliationSplit",
+    "ambiguity_decomposition",
+    "crowd_closeness",
+    "effective_members",
+    "error_correlation",
+    "reconciliation_split",
     "TwoWayFixedEffects",
     "HORIZON_BUCKETS",
     "INTERVALS",

@@ -40,7 +40,7 @@ from scipy import stats as _stats
 from agent_schemas.errors import DataValidationError
 from benchmarks.scoring.validation import as_1d_float, first_bad
 
-__all__ = ["BootstrapCI", "INTERVALS", "MIN_CLUSTERS_FOR_INTERVAL", "bootstrap_mean", "cluster_codes",
+__all__ = ["BootstrapCI", "INTERVALS", "MIN_CLUSTERS_FOR_INTERVAL", "bootstrap_mean", "check_bootstrap_args", "cluster_codes",
            "clustered_bootstrap_ci", "count_clusters", "expanded_tail", "paired_difference_ci"]
 
 #: Interval kinds of :func:`bootstrap_mean`: ``"expanded"`` (the default) and ``"percentile"`` (kept to measure against).
@@ -81,7 +81,9 @@ def cluster_codes(clusters: Any, n: int) -> np.ndarray:
     return codes
 
 
-def _check_bootstrap_args(n_resamples: Any, confidence: Any, interval: Any = "expanded") -> None:
+def check_bootstrap_args(n_resamples: Any, confidence: Any, interval: Any = "expanded") -> None:
+    """Raise DataValidationError unless ``n_resamples`` is a positive integer, ``confidence`` in (0, 1) and
+    ``interval`` one of :data:`INTERVALS`."""
     if interval not in INTERVALS:
         raise DataValidationError(f"interval must be one of {', '.join(INTERVALS)}; got {interval!r}", field="interval", value=interval)
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
@@ -166,7 +168,7 @@ def bootstrap_mean(scores: np.ndarray, codes: np.ndarray, n_resamples: int, conf
     there are many draws.
     """
     counts = np.bincount(codes)
-    if np.count_nonzero(counts) < min_clusters:
+    if np.count_nonzero(counts) < max(min_clusters, 2):  # one cluster has no spread to resample (and no t quantile)
         return BootstrapCI(float(scores.mean()), float("nan"), float("nan"))
     sums = np.bincount(codes, weights=scores)
     if counts.min() == 0:  # gaps in the codes are not clusters
@@ -259,7 +261,7 @@ def clustered_bootstrap_ci(
     >>> clustered_bootstrap_ci([0.1, 0.3], ["a", "a"]).low  # one cluster: no interval
     nan
     """
-    _check_bootstrap_args(n_resamples, confidence, interval)
+    check_bootstrap_args(n_resamples, confidence, interval)
     s = _check_scores(scores, "scores")
     return bootstrap_mean(s, cluster_codes(clusters, s.size), int(n_resamples), float(confidence), seed, int(min_clusters), interval)
 
@@ -313,7 +315,7 @@ def paired_difference_ci(
     >>> round(ci.mean, 4), ci.high < 0
     (-0.1333, True)
     """
-    _check_bootstrap_args(n_resamples, confidence, interval)
+    check_bootstrap_args(n_resamples, confidence, interval)
     a = _check_scores(scores_a, "scores_a")
     b = _check_scores(scores_b, "scores_b")
     if a.shape != b.shape:

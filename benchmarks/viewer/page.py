@@ -80,6 +80,11 @@ class ReportData:
         Data licence line for the footer.
     notice : str
         A warning shown above everything (e.g. that the results come from the simulator), or "".
+    diversity : pandas.DataFrame, optional
+        :attr:`benchmarks.report.diversity.DiversityReport.decomposition`, drawn with ``error_correlations`` as a
+        figure when not empty.
+    error_correlations : dict of str to pandas.DataFrame
+        Each run's error-correlation matrix of its members, by run id.
     """
 
     leaderboard: pd.DataFrame
@@ -94,6 +99,8 @@ class ReportData:
     attribution: str = ""
     notice: str = ""
     sensitivity: list[str] = field(default_factory=list)
+    diversity: pd.DataFrame | None = None
+    error_correlations: dict[str, pd.DataFrame] = field(default_factory=dict)
 
 
 # --- formatting of generic tables ----------------------------------------------------------------
@@ -262,6 +269,11 @@ def _figures(data: ReportData, board: pd.DataFrame, questions: list[QuestionView
         rows["label"] = [lab if r else f"{lab} (not ranked)" for lab, r in zip(rows["label"], rows["ranked"])]
         return plots.plot_paired_differences(rows, baseline=data.baseline)
 
+    def diversity():
+        if data.diversity is None or data.diversity.empty:
+            return None
+        return plots.plot_diversity(data.diversity, data.error_correlations)
+
     def bands():
         if data.confidence_bands is None or data.confidence_bands.empty:
             return None
@@ -277,6 +289,12 @@ def _figures(data: ReportData, board: pd.DataFrame, questions: list[QuestionView
                 "dotted lines.", cost),
         _figure("fig-spread", "Member spread", "Per question, the largest minus the smallest member p_yes: how much "
                 "there was to reconcile.", spread),
+        _figure("fig-diversity", "Diversity of the members", "Left: per run, the mean of the members' Brier scores equals "
+                "the Brier score of their mean plus the members' spread around it (the ambiguity decomposition, exact; "
+                "Krogh & Vedelsby 1995), with 95% clustered intervals: the pool's gain over the average member is "
+                "the members' disagreement. Right: the correlation of the members' errors (p_yes - outcome) over the "
+                "questions both answered; n_eff = m / (1 + (m - 1) * mean correlation) independent members "
+                "(Clemen & Winkler 1985).", diversity),
         _figure("fig-paired", f"Paired differences to {data.baseline}", "Brier of each method minus the baseline's on "
                 "the questions both answered, with a clustered bootstrap interval (hollow: not available, too few "
                 "clusters).", paired),

@@ -20,8 +20,9 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from agent_schemas.errors import DataValidationError
+from benchmarks.scoring.diversity import MIN_OVERLAP
 
-__all__ = ["figure_to_base64_png", "figure_to_svg", "plot_cost_vs_brier", "plot_member_spread", "plot_paired_differences",
+__all__ = ["figure_to_base64_png", "figure_to_svg", "plot_cost_vs_brier", "plot_diversity", "plot_member_spread", "plot_paired_differences",
            "plot_reliability_diagram", "plot_reliability_small_multiples", "spread_labels"]
 
 _RELIABILITY_COLUMNS = ("mean_p_yes", "observed_frequency", "count")
@@ -421,6 +422,91 @@ def plot_paired_differences(df: pd.DataFrame, *, baseline: str, label_col: str =
             ax.annotate("interval not available", (di, yi), textcoords="offset points", xytext=(7, -3), fontsize=7, color="0.4")
     ax.set_xlabel(_literal(f"Δ Brier vs {baseline} (paired, 95% interval; left of 0 is better)"))
     ax.set_title(_literal(f"Paired differences to {baseline}"), fontsize=10)
+    return fig
+
+
+#: Most members whose error-correlation matrix is drawn cell by cell; above it, the pairs' histogram.
+MAX_HEATMAP_MEMBERS = 20
+_DIVERSITY_TERMS = (("mean_member_brier", "mean member Brier", "tab:gray"), ("pool_brier", "Brier of the members' mean", "tab:blue"),
+                    ("diversity", "diversity (members' spread)", "tab:green"))
+
+
+def plot_diversity(decomposition: pd.DataFrame, correlations: Mapping[str, pd.DataFrame] | None = None) -> Figure:
+    """The ambiguity decomposition of each run, and the correlation of one run's members' errors.
+
+    Left: per run, the mean member Brier, the Brier of the members' mean and the diversity (the first is the sum
+    of the other two) as bars with their 95% intervals. Right, when ``correlations`` holds a matrix with two
+    members or more: the first run's error-correlation matrix as a heatmap (at most :data:`MAX_HEATMAP_MEMBERS`
+    members, labelled; for more, the histogram of the estimated pairs' correlations), titled with its mean pairwise
+    correlation and effective number of members.
+
+    Parameters
+    ----------
+    decomposition : pandas.DataFrame
+        :attr:`benchmarks.report.diversity.DiversityReport.decomposition` (``run_id``, the three terms with
+        ``*_ci_low`` / ``*_ci_high``, ``mean_error_correlation``, ``n_effective``, ``members_per_question``).
+    correlations : mapping of str to pandas.DataFrame, optional
+        Each run's error-correlation matrix (members x members, values in [-1, 1], NaN where not estimated).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The bars are the first axes' patches, run by run in the order of the terms above.
+
+    Raises
+    ------
+    DataValidationError
+        (a ``ValueError``) if a column is missing or the frame is empty.
+    """
+    cols = [c for name, _, _ in _DIVERSITY_TERMS for c in (name, f"{name}_ci_low", f"{name}_ci_high")]
+    _require_columns(decomposition, ("run_id", *cols), "decomposition")
+    if decomposition.empty:
+        raise DataValidationError("no run has members: no decomposition to plot", field="decomposition")
+    first = decomposition.iloc[0]
+    matrix = (correlations or {}).get(first["run_id"])
+    heat = matrix is not None and len(matrix) > 1
+    fig = Figure(figsize=(10.0 if heat else 6.0, 3.6), layout="constrained")
+    ax = fig.add_subplot(1, 2 if heat else 1, 1)
+    n_runs, width = len(decomposition), 0.8 / len(_DIVERSITY_TERMS)
+    x = np.arange(n_runs, dtype=float)
+    for k, (name, label, color) in enumerate(_DIVERSITY_TERMS):
+        v = decomposition[name].to_numpy(float)
+        lo, hi = decomposition[f"{name}_ci_low"].to_numpy(float), decomposition[f"{name}_ci_high"].to_numpy(float)
+        err = np.vstack([np.where(np.isfinite(lo), v - lo, 0.0), np.where(np.isfinite(hi), hi - v, 0.0)])
+        ax.bar(x + (k - 1) * width, v, width, yerr=err, capsize=3, color=color, label=label)
+    ax.set_xticks(x)
+    ax.set_xticklabels([_literal(r) for r in decomposition["run_id"]], fontsize=8, rotation=20 if n_runs > 1 else 0)
+    ax.set_ylabel("Brier score (lower is better)")
+    ax.set_title("mean member = members' mean + diversity", fontsize=10)
+    ax.legend(fontsize=8)
+    ax.grid(True, axis="y", alpha=0.3)
+    if heat:
+        hx = fig.add_subplot(1, 2, 2)
+        values = matrix.to_numpy(float)
+        if len(matrix) <= MAX_HEATMAP_MEMBERS:
+            # a mesh, not an image: the page's figures stay vector (an image would be an embedded PNG)
+            image = hx.pcolormesh(np.ma.masked_invalid(values), vmin=-1, vmax=1, cmap="RdBu_r")
+            hx.set_aspect("equal")
+            hx.invert_yaxis()
+            bar = fig.colorbar(image, ax=hx, shrink=0.8, label="correlation of errors")
+            bar.solids.set_rasterized(False)  # matplotlib rasterizes a long colour bar: keep it vector, no PNG in the page
+            names = [_literal(m) for m in matrix.columns]
+            hx.set_xticks(np.arange(len(names)) + 0.5)
+            hx.set_xticklabels(names, fontsize=7, rotation=90)
+            hx.set_yticks(np.arange(len(names)) + 0.5)
+            hx.set_yticklabels(names, fontsize=7)
+        else:  # a panel of 40: 1,600 cells would weigh 400 kB of SVG; the pairs' distribution says the same
+            pairs = values[np.triu_indices(len(matrix), 1)]
+            pairs = pairs[np.isfinite(pairs)]
+            hx.hist(pairs, bins=np.linspace(-1, 1, 41), color="tab:purple", alpha=0.75, edgecolor="white")
+            hx.set_xlim(-1, 1)
+            hx.set_xlabel(f"correlation of errors, {pairs.size} pairs of {len(matrix)} members "
+                          f"(with {MIN_OVERLAP}+ common questions)")
+            hx.set_ylabel("pairs")
+            hx.grid(True, axis="y", alpha=0.3)
+        rho, n_eff = float(first.get("mean_error_correlation", np.nan)), float(first.get("n_effective", np.nan))
+        hx.set_title(_literal(f"{first['run_id']}: mean corr {rho:.2f}, n_eff {n_eff:.1f} of "
+                              f"{float(first.get('members_per_question', np.nan)):.1f}"), fontsize=10)
     return fig
 
 

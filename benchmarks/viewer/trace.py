@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from agent_schemas import PipelineTrace, RecordedCall
 from agent_tools.case_facts import CASE_FACTS_HEADER
 from benchmarks.run_folder.record import QuestionRecord
+from benchmarks.scoring.diversity import ambiguity_terms
 
 __all__ = ["PathStep", "QuestionView", "ResultRow", "SearchRow", "case_facts_sent", "final_path", "question_view", "search_rows"]
 
@@ -84,6 +85,10 @@ class QuestionView:
     scores: list[dict[str, Any]] = field(default_factory=list)
     crowd_p_yes: float | None = None
     prompts: list[RecordedCall] | None = None
+    diversity: tuple[float, float, float] | None = None
+    """The question's ambiguity decomposition (:func:`benchmarks.scoring.diversity.ambiguity_terms`): mean member
+    Brier, Brier of the members' mean, diversity; members as scored (clipped to the combination rule's bounds).
+    None without a successful member or an outcome."""
 
     @property
     def text(self) -> str:
@@ -298,8 +303,13 @@ def question_view(raw: dict[str, Any], *, index: int, run_id: str, with_prompts:
             brier = (p - rec.outcome) ** 2 if p is not None and rec.outcome is not None else None
             scores.append({"kind": kind, "name": name, "p_yes": p, "status": m.get("status", ""),
                            "note": m.get("note", ""), "brier": brier})
+    ok = [f.p_yes for f in t.forecasts if f.status == "ok" and f.p_yes is not None]
+    rule = t.combination_rule or {}
+    lo, hi = float(rule.get("clip_low", 0.0)), float(rule.get("clip_high", 1.0))
+    terms = (tuple(float(x[0]) for x in ambiguity_terms([[min(max(p, lo), hi) for p in ok]], [int(rec.outcome)]))
+             if ok and rec.outcome in (0, 1) and rec.status == "ok" else None)
     return QuestionView(
-        index=index, run_id=run_id, question_id=rec.question_id, record=rec,
+        index=index, run_id=run_id, question_id=rec.question_id, record=rec, diversity=terms,
         case_facts=facts, case_fact_versions=versions,
         member_spread=_spread([f.p_yes for f in t.forecasts if f.status == "ok"]),
         method_range=_spread(method_ps),

@@ -36,6 +36,7 @@ from benchmarks.protocol.methods import method_rows
 from benchmarks.report import write as report
 from benchmarks.report.audits import contamination_split, leakage_audit_table, simulation_note
 from benchmarks.report.confidence_bands import confidence_band_table
+from benchmarks.report.diversity import DECOMPOSITION_TITLE, RECONCILED_TITLE
 from benchmarks.report.costs import cost_effectiveness, cost_tables, reference_note, reference_vs_mean
 from benchmarks.report.frame import long_frame, methods_of, scorable
 from benchmarks.report.leaderboard import ranking_note
@@ -469,7 +470,10 @@ def test_write_report_writes_the_three_files_with_every_table(run_a, tmp_path, p
     sections = [line for line in rep.markdown.splitlines() if line.startswith("## ")]
     assert sections == ["## Leaderboard (lower Brier is better; 95% clustered bootstrap intervals; baseline for deltas: mean)",
                         "## Sensitivity: methods with imputed questions",
+                        f"## {DECOMPOSITION_TITLE}",
+                        f"## {RECONCILED_TITLE}",
                         "## Cost per method",
+                        f"## {report.ROLES_TITLE}",
                         "## Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)",
                         "## Cost-effectiveness against the learned mean (fitted_platt: the mean recalibrated walk-forward; "
                         "Brier change per 1,000 extra tokens)",
@@ -494,7 +498,7 @@ def test_write_report_writes_the_three_files_with_every_table(run_a, tmp_path, p
     html = rep.html_path.read_text()
     # the page: every table under its title, with its rows
     assert html_tables(html) == [
-        ("Cost per method", 8), ("Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)", 4),
+        (DECOMPOSITION_TITLE, 1), (RECONCILED_TITLE, 3), ("Cost per method", 8), ("Cost-effectiveness against mean (Brier change per 1,000 extra tokens; negative is better)", 4),
         (report.LEARNED_TITLE, 4), (report.REFERENCE_TITLE, 1), (report.FITTED_TITLE, 4), (report.SOURCES_TITLE, 1), (report.BANDS_TITLE, 8), (report.BETTING_TITLE, 0), ("Tokens per role", 4),
         ("Leakage audit over the prompts actually sent (findings must be 0)", 1),
         ("Contamination split: questions due after the models' training cutoff", 9),
@@ -527,7 +531,8 @@ def test_rows_added_by_the_caller_are_ranked_costed_and_shown_and_a_loaded_run_i
     assert (pick["n"], bool(pick["ranked"]), pick["brier"]) == (2, False, pytest.approx(0.025))
     assert pick["extra_tokens_per_question"] == 0  # an added row costs the ensemble, as the aggregation methods
     sections = [line for line in rep.markdown.splitlines() if line.startswith("## ")]
-    assert sections.index("## The caller's table") == sections.index("## Cost per method") - 1  # after the leaderboard
+    # after the leaderboard, before the members' diversity and the costs
+    assert sections.index("## The caller's table") == sections.index(f"## {DECOMPOSITION_TITLE}") - 1
     assert "| x     |       1 |" in section(rep.markdown, "The caller's table")
     html = unescape(rep.html_path.read_text())
     assert "PICKED-BY-THE-CALLER" in html and ("The caller's table", 2) in html_tables(rep.html_path.read_text())

@@ -295,6 +295,13 @@ def test_too_few_clusters_give_no_interval_never_a_zero_width_one():
                                   "outcome": [0, 1, 1], "cluster": ["a", "a", "b"]}), baseline=None, n_resamples=20)
     assert t.loc[0, "n_clusters"] == 2 and np.isnan(t.loc[0, "brier_ci_low"])
     assert t.loc[0, "interval_note"] == "no interval: 2 clusters < 10"
+    # a caller's lower floor never reaches one cluster: nothing to resample (it divided by zero before)
+    for floor in (0, 1):
+        one = clustered_bootstrap_ci([0.1, 0.3], ["a", "a"], n_resamples=20, min_clusters=floor)
+        assert one.mean == pytest.approx(0.2) and np.isnan(one.low) and np.isnan(one.high)
+        assert np.isnan(paired_difference_ci([0.1], [0.2], ["a"], n_resamples=20, min_clusters=floor).low)
+    two = clustered_bootstrap_ci([0.1, 0.3], ["a", "b"], n_resamples=200, min_clusters=1)
+    assert 0.1 <= two.low <= two.high <= 0.3
 
 
 def test_paired_difference_uses_the_same_resample():
