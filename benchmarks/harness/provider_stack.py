@@ -184,6 +184,13 @@ class ProviderStack:
         for cache in {id(c.cache): c.cache for c in self._caches}.values():
             cache.flush()
 
+    def close_caches(self) -> None:
+        """Store what is queued and close every response cache's database (:meth:`agent_providers.ResponseCache.close`;
+        a cache reopens on next use), so a run's folder is final when the run returns: an open cache would still
+        write its database files (sqlite's write-ahead log) when it is garbage-collected."""
+        for cache in {id(c.cache): c.cache for c in self._caches}.values():
+            cache.close()
+
     def built(self) -> list[Provider]:
         """The wrapped providers, built on first use (:meth:`build`; with no provider to build, each use finds none)."""
         return self.providers or self.build()

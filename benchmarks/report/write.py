@@ -27,6 +27,7 @@ from benchmarks.report.costs import cost_effectiveness, cost_tables, reference_n
 from benchmarks.report.difficulty import brier_index_columns
 from benchmarks.report.frame import (QUESTION_COLUMNS, AddedMethods, joined_rows, long_frame, member_rows, methods_of,
                                      planned_questions, run_plans, scorable)
+from benchmarks.report.members import MemberBehaviour, member_behaviour
 from benchmarks.report.leaderboard import leaderboard_sections, markdown_table, ranking_note, write_leaderboard
 from benchmarks.run_folder.durable import write_text_atomic
 from benchmarks.run_folder.layout import PAGE_FILE
@@ -72,6 +73,12 @@ class Report:
     """'' or why the numbers are not a model's (:func:`simulation_note`)."""
     baseline: str = "mean"
     """The label deltas are measured against."""
+    plan_note: str = ""
+    """'' or how the runs' planned questions differ (:func:`benchmarks.report.frame.planned_questions`)."""
+    shared_questions: int | None = None
+    """Several runs: how many questions every run planned (0: they are compared by the Brier Index alone); one run: None."""
+    members: MemberBehaviour | None = None
+    """What the runs' members answered (:func:`benchmarks.report.members.member_behaviour`)."""
 
 
 def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_dir: str | Path, *, baseline: str | None = "mean",
@@ -222,7 +229,9 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_di
     csv_path, md_path = write_leaderboard(out_dir, table, md + "\n\n" + DATA_ATTRIBUTION + "\n")
     write_text_atomic(html_path, page)
     write_text_atomic(out_dir / FITTED_FILE, fitted_lines(fitted, records, fit_from))
-    return Report(table, md, csv_path, md_path, html_path, notice=simulated, baseline=base_label)
+    return Report(table, md, csv_path, md_path, html_path, notice=simulated, baseline=base_label, plan_note=plan_note,
+                  shared_questions=len(planned) if len(manifests) > 1 else None,
+                  members=member_behaviour(r for run in runs for r in run.records))
 
 
 #: Per (run, question): every fitted method's row (p_yes, parameters, n_fit, fallback), written by :func:`write_report`.
