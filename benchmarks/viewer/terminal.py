@@ -102,9 +102,17 @@ def terminal_width(file: TextIO | None = None) -> int:
 
 
 def print_table(table: Table, file: TextIO | None = None) -> None:
-    """Print ``table`` to ``file`` (default stdout) at most :func:`terminal_width` columns wide."""
+    """Print ``table`` to ``file`` (default stdout) at most :func:`terminal_width` columns wide, its caption under it
+    wrapped to that width (not to the table's, which may be narrow)."""
     out = file or sys.stdout
-    Console(file=out, width=terminal_width(out), soft_wrap=False, highlight=False).print(table)
+    console = Console(file=out, width=terminal_width(out), soft_wrap=False, highlight=False)
+    caption, table.caption = table.caption, None
+    try:
+        console.print(table)
+    finally:
+        table.caption = caption
+    if caption:
+        console.print(caption if isinstance(caption, Text) else Text(str(caption)))
 
 
 def text_lines(text: str, file: TextIO | None = None) -> str:
