@@ -348,9 +348,17 @@ def run(
         if dry_run:
             if resume:
                 raise ValueError("--dry-run estimates a new run: drop --resume")
-            from benchmarks.harness.estimate import estimate_run, format_estimate
+            from benchmarks.harness.estimate import ESTIMATE_COLUMNS, estimate_report, estimate_run
+            from benchmarks.viewer.terminal import Column, compact_table, print_table, text_lines
 
-            typer.echo(format_estimate(estimate_run(config)))
+            est = estimate_report(estimate_run(config))
+            typer.echo(text_lines("\n".join(est.head)))
+            more = [f"... and {est.more_questions} more"] if est.more_questions else []
+            print_table(compact_table([Column("short id"), Column("forecast"), Column("source"), Column("question", wrap=True)],
+                                      est.questions, caption=more))
+            print_table(compact_table([Column(h, "left" if h in ("provider", "role") else "right", wrap=h == "provider")
+                                       for h in ESTIMATE_COLUMNS], est.rows))
+            typer.echo(text_lines("\n".join(est.tail)))
             return
         from benchmarks.harness.provenance import redacted_command_line
 
