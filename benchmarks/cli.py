@@ -637,11 +637,14 @@ def questions_summary(ctx: typer.Context) -> None:
     if ctx.invoked_subcommand is not None:
         return
     from benchmarks.questions.browse import bundled_questions, summary
+    from benchmarks.viewer.terminal import Column, compact_table, print_table, text_lines
 
     with cli_errors(False):
-        typer.echo(summary(bundled_questions()))
-        typer.echo("list:  forecast-reconcile questions list --source polymarket --search 'interest rate'")
-        typer.echo("show:  forecast-reconcile questions show <short id>   (what forecasters see, what is held back)")
+        head, rows = summary(bundled_questions())
+        typer.echo(text_lines(head))
+        print_table(compact_table([Column("type"), Column("questions", "right"), Column("by source", wrap=True)], rows))
+        typer.echo(text_lines("list: forecast-reconcile questions list --source polymarket --search 'interest rate'\n"
+                              "show: forecast-reconcile questions show <short id>  (what forecasters see, what is held back)"))
 
 
 @questions_app.command("list")
@@ -654,9 +657,8 @@ def questions_list(
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
 ) -> None:
     """List bundled questions with their short ids (use a short id wherever an id is taken)."""
-    import shutil
-
-    from benchmarks.questions.browse import bundled_questions, filter_questions, format_list
+    from benchmarks.questions.browse import LIST_COLUMNS, bundled_questions, filter_questions, list_rows
+    from benchmarks.viewer.terminal import Column, compact_table, print_table
 
     with cli_errors(debug):
         pool = bundled_questions()
@@ -667,9 +669,9 @@ def questions_list(
         found = filter_questions(pool, sources=srcs, question_type=None if question_type is QuestionType.any else question_type.value,
                                  rounds=_csv(rounds), search=search)
         shown = found if limit == 0 else found[:limit]
-        typer.echo(format_list(shown, width=shutil.get_terminal_size((120, 24)).columns))
+        print_table(compact_table([Column(h, wrap=h == "question") for h in LIST_COLUMNS], list_rows(shown)))
         more = f"; showing {len(shown)} (--limit 0 for all)" if len(shown) < len(found) else ""
-        _say(f"{len(found):,} of {len(pool):,} questions match{more}")
+        _tell(f"{len(found):,} of {len(pool):,} questions match{more}")
 
 
 @questions_app.command("show")
