@@ -302,6 +302,8 @@ def run(
     line naming the file, row, column, value or path; nothing is written before inputs validate).
     """
     _setup_logging(debug)
+    with cli_errors(debug):  # every path given, checked before anything is imported or loaded
+        _input_files((questions_file, "--questions"), (resolutions_file, "--resolutions"))
     from agent_providers import split_specs
     from benchmarks.harness.config import RunConfig, validate_run_id
     from benchmarks.harness.runner import BenchmarkRunner
@@ -416,12 +418,13 @@ def leaderboard(
     _setup_logging(debug)
     from benchmarks.run_folder.comparison import check_output, comparison_folder
     from benchmarks.run_folder.load import ShardGroup, group_shards, run_folders
-    from benchmarks.viewer.terminal import compact_brier_index, print_compact_leaderboard, print_table, text_lines
 
     with cli_errors(debug):
-        folders = run_folders(runs)
+        folders = run_folders(runs)  # every path given, checked before anything is loaded
         earlier = run_folders(_csv(fit_from)) if fit_from else []
         out = check_output(output if output is not None else comparison_folder(folders), [*folders, *earlier])
+        from benchmarks.viewer.terminal import compact_brier_index, print_compact_leaderboard, print_table, text_lines
+
         runs = group_shards(folders)
         for g in (r for r in runs if isinstance(r, ShardGroup)):
             missing = f"; missing shard(s) {', '.join(map(str, g.missing))}" if g.missing else ""
@@ -794,6 +797,8 @@ def aggregate(
     and reasoning. Exit codes: 0 done; 2 bad input (one line naming the file, row, column and value).
     """
     _setup_logging(debug)
+    with cli_errors(debug):  # every path given, checked before anything is imported or loaded
+        _input_files((panel_file, "PANEL_FILE"), (questions, "--questions"))
     from agent_providers import split_specs
     from benchmarks.harness.config import RunConfig, validate_run_id
     from benchmarks.harness.provenance import redacted_command_line

@@ -96,18 +96,28 @@ def test_the_readme_sample_score_file_scores_by_hand():
     assert not any("rank" in ln and "<NA>" in ln for ln in lines)
 
 
-def test_score_with_a_missing_file_fails_before_anything_is_loaded(tmp_path):
-    """Issue 38: `score missing.csv` took 21 s to say so (the bundle was loaded first). The path is checked before
-    the scorer (and pandas, and the bundled questions) is imported: one line, exit code 2."""
+@pytest.mark.parametrize("args, message", [
+    (["score", "missing.csv"], "error: FORECASTS missing.csv: no such file"),
+    (["aggregate", "missing.csv"], "error: PANEL_FILE missing.csv: no such file"),
+    (["aggregate", "--panel", "superforecasters", "--questions", "missing.csv"], "error: --questions missing.csv: no such file"),
+    (["run", "-p", "sim", "--questions", "missing.csv"], "error: --questions missing.csv: no such file"),
+    (["leaderboard", "missing/"], "error: missing: no such folder"),
+])
+def test_a_missing_input_fails_before_anything_is_loaded(tmp_path, args, message):
+    """Issue 38: `score missing.csv` took 21 s to say so (the bundle was loaded first). Every path given is checked
+    before the command's machinery (pandas, the scorer, the bundled questions) is imported: one line, exit code 2."""
     code = ("import sys\nfrom benchmarks.cli import app\n"
-            "try:\n    app(['score', 'missing.csv'])\nexcept SystemExit as e:\n    code = e.code\n"
+            f"try:\n    app({args!r})\nexcept SystemExit as e:\n    code = e.code\n"
             "print('loaded:', sorted(m for m in ('pandas', 'benchmarks.report.score_file', 'benchmarks.questions.bundled') if m in sys.modules))\n"
             "sys.exit(code)\n")
     res = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
                          env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "COLUMNS": "100"}, timeout=120)
     assert res.returncode == 2, res.stderr
-    assert res.stderr.strip().splitlines() == ["error: FORECASTS missing.csv: no such file"]
+    assert res.stderr.strip().splitlines() == [message]
     assert res.stdout.strip() == "loaded: []"
+
+
+def test_score_names_a_missing_questions_or_resolutions_file(tmp_path):
     for option in ("--questions", "--resolutions"):
         out = cli.invoke(app, ["score", str(SAMPLE), option, str(tmp_path / "nope.json")])
         assert out.exit_code == 2 and out.stderr.strip() == f"error: {option} {tmp_path / 'nope.json'}: no such file"
