@@ -185,9 +185,10 @@ class ProviderStack:
             cache.flush()
 
     def close_caches(self) -> None:
-        """Store what is queued and close every response cache's database (:meth:`agent_providers.ResponseCache.close`;
-        a cache reopens on next use), so a run's folder is final when the run returns: an open cache would still
-        write its database files (sqlite's write-ahead log) when it is garbage-collected."""
+        """Store what is queued and close every response cache (:meth:`agent_providers.ResponseCache.close`; a cache
+        reopens on next use) when the run ends, rather than when the cache is garbage-collected. diskcache closes the
+        calling thread's connection; a connection another thread opened closes when that thread ends (sqlite may
+        then fold its write-ahead log into the database file, in the run's own ``cache/``)."""
         for cache in {id(c.cache): c.cache for c in self._caches}.values():
             cache.close()
 

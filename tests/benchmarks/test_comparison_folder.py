@@ -8,6 +8,9 @@ folder is digested before and after and must be byte-identical. The comparison g
 from __future__ import annotations
 
 import hashlib
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -19,6 +22,7 @@ from benchmarks.run_folder.comparison import check_output, comparison_folder
 from benchmarks.viewer.terminal import MAX_WIDTH
 
 cli = CliRunner()
+REPO = Path(__file__).resolve().parents[2]
 
 
 def changed(before: dict[str, dict[str, str]], root: Path) -> list[str]:
@@ -37,12 +41,16 @@ def digests(folder: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> Path:
-    """runs/a and runs/b plan the same 6 questions (seed 0; 3 and 2 members); runs/c plans 6 others (seed 5)."""
+    """runs/a and runs/b plan the same 6 questions (seed 0; 3 and 2 members); runs/c plans 6 others (seed 5).
+
+    Each run is its own process, as on the command line: when it exits, every file of its folder is final (a run made
+    in this process would leave connections of its response cache open in other threads, which close later)."""
     root = tmp_path_factory.mktemp("cmp") / "runs"
     for rid, extra in (("a", []), ("b", ["-m", "2"]), ("c", ["--seed", "5"])):
-        res = cli.invoke(app, ["run", "-p", "sim", "--n", "6", "--search", "none", "-o", str(root), "--run-id", rid,
-                               "--no-progress", *extra])
-        assert res.exit_code == 0, res.output
+        res = subprocess.run([sys.executable, "-m", "benchmarks.cli", "run", "-p", "sim", "--n", "6", "--search", "none",
+                              "-o", str(root), "--run-id", rid, "--no-progress", *extra], capture_output=True, text=True,
+                             env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=600)
+        assert res.returncode == 0, res.stderr
         assert (root / rid / "report.html").is_file() and (root / rid / "leaderboard.md").is_file()
     planned = {rid: set(pd.read_json(root / rid / "manifest.json", typ="series")["question_ids"]) for rid in "abc"}
     assert planned["a"] == planned["b"] and not planned["a"] & planned["c"]
