@@ -616,7 +616,9 @@ def forecast(
             _say(f"  [{elapsed:6.1f} s] call {done} done: {role}")
 
         q, trace = forecast_one(cfg, chosen, on_start=start, on_call=call)
-        typer.echo(explain_trace(trace, q))
+        from benchmarks.viewer.terminal import text_lines
+
+        typer.echo(text_lines(explain_trace(trace, q)))  # long lines wrapped to the terminal (at most 100 columns)
         if save:
             record = ForecastFile(providers=[redact_spec(s) for s in specs], provider_reason=why, question=q, trace=trace,
                                   command_line=redacted_command_line(sys.argv))
@@ -683,13 +685,13 @@ def questions_show(
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
 ) -> None:
     """Show one question in full: what forecasters see (the case facts of every prompt) and what is held back."""
-    import shutil
-
     from benchmarks.questions.browse import format_question, resolve_question
 
     with cli_errors(debug):
         q = resolve_question(question)
-        typer.echo(format_question(q, width=min(shutil.get_terminal_size((100, 24)).columns, 120) - 2))
+        from benchmarks.viewer.terminal import terminal_width, text_lines
+
+        typer.echo(text_lines(format_question(q, width=terminal_width() - 2)))  # at most 100 columns
 
 
 classroom_app = typer.Typer(help="A class competition on the bundled questions: split them into a students' file without "

@@ -116,14 +116,23 @@ def print_table(table: Table, file: TextIO | None = None) -> None:
 
 
 def text_lines(text: str, file: TextIO | None = None) -> str:
-    """``text`` with each line wrapped at word boundaries to :func:`terminal_width` columns (a long path is
-    folded), continuation lines indented two spaces."""
+    """``text`` with each line wrapped at word boundaries to :func:`terminal_width` columns (a word longer than a
+    line, such as a long path, is folded), continuation lines indented two spaces more than their line.
+
+    >>> import os; os.environ["COLUMNS"] = "40"
+    >>> print(text_lines("  - Background: one two three four five six seven eight"))
+      - Background: one two three four five
+        six seven eight
+    >>> del os.environ["COLUMNS"]
+    """
     import textwrap
 
     width = terminal_width(file)
     out = []
     for line in text.splitlines() or [""]:
-        out.extend(textwrap.wrap(line, width, subsequent_indent="  ", break_on_hyphens=False) or [""])
+        indent = line[: len(line) - len(line.lstrip())]
+        out.extend(textwrap.wrap(line, width, initial_indent="", subsequent_indent=indent + "  ", break_on_hyphens=False,
+                                 drop_whitespace=True) or [""])
     return "\n".join(out)
 _LABEL_WIDTH = 28  # keeps the longest method name (fitted_member_weights, 21) whole after a shortened run id
 

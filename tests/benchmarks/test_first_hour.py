@@ -124,7 +124,8 @@ def test_forecast_explains_every_step_with_the_supervisors_reasoning_and_writes_
     trace = record.trace
     assert record.question.id == q.id and record.question.outcome == q.outcome and record.providers == ["sim"]
     assert trace.question.id == q.id and trace.status == "ok"
-    out = res.stdout
+    assert max(map(len, res.stdout.splitlines())) <= 100  # long lines wrap to the terminal
+    out = " ".join(res.stdout.split())  # read as text: wrapped lines joined
     assert f"reasoning: {trace.supervisor.rationale}" in out  # the supervisor's reasoning, verbatim
     for f in trace.forecasts:
         assert f"{f.agent_id} [{f.persona}, sim] p_yes {f.p_yes:.3f}" in out and f.rationale in out
