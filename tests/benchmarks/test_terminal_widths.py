@@ -76,6 +76,13 @@ def test_questions_and_questions_list():
     assert len(rows) == 30 and len(lines) > len(rows) + 2  # long questions wrap onto more lines, never cut
 
 
+def test_forecast_and_questions_show_wrap_their_explanations():
+    lines = check(invoke("questions", "show", "07909647"))
+    assert any(ln.startswith("    ") and not ln.startswith("     -") for ln in lines)  # a wrapped line, indented
+    lines = check(invoke("forecast", "-p", "sim", "--no-save", "-q", "07909647"))
+    assert any(ln.startswith("FINAL p_yes") for ln in lines)
+
+
 def test_aggregate(tmp_path):
     panel, questions = write_panel_files(tmp_path)
     res = invoke("aggregate", str(panel), "--questions", str(questions), "-o", str(tmp_path / "runs"), "--run-id", "p",
