@@ -810,6 +810,7 @@ def aggregate(
     from benchmarks.protocol.methods import RECONCILIATION_METHODS
     from benchmarks.run_folder.layout import MANIFEST_FILE
     from benchmarks.run_folder.load import run_folders
+    from benchmarks.report.members import degenerate_members_note
     from benchmarks.viewer.terminal import print_compact_leaderboard, text_lines
 
     with cli_errors(debug):
@@ -860,6 +861,8 @@ def aggregate(
         print_compact_leaderboard(rep.leaderboard, baseline="mean", files=f"{rep.markdown_path.name}, {rep.csv_path.name}, {rep.html_path.name}")
         if line := panel_summary(tables):
             typer.echo(text_lines(line))
+        if rep.members is not None and (note := degenerate_members_note(rep.members)):  # e.g. a panel of a weak LLM's members
+            typer.echo(text_lines(note))
         _tell(f"report: {rep.html_path} (forecast-reconcile view {runner.run_dir})")
 
 

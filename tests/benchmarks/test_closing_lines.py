@@ -68,3 +68,20 @@ def test_the_closing_line_counts_calls_in_words_and_a_sane_run_has_no_member_not
     assert "The members answered" not in res.stdout  # the simulator's members are not degenerate
     b = member_behaviour(load_run(tmp_path / "sim").records)
     assert b.n_answers == 12 and not b.degenerate
+
+
+def test_a_panel_of_degenerate_forecasters_gets_the_same_sentence(tmp_path):
+    """A panel file (e.g. a weak model's members exported with `export --format panel`) whose forecasters answer
+    0 or 1: 3 forecasters x 4 questions, 12 answers, all extreme; spreads 1, 1, 0, 1 (q3: both answered 1), median 1."""
+    from tests.benchmarks.test_panels import write_panel_files
+
+    panel = ("question_id,forecaster,p_yes\n"
+             "q1,a,0\nq1,b,1\nq1,c,1\nq2,a,1\nq2,b,0\nq2,c,0\nq3,b,1\nq3,c,1\nq4,a,0\nq4,b,1\nq4,c,0\nq1,d,0.5\n")
+    path, questions = write_panel_files(tmp_path, panel)
+    res = cli.invoke(app, ["aggregate", str(path), "--questions", str(questions), "-o", str(tmp_path / "runs"), "--no-progress",
+                           "--n-resamples", "20", "--min-pick-questions", "1"], env={"COLUMNS": "100"})
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.stdout.split())
+    # 12 answers: 11 at 0 or 1, d's 0.5 not; spreads q1 1, q2 1, q3 0, q4 1: median 1
+    assert ("The members answered 0% or 100% in 11 of 12 forecasts (92%), and on the median question they differed "
+            "by 100 points") in text and "aggregate --panel superforecasters" in text
