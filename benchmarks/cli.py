@@ -122,6 +122,14 @@ def _say(message: str) -> None:
     typer.echo(message, err=True)
 
 
+def _tell(message: str) -> None:
+    """A progress or summary message on stderr, wrapped to the terminal's width (at most 100 columns,
+    :func:`benchmarks.viewer.terminal.text_lines`); an error stays one line (:func:`_say`)."""
+    from benchmarks.viewer.terminal import text_lines
+
+    typer.echo(text_lines(message, sys.stderr), err=True)
+
+
 @contextlib.contextmanager
 def cli_errors(debug: bool) -> Iterator[None]:
     """The command line's one error boundary.
@@ -178,6 +186,18 @@ def _date(value: Optional[str], option: str) -> Optional[dt.date]:
         return utc_date(value, field=option)
     except ValueError:
         raise ValueError(f"{option} {value!r} is not a date (expected YYYY-MM-DD)") from None
+
+
+def _input_files(*given: tuple[Optional[Path], str]) -> None:
+    """Check each (path, option) given before anything is loaded: a missing path or a folder where a file is
+    expected fails at once, one line naming the option and the path."""
+    for path, option in given:
+        if path is None:
+            continue
+        if not path.exists():
+            raise FileNotFoundError(f"{option} {path}: no such file")
+        if path.is_dir():
+            raise ValueError(f"{option} {path} is a folder, not a file")
 
 
 def _folder(path: Path, option: str) -> Path:
@@ -289,6 +309,8 @@ def run(
     line naming the file, row, column, value or path; nothing is written before inputs validate).
     """
     _setup_logging(debug)
+    with cli_errors(debug):  # every path given, checked before anything is imported or loaded
+        _input_files((questions_file, "--questions"), (resolutions_file, "--resolutions"))
     from agent_providers import split_specs
     from benchmarks.harness.config import RunConfig, validate_run_id
     from benchmarks.harness.runner import BenchmarkRunner
@@ -349,9 +371,17 @@ def run(
         if dry_run:
             if resume:
                 raise ValueError("--dry-run estimates a new run: drop --resume")
-            from benchmarks.harness.estimate import estimate_run, format_estimate
+            from benchmarks.harness.estimate import ESTIMATE_COLUMNS, estimate_report, estimate_run
+            from benchmarks.viewer.terminal import Column, compact_table, print_table, text_lines
 
-            typer.echo(format_estimate(estimate_run(config)))
+            est = estimate_report(estimate_run(config))
+            typer.echo(text_lines("\n".join(est.head)))
+            more = [f"... and {est.more_questions} more"] if est.more_questions else []
+            print_table(compact_table([Column("short id"), Column("forecast"), Column("source"), Column("question", wrap=True)],
+                                      est.questions, caption=more))
+            print_table(compact_table([Column(h, "left" if h in ("provider", "role") else "right", wrap=h == "provider")
+                                       for h in ESTIMATE_COLUMNS], est.rows))
+            typer.echo(text_lines("\n".join(est.tail)))
             return
         from benchmarks.harness.provenance import redacted_command_line
 
@@ -365,8 +395,8 @@ def run(
         summary = asyncio.run(runner.arun(resume=bool(resume), retry_failed=retry_failed))
         _say(f"providers: {', '.join(p.spec for p in runner.stack.providers)}")
         retried = f", {summary.n_retried} failed set aside and retried" if summary.n_retried else ""
-        _say(f"{summary.n_questions} questions ({summary.n_done_before} already done{retried}): "
-             f"{summary.n_ok} ok, {summary.n_failed} failed in {summary.wall_time_s:.1f} s; provider calls {summary.provider_stats}")
+        _tell(f"{summary.n_questions} questions ({summary.n_done_before} already done{retried}): "
+              f"{summary.n_ok} ok, {summary.n_failed} failed in {summary.wall_time_s:.1f} s; {summary.calls_in_words()}")
         if summary.stopped:
             _say(f"stopped: {summary.stopped['note']} (--resume {runner.run_dir.name} --max-cost <USD>)")
         if summary.all_failed:
@@ -374,8 +404,9 @@ def run(
                  f"({summary.n_top_failure} questions): {' '.join((summary.top_failure or 'unknown').split())}")
             raise typer.Exit(code=1)
         if report:
+            from benchmarks.report.members import degenerate_members_note
             from benchmarks.report.write import NothingToScore
-            from benchmarks.viewer.terminal import print_compact_leaderboard
+            from benchmarks.viewer.terminal import print_compact_leaderboard, text_lines
 
             try:
                 rep, _, _ = _report([runner.run_dir], runner.run_dir, baseline=None, fit_from=earlier, fit_from_any_model=fit_from_any_model)
@@ -385,42 +416,58 @@ def run(
                 _say(f"no report: {exc}. The forecasts are kept in {runner.run_dir / 'results.jsonl'}{export}")
                 return
             if rep.notice:
-                typer.echo(rep.notice)
+                typer.echo(text_lines(rep.notice))
             if "kind" in rep.leaderboard.columns:  # no binary question: the kinds' own leaderboards
                 typer.echo(rep.markdown)
             else:
                 print_compact_leaderboard(rep.leaderboard, baseline=rep.baseline, files=f"{rep.markdown_path.name}, {rep.csv_path.name}, {rep.html_path.name}")
             for line in rep.diversity_lines:
                 typer.echo(line)
-            _say(f"report: {rep.html_path} (forecast-reconcile view {runner.run_dir})")
+            if rep.members is not None and (note := degenerate_members_note(rep.members)):
+                typer.echo(text_lines(note))
+            _tell(f"report: {rep.html_path} (forecast-reconcile view {runner.run_dir})")
 
 
 @app.command()
 def leaderboard(
     runs: list[Path] = typer.Argument(..., help="Run folders to compare, or a folder of run folders (e.g. runs/: every run in it)."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Folder for leaderboard.csv/.md/.html (default: the first run)."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Folder for the comparison's leaderboard.csv/.md, report.html and fitted.jsonl (default: a new folder comparisons/<n>-runs-<digest>, printed). Never a run folder: a run's own files are written only by that run and by `view`."),
     baseline: str = typer.Option("mean", help="Method that deltas and skill scores are measured against."),
     n_resamples: int = typer.Option(1000, help="Clustered bootstrap resamples."),
     fit_from: Optional[str] = typer.Option(None, "--fit-from", help="Earlier run folders (or folders of runs), comma-separated, whose resolved questions the fitted methods also learn from (only those resolved before each question's forecast date); runs of other models are refused (exit code 2) unless --fit-from-any-model."),
     fit_from_any_model: bool = typer.Option(False, "--fit-from-any-model", help="Let the fitted methods learn from --fit-from runs of other providers or models (the report names them)."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
 ) -> None:
-    """Write CSV, Markdown and one self-contained HTML page comparing runs (with the walk-forward fitted
-    methods); the shards of one run (run --shard i/n) are merged into one run, each question counted once."""
+    """Compare runs: print the compact leaderboard and write CSV, Markdown and one self-contained HTML page into a
+    comparison folder (never into a run's folder). The shards of one run (run --shard i/n) are merged into one
+    run, each question counted once. Runs that share no planned question are compared by the Brier Index alone."""
     _setup_logging(debug)
+    from benchmarks.run_folder.comparison import check_output, comparison_folder
     from benchmarks.run_folder.load import ShardGroup, group_shards, run_folders
 
     with cli_errors(debug):
-        runs = group_shards(run_folders(runs))
-        first = runs[0]
-        out = _folder(output or (first.folders[0].parent / first.run_id if isinstance(first, ShardGroup) else first), "--output")
+        folders = run_folders(runs)  # every path given, checked before anything is loaded
+        earlier = run_folders(_csv(fit_from)) if fit_from else []
+        out = check_output(output if output is not None else comparison_folder(folders), [*folders, *earlier])
+        from benchmarks.viewer.terminal import compact_brier_index, print_compact_leaderboard, print_table, text_lines
+
+        runs = group_shards(folders)
         for g in (r for r in runs if isinstance(r, ShardGroup)):
             missing = f"; missing shard(s) {', '.join(map(str, g.missing))}" if g.missing else ""
             _say(f"run {g.run_id}: {len(g.folders)} of {g.count} shards merged{missing}")
         rep, _, _ = _report(runs, out, baseline=baseline, n_resamples=n_resamples, fit_from=_csv(fit_from) or [],
                             fit_from_any_model=fit_from_any_model)
-        typer.echo(rep.markdown)
-        _say(f"wrote {rep.csv_path}, {rep.markdown_path}, {rep.html_path}")
+        if rep.notice:
+            typer.echo(text_lines(rep.notice))
+        files = f"{rep.markdown_path.name}, {rep.csv_path.name}, {rep.html_path.name} in {out}"
+        if rep.shared_questions == 0:
+            why = (f"The {len(runs)} runs share no planned question, so their Brier scores are of different questions: "
+                   "they are compared by the Brier Index alone (ForecastBench's difficulty-adjusted score).")
+            print_table(compact_brier_index(rep.leaderboard, why=why, files=files))
+        else:
+            print_compact_leaderboard(rep.leaderboard, baseline=rep.baseline, files=files)
+        _tell(f"comparison of {len(runs)} run{'s' if len(runs) != 1 else ''} written to {out}/ "
+             f"(leaderboard.csv, leaderboard.md, report.html, fitted.jsonl); open {rep.html_path}")
 
 
 @app.command()
@@ -437,37 +484,49 @@ def score(
 ) -> None:
     """Score forecasts made by any other system, next to the bundled baselines on the same questions.
 
+    Prints the compact leaderboard (rank, method, n, Brier with its 95% interval, Δ against the baseline); with -o
+    the full table (log loss, ECE, ForecastBench's Brier, ...) is written to leaderboard.csv and leaderboard.md.
+    A sample file: examples/my_forecasts.csv.
+
     A file with no p_yes column holds multiple-choice or numeric forecasts (option probabilities, percentiles, or a
     stored distribution: benchmarks/report/kind_score_file.py) of the --questions file's questions: each kind is
-    scored on its own leaderboard (leaderboard_<kind>.csv/.md)."""
+    scored on its own leaderboard (leaderboard_<kind>.csv/.md).
+    """
     _setup_logging(debug)
-    from benchmarks.report.kind_score_file import has_kind_forecasts, score_kind_file
-    from benchmarks.report.score_file import score_file
-
     with cli_errors(debug):
+        _input_files((forecasts, "FORECASTS"), (questions, "--questions"), (resolutions, "--resolutions"))
         if output is not None:
             _folder(output, "--output")
+        from benchmarks.report.kind_score_file import has_kind_forecasts, score_kind_file
+
         if questions is not None and resolutions is None and has_kind_forecasts(forecasts):
             kinded = score_kind_file(forecasts, questions, baselines=baselines, skip_unknown=skip_unknown, n_resamples=n_resamples)
             if kinded.skipped:
-                _say(f"skipped {len(kinded.skipped)} row(s) whose question has no known outcome: {'; '.join(kinded.skipped[:5])}")
+                _tell(f"skipped {len(kinded.skipped)} row(s) whose question has no known outcome: {'; '.join(kinded.skipped[:5])}")
             for note in kinded.notes:
-                _say(note)
+                _tell(note)
             typer.echo(kinded.markdown())
             if output is not None:
-                _say(f"wrote {', '.join(str(p) for p in kinded.write(output))}")
+                _tell(f"wrote {', '.join(str(p) for p in kinded.write(output))}")
             return
+        from benchmarks.report.score_file import score_file
+        from benchmarks.viewer.terminal import print_compact_leaderboard
+
         result = score_file(forecasts, questions_path=questions, baseline=baseline, baselines=baselines,
                             skip_unknown=skip_unknown, n_resamples=n_resamples, resolutions_path=resolutions)
         if result.skipped:
             shown = "; ".join(result.skipped[:5]) + (f"; and {len(result.skipped) - 5} more" if len(result.skipped) > 5 else "")
-            _say(f"skipped {len(result.skipped)} row(s) whose question has no known outcome: {shown}")
+            _tell(f"skipped {len(result.skipped)} row(s) whose question has no known outcome: {shown}")
         for note in result.notes:
-            _say(note)
-        typer.echo(result.markdown())
+            _tell(note)
+        written = ""
         if output is not None:
             csv_path, md_path = result.write(output)
-            _say(f"wrote {csv_path}, {md_path}")
+            written = f"{csv_path}, {md_path}"
+        print_compact_leaderboard(result.table, baseline=result.reference, label_col="method",
+                                  files=written or "leaderboard.csv and leaderboard.md with -o DIR")
+        if written:
+            _tell(f"wrote {written}")
 
 
 class ExportFormat(str, Enum):
@@ -602,7 +661,9 @@ def forecast(
             _say(f"  [{elapsed:6.1f} s] call {done} done: {role}")
 
         q, trace = forecast_one(cfg, chosen, on_start=start, on_call=call)
-        typer.echo(explain_trace(trace, q))
+        from benchmarks.viewer.terminal import text_lines
+
+        typer.echo(text_lines(explain_trace(trace, q)))  # long lines wrapped to the terminal (at most 100 columns)
         if save:
             record = ForecastFile(providers=[redact_spec(s) for s in specs], provider_reason=why, question=q, trace=trace,
                                   command_line=redacted_command_line(sys.argv))
@@ -626,11 +687,14 @@ def questions_summary(ctx: typer.Context) -> None:
     if ctx.invoked_subcommand is not None:
         return
     from benchmarks.questions.browse import bundled_questions, summary
+    from benchmarks.viewer.terminal import Column, compact_table, print_table, text_lines
 
     with cli_errors(False):
-        typer.echo(summary(bundled_questions()))
-        typer.echo("list:  forecast-reconcile questions list --source polymarket --search 'interest rate'")
-        typer.echo("show:  forecast-reconcile questions show <short id>   (what forecasters see, what is held back)")
+        head, rows = summary(bundled_questions())
+        typer.echo(text_lines(head))
+        print_table(compact_table([Column("type"), Column("questions", "right"), Column("by source", wrap=True)], rows))
+        typer.echo(text_lines("list: forecast-reconcile questions list --source polymarket --search 'interest rate'\n"
+                              "show: forecast-reconcile questions show <short id>  (what forecasters see, what is held back)"))
 
 
 @questions_app.command("list")
@@ -645,13 +709,18 @@ def questions_list(
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
 ) -> None:
     """List bundled questions (or a file's) with their short ids (use a short id wherever an id is taken)."""
-    import shutil
-
-    from benchmarks.questions import load_questions_file
-    from benchmarks.questions.browse import bundled_questions, filter_questions, format_list
+    from benchmarks.questions import load_bundled, load_questions_file
+    from benchmarks.questions.browse import bundled_questions, filter_questions, list_columns, list_rows
+    from benchmarks.viewer.terminal import Column, compact_table, print_table
 
     with cli_errors(debug):
-        pool = list(load_questions_file(questions_file)) if questions_file else bundled_questions()
+        if questions_file:
+            _input_files((questions_file, "--questions"))
+            pool = list(load_questions_file(questions_file))
+        elif kind is not None and kind.value != "binary":  # the bundled questions of that kind
+            pool = load_bundled(kind.value)
+        else:
+            pool = bundled_questions()
         srcs = _csv(sources)
         unknown = sorted(set(srcs or []) - {q.source for q in pool})
         if unknown:
@@ -659,9 +728,9 @@ def questions_list(
         found = filter_questions(pool, sources=srcs, question_type=None if question_type is QuestionType.any else question_type.value,
                                  rounds=_csv(rounds), search=search, kind=kind.value if kind else None)
         shown = found if limit == 0 else found[:limit]
-        typer.echo(format_list(shown, width=shutil.get_terminal_size((120, 24)).columns))
+        print_table(compact_table([Column(h, wrap=h == "question") for h in list_columns(shown)], list_rows(shown)))
         more = f"; showing {len(shown)} (--limit 0 for all)" if len(shown) < len(found) else ""
-        _say(f"{len(found):,} of {len(pool):,} questions match{more}")
+        _tell(f"{len(found):,} of {len(pool):,} questions match{more}")
 
 
 @questions_app.command("show")
@@ -670,13 +739,13 @@ def questions_show(
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
 ) -> None:
     """Show one question in full: what forecasters see (the case facts of every prompt) and what is held back."""
-    import shutil
-
     from benchmarks.questions.browse import format_question, resolve_question
 
     with cli_errors(debug):
         q = resolve_question(question)
-        typer.echo(format_question(q, width=min(shutil.get_terminal_size((100, 24)).columns, 120) - 2))
+        from benchmarks.viewer.terminal import terminal_width, text_lines
+
+        typer.echo(text_lines(format_question(q, width=terminal_width() - 2)))  # at most 100 columns
 
 
 classroom_app = typer.Typer(help="A class competition on the bundled questions: split them into a students' file without "
@@ -788,6 +857,8 @@ def aggregate(
     and reasoning. Exit codes: 0 done; 2 bad input (one line naming the file, row, column and value).
     """
     _setup_logging(debug)
+    with cli_errors(debug):  # every path given, checked before anything is imported or loaded
+        _input_files((panel_file, "PANEL_FILE"), (questions, "--questions"))
     from agent_providers import split_specs
     from benchmarks.harness.config import RunConfig, validate_run_id
     from benchmarks.harness.provenance import redacted_command_line
@@ -797,7 +868,8 @@ def aggregate(
     from benchmarks.protocol.methods import RECONCILIATION_METHODS
     from benchmarks.run_folder.layout import MANIFEST_FILE
     from benchmarks.run_folder.load import run_folders
-    from benchmarks.viewer.terminal import print_compact_leaderboard
+    from benchmarks.report.members import degenerate_members_note
+    from benchmarks.viewer.terminal import print_compact_leaderboard, text_lines
 
     with cli_errors(debug):
         if (panel_file is None) == (panel is None):
@@ -860,9 +932,9 @@ def aggregate(
                                  ensemble=chosen.ensemble(), progress=progress, on_start=lambda folder: _say(f"run folder: {folder}"),
                                  command_line=redacted_command_line(sys.argv))
         summary = asyncio.run(runner.arun(resume=bool(resume)))
-        called = f"; provider calls {summary.provider_stats}" if runner.config.providers else " (nothing called)"
-        _say(f"{summary.n_questions} questions of panel {chosen.name}: {summary.n_ok} ok, {summary.n_failed} failed in "
-             f"{summary.wall_time_s:.1f} s{called}")
+        called = f"; {summary.calls_in_words()}" if runner.config.providers else " (nothing called)"
+        _tell(f"{summary.n_questions} questions of panel {chosen.name}: {summary.n_ok} ok, {summary.n_failed} failed in "
+              f"{summary.wall_time_s:.1f} s{called}")
         if summary.stopped:
             _say(f"stopped: {summary.stopped['note']}")
         rep, picks, tables = _report([runner.run_dir], runner.run_dir, n_resamples=n_resamples, seed=seed, fit_from=earlier,
@@ -871,13 +943,15 @@ def aggregate(
             _say(f"no forecaster answered {min_pick_questions} of the questions: no best, median or worst single forecaster "
                  "(--min-pick-questions)")
         if rep.notice:
-            typer.echo(rep.notice)
+            typer.echo(text_lines(rep.notice))
         print_compact_leaderboard(rep.leaderboard, baseline="mean", files=f"{rep.markdown_path.name}, {rep.csv_path.name}, {rep.html_path.name}")
         if line := panel_summary(tables):
-            typer.echo(line)
+            typer.echo(text_lines(line))
         for line in rep.diversity_lines:
             typer.echo(line)
-        _say(f"report: {rep.html_path} (forecast-reconcile view {runner.run_dir})")
+        if rep.members is not None and (note := degenerate_members_note(rep.members)):  # e.g. a panel of a weak LLM's members
+            typer.echo(text_lines(note))
+        _tell(f"report: {rep.html_path} (forecast-reconcile view {runner.run_dir})")
 
 
 def _aggregate_hub(path: Optional[Path], panel: Optional[str], *, target: Optional[str], baseline: Optional[str], location: Optional[str],

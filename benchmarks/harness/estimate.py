@@ -50,7 +50,8 @@ from benchmarks.harness.provider_stack import ProviderStack
 from benchmarks.harness.selection import QuestionPool, QuestionSelection
 from benchmarks.questions.browse import short_id
 
-__all__ = ["SAMPLE_QUESTIONS", "FullAnswerStandIn", "RunEstimate", "calls_per_question", "count_tokens", "estimate_run"]
+__all__ = ["ESTIMATE_COLUMNS", "SAMPLE_QUESTIONS", "EstimateReport", "FullAnswerStandIn", "RunEstimate", "calls_per_question",
+           "count_tokens", "estimate_report", "estimate_run"]
 
 #: Questions of the run whose prompts are built to size the others.
 SAMPLE_QUESTIONS = 5
@@ -260,29 +261,42 @@ def _usd(v: float | None) -> str:
     return "unknown" if v is None or v != v else f"${v:,.2f}" if v >= 0.995 or v == 0 else f"${v:.4f}"
 
 
-def format_estimate(est: RunEstimate, *, max_questions: int = 20) -> str:
-    """The dry run's report as plain text: providers, questions, calls, tokens and USD per provider and role."""
+#: Headers of :attr:`EstimateReport.rows`, in order.
+ESTIMATE_COLUMNS = ("provider", "role", "calls", "input tokens", "output tokens", "output at most", "USD", "USD at most")
+
+
+@dataclass
+class EstimateReport:
+    """The dry run's report in parts, for a terminal table renderer (the command line's
+    :func:`benchmarks.viewer.terminal.compact_table`): plain lines, the questions and one row per (provider, role)."""
+
+    head: list[str]
+    """Lines before the tables: what was (not) done, the providers and why, the question count and filter."""
+    questions: list[tuple[str, str, str, str]]
+    """Short id, forecast date, source, question text (whole: the renderer wraps it), at most ``max_questions``."""
+    more_questions: int
+    """Questions not listed."""
+    rows: list[tuple[str, ...]]
+    """Cells under :data:`ESTIMATE_COLUMNS`: counts with thousands separators, USD as text (``unknown`` when the price is)."""
+    tail: list[str]
+    """Lines after the tables: totals, the method, warnings (``warning: ...``)."""
+
+
+def estimate_report(est: RunEstimate, *, max_questions: int = 20) -> EstimateReport:
+    """The dry run's report of ``est`` (:class:`EstimateReport`): providers, questions, calls, tokens and USD per
+    provider and role, and the totals."""
     cut = est.selection.get("contamination_filter", {}).get("note", "")
-    lines = [f"dry run: no provider was called and nothing was written ({PRICE_SOURCE.split(' (')[0]} prices)",
-             f"providers: {', '.join(est.providers)} ({est.choice_reason})",
-             f"questions: {len(est.questions)}" + (f"; contamination filter: {cut}" if cut else "")]
-    for q in est.questions[:max_questions]:
-        text = " ".join(q.text.split())
-        lines.append(f"  {short_id(q.id)}  {q.forecast_date}  {q.source:<10}  {text if len(text) <= 70 else text[:69] + '…'}")
-    if len(est.questions) > max_questions:
-        lines.append(f"  ... and {len(est.questions) - max_questions} more")
-    show = est.table.copy()
-    show = show.drop(columns=["usd_batch"])
-    for c in ("usd", "usd_max"):
-        show[c] = show[c].map(_usd)
-    show = show.rename(columns={"output_tokens": "output_tokens (full answers)", "output_tokens_max": "output_tokens (max_tokens)",
-                                "usd": "USD estimate", "usd_max": "USD at most"})
+    head = [f"dry run: no provider was called and nothing was written ({PRICE_SOURCE.split(' (')[0]} prices)",
+            f"providers: {', '.join(est.providers)} ({est.choice_reason})",
+            f"questions: {len(est.questions)}" + (f"; contamination filter: {cut}" if cut else "")]
+    questions = [(short_id(q.id), q.forecast_date.isoformat(), q.source, " ".join(q.text.split())) for q in est.questions[:max_questions]]
+    rows = [(str(r.provider), str(r.role), f"{r.calls:,}", f"{r.input_tokens:,}", f"{r.output_tokens:,}", f"{r.output_tokens_max:,}",
+             _usd(r.usd), _usd(r.usd_max)) for r in est.table.itertuples()]
     t = est.totals()
-    lines += ["", show.to_markdown(index=False, intfmt=","), "",
-              f"total: {t['calls']:,} calls, {t['input_tokens']:,} input tokens, {t['output_tokens']:,} output tokens "
-              f"(at most {t['output_tokens_max']:,}); estimated cost {_usd(t['usd'])} (at most {_usd(t['usd_max'])}); "
-              f"with --batch (batch prices) {_usd(t['usd_batch'])}",
-              f"method: prompts built by the run's own pipeline for {est.n_sampled} sampled questions; tokens ~ characters / 4; "
-              "full-length answers; no prompt-cache discount; see benchmarks/harness/estimate.py"]
-    lines += [f"warning: {w}" for w in est.warnings]
-    return "\n".join(lines)
+    tail = [f"total: {t['calls']:,} calls, {t['input_tokens']:,} input tokens, {t['output_tokens']:,} output tokens "
+            f"(at most {t['output_tokens_max']:,})",
+            f"estimated cost {_usd(t['usd'])} (at most {_usd(t['usd_max'])}); with --batch (batch prices) {_usd(t['usd_batch'])}",
+            f"method: prompts built by the run's own pipeline for {est.n_sampled} sampled questions; tokens ~ characters / 4; "
+            "full-length answers; no prompt-cache discount; see benchmarks/harness/estimate.py",
+            *[f"warning: {w}" for w in est.warnings]]
+    return EstimateReport(head, questions, max(0, len(est.questions) - max_questions), rows, tail)

@@ -190,6 +190,14 @@ class ProviderStack:
         for cache in {id(c.cache): c.cache for c in self._caches}.values():
             cache.flush()
 
+    def close_caches(self) -> None:
+        """Store what is queued and close every response cache (:meth:`agent_providers.ResponseCache.close`; a cache
+        reopens on next use) when the run ends, rather than when the cache is garbage-collected. diskcache closes the
+        calling thread's connection; a connection another thread opened closes when that thread ends (sqlite may
+        then fold its write-ahead log into the database file, in the run's own ``cache/``)."""
+        for cache in {id(c.cache): c.cache for c in self._caches}.values():
+            cache.close()
+
     def built(self) -> list[Provider]:
         """The wrapped providers, built on first use (:meth:`build`; with no provider to build, each use finds none)."""
         return self.providers or self.build()

@@ -9,6 +9,7 @@ import json
 import logging
 import time
 from collections import Counter
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +25,7 @@ from benchmarks.run_folder.durable import ResultsWriteError, RunFolderLock, RunF
 from benchmarks.run_folder.layout import MANIFEST_FILE, RESULTS_FILE
 from benchmarks.run_folder.record import QuestionRecord, failure_reason
 
-__all__ = ["MANIFEST_INTERVAL_S", "RunSession", "RunSummary"]
+__all__ = ["MANIFEST_INTERVAL_S", "RunSession", "RunSummary", "calls_in_words"]
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +61,34 @@ class RunSummary:
     def all_failed(self) -> bool:
         """True when the run has questions and none of them has an "ok" record."""
         return self.n_questions > 0 and self.n_ok_total == 0
+
+    def calls_in_words(self) -> str:
+        """:attr:`provider_stats` as words (:func:`calls_in_words`)."""
+        return calls_in_words(self.provider_stats)
+
+
+def calls_in_words(stats: Mapping[str, Any]) -> str:
+    """Provider counters (:meth:`benchmarks.harness.provider_stack.ProviderStack.provider_stats`) as a phrase.
+
+    ``calls`` counts every request sent (answered + retried + failed); answers taken from the response cache
+    were not sent.
+
+    >>> calls_in_words({"calls": 17, "ok": 15, "retries": 2, "failures": 0, "cache_hits": 3, "cache_misses": 15})
+    '17 provider calls (15 answered, 2 retried, none failed); 3 answers reused from the response cache'
+    >>> calls_in_words({"calls": 1, "ok": 1, "retries": 0, "failures": 0, "cache_hits": 0, "cache_misses": 1})
+    '1 provider call (1 answered, none retried, none failed); no answer reused from the response cache'
+    """
+    def count(n: Any, one: str, many: str | None = None) -> str:
+        n = int(n or 0)
+        return f"{n:,} {one if n == 1 else (many or one + 's')}"
+
+    def some(n: Any) -> str:
+        return f"{int(n or 0):,}" if n else "none"
+
+    hits = int(stats.get("cache_hits") or 0)
+    cache = (f"{count(hits, 'answer')} reused from the response cache" if hits else "no answer reused from the response cache")
+    return (f"{count(stats.get('calls'), 'provider call')} ({some(stats.get('ok'))} answered, {some(stats.get('retries'))} retried, "
+            f"{some(stats.get('failures'))} failed); {cache}")
 
 
 class RunSession:
@@ -269,10 +298,10 @@ class RunSession:
         self._last_manifest = time.monotonic()
 
     def close(self) -> None:
-        """Stop the progress bar and write the final manifest (a failure to write it is logged: ``results.jsonl``
+        """Close the response caches (:meth:`ProviderStack.close_caches`), stop the progress bar and write the final manifest (a failure to write it is logged: ``results.jsonl``
         is the durable record and the manifest is rebuilt from it on resume)."""
         self._record_thread.shutdown(wait=True)
-        self.stack.flush_caches()
+        self.stack.close_caches()
         self._bar.close()
         try:
             self.write_manifest()

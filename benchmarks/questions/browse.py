@@ -31,8 +31,8 @@ from collections.abc import Iterable, Sequence
 from agent_schemas import DataValidationError, Question
 from benchmarks.questions.bundled import load_forecastbench
 
-__all__ = ["MIN_REF_CHARS", "SHORT_ID_CHARS", "bundled_questions", "filter_questions", "format_list",
-           "format_question", "resolve_question", "short_id"]
+__all__ = ["MIN_REF_CHARS", "SHORT_ID_CHARS", "bundled_questions", "filter_questions", "LIST_COLUMNS", "list_columns",
+           "format_question", "list_rows", "resolve_question", "short_id", "summary"]
 
 #: Characters of a short id.
 SHORT_ID_CHARS = 8
@@ -134,21 +134,27 @@ def filter_questions(questions: Iterable[Question], *, sources: Sequence[str] | 
     return out
 
 
-def format_list(questions: Sequence[Question], *, width: int = 120) -> str:
-    """One line per question: short id, forecast date, source, type, scheduled close date, the kind (when a question
-    is not binary) and the text cut to ``width`` characters in all (the close date is the one fixed in advance, not the
-    actual one)."""
-    kinds = len({q.kind.name for q in questions}) > 1 or any(q.kind.spec_columns for q in questions)
-    kind_head = f"{'kind':<15}  " if kinds else ""
-    lines = [f"{'short id':<8}  {'forecast':<10}  {'source':<10}  {'type':<7}  {'closes':<10}  {kind_head}question"]
-    for q in questions:
-        close = q.scheduled_close_date.isoformat() if q.scheduled_close_date else "-"
-        kind = f"{q.kind.name:<15}  " if kinds else ""
-        head = f"{short_id(q.id):<8}  {q.forecast_date.isoformat():<10}  {q.source:<10}  {q.question_type:<7}  {close:<10}  {kind}"
-        text = " ".join(q.text.split())
-        room = max(width - len(head), 20)
-        lines.append(head + (text if len(text) <= room else text[: room - 1] + "…"))
-    return "\n".join(lines)
+#: Headers of :func:`list_rows`, in order (``kind`` only when a listed question is not binary).
+LIST_COLUMNS = ("short id", "forecast", "source", "type", "closes", "question")
+
+
+def list_columns(questions: Sequence[Question]) -> tuple[str, ...]:
+    """The headers of :func:`list_rows` for ``questions``: :data:`LIST_COLUMNS`, with ``kind`` before the question
+    when one of them is not binary."""
+    if any(q.kind.spec_columns for q in questions):
+        return (*LIST_COLUMNS[:-1], "kind", LIST_COLUMNS[-1])
+    return LIST_COLUMNS
+
+
+def list_rows(questions: Sequence[Question]) -> list[tuple[str, ...]]:
+    """One row per question under :func:`list_columns`: short id, forecast date, source, type, scheduled close date
+    (the one fixed in advance, not the actual one; ``-`` when unknown), the kind (when a question is not binary) and
+    the whole question text on one line (a table renderer wraps it)."""
+    kinds = "kind" in list_columns(questions)
+    return [(short_id(q.id), q.forecast_date.isoformat(), q.source, q.question_type,
+             q.scheduled_close_date.isoformat() if q.scheduled_close_date else "-", *((q.kind.name,) if kinds else ()),
+             " ".join(q.text.split()))
+            for q in questions]
 
 
 def format_question(q: Question, *, width: int = 100) -> str:
@@ -181,16 +187,18 @@ def format_question(q: Question, *, width: int = 100) -> str:
     return "\n".join(lines)
 
 
-def summary(questions: Sequence[Question]) -> str:
-    """Counts of ``questions`` per source (with type) and the range of rounds, as a few plain lines."""
+def summary(questions: Sequence[Question]) -> tuple[str, list[tuple[str, str, str]]]:
+    """What ``questions`` hold: one line (count, rounds and their range) and one row per question type (type,
+    count, each source with its count), for a table renderer."""
     from collections import Counter
 
     by_source = Counter((q.question_type, q.source) for q in questions)
     rounds = sorted({q.round or q.forecast_date.isoformat() for q in questions})
-    lines = [f"{len(questions):,} bundled questions (ForecastBench, resolved; CC BY-SA 4.0), "
-             f"{len(rounds)} rounds from {rounds[0]} to {rounds[-1]}" if rounds else "no questions"]
+    head = (f"{len(questions):,} bundled questions (ForecastBench, resolved; CC BY-SA 4.0), "
+            f"{len(rounds)} rounds from {rounds[0]} to {rounds[-1]}" if rounds else "no questions")
+    rows = []
     for kind in ("market", "dataset"):
-        parts = [f"{src} {n:,}" for (t, src), n in sorted(by_source.items()) if t == kind]
-        if parts:
-            lines.append(f"  {kind}: {', '.join(parts)}")
-    return "\n".join(lines)
+        counts = [(src, n) for (t, src), n in sorted(by_source.items()) if t == kind]
+        if counts:
+            rows.append((kind, f"{sum(n for _, n in counts):,}", ", ".join(f"{src} {n:,}" for src, n in counts)))
+    return head, rows

@@ -115,6 +115,9 @@ def brier_index_columns(rows: pd.DataFrame, members: pd.DataFrame | None = None,
         same = (typed["kind"] == "baseline") & typed["method"].isin(SAME_IN_EVERY_RUN)
         scored = typed.assign(entry=typed["label"].where(~same, typed["method"]),
                               fitted=(typed["kind"] == "baseline") & typed["method"].isin(FIT_BASELINES))
+        # every label's entry before the duplicates go: two runs on the same questions give one entry "crowd", and
+        # each run's row (a:crowd, b:crowd) reads that entry's index
+        entry = dict(zip(scored["label"], scored["entry"]))
         scored = scored.drop_duplicates(["entry", "question_id"])
         fit = scored[["entry", "question_id", "question_type", "p_yes", "outcome", "imputed", "fitted"]]
         if members is not None and not members.empty:
@@ -123,8 +126,7 @@ def brier_index_columns(rows: pd.DataFrame, members: pd.DataFrame | None = None,
                             ignore_index=True)
         fit = fit.assign(fit=fit_rows(fit))
         table = brier_index_table(fit, entry_col="entry", fit_col="fit").set_index("entry")
-        entry = dict(zip(scored["label"], scored["entry"]))
-        done = out["label"].isin(set(scored["label"]))
+        done = out["label"].isin(set(entry))
         e = out.loc[done, "label"].map(entry)
         out.loc[done, "brier_index"] = e.map(table["brier_index_overall"]).to_numpy(float)
         out.loc[done, "brier_index_dataset"] = e.map(table["brier_index_dataset"]).to_numpy(float)

@@ -30,6 +30,7 @@ from benchmarks.report.kind_report import KindReport, kind_reports, records_of_k
 from benchmarks.report.diversity import diversity_report
 from benchmarks.report.frame import (QUESTION_COLUMNS, AddedMethods, joined_rows, long_frame, member_rows, methods_of,
                                      planned_questions, run_plans, scorable)
+from benchmarks.report.members import MemberBehaviour, member_behaviour
 from benchmarks.report.leaderboard import leaderboard_sections, markdown_table, ranking_note, write_leaderboard
 from benchmarks.run_folder.durable import write_text_atomic
 from benchmarks.run_folder.layout import PAGE_FILE
@@ -77,6 +78,12 @@ class Report:
     """The label deltas are measured against."""
     diversity_lines: list[str] = field(default_factory=list)
     """At most two terminal lines on the members' diversity (:meth:`benchmarks.report.diversity.DiversityReport.lines`)."""
+    plan_note: str = ""
+    """'' or how the runs' planned questions differ (:func:`benchmarks.report.frame.planned_questions`)."""
+    shared_questions: int | None = None
+    """Several runs: how many questions every run planned (0: they are compared by the Brier Index alone); one run: None."""
+    members: MemberBehaviour | None = None
+    """What the runs' members answered (:func:`benchmarks.report.members.member_behaviour`)."""
 
 
 def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_dir: str | Path, *, baseline: str | None = "mean",
@@ -242,7 +249,9 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_di
     write_text_atomic(html_path, page)
     write_text_atomic(out_dir / FITTED_FILE, fitted_lines(fitted, records, fit_from))
     write_kind_reports(out_dir, kinds)
-    return Report(table, md, csv_path, md_path, html_path, notice=simulated, baseline=base_label, diversity_lines=diversity.lines())
+    return Report(table, md, csv_path, md_path, html_path, notice=simulated, baseline=base_label, diversity_lines=diversity.lines(),
+                  plan_note=plan_note, shared_questions=len(planned) if len(manifests) > 1 else None,
+                  members=member_behaviour(r for run in runs for r in run.records))
 
 
 def _write_kind_only(runs: Sequence[LoadedRun], kinds: Sequence[KindReport], out_dir: Path) -> Report:

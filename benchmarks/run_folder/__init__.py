@@ -5,7 +5,8 @@
 * :mod:`~benchmarks.run_folder.record`: one line of ``results.jsonl`` (:class:`QuestionRecord`);
 * :mod:`~benchmarks.run_folder.durable`: appends, atomic rewrites, the torn-line-safe reader, the writer's lock;
 * :mod:`~benchmarks.run_folder.shards`: the shard contract (which shard a question is in, what makes shards one run);
-* :mod:`~benchmarks.run_folder.load`: a run loaded once (:func:`load_run`), folders of runs, shard groups.
+* :mod:`~benchmarks.run_folder.load`: a run loaded once (:func:`load_run`), folders of runs, shard groups;
+* :mod:`~benchmarks.run_folder.comparison`: where a comparison of runs writes (never into a run folder).
 """
 
 from benchmarks.run_folder.durable import (ResultsWriteError, RunFolderBusy, RunFolderLock, RunFolderLockLost, append_jsonl,

@@ -1,6 +1,13 @@
-"""The leaderboard in a terminal: a compact :mod:`rich` table that fits 100 columns.
+"""Tables in a terminal: one compact :mod:`rich` renderer, at most 100 columns, for every command.
 
-Columns: rank, label, n, Brier with its 95% interval, Δ against the baseline with its interval, tokens
+:func:`compact_table` and :func:`print_table` are the one renderer: ``run``, ``aggregate``, ``leaderboard`` and
+``score`` print the leaderboard with it (:func:`compact_leaderboard`, or :func:`compact_brier_index` when the runs
+compared share no planned question), ``run --dry-run`` its estimate, ``questions`` and ``questions list`` the
+bundled questions. A table is printed at most :data:`MAX_WIDTH` columns wide, narrower when the terminal (or
+``COLUMNS``) is (:func:`terminal_width`); long text wraps within its column; the wide tables are in the written
+files only. A missing value reads as a word or a dash, never ``nan`` or ``<NA>``.
+
+The leaderboard's columns: rank, label, n, Brier with its 95% interval, Δ against the baseline with its interval, tokens
 per question and cost. Everything else stays in ``leaderboard.csv`` / ``.md`` and ``report.html``.
 
 ``n`` of a compared method that gave no probability for some questions reads ``answered+imputed``
@@ -15,10 +22,13 @@ decimals as they need to read as what they are (:func:`benchmarks.viewer.formatt
 from __future__ import annotations
 
 import io
+import os
 import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TextIO
 
 import pandas as pd
-from typing import TextIO
 
 from rich import box
 from rich.console import Console
@@ -28,10 +38,102 @@ from rich.table import Table
 from benchmarks.scoring.ranking import IMPUTATION_RULE, MIN_CLUSTERS_TO_RANK, rank_labels, sensitivity_lines
 from benchmarks.viewer import formatting as fmt
 
-__all__ = ["MAX_WIDTH", "compact_leaderboard", "print_compact_leaderboard", "short_label"]
+__all__ = ["MAX_WIDTH", "Column", "compact_brier_index", "compact_leaderboard", "compact_table", "print_compact_leaderboard",
+           "print_table", "short_label", "terminal_width"]
 
 #: Widest line the table prints (terminal columns).
 MAX_WIDTH = 100
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column of :func:`compact_table`."""
+
+    header: str
+    justify: str = "left"
+    """``"left"`` or ``"right"`` (numbers)."""
+    wrap: bool = False
+    """Long text wraps within the column (it takes the room the others leave); else the cell is kept on one line."""
+
+
+def compact_table(columns: Sequence[Column], rows: Sequence[Sequence[str]], *, caption: Sequence[str] = (),
+                  sections: Sequence[Sequence[Sequence[str]]] = (), section_titles: Sequence[str] = ()) -> Table:
+    """The one compact table of the command line: a header line, one line per row (more where text wraps), a caption.
+
+    Parameters
+    ----------
+    columns : sequence of Column
+    rows : sequence of sequences of str
+        The cells, one per column, printed literally (never read as rich markup).
+    caption : sequence of str
+        Lines under the table; they wrap to its width.
+    sections : sequence of row lists, optional
+        Further groups of rows, each under a rule and its title from ``section_titles`` (dim; e.g. "not ranked").
+    """
+    t = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), collapse_padding=True,
+              caption=Text("\n".join(caption)) if caption else None, caption_justify="left")  # Text: no markup
+    for c in columns:
+        t.add_column(c.header, justify=c.justify, no_wrap=not c.wrap, overflow="fold" if c.wrap else "ellipsis")
+    for row in rows:
+        t.add_row(*map(Text, row))
+    for i, lines in enumerate(sections):
+        if not lines:
+            continue
+        t.add_section()
+        title = section_titles[i] if i < len(section_titles) else ""
+        if title:
+            t.add_row("", Text(title, style="dim"), *[""] * (len(columns) - 2))
+        for row in lines:
+            t.add_row(*map(Text, row))
+    return t
+
+
+def terminal_width(file: TextIO | None = None) -> int:
+    """Columns a table may take on ``file`` (default stdout): :data:`MAX_WIDTH`, or less when ``COLUMNS`` says so
+    or the terminal is narrower."""
+    out = file or sys.stdout
+    width = MAX_WIDTH
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        width = min(width, int(columns))
+    elif hasattr(out, "isatty") and out.isatty():
+        width = min(width, Console(file=out).width)
+    return max(width, 40)
+
+
+def print_table(table: Table, file: TextIO | None = None) -> None:
+    """Print ``table`` to ``file`` (default stdout) at most :func:`terminal_width` columns wide, its caption under it
+    wrapped to that width (not to the table's, which may be narrow)."""
+    out = file or sys.stdout
+    console = Console(file=out, width=terminal_width(out), soft_wrap=False, highlight=False)
+    caption, table.caption = table.caption, None
+    try:
+        console.print(table)
+    finally:
+        table.caption = caption
+    if caption:
+        console.print(caption if isinstance(caption, Text) else Text(str(caption)))
+
+
+def text_lines(text: str, file: TextIO | None = None) -> str:
+    """``text`` with each line wrapped at word boundaries to :func:`terminal_width` columns (a word longer than a
+    line, such as a long path, is folded), continuation lines indented two spaces more than their line.
+
+    >>> import os; os.environ["COLUMNS"] = "40"
+    >>> print(text_lines("  - Background: one two three four five six seven eight"))
+      - Background: one two three four five
+        six seven eight
+    >>> del os.environ["COLUMNS"]
+    """
+    import textwrap
+
+    width = terminal_width(file)
+    out = []
+    for line in text.splitlines() or [""]:
+        indent = line[: len(line) - len(line.lstrip())]
+        out.extend(textwrap.wrap(line, width, initial_indent="", subsequent_indent=indent + "  ", break_on_hyphens=False,
+                                 drop_whitespace=True) or [""])
+    return "\n".join(out)
 _LABEL_WIDTH = 28  # keeps the longest method name (fitted_member_weights, 21) whole after a shortened run id
 
 
@@ -62,7 +164,7 @@ def _ci(low, high, signed: bool = False) -> str:
     return "[n/a]" if text == fmt.NOT_AVAILABLE else text
 
 
-def compact_leaderboard(board: pd.DataFrame, *, baseline: str, files: str = "") -> Table:
+def compact_leaderboard(board: pd.DataFrame, *, baseline: str, files: str = "", label_col: str = "label") -> Table:
     """The compact leaderboard of :func:`benchmarks.report.write_report`'s table.
 
     Parameters
@@ -77,6 +179,9 @@ def compact_leaderboard(board: pd.DataFrame, *, baseline: str, files: str = "") 
         Label the deltas refer to (its own Δ cell reads ``baseline``).
     files : str
         Where the full tables are, for the caption.
+    label_col : str
+        The column naming the rows (``label``; ``method`` in ``score``'s table). Columns the board does not have
+        (``tokens_per_question``, ``cost_usd`` for forecasts scored from a file) are not shown.
 
     Returns
     -------
@@ -94,13 +199,14 @@ def compact_leaderboard(board: pd.DataFrame, *, baseline: str, files: str = "") 
     if "n_imputed" in ranked.columns and (ranked["n_imputed"] > 0).any():
         caption.append(f"n = answered+imputed: {IMPUTATION_RULE}.")
     if "n_imputed" in board.columns:
-        caption += sensitivity_lines(board)
+        caption += sensitivity_lines(board, method_col=label_col)
     if files:
         caption.append(f"Full tables: {files}")
     sections = []
     for rows in (ranked, unranked):
         lines = []
         for r, rank in zip(rows.to_dict("records"), rank_labels(rows) if "rank" in rows.columns else [""] * len(rows)):
+            r["label"] = str(r[label_col])
             if r["label"] == baseline:
                 delta = "baseline"
             elif _equals(r):  # a fitted method that fell back everywhere: no rank; "= mean", "not fitted: n < 30"
@@ -123,31 +229,72 @@ def compact_leaderboard(board: pd.DataFrame, *, baseline: str, files: str = "") 
             lines.append(("=" if _equals(r) else (rank or "-"), str(r["label"]), n,
                           brier, delta, fmt.fmt_count(tokens), "—" if fmt.is_missing(tokens) else fmt.fmt_usd(r.get("cost_usd"))))
         sections.append(lines)
+    costs = "tokens_per_question" in board.columns or "cost_usd" in board.columns
+    columns = [Column("#", "right"), Column("method"), Column("n", "right"), Column("Brier [95%]", "right"),
+               Column(f"Δ vs {short_label(baseline.rpartition(':')[2], 12)}", "right"),
+               *([Column("tokens/q", "right"), Column("cost", "right")] if costs else [])]
+    keep = len(columns)
     # the label gives way: the widest table of at most MAX_WIDTH columns, labels shortened by short_label
     for width in range(_LABEL_WIDTH, 7, -1):
-        t = _table(sections, baseline, caption, width)
+        ranked_rows, unranked_rows = ([(rank, short_label(label, width), *rest)[:keep] for rank, label, *rest in lines]
+                                      for lines in sections)
+        t = compact_table(columns, ranked_rows, caption=caption, sections=[unranked_rows], section_titles=["not ranked"])
         if _width(t) <= MAX_WIDTH:
             break
     return t
 
 
-def _table(sections: list[list[tuple[str, ...]]], baseline: str, caption: list[str], label_width: int) -> Table:
-    t = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), collapse_padding=True,
-              caption=Text("\n".join(caption)) if caption else None, caption_justify="left")  # Text: no markup
-    t.add_column("#", justify="right", no_wrap=True)
-    t.add_column("method", no_wrap=True, overflow="ellipsis")
-    t.add_column("n", justify="right", no_wrap=True)
-    t.add_column("Brier [95%]", justify="right", no_wrap=True)
-    t.add_column(f"Δ vs {short_label(baseline.rpartition(':')[2], 12)}", justify="right", no_wrap=True)
-    t.add_column("tokens/q", justify="right", no_wrap=True)
-    t.add_column("cost", justify="right", no_wrap=True)
-    for section, lines in enumerate(sections):
-        if section and lines:
-            t.add_section()
-            t.add_row("", "[dim]not ranked[/dim]", "", "", "", "", "")
-        for cells in lines:
-            rank, label, *rest = cells
-            t.add_row(*map(Text, (rank, short_label(label, label_width), *rest)))  # Text: never read as rich markup
+def compact_brier_index(board: pd.DataFrame, *, why: str, files: str = "", label_col: str = "label") -> Table:
+    """The leaderboard of runs that share no planned question: every row by its Brier Index alone.
+
+    Raw Brier scores of different questions say as much about the questions as about the forecasts, so the rows
+    are ordered by ForecastBench's Brier Index (:mod:`benchmarks.report.difficulty`; percent, higher is better),
+    ranks shared by equal indices (``2=``); a row without an index comes last, with ``-`` and the reason in its
+    cell (e.g. more than 5% imputed).
+
+    Parameters
+    ----------
+    board : pandas.DataFrame
+        The report's leaderboard with ``brier_index`` and ``brier_index_note``
+        (:func:`benchmarks.report.difficulty.brier_index_columns`), ``n`` (questions of the row's own set) and
+        optionally ``tokens_per_question`` and ``cost_usd``.
+    why : str
+        One line saying why the table is by Brier Index (the first caption line).
+    files : str
+        Where the full tables are, for the caption.
+
+    Returns
+    -------
+    rich.table.Table
+        Columns ``#``, ``method``, ``n``, ``Brier Index``, ``tokens/q``, ``cost``; at most :data:`MAX_WIDTH` wide.
+    """
+    index = pd.to_numeric(board.get("brier_index", pd.Series(float("nan"), index=board.index)), errors="coerce")
+    order = board.assign(_index=index.to_numpy()).sort_values("_index", ascending=False, na_position="last", kind="stable")
+    shown = order["_index"].round(1)
+    ranks = shown.rank(method="min", ascending=False)
+    shared = shown.duplicated(keep=False) & shown.notna()
+    rows = []
+    for (_, r), rank, tie in zip(order.iterrows(), ranks, shared):
+        if fmt.is_missing(r["_index"]):
+            rows.append(("-", str(r[label_col]), fmt.fmt_count(r.get("n")), "no index"))
+        else:
+            rows.append((f"{int(rank)}{'=' if tie else ''}", str(r[label_col]), fmt.fmt_count(r.get("n")), f"{r['_index']:.1f}"))
+    tokens = [(fmt.fmt_count(r.get("tokens_per_question")),
+               "—" if fmt.is_missing(r.get("tokens_per_question")) else fmt.fmt_usd(r.get("cost_usd")))
+              for _, r in order.iterrows()]
+    costs = "tokens_per_question" in board.columns or "cost_usd" in board.columns
+    caption = [why, "Brier Index: 100 (1 - sqrt(difficulty-adjusted Brier)), higher is better; n is each row's own questions."]
+    if index.isna().any():
+        caption.append("no index: why is in the brier_index_note column of leaderboard.csv (e.g. more than 5% imputed).")
+    if files:
+        caption.append(f"Full tables: {files}")
+    columns = [Column("#", "right"), Column("method"), Column("n", "right"), Column("Brier Index", "right"),
+               *([Column("tokens/q", "right"), Column("cost", "right")] if costs else [])]
+    for width in range(_LABEL_WIDTH, 7, -1):
+        lines = [(rank, short_label(label, width), n, value, *(extra if costs else ())) for (rank, label, n, value), extra in zip(rows, tokens)]
+        t = compact_table(columns, lines, caption=caption)
+        if _width(t) <= MAX_WIDTH:
+            break
     return t
 
 
@@ -157,9 +304,7 @@ def _width(table: Table) -> int:
     return console.measure(table).maximum
 
 
-def print_compact_leaderboard(board: pd.DataFrame, *, baseline: str, files: str = "", file: TextIO | None = None) -> None:
-    """Print :func:`compact_leaderboard` to ``file`` (default stdout): at the terminal's width when it is
-    narrower than :data:`MAX_WIDTH`, else at most :data:`MAX_WIDTH` columns (also when piped)."""
-    out = file or sys.stdout
-    width = Console(file=out).width if out.isatty() else MAX_WIDTH
-    Console(file=out, width=min(width, MAX_WIDTH)).print(compact_leaderboard(board, baseline=baseline, files=files))
+def print_compact_leaderboard(board: pd.DataFrame, *, baseline: str, files: str = "", file: TextIO | None = None,
+                              label_col: str = "label") -> None:
+    """Print :func:`compact_leaderboard` to ``file`` (default stdout) with :func:`print_table`."""
+    print_table(compact_leaderboard(board, baseline=baseline, files=files, label_col=label_col), file)

@@ -26,7 +26,8 @@ def run_dir(tmp_path_factory):
 def test_leaderboard_command_writes_three_files(run_dir, tmp_path):
     res = runner.invoke(app, ["leaderboard", str(run_dir), "-o", str(tmp_path), "--n-resamples", "100"])
     assert res.exit_code == 0, res.output
-    assert "| mean" in res.stdout and "always_0.5" in res.stdout
+    rows = {ln.split()[1]: ln.split() for ln in res.stdout.splitlines() if len(ln.split()) > 3}  # the compact table
+    assert "mean" in rows and "always_0.5" in rows and "| mean" not in res.stdout
     for name in ("leaderboard.csv", "leaderboard.md", "report.html"):
         assert (tmp_path / name).stat().st_size > 0
     from sklearn.metrics import brier_score_loss
@@ -48,7 +49,9 @@ def test_score_command_scores_another_systems_forecasts(tmp_path):
     res = runner.invoke(app, ["score", str(f)])
     assert res.exit_code == 0, res.output
     expected = sum((p - q.outcome) ** 2 for p, q in zip([0.3, 0.6, 0.2, 0.9], qs)) / 4
-    assert f"{expected:.4f}" in res.stdout
+    assert f" {expected:.3f} [" in res.stdout  # the compact table's 3 decimals
+    res = runner.invoke(app, ["score", str(f), "-o", str(tmp_path / "out")])
+    assert pd.read_csv(tmp_path / "out" / "leaderboard.csv").set_index("method").loc["mine", "brier"] == pytest.approx(expected)
 
 
 def test_score_command_rejects_probability_outside_unit_interval(tmp_path):

@@ -42,9 +42,9 @@ def one_line_error(res, *needles: str) -> str:
 
 
 def assert_scored(res, pairs) -> None:
-    """The command succeeded and printed the Brier score of ``pairs`` of (p_yes, outcome)."""
+    """The command succeeded and printed the Brier score of ``pairs`` of (p_yes, outcome) in its compact table (3 decimals)."""
     assert res.exit_code == 0, res.output
-    assert f"{sum((p - o) ** 2 for p, o in pairs) / len(pairs):.4f}" in res.stdout
+    assert f" {sum((p - o) ** 2 for p, o in pairs) / len(pairs):.3f} [" in res.stdout
 
 
 def score(path: Path, content: str, *options: str):
@@ -280,6 +280,7 @@ def test_a_bug_is_one_line_with_exit_code_1_and_debug_shows_it(tmp_path, monkeyp
         raise KeyError("p_yes")
 
     monkeypatch.setattr(benchmarks.report.score_file, "score_file", broken)
+    (tmp_path / "f.csv").write_text("question_id,p_yes\nq1,0.5\n")  # the path is checked first: it must exist
     res = runner.invoke(app, ["score", str(tmp_path / "f.csv")])
     assert res.exit_code == 1 and "Traceback" not in res.output
     assert res.stderr.strip() == "internal error: KeyError: 'p_yes' (run again with --debug for the traceback)"

@@ -85,7 +85,7 @@ def runs(tmp_path_factory) -> tuple[Path, list[dict], Path]:
 def board(runs_dir: Path, out: Path, *folders: Path) -> tuple[pd.DataFrame, str]:
     res = runner.invoke(app, ["leaderboard", *map(str, folders), "-o", str(out), "--n-resamples", "100"])
     assert res.exit_code == 0, res.output
-    return pd.read_csv(out / "leaderboard.csv").set_index("label"), res.stdout
+    return pd.read_csv(out / "leaderboard.csv").set_index("label"), " ".join(res.stdout.split())  # caption lines wrap
 
 
 @pytest.fixture(scope="module")
@@ -132,8 +132,10 @@ def test_a_supervisor_failing_on_its_worst_questions_leaves_every_method_on_all_
     survivors = [r for r in records if r["question_id"] not in failed]
     assert t.loc["supervisor", "brier"] == pytest.approx(  # listed apart: its own 51, shown as such
         brier([r["methods"]["supervisor"]["p_yes"] for r in survivors], [r["outcome"] for r in survivors]))
-    row = next(line for line in stdout.splitlines() if line.startswith("|") and "| supervisor " in line)
+    md = (tmp_path / "out" / "leaderboard.md").read_text()
+    row = next(line for line in md.splitlines() if line.startswith("|") and "| supervisor " in line)
     assert [c.strip() for c in row.strip("|").split("|")][2:5] == ["51", "51", "9"]  # n, n_answered, n_imputed
+    assert " - supervisor 51/60 " in stdout  # the compact table: answered/questions of a row listed apart
 
 
 def test_comparing_two_runs_scores_the_complete_supervisor_on_its_own_60_not_the_others_survivors(runs, tmp_path):

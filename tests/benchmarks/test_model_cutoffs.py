@@ -88,8 +88,8 @@ def test_a_dry_run_of_a_lookalike_model_with_a_date_rests_on_that_date_alone(tmp
     assert res.exit_code == 0, res.output
     assert "2023-10-31" not in res.stdout  # o1's cutoff is nowhere
     assert ("contamination filter: training cutoff unknown for openai-compatible/marco-o1@http://127.0.0.1:9/v1: "
-            "questions due on or after 2025-06-01 (--date-from)") in res.stdout
-    listed = re.findall(r"^  [0-9a-f]{8}  (\d{4}-\d{2}-\d{2})  ", res.stdout, re.M)
+            "questions due on or after 2025-06-01 (--date-from)") in " ".join(res.stdout.split())  # the line wraps
+    listed = re.findall(r"^ [0-9a-f]{8}  (\d{4}-\d{2}-\d{2})  ", res.stdout, re.M)
     assert len(listed) == 20 and min(listed) >= "2025-06-01"
 
 

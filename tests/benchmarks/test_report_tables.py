@@ -834,6 +834,23 @@ def test_runs_on_different_questions_are_compared_by_brier_index_linked_by_the_c
     assert "brier_index" in md and "a Brier Index only on their own runs' questions" in md
 
 
+def test_two_runs_on_the_same_questions_each_show_the_crowds_one_index(tmp_path):
+    """Issue 38: with a third run "easy2" on easy's questions, the crowd is one entry (the same prices on the same
+    questions), and easy2:crowd and easy2:always_0.5 had no Brier Index (their rows were dropped as duplicates
+    before each label found its entry). Every run's crowd reads the crowd's index; the values of the test above hold."""
+    def easy_run():
+        return [_with_crowd(record(question(f"e{i}", "2025-01-01", i % 2), members=[0.8, 0.8] if i % 2 else [0.2, 0.2],
+                                   latencies=[1, 1], final=None), 0.9 if i % 2 else 0.1) for i in range(4)]
+    hard = [_with_crowd(record(question(f"h{i}", "2025-01-01", i % 2), members=[0.6, 0.6] if i % 2 else [0.4, 0.4],
+                               latencies=[1, 1], final=None), 0.5) for i in range(4)]
+    runs = [write_run(tmp_path, "easy", easy_run()), write_run(tmp_path, "easy2", easy_run()), write_run(tmp_path, "hard", hard)]
+    t = write_report(runs, tmp_path / "out", n_resamples=20).leaderboard.set_index("label")
+    crowd = 100 * (1 - 0.13 ** 0.5)
+    assert [t.loc[f"{r}:crowd", "brier_index"] for r in ("easy", "easy2", "hard")] == pytest.approx([crowd] * 3)
+    assert [t.loc[f"{r}:always_0.5", "brier_index"] for r in ("easy", "easy2", "hard")] == pytest.approx([50.0] * 3)
+    assert t["brier_index"].notna().sum() == len(t) - t["brier_index_note"].astype(str).str.startswith("no Brier Index").sum()
+
+
 def test_the_brier_index_of_methods_compared_on_every_question_is_their_brier_rescaled(run_a, tmp_path):
     t = write_report([run_a], tmp_path / "out", n_resamples=20, max_imputed=0.4).leaderboard.set_index("label")
     compared = t[t["ranked"]]

@@ -47,10 +47,11 @@ def test_shards_run_from_the_command_line_and_leaderboard_merges_them(tmp_path):
     manifests = [json.loads((tmp_path / f / "manifest.json").read_text()) for f in folders]
     assert [m["shard"]["index"] for m in manifests] == [0, 1] and manifests[0]["shard"]["n_questions_all"] == 12
     assert sum(len(m["question_ids"]) for m in manifests) == 12
-    res = cli.invoke(app, ["leaderboard", str(tmp_path)])
+    res = cli.invoke(app, ["leaderboard", str(tmp_path), "-o", str(tmp_path.parent / "board")])
     assert res.exit_code == 0, res.output
     assert "run big: 2 of 2 shards merged" in res.stderr
-    assert (tmp_path / "big" / "leaderboard.md").exists()
+    assert (tmp_path.parent / "board" / "leaderboard.md").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == folders  # the comparison writes nothing among the runs
 
 
 def test_max_cost_with_a_free_provider_runs_to_the_end_and_records_the_spend(tmp_path):

@@ -66,12 +66,12 @@ def test_a_class_competition_from_the_teachers_side(tmp_path):
                   "method": ["Ada"] * 24 + ["Bea"] * 24}).to_csv(submission, index=False)
     graded = runner.invoke(app, ["score", str(submission), "--questions", str(teacher)])
     assert graded.exit_code == 0, graded.output
-    rows = {line.split("|")[2].strip(): line for line in graded.stdout.splitlines() if line.startswith("|")}
+    rows = {line.split()[1]: line.split() for line in graded.stdout.splitlines() if len(line.split()) > 3}  # the compact table
     for name, forecasts in (("Ada", ada), ("Bea", bea)):   # outcomes from the bundled data, not from the split
         brier = sum((p - q.outcome) ** 2 for p, q in zip(forecasts, records)) / 24
-        assert f"{brier:.4f}" in rows[name], (name, brier, rows[name])
+        assert rows[name][3] == f"{brier:.3f}", (name, brier, rows[name])
     crowd = sum((q.crowd_p_yes - q.outcome) ** 2 for q in records) / 24
-    assert f"{crowd:.4f}" in rows["crowd"] and "0.2500" in rows["always_0.5"]
+    assert rows["crowd"][3] == f"{crowd:.3f}" and rows["always_0.5"][3] == "0.250"
 
     # the students' file grades nothing
     cheat = runner.invoke(app, ["score", str(submission), "--questions", str(students)])
