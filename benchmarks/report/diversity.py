@@ -210,8 +210,9 @@ class DiversityReport:
         d = self.decomposition.iloc[0]
         ci = (f" [{d.diversity_ci_low:.4f}, {d.diversity_ci_high:.4f}]" if d.diversity_ci_low == d.diversity_ci_low else "")
         rho = "n/a" if d.mean_error_correlation != d.mean_error_correlation else f"{d.mean_error_correlation:.2f}"
-        out = [f"members {d.mean_member_brier:.4f} = mean {d.pool_brier:.4f} + spread {d.diversity:.4f}{ci}; "
-               f"err corr {rho}, n_eff {d.n_effective:.1f}/{d.members_per_question:.1f}"]
+        corr = (f"err corr n/a (no pair shares {div.MIN_OVERLAP} questions)" if rho == "n/a"
+                else f"err corr {rho}, n_eff {d.n_effective:.1f}/{d.members_per_question:.1f}")
+        out = [f"members {d.mean_member_brier:.4f} = mean {d.pool_brier:.4f} + spread {d.diversity:.4f}{ci}; {corr}"]
         shown = self.crowd[self.crowd["crowd_shown"]] if not self.crowd.empty else self.crowd
         if not shown.empty:
             c = shown.iloc[0]
@@ -308,7 +309,8 @@ def decomposition_text(report: DiversityReport, *, n_resamples: int = 1000) -> s
             f"  Brier of their mean   {term('pool_brier', d)}",
             f"  diversity (spread)    {term('diversity', d)}  ({d['diversity_share']:.1%} of the mean member Brier)",
             f"  identity: |mean member - pool - diversity| = {identity_text(d['identity_error'])}",
-            f"  error correlation {rho} over {d['n_pairs']} pairs: n_eff {d['n_effective']:.2f} of "
-            f"{d['members_per_question']:.1f} members"]))
+            (f"  error correlation n/a: no pair of members shares {div.MIN_OVERLAP} questions ({d['members_per_question']:.1f} members)"
+             if rho == "n/a" else f"  error correlation {rho} over {d['n_pairs']} pairs: n_eff {d['n_effective']:.2f} of "
+             f"{d['members_per_question']:.1f} members")]))
     return "\n\n".join(blocks)
 

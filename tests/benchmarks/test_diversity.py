@@ -177,7 +177,7 @@ def test_the_reports_tables_from_a_runs_records():
     assert sections == [f"## {DECOMPOSITION_TITLE}", f"## {RECONCILED_TITLE}"]  # 2 questions: no pair correlated
     assert identity_text(d.identity_error).endswith("(< 1e-12)") and identity_text(1e-9) == "1e-09 (NOT < 1e-12)"
     lines = rep.lines()
-    assert lines == ["members 0.1350 = mean 0.1250 + spread 0.0100; err corr n/a, n_eff nan/2.0"]
+    assert lines == ["members 0.1350 = mean 0.1250 + spread 0.0100; err corr n/a (no pair shares 10 questions)"]
     assert all(len(line) <= 100 for line in lines)
 
 
