@@ -200,6 +200,8 @@ def bootstrap_mean(scores: np.ndarray, codes: np.ndarray, n_resamples: int, conf
         half = q * np.sqrt(n_clusters / (n_clusters - 1.0)) * float(stats.std(ddof=1))
         skew_low, skew_high = skew_corrected_t(sums, counts, q)
         low, high = min(low, mean - half, skew_low), max(high, mean + half, skew_high)
+        # no resample's mean leaves the scores' range (a Brier mean is never negative): neither does the interval
+        low, high = max(low, float(scores.min())), min(high, float(scores.max()))
     return BootstrapCI(mean, float(low), float(high))
 
 
@@ -270,7 +272,8 @@ def clustered_bootstrap_ci(
     interval (the ``tail`` and ``1 - tail`` quantiles of the resampled means, ``tail`` from
     :func:`expanded_tail`; Hesterberg 2015), the t interval ``mean +- t_{G-1} sqrt(G / (G - 1)) sd*`` with the
     resampled means' standard deviation ``sd*``, and Hall's skewness-corrected t interval
-    (:func:`skew_corrected_t`); the module docstring has its measured coverage. ``"expanded"`` is the first
+    (:func:`skew_corrected_t`), cut to the range of the scores (where every resampled mean lies); the module
+    docstring has its measured coverage. ``"expanded"`` is the first
     alone, ``"percentile"`` the plain percentile interval (tail ``(1 - confidence) / 2``; Efron & Tibshirani
     1993). With one question per cluster it is the ordinary bootstrap. With fewer than ``min_clusters`` clusters no interval is estimated: the bounds
     are NaN (never a zero-width or normal-looking interval; see :data:`MIN_CLUSTERS_FOR_INTERVAL`).

@@ -18,7 +18,7 @@ import io
 import sys
 
 import pandas as pd
-from typing import TextIO
+from typing import Any, TextIO
 
 from rich import box
 from rich.console import Console
@@ -58,8 +58,17 @@ def _equals(row: dict) -> str:
 
 
 def _ci(low, high, signed: bool = False) -> str:
-    text = fmt.fmt_interval(low, high, 2, signed=signed)
-    return "[n/a]" if text == fmt.NOT_AVAILABLE else text
+    """An interval at a fixed 2 decimals, so the columns keep their width whatever the interval's method; more
+    (:func:`benchmarks.viewer.formatting.fmt_interval`) only when two different bounds would read alike
+    ([0.00, 0.00]). The page and leaderboard.md give every bound the digits it needs."""
+    if fmt.is_missing(low) or fmt.is_missing(high):
+        return "[n/a]"
+    def f(x: Any) -> str:  # a signed bound keeps its sign when it rounds to zero: +0.00 is above zero
+        return (f"{float(x):+.2f}".replace("-", fmt.MINUS) if float(x) else fmt.fmt_delta(0.0, 2)) if signed else fmt.fmt_prob(x, 2)
+
+    if f(low) == f(high) and float(low) != float(high):
+        return fmt.fmt_interval(low, high, 2, signed=signed)
+    return f"[{f(low)}, {f(high)}]"
 
 
 def compact_leaderboard(board: pd.DataFrame, *, baseline: str, files: str = "") -> Table:

@@ -271,7 +271,7 @@ def test_where_a_method_with_imputed_questions_would_stand():
         "few: 10 of 20 questions imputed (50%, more than 5%): not ranked; with them scored as its worst case it would rank 4 "
         "(Brier 0.5050).",
     ]
-    small = rank_methods(frame({"good": good, "gap": gap, "few": few}, TWENTY), baseline=None, n_resamples=10)  # 20 < 30 clusters
+    small = rank_methods(frame({"good": good, "gap": gap, "few": few}, TWENTY), baseline=None, n_resamples=10)  # 20 < 50 clusters
     assert small["rank_worst_case"].isna().all() and small["rank_forecastbench"].isna().all()
     assert sensitivity_lines(small)[0] == ("gap: 1 of 20 questions imputed, scored as its worst case (Brier 0.1094); at 0.5 "
                                            "(ForecastBench's rule) its Brier would be 0.0719.")

@@ -259,9 +259,13 @@ def test_bootstrap_matches_a_naive_loop():
     gamma = np.mean(u ** 3) / np.mean(u ** 2) ** 1.5
     a, b = gamma / (3 * np.sqrt(g)), gamma / (6 * np.sqrt(g))
     hall = [m - (np.cbrt(1 + 3 * a * (y - b)) - 1) / a * se for y in (q, -q)]
-    assert hybrid.low == pytest.approx(min(low, m - half, hall[0]), abs=1e-12)
-    assert hybrid.high == pytest.approx(max(high, m + half, hall[1]), abs=1e-12)
+    assert hybrid.low == pytest.approx(max(min(low, m - half, hall[0]), scores.min()), abs=1e-12)
+    assert hybrid.high == pytest.approx(min(max(high, m + half, hall[1]), scores.max()), abs=1e-12)
     assert hybrid.low <= ci.low and ci.high <= hybrid.high
+    # cut to the scores' range: a right-skewed Brier on few clusters never reads a negative lower bound
+    skewed = np.r_[np.zeros(9), 0.9, 0.01, 0.04]
+    cut = clustered_bootstrap_ci(skewed, np.arange(12), n_resamples=300, seed=1)
+    assert cut.low == 0.0 and cut.high > cut.mean
 
 
 def test_the_skew_corrected_interval_is_longer_on_the_skewed_side_and_symmetric_without_skew():

@@ -238,7 +238,7 @@ def test_compact_leaderboard_shows_shared_ranks_imputed_counts_and_where_each_wo
 
 def test_with_two_members_mean_and_median_share_a_rank_in_every_output(tmp_path):
     """Issue 35: with two members the median is the mean, and they ranked 6 and 7."""
-    res = cli.invoke(app, ["run", "-p", "sim", "--n", "40", "-m", "2", "-o", str(tmp_path), "--run-id", "two", "--no-progress"])
+    res = cli.invoke(app, ["run", "-p", "sim", "--n", "70", "-m", "2", "-o", str(tmp_path), "--run-id", "two", "--no-progress"])
     assert res.exit_code == 0, res.output
     out = tmp_path / "two"
     csv = pd.read_csv(out / "leaderboard.csv").set_index("label")
