@@ -1,30 +1,42 @@
 """Clustered bootstrap intervals of a mean score and of a paired difference (Efron & Tibshirani 1993; Field &
 Welsh 2007), with no interval below :data:`MIN_CLUSTERS_FOR_INTERVAL` clusters.
 
-The interval is the **expanded percentile** interval (Hesterberg 2015): the percentile interval of the
-cluster bootstrap taken at the tail probability :func:`expanded_tail` instead of ``(1 - confidence) / 2``,
-which widens it by the small-sample factor a t interval has over a normal one. The plain percentile
-interval is too narrow with few clusters. Both, measured on the simulator by
-``python benchmarks/perf/interval_coverage.py`` (1,500 draws of k clusters with replacement from the 736
-clusters of a 1,112-question simulated run; the range over the Brier of mean, supervisor and min and the
-paired differences of supervisor, debate and extremized against mean; nominal 0.95, Monte Carlo error
-about 0.006):
+The interval is the **hybrid** interval: the smallest interval holding three 95% intervals computed from the
+clusters and one set of cluster-bootstrap resamples, cut to the range of the scores:
 
-=========  ==================  ===================
-clusters   percentile          expanded percentile
-=========  ==================  ===================
-12         0.863-0.883         0.893-0.923
-20         0.899-0.923         0.926-0.941
-30         0.908-0.927         0.923-0.943
-50         0.923-0.934         0.928-0.944
-200        0.939-0.955         0.940-0.957
-=========  ==================  ===================
+1. the **expanded percentile** interval (Hesterberg 2015): the percentile interval taken at the tail
+   probability :func:`expanded_tail` instead of ``(1 - confidence) / 2``, wider by the small-sample factor a
+   t interval has over a normal one;
+2. the **t interval with the bootstrap standard error**, ``mean +- t_{G-1} sqrt(G / (G - 1)) sd*``
+   (``sd*`` the resampled means' standard deviation; symmetric: it holds where many paired differences are
+   zero and the percentiles bunch up);
+3. **Hall's skewness-corrected t interval** (:func:`skew_corrected_t`; Hall 1992): longer on the side the
+   cluster totals are skewed to, which the percentile interval gets the wrong way round when a few clusters
+   carry most of a Brier score (a market pool where most questions are unlikely).
 
-In a prototype on the same population (800-1,500 draws), bootstrap-t covered the Brier means better at 12
-clusters (0.94) but the paired differences worse (0.88-0.89: many questions have a zero difference), and
-BCa (0.83-0.92) and a t interval on cluster totals (0.87-0.96) were no closer to 0.95 than the expanded
-percentile over the six targets. No interval reaches 0.95 at 12 clusters: below
-:data:`benchmarks.scoring.ranking.MIN_CLUSTERS_TO_RANK` the leaderboard shows no ranks.
+2 and 3 cost O(clusters) on top of the resampling (the ratio to one scoring pass at 100,000 clusters,
+``benchmarks/perf/scoring_speed.py``: 6.95, target 10). Coverage measured by
+``python benchmarks/perf/interval_coverage.py --world sim|skewed`` (1,500 draws of k clusters with
+replacement; nominal 0.95, Monte Carlo error about 0.006): ``sim``, the 736 clusters of a 1,112-question
+simulated run, the Brier of mean, supervisor and min and the paired differences of supervisor, debate and
+extremized against mean; ``skewed``, a world like the market pool (``p ~ Beta(0.5, 3)``, 1-5 questions per
+cluster, one outcome draw per cluster), the Brier of mean and the paired differences of median,
+extremized and min against mean. The range over the targets:
+
+=========  ===============  ===============  ===============  ===============
+clusters   sim, expanded    sim, hybrid      skewed, expanded skewed, hybrid
+=========  ===============  ===============  ===============  ===============
+12         0.893-0.923      0.917-0.967      0.792-0.851      0.803-0.946
+30         0.923-0.943      0.948-0.969      0.883-0.913      0.907-0.962
+50         0.928-0.944      0.948-0.964      0.907-0.929      0.939-0.958
+200        0.940-0.957      0.945-0.965      0.938-0.948      0.952-0.963
+=========  ===============  ===============  ===============  ===============
+
+The plain percentile interval (``interval="percentile"``) covers less than either (0.765-0.815 at 12
+clusters in the skewed world). In a prototype on the simulator, bootstrap-t covered the Brier means better at
+12 clusters (0.94) but the paired differences worse (0.88-0.89), and BCa (0.83-0.92) no better. No interval
+reaches 0.92 on every target of the skewed world at 30 clusters (``extremized - mean``: 0.907): below
+:data:`benchmarks.scoring.ranking.MIN_CLUSTERS_TO_RANK` (50) the leaderboard shows no ranks.
 """
 
 from __future__ import annotations

@@ -76,7 +76,7 @@ MIN_CLUSTERS_TO_RANK: int = 50
 """Fewest clusters of the comparison set for ranks to be shown. At 50 clusters the 95% interval (the hybrid
 of :mod:`benchmarks.scoring.bootstrap`) of every Brier mean and paired difference measured covered at least
 0.92 in both worlds of ``python benchmarks/perf/interval_coverage.py``: 0.939-0.958 in a skewed, clustered
-world like the market pool (``--world skewed``) and SIM50 on the simulator's own (``--world sim``). At 30
+world like the market pool (``--world skewed``) and 0.948-0.964 on the simulator's own (``--world sim``). At 30
 clusters the skewed world's ``extremized - mean`` covered 0.907 with the hybrid (the expanded percentile
 interval alone, the default while the floor was 30: 0.888 at 30, 0.910 at 50), so the floor is 50: Cameron &
 Miller (2015, *J. Human Resources* 50(2)) note that "few" clusters may range from fewer than 20 to fewer
