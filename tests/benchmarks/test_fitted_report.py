@@ -150,12 +150,12 @@ def test_a_fitted_method_that_fell_back_everywhere_takes_no_rank_and_says_what_i
     assert res.exit_code == 0, res.output
     board = pd.read_csv(tmp_path / "one" / "leaderboard.csv", keep_default_na=False).set_index("label")
     assert not board["too_small_to_rank"].any() and board.loc["mean", "n_clusters"] == 55
-    said = {"fitted_platt": "mean", "fitted_member_weights": "mean", "fitted_extremized": "extremized", "fitted_blend": "pipeline"}
+    said = {"fitted_platt": "mean", "fitted_member_weights": "mean", "fitted_extremized": "geomean_odds", "fitted_blend": "pipeline"}
     for m, rule in said.items():
         assert board.loc[m, "rank"] == "" and board.loc[m, "equals"] == f"{rule} (not fitted: n < 30)", m
         assert board.loc[m, "brier"] == pytest.approx(board.loc[rule, "brier"], abs=1e-12)  # it is the rule, under another name
     ranks = sorted(int(r) for r in board["rank"] if r != "")
-    assert ranks == list(range(1, len(board) - len(said) + 1)) and all(board.loc[m, "rank"] != "" for m in ("mean", "extremized", "pipeline"))
+    assert ranks == list(range(1, len(board) - len(said) + 1)) and all(board.loc[m, "rank"] != "" for m in ("mean", "geomean_odds", "pipeline"))
     # the terminal: "=" instead of a rank, what it equals in place of its Brier, why in place of its delta
     rows = {x.split()[1]: x.split() for x in res.stdout.splitlines() if len(x.split()) > 2 and x.split()[1] in board.index}
     for m, rule in said.items():
@@ -165,7 +165,7 @@ def test_a_fitted_method_that_fell_back_everywhere_takes_no_rank_and_says_what_i
     cells = {c[1]: c for c in ([x.strip() for x in line.strip("|").split("|")] for line in md.splitlines() if line.startswith("| "))}
     assert cells["fitted_platt"][:3] == ["=", "fitted_platt", "mean (not fitted: n < 30)"] and cells["mean"][:3] == [board.loc["mean", "rank"], "mean", ""]
     html = (tmp_path / "one" / "report.html").read_text()
-    assert "= mean (not fitted: n &lt; 30)" in html and 'title="no rank: extremized (not fitted: n &lt; 30)"' in html
+    assert "= mean (not fitted: n &lt; 30)" in html and 'title="no rank: geomean_odds (not fitted: n &lt; 30)"' in html
 
 
 def test_fit_from_a_run_of_another_model_is_refused_unless_any_model_is_given(first_run):
