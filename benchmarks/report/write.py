@@ -19,6 +19,7 @@ import pandas as pd
 
 from agent_schemas import DataValidationError
 from benchmarks import scoring
+from benchmarks.protocol.baselines import crowd_timing_note
 from benchmarks.protocol.fitted import (LEARNED_MEAN, MIN_FIT_PER_CLASS, MIN_FIT_QUESTIONS, UNFITTED_RULE, fallback_equals,
                                         fit_runs, fit_sources, fitted_summary, refuse_other_models,
                                         refuse_other_settings)
@@ -216,7 +217,8 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_di
               "Contamination split: questions due after the models' training cutoff": contamination,
               **{f"By {col.replace('_', ' ')}": seg for col, seg in segments.items()}}
     page = render_page(ReportData(leaderboard=table, baseline=base_label, max_imputed=max_imputed,
-                                  ranking_note=ranking_note(table[table["ranked"]], max_imputed, plan_note=plan_note),
+                                  ranking_note=" ".join(filter(None, [ranking_note(table[table["ranked"]], max_imputed, plan_note=plan_note),
+                                                                      crowd_timing_note(table["label"])])),
                                   sensitivity=sensitivity_lines(table), scored=scored,
                                   manifests=manifests,
                                   records=shown, tables=tables, confidence_bands=bands, attribution=DATA_ATTRIBUTION,
