@@ -5,8 +5,8 @@ uses them) and every method's per-question Brier score. Each replication draws `
 replacement** (the population as a superpopulation, so the truth does not shrink with the sample), computes
 the interval the way the leaderboard does (:func:`benchmarks.scoring.clustered_bootstrap_ci`,
 :func:`benchmarks.scoring.paired_difference_ci`) and counts whether it holds the population's value: the
-mean Brier of a method over all questions, or the mean paired difference against ``mean``. Both interval
-kinds the package knows (``expanded``, the default, and the plain ``percentile``) are measured on the same
+mean Brier of a method over all questions, or the mean paired difference against ``mean``. Every interval
+kind the package knows (``hybrid``, the default; ``expanded``; the plain ``percentile``) is measured on the same
 draws, side by side.
 
 ``--world skewed``: a world like the market pool, where scores are skewed and questions clustered
