@@ -292,7 +292,7 @@ def run(
     cache: bool = typer.Option(True, "--cache/--no-cache", help="Persistent response cache: a resumed or repeated run pays no call twice."),
     cache_dir: Optional[Path] = typer.Option(None, envvar="FORECAST_RECONCILE_CACHE", help="Response cache folder shared between runs (default: inside the run folder)."),
     report: bool = typer.Option(True, "--report/--no-report", help="Print a compact leaderboard and write leaderboard.csv/.md and report.html when done."),
-    fit_from: Optional[str] = typer.Option(None, "--fit-from", help="Earlier run folders (or folders of runs), comma-separated, whose resolved questions the fitted methods also learn from (only those resolved before each question's forecast date); runs of other models are refused (exit code 2) unless --fit-from-any-model."),
+    fit_from: Optional[str] = typer.Option(None, "--fit-from", help="Earlier run folders (or folders of runs), comma-separated, whose resolved questions the fitted methods also learn from (only those resolved before each question's forecast date); runs of other models are refused (exit code 2) unless --fit-from-any-model, and runs made with other settings (--show-crowd, members, personas, temperatures, evidence, question kinds, prompt version: benchmarks.protocol.fitted.FIT_SETTINGS) always."),
     fit_from_any_model: bool = typer.Option(False, "--fit-from-any-model", help="Let the fitted methods learn from --fit-from runs of other providers or models (the report names them)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar on stderr."),
     rate_limit: Optional[list[str]] = typer.Option(None, "--rate-limit", help="Rate limits of a provider, '<spec or prefix>=<limits>', e.g. 'anthropic=rpm:4000,itpm:2000000,otpm:400000' or 'openai=rpm:5000,tpm:4000000,concurrent:64' (keys rpm, tpm, itpm, otpm, concurrent; set over the provider's first-tier defaults). Repeat per provider. Also on --resume."),
@@ -387,11 +387,17 @@ def run(
 
         runner = BenchmarkRunner(config, progress=progress, on_start=lambda folder: _say(f"run folder: {folder}"),
                                  command_line=redacted_command_line(sys.argv))
-        if earlier and not fit_from_any_model:  # another model's --fit-from run fails now, not after the run
-            from benchmarks.protocol.fitted import fit_sources, refuse_other_models
+        if earlier:  # another model's, or other settings', --fit-from run fails now, not after the run
+            from benchmarks.harness.manifest import prompt_version
+            from benchmarks.protocol.fitted import FIT_SETTINGS, fit_sources, refuse_other_models, refuse_other_settings
 
-            mine = {"run_id": runner.run_dir.name, "providers": [{"spec": p.spec, "model": p.model} for p in runner.stack.built()]}
-            refuse_other_models(fit_sources({str(runner.run_dir): mine}, {r.name: r.manifest for r in earlier_runs}))
+            mine = {"run_id": runner.run_dir.name, "providers": [{"spec": p.spec, "model": p.model} for p in runner.stack.built()],
+                    "config": runner.config.model_dump(mode="json"), "prompt_version": prompt_version()}
+            if not fit_from_any_model:
+                refuse_other_models(fit_sources({str(runner.run_dir): mine}, {r.name: r.manifest for r in earlier_runs}))
+            # the question kinds are known once the questions are selected: the report checks them
+            refuse_other_settings({str(runner.run_dir): mine}, {r.name: r.manifest for r in earlier_runs},
+                                  only=[name for name in FIT_SETTINGS if name != "question kinds"])
         summary = asyncio.run(runner.arun(resume=bool(resume), retry_failed=retry_failed))
         _say(f"providers: {', '.join(p.spec for p in runner.stack.providers)}")
         retried = f", {summary.n_retried} failed set aside and retried" if summary.n_retried else ""
@@ -434,7 +440,7 @@ def leaderboard(
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Folder for the comparison's leaderboard.csv/.md, report.html and fitted.jsonl (default: a new folder comparisons/<n>-runs-<digest>, printed). Never a run folder: a run's own files are written only by that run and by `view`."),
     baseline: str = typer.Option("mean", help="Method that deltas and skill scores are measured against."),
     n_resamples: int = typer.Option(1000, help="Clustered bootstrap resamples."),
-    fit_from: Optional[str] = typer.Option(None, "--fit-from", help="Earlier run folders (or folders of runs), comma-separated, whose resolved questions the fitted methods also learn from (only those resolved before each question's forecast date); runs of other models are refused (exit code 2) unless --fit-from-any-model."),
+    fit_from: Optional[str] = typer.Option(None, "--fit-from", help="Earlier run folders (or folders of runs), comma-separated, whose resolved questions the fitted methods also learn from (only those resolved before each question's forecast date); runs of other models are refused (exit code 2) unless --fit-from-any-model, and runs made with other settings (--show-crowd, members, personas, temperatures, evidence, question kinds, prompt version: benchmarks.protocol.fitted.FIT_SETTINGS) always."),
     fit_from_any_model: bool = typer.Option(False, "--fit-from-any-model", help="Let the fitted methods learn from --fit-from runs of other providers or models (the report names them)."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
 ) -> None:

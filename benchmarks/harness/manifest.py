@@ -5,8 +5,13 @@ rewrite, the questions' statuses and what the session adds (counters, wall time,
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import sys
+from pathlib import Path
 from typing import Any
+
+import agent_research.prompts
+import agent_specialists.prompts
 
 from agent_providers import Provider, redact_spec
 from agent_providers.pricing import PRICE_SOURCE
@@ -16,7 +21,17 @@ from benchmarks.harness.provenance import git_commit, package_version, package_v
 from benchmarks.harness.selection import question_digest
 from benchmarks.protocol.clusters import ClusterAssignment
 
-__all__ = ["RunManifest"]
+__all__ = ["RunManifest", "prompt_version"]
+
+
+def prompt_version() -> str:
+    """The version of the prompts every agent is sent: the first 12 hex digits of the SHA-256 of the text of
+    :mod:`agent_research.prompts` and :mod:`agent_specialists.prompts` (the members', debaters' and
+    supervisor's templates), so any change to a template, however small, is another version."""
+    digest = hashlib.sha256()
+    for module in (agent_research.prompts, agent_specialists.prompts):
+        digest.update(Path(module.__file__).read_bytes())
+    return digest.hexdigest()[:12]
 
 
 class RunManifest:
@@ -48,6 +63,8 @@ class RunManifest:
         self.question_ids = [q.id for q in questions]
         #: :func:`benchmarks.harness.selection.question_digest` of each question, in the order of ``question_ids``.
         self.question_digests = [question_digest(q) for q in questions]
+        #: The kinds of the run's questions (sorted names: binary, multiple_choice, numeric).
+        self.question_kinds = sorted({q.kind.name for q in questions})
         self.clusters = clusters
         self.command_line = command_line
         self.shard = shard
@@ -71,6 +88,8 @@ class RunManifest:
             "question_selection": self.selection,
             "question_ids": self.question_ids,
             "question_digests": self.question_digests,
+            "question_kinds": self.question_kinds,
+            "prompt_version": prompt_version(),
             "clusters": self.clusters.summary(),
             "question_status": status,
             "command_line": self.command_line,

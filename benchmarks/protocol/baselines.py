@@ -30,7 +30,8 @@ outcome was settled after its listed date would be counted as known too early.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -38,7 +39,17 @@ import pandas as pd
 from agent_schemas import DataValidationError, Question
 from benchmarks.questions import forecastbench_table, superforecaster_counts, superforecaster_medians
 
-__all__ = ["BASELINES", "base_rate_reference", "compute_baselines"]
+__all__ = ["BASELINES", "CROWD_TIMING_NOTE", "base_rate_reference", "compute_baselines", "crowd_timing_note"]
+
+#: What the crowd baseline knew, said next to every comparison with it (the report, the terminal, the page).
+CROWD_TIMING_NOTE = (
+    "Crowd is the market price at the freeze, 6-10 days before the forecast date, while the members searched up to the "
+    "forecast date: against the crowd they had up to 10 more days of news.")
+
+
+def crowd_timing_note(labels: Iterable[Any]) -> str:
+    """:data:`CROWD_TIMING_NOTE` when a row of ``labels`` (method names, or ``<run>:<method>``) is the crowd, else ''."""
+    return CROWD_TIMING_NOTE if any(str(label).rpartition(":")[2] == "crowd" for label in labels) else ""
 
 #: Baseline method names, in output order.
 BASELINES: tuple[str, ...] = ("crowd", "superforecaster_median", "base_rate", "always_0.5")

@@ -16,6 +16,7 @@ import pandas as pd
 
 from benchmarks.questions.tables import csv_text
 from benchmarks.run_folder.durable import write_text_atomic
+from benchmarks.protocol.baselines import crowd_timing_note
 from benchmarks.scoring.ranking import IMPUTATION_RULE, MIN_CLUSTERS_TO_RANK, not_ranked_note, rank_labels, sensitivity_lines
 
 __all__ = ["CSV_FILE", "MARKDOWN_FILE", "RUN_COLUMNS", "SCORE_COLUMNS", "SENSITIVITY_TITLE", "board_markdown", "leaderboard_sections",
@@ -81,7 +82,7 @@ def leaderboard_sections(table: pd.DataFrame, *, baseline: str, max_imputed: flo
     lines = sensitivity_lines(table)
     return [
         f"## Leaderboard (lower Brier is better; 95% clustered bootstrap intervals; baseline for deltas: {baseline})",
-        ranking_note(ranked, max_imputed, plan_note=plan_note),
+        " ".join(filter(None, [ranking_note(ranked, max_imputed, plan_note=plan_note), crowd_timing_note(table["label"])])),
         board_markdown(ranked[cols]),
         *([f"## Not ranked ({not_ranked_note(max_imputed)})",
            board_markdown(unranked[cols])] if len(unranked) else []),

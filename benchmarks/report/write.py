@@ -20,8 +20,10 @@ import pandas as pd
 from agent_schemas import DataValidationError
 from agent_schemas.kinds import DEFAULT_KIND, KINDS
 from benchmarks import scoring
+from benchmarks.protocol.baselines import crowd_timing_note
 from benchmarks.protocol.fitted import (LEARNED_MEAN, MIN_FIT_PER_CLASS, MIN_FIT_QUESTIONS, UNFITTED_RULE, fallback_equals,
-                                        fit_runs, fit_sources, fitted_summary, refuse_other_models)
+                                        fit_runs, fit_sources, fitted_summary, refuse_other_models,
+                                        refuse_other_settings)
 from benchmarks.report.audits import contamination_split, leakage_audit_table, simulation_note
 from benchmarks.report.confidence_bands import confidence_band_table
 from benchmarks.report.costs import cost_effectiveness, cost_tables, reference_note, reference_vs_mean
@@ -132,7 +134,8 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_di
         (a :class:`DataValidationError`) When the runs hold no scorable forecasts (no resolved outcome with
         a probability: a live round before its resolutions); the message counts the resolved questions.
     DataValidationError
-        When a ``fit_from`` run has other models than a scored run (without ``fit_from_any_model``), or the
+        When a ``fit_from`` run has other models than a scored run (without ``fit_from_any_model``) or another
+        setting of :data:`benchmarks.protocol.fitted.FIT_SETTINGS` (``--show-crowd``, members, ...), or the
         named ``baseline`` is not scored; nothing is written.
     OSError
         When ``out_dir`` cannot be created or a file cannot be written (``filename`` names it); files
@@ -150,6 +153,7 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_di
     sources = fit_sources({run.name: run.manifest for run in runs}, {run.name: run.manifest for run in earlier})
     if not fit_from_any_model:
         refuse_other_models(sources)
+    refuse_other_settings({run.name: run.manifest for run in runs}, {run.name: run.manifest for run in earlier})
     fitted = fit_runs(records, [run.records for run in earlier])
     after_runs = joined_rows(fitted, added)  # every method row computed after the runs
     df, manifests = long_frame(runs, added=after_runs)
@@ -239,7 +243,8 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_di
               "Contamination split: questions due after the models' training cutoff": contamination,
               **{f"By {col.replace('_', ' ')}": seg for col, seg in segments.items()}}
     page = render_page(ReportData(leaderboard=table, baseline=base_label, max_imputed=max_imputed,
-                                  ranking_note=ranking_note(table[table["ranked"]], max_imputed, plan_note=plan_note),
+                                  ranking_note=" ".join(filter(None, [ranking_note(table[table["ranked"]], max_imputed, plan_note=plan_note),
+                                                                      crowd_timing_note(table["label"])])),
                                   sensitivity=sensitivity_lines(table), scored=scored,
                                   manifests=manifests,
                                   records=shown, tables=tables, confidence_bands=bands, attribution=DATA_ATTRIBUTION,

@@ -26,15 +26,15 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TextIO
+from typing import Any, TextIO
 
 import pandas as pd
-
 from rich import box
 from rich.console import Console
 from rich.text import Text
 from rich.table import Table
 
+from benchmarks.protocol.baselines import crowd_timing_note
 from benchmarks.scoring.ranking import IMPUTATION_RULE, MIN_CLUSTERS_TO_RANK, rank_labels, sensitivity_lines
 from benchmarks.viewer import formatting as fmt
 
@@ -160,8 +160,18 @@ def _equals(row: dict) -> str:
 
 
 def _ci(low, high, signed: bool = False) -> str:
-    text = fmt.fmt_interval(low, high, 2, signed=signed)
-    return "[n/a]" if text == fmt.NOT_AVAILABLE else text
+    """An interval at a fixed 2 decimals, so the columns keep their width whatever the interval's method; more
+    (:func:`benchmarks.viewer.formatting.fmt_interval`) only when two different bounds would read alike or both
+    as zero ([0.00, 0.00], [−0.00, +0.00]). The page and leaderboard.md give every bound the digits it needs."""
+    if fmt.is_missing(low) or fmt.is_missing(high):
+        return "[n/a]"
+    def f(x: Any) -> str:  # a signed bound keeps its sign when it rounds to zero: +0.00 is above zero
+        return (f"{float(x):+.2f}".replace("-", fmt.MINUS) if float(x) else fmt.fmt_delta(0.0, 2)) if signed else fmt.fmt_prob(x, 2)
+
+    both_zero = all(f(x).lstrip("+" + fmt.MINUS) == "0.00" for x in (low, high))
+    if float(low) != float(high) and (f(low) == f(high) or both_zero):
+        return fmt.fmt_interval(low, high, 2, signed=signed)
+    return f"[{f(low)}, {f(high)}]"
 
 
 def compact_leaderboard(board: pd.DataFrame, *, baseline: str, files: str = "", label_col: str = "label") -> Table:
@@ -200,6 +210,8 @@ def compact_leaderboard(board: pd.DataFrame, *, baseline: str, files: str = "", 
         caption.append(f"n = answered+imputed: {IMPUTATION_RULE}.")
     if "n_imputed" in board.columns:
         caption += sensitivity_lines(board, method_col=label_col)
+    if crowd_timing_note(board[label_col]):
+        caption.append(crowd_timing_note(board[label_col]))
     if files:
         caption.append(f"Full tables: {files}")
     sections = []

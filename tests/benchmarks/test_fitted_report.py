@@ -3,6 +3,7 @@ fitted-methods, confidence-band and learned-mean tables, and --fit-from from the
 
 import datetime as dt
 import json
+import re
 import shutil
 from html import escape
 
@@ -141,30 +142,30 @@ def test_fit_from_an_earlier_run_gives_a_new_run_the_history_it_lacks(first_run)
 
 
 def test_a_fitted_method_that_fell_back_everywhere_takes_no_rank_and_says_what_it_equals(tmp_path):
-    # 40 questions of one round (40 clusters, enough to rank): none has a question resolved before it, so every
+    # 55 questions of one round (55 clusters, enough to rank from 50): none has a question resolved before it, so every
     # fitted method is its unfitted rule under another name
-    _questions(tmp_path / "one.csv", 40, start=dt.date(2025, 6, 1), seed=3, per_round=40)
+    _questions(tmp_path / "one.csv", 55, start=dt.date(2025, 6, 1), seed=3, per_round=55)
     res = runner.invoke(app, ["run", "-p", "sim", "--questions", str(tmp_path / "one.csv"), "--search", "none", "-o", str(tmp_path),
                               "--run-id", "one", "--no-progress", "--n", "0"])
     assert res.exit_code == 0, res.output
     board = pd.read_csv(tmp_path / "one" / "leaderboard.csv", keep_default_na=False).set_index("label")
-    assert not board["too_small_to_rank"].any() and board.loc["mean", "n_clusters"] == 40
-    said = {"fitted_platt": "mean", "fitted_member_weights": "mean", "fitted_extremized": "extremized", "fitted_blend": "pipeline"}
+    assert not board["too_small_to_rank"].any() and board.loc["mean", "n_clusters"] == 55
+    said = {"fitted_platt": "mean", "fitted_member_weights": "mean", "fitted_extremized": "geomean_odds", "fitted_blend": "pipeline"}
     for m, rule in said.items():
         assert board.loc[m, "rank"] == "" and board.loc[m, "equals"] == f"{rule} (not fitted: one forecast date)", m
         assert board.loc[m, "brier"] == pytest.approx(board.loc[rule, "brier"], abs=1e-12)  # it is the rule, under another name
     ranks = sorted(int(r) for r in board["rank"] if r != "")
-    assert ranks == list(range(1, len(board) - len(said) + 1)) and all(board.loc[m, "rank"] != "" for m in ("mean", "extremized", "pipeline"))
+    assert ranks == list(range(1, len(board) - len(said) + 1)) and all(board.loc[m, "rank"] != "" for m in ("mean", "geomean_odds", "pipeline"))
     # the terminal: "=" instead of a rank, what it equals in place of its Brier, why in place of its delta
     rows = {x.split()[1]: x.split() for x in res.stdout.splitlines() if len(x.split()) > 2 and x.split()[1] in board.index}
     for m, rule in said.items():
-        assert rows[m][:3] == ["=", m, "40"] and rows[m][3:10] == ["=", rule, "not", "fitted:", "one", "forecast", "date"], rows[m]
+        assert rows[m][:3] == ["=", m, "55"] and rows[m][3:10] == ["=", rule, "not", "fitted:", "one", "forecast", "date"], rows[m]
     assert rows["mean"][0] == board.loc["mean", "rank"]
     md = (tmp_path / "one" / "leaderboard.md").read_text()
     cells = {c[1]: c for c in ([x.strip() for x in line.strip("|").split("|")] for line in md.splitlines() if line.startswith("| "))}
     assert cells["fitted_platt"][:3] == ["=", "fitted_platt", "mean (not fitted: one forecast date)"] and cells["mean"][:3] == [board.loc["mean", "rank"], "mean", ""]
     html = (tmp_path / "one" / "report.html").read_text()
-    assert "= mean (not fitted: one forecast date)" in html and 'title="no rank: extremized (not fitted: one forecast date)"' in html
+    assert "= mean (not fitted: one forecast date)" in html and 'title="no rank: geomean_odds (not fitted: one forecast date)"' in html
 
 
 def test_fit_from_a_run_of_another_model_is_refused_unless_any_model_is_given(first_run):
@@ -225,3 +226,72 @@ def test_a_model_is_its_provider_and_name_not_its_url():
     two = manifest(("sim", "anchor=truth,seed=0"), ("local/smollm2-q8_0", "smollm2-q8_0"), ("sim", "anchor=truth,seed=0"))
     assert run_models(two) == ("local/smollm2-q8_0", "sim/anchor=truth,seed=0")
     assert run_models({"providers": [{"spec": "scripted"}]}) == ("scripted",)  # an older manifest without model
+
+
+@pytest.mark.parametrize("extra, setting, theirs, mine", [
+    (["--show-crowd"], "--show-crowd", "False", "True"),
+    (["--members", "5"], "members (-m)", "3", "5"),
+], ids=["show-crowd", "members"])
+def test_fit_from_a_run_made_with_other_settings_is_refused_with_the_setting_and_both_values(first_run, extra, setting, theirs, mine):
+    """Issue 35: --fit-from compared only the model, so a run made with --show-crowd, or with 5 members for a
+    3-member ensemble, was accepted silently as training data."""
+    tmp, _, _ = first_run
+    runs = tmp / "runs"
+    name = "other-" + setting.strip("-").split()[0]
+    _questions(tmp / f"{name}.csv", 12, start=dt.date(2025, 4, 20), seed=3, per_round=12)
+    # run --fit-from refuses before anything is written: one line, the setting and both values, exit 2
+    res = runner.invoke(app, ["run", "-p", SIM, "--questions", str(tmp / f"{name}.csv"), "--search", "none", "--members", "3",
+                              "-o", str(runs), "--run-id", f"{name}-never", "--no-progress", "--n", "0", *extra,
+                              "--fit-from", str(runs / "early")])
+    assert res.exit_code == 2 and res.stdout == ""
+    assert res.stderr == (f"error: --fit-from {runs / 'early'} was made with {setting} {theirs}, the scored run "
+                          f"{runs / (name + '-never')} with {mine}: the fitted methods would learn forecasts made another way "
+                          "(the settings that must match: benchmarks.protocol.fitted.FIT_SETTINGS)\n")
+    assert not (runs / f"{name}-never").exists()
+    # leaderboard --fit-from refuses the same way, and --fit-from-any-model does not lift it (the model is the same)
+    res = runner.invoke(app, ["run", "-p", SIM, "--questions", str(tmp / f"{name}.csv"), "--search", "none", "--members", "3",
+                              "-o", str(runs), "--run-id", name, "--no-progress", "--no-report", "--n", "0", *extra])
+    assert res.exit_code == 0, res.output
+    for lift in ([], ["--fit-from-any-model"]):
+        res = runner.invoke(app, ["leaderboard", str(runs / name), "-o", str(tmp / f"{name}-board"), "--fit-from", str(runs / "early"), *lift])
+        assert res.exit_code == 2 and res.stderr == (
+            f"error: --fit-from {runs / 'early'} was made with {setting} {theirs}, the scored run {runs / name} with {mine}: the "
+            "fitted methods would learn forecasts made another way (the settings that must match: "
+            "benchmarks.protocol.fitted.FIT_SETTINGS)\n")
+        assert not (tmp / f"{name}-board").exists()
+
+
+def test_every_setting_that_must_match_is_compared_and_a_missing_one_never_matches(first_run):
+    from benchmarks.protocol.fitted import FIT_SETTINGS, fit_settings, refuse_other_settings
+    from agent_schemas import DataValidationError
+
+    tmp, _, _ = first_run
+    manifest = json.loads((tmp / "runs" / "early" / "manifest.json").read_text())
+    assert fit_settings(manifest) == {
+        "--show-crowd": False, "members (-m)": 3, "personas": None, "temperatures": None,
+        "evidence": "search=none, snippet_chars=200, llm_queries=False, max_evidence=1, max_results=2, n_queries=1",
+        "question kinds": "binary", "prompt version": manifest["prompt_version"]}
+    refuse_other_settings({"mine": manifest}, {"early": manifest})  # the same run: nothing to refuse
+    changed = {
+        "--show-crowd": lambda m: m["config"].update(show_crowd=True),
+        "members (-m)": lambda m: m["config"]["pipeline"].update(n_members=5),
+        "personas": lambda m: m["config"]["pipeline"].update(personas=["skeptic"]),
+        "temperatures": lambda m: m["config"]["pipeline"].update(temperatures=[0.2]),
+        "evidence": lambda m: m["config"].update(search="local"),
+        "question kinds": lambda m: m.update(question_kinds=["numeric"]),
+        "prompt version": lambda m: m.update(prompt_version="0123456789ab"),
+    }
+    assert set(changed) == set(FIT_SETTINGS)  # a row per setting of the table
+    for name, change in changed.items():
+        other = json.loads(json.dumps(manifest))
+        change(other)
+        with pytest.raises(DataValidationError, match="^" + re.escape(f"--fit-from early was made with {name} ")):
+            refuse_other_settings({"mine": manifest}, {"early": other})
+    # a run written before a setting was recorded: "not recorded" differs from any value
+    old = {k: v for k, v in manifest.items() if k != "prompt_version"}
+    with pytest.raises(DataValidationError, match="with prompt version 'not recorded', the scored run mine with '"):
+        refuse_other_settings({"mine": manifest}, {"early": old})
+    other = json.loads(json.dumps(manifest))
+    other["config"]["pipeline"]["member"]["max_evidence"] = 2
+    with pytest.raises(DataValidationError, match="max_evidence=2"):
+        refuse_other_settings({"mine": manifest}, {"early": other})

@@ -65,7 +65,7 @@ def test_ranked_rows_come_first_by_brier_with_ranks_and_unranked_after_by_their_
     assert list(t["rank_worst_case"]) == [1, 2, 3, 4, 4]
     assert not t["too_small_to_rank"].any()  # 5 clusters, 5 needed
     default = rank_methods(frame(answers, OUT), baseline="coin", n_resamples=20)
-    assert list(default["too_small_to_rank"]) == [True, True, True, False, False]  # 5 clusters < 30
+    assert list(default["too_small_to_rank"]) == [True, True, True, False, False]  # 5 clusters < 50
     assert default["rank"].isna().all() and list(default["label"]) == list(t["label"])  # listed by Brier, no ranks
     assert list(t.columns[:2]) == ["label", "n"] and {"coverage", "n_answered", "interval_note"} <= set(t.columns)
 
@@ -271,7 +271,7 @@ def test_where_a_method_with_imputed_questions_would_stand():
         "few: 10 of 20 questions imputed (50%, more than 5%): not ranked; with them scored as its worst case it would rank 4 "
         "(Brier 0.5050).",
     ]
-    small = rank_methods(frame({"good": good, "gap": gap, "few": few}, TWENTY), baseline=None, n_resamples=10)  # 20 < 30 clusters
+    small = rank_methods(frame({"good": good, "gap": gap, "few": few}, TWENTY), baseline=None, n_resamples=10)  # 20 < 50 clusters
     assert small["rank_worst_case"].isna().all() and small["rank_forecastbench"].isna().all()
     assert sensitivity_lines(small)[0] == ("gap: 1 of 20 questions imputed, scored as its worst case (Brier 0.1094); at 0.5 "
                                            "(ForecastBench's rule) its Brier would be 0.0719.")

@@ -291,7 +291,7 @@ def test_superforecaster_figures_of_issue_31(superforecasters):
         "mean": 0.1137, "median": 0.1120, "min": 0.1386, "geomean_odds": 0.1138, "extremized": 0.1123, "trimmed_mean": 0.1118}
     assert (board.loc["min", "delta_brier_vs_baseline"].round(3), board.loc["min", "delta_brier_ci_low"] > 0) == (0.025, True)
     # walk-forward fits have no history: every question was forecast on 2024-07-21, none resolved before
-    assert board.loc["fitted_extremized", "equals"] == "extremized (not fitted: one forecast date)"
+    assert board.loc["fitted_extremized", "equals"] == "geomean_odds (not fitted: one forecast date)"
     assert board.loc["fitted_member_weights", "equals"] == "mean (not fitted: one forecast date)"
     assert board.loc["crowd", "n"] == 57 and round(board.loc["crowd", "brier"], 3) == 0.129 and not board.loc["crowd", "ranked"]
     # every missing Brier Index says why (issue 35: the crowd's was NaN with an empty note)

@@ -40,7 +40,7 @@ def test_a_method_that_skipped_a_question_is_scored_on_it_as_its_worst_case_and_
     t = rank_methods(_frame(rows), baseline="a", n_resamples=100).set_index("label")
     assert t.loc["a", "n"] == t.loc["b", "n"] == 20 and t.loc["a", "n_answered"] == 20 and t.loc["b", "n_imputed"] == 1
     assert t.loc["a", "brier"] == pytest.approx(0.16) and t.loc["b", "brier"] == pytest.approx((19 * 0.01 + 1.0) / 20)
-    assert list(t.index) == ["b", "a"] and t.loc["a", "too_small_to_rank"]  # 20 clusters < 30: no ranks
+    assert list(t.index) == ["b", "a"] and t.loc["a", "too_small_to_rank"]  # 20 clusters < 50: no ranks
     assert t["rank"].isna().all()
     assert t.loc["a", "brier_ci_low"] == pytest.approx(0.16) == t.loc["a", "brier_ci_high"]  # every score is 0.16
     assert t.loc["b", "delta_brier_vs_baseline"] == pytest.approx((19 * -0.15 + (1.0 - 0.16)) / 20)

@@ -595,7 +595,7 @@ def test_ranking_note_says_what_the_ranking_rests_on():
         "listed apart, not ranked, as ForecastBench leaves it off its leaderboard. The number of imputed questions is the "
         "row's n_imputed; tied Brier scores share a rank (2=).")
     small = pd.DataFrame({"n": [12, 12], "n_clusters": [11, 11], "too_small_to_rank": [True, True]})
-    assert ranking_note(small, 0.05).endswith("share a rank (2=). **Too few clusters to rank**: 11 < 30; the rows are listed "
+    assert ranking_note(small, 0.05).endswith("share a rank (2=). **Too few clusters to rank**: 11 < 50; the rows are listed "
                                               "by Brier without ranks, and the order is not evidence.")
     assert ranking_note(small, 0.05, plan_note="The runs planned different questions.").startswith("Compared on the same 12")
     assert "(2=). The runs planned different questions. **Too few" in ranking_note(small, 0.05, plan_note="The runs planned different questions.")

@@ -227,7 +227,7 @@ def test_bootstrap_matches_a_naive_loop():
     rng = np.random.default_rng(5)
     scores = rng.random(60)
     clusters = rng.integers(0, 12, size=60).astype(str)
-    ci = clustered_bootstrap_ci(scores, clusters, n_resamples=300, confidence=0.9, seed=9)
+    ci = clustered_bootstrap_ci(scores, clusters, n_resamples=300, confidence=0.9, seed=9, interval="expanded")
     # oracle: the same draws of cluster indices, statistic computed by concatenating the drawn clusters
     codes, uniques = pd.factorize(clusters)
     members = [scores[codes == c] for c in range(len(uniques))]
@@ -246,6 +246,40 @@ def test_bootstrap_matches_a_naive_loop():
     plain = clustered_bootstrap_ci(scores, clusters, n_resamples=300, confidence=0.9, seed=9, interval="percentile")
     assert (plain.low, plain.high) == pytest.approx(tuple(np.quantile(stats, [0.05, 0.95])), abs=1e-12)
     assert ci.low < plain.low and plain.high < ci.high
+    # the hybrid (the default): the smallest interval holding the expanded one, the t interval with the bootstrap
+    # standard error, and Hall's skewness-corrected t interval, each computed here by hand
+    hybrid = clustered_bootstrap_ci(scores, clusters, n_resamples=300, confidence=0.9, seed=9)
+    q = scipy.stats.t.ppf(0.95, g - 1)
+    m = scores.mean()
+    half = q * np.sqrt(g / (g - 1)) * np.std(stats, ddof=1)
+    sums = np.array([x.sum() for x in members])
+    counts = np.array([x.size for x in members])
+    u = (sums - m * counts) / (counts.sum() / g)
+    se = np.sqrt(g / (g - 1) * (u ** 2).sum()) / g
+    gamma = np.mean(u ** 3) / np.mean(u ** 2) ** 1.5
+    a, b = gamma / (3 * np.sqrt(g)), gamma / (6 * np.sqrt(g))
+    hall = [m - (np.cbrt(1 + 3 * a * (y - b)) - 1) / a * se for y in (q, -q)]
+    assert hybrid.low == pytest.approx(max(min(low, m - half, hall[0]), scores.min()), abs=1e-12)
+    assert hybrid.high == pytest.approx(min(max(high, m + half, hall[1]), scores.max()), abs=1e-12)
+    assert hybrid.low <= ci.low and ci.high <= hybrid.high
+    # cut to the scores' range: a right-skewed Brier on few clusters never reads a negative lower bound
+    skewed = np.r_[np.zeros(9), 0.9, 0.01, 0.04]
+    cut = clustered_bootstrap_ci(skewed, np.arange(12), n_resamples=300, seed=1)
+    assert cut.low == 0.0 and cut.high > cut.mean
+
+
+def test_the_skew_corrected_interval_is_longer_on_the_skewed_side_and_symmetric_without_skew():
+    from benchmarks.scoring.bootstrap import skew_corrected_t
+    q = scipy.stats.t.ppf(0.975, 9)
+    symmetric = np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.5, 0.6, 0.7, 0.8, 0.9])  # skewness 0: the plain t interval
+    low, high = skew_corrected_t(symmetric, np.ones(10), q)
+    se = symmetric.std(ddof=1) / np.sqrt(10)
+    assert (low, high) == pytest.approx((0.5 - q * se, 0.5 + q * se), abs=1e-12)
+    right = np.array([0.1, 0.0, 0.2, 0.1, 0.0, 0.1, 0.3, 0.0, 0.1, 2.0])
+    low, high = skew_corrected_t(right, np.ones(10), q)
+    assert high - right.mean() > 1.5 * (right.mean() - low)
+    low_l, high_l = skew_corrected_t(-right, np.ones(10), q)  # mirrored data: the mirrored interval
+    assert (low_l, high_l) == pytest.approx((-high, -low), abs=1e-12)
 
 
 def test_bootstrap_is_independent_of_threading(monkeypatch):

@@ -238,7 +238,7 @@ def test_compact_leaderboard_shows_shared_ranks_imputed_counts_and_where_each_wo
 
 def test_with_two_members_mean_and_median_share_a_rank_in_every_output(tmp_path):
     """Issue 35: with two members the median is the mean, and they ranked 6 and 7."""
-    res = cli.invoke(app, ["run", "-p", "sim", "--n", "40", "-m", "2", "-o", str(tmp_path), "--run-id", "two", "--no-progress"])
+    res = cli.invoke(app, ["run", "-p", "sim", "--n", "70", "-m", "2", "-o", str(tmp_path), "--run-id", "two", "--no-progress"])
     assert res.exit_code == 0, res.output
     out = tmp_path / "two"
     csv = pd.read_csv(out / "leaderboard.csv").set_index("label")
@@ -263,7 +263,7 @@ def test_run_prints_the_compact_table_not_the_markdown(tmp_path, monkeypatch):
     # 4 questions: listed by Brier without ranks, and the caption says why
     assert any(ln.split()[:2] == ["-", "pipeline"] for ln in lines)
     assert not any(ln.strip()[:1].isdigit() for ln in lines if "pipeline" in ln or "mean " in ln)
-    assert "Too few clusters to rank: 4 < 30" in res.stdout
+    assert "Too few clusters to rank: 4 < 50" in res.stdout
     assert "| mean" not in res.stdout and "Full tables: leaderboard.md" in res.stdout
     for name in ("leaderboard.csv", "leaderboard.md", "report.html"):
         assert (tmp_path / "r" / name).stat().st_size > 0
@@ -360,3 +360,21 @@ def test_each_rows_details_show_its_brier_index(viewer_run):
     shown = re.findall(r"<dt>Brier Index</dt><dd>(\d+\.\d)", html)
     assert len(shown) == board["brier_index"].notna().sum() > 0
     assert sorted(shown) == sorted(f"{v:.1f}" for v in board["brier_index"].dropna())
+
+
+def test_every_comparison_with_the_crowd_says_its_price_is_from_the_freeze(viewer_run):
+    """Issue 35: the crowd baseline is the price at the freeze, 6-10 days before the forecast date, while members
+    search up to the forecast date: the report, the terminal and the page say so wherever the crowd is compared."""
+    from benchmarks.protocol.baselines import CROWD_TIMING_NOTE
+
+    def flat(text: str) -> str:
+        return " ".join(text.split())
+
+    board = pd.read_csv(viewer_run.run_dir / "leaderboard.csv")
+    assert "crowd" in set(board["label"])
+    assert CROWD_TIMING_NOTE in flat(" ".join(_print(board)))
+    assert CROWD_TIMING_NOTE in flat((viewer_run.run_dir / "leaderboard.md").read_text(encoding="utf-8"))
+    assert CROWD_TIMING_NOTE in flat(viewer_run.page.read_text(encoding="utf-8"))
+    # several runs: labels <run>:crowd; without the crowd there is nothing to say
+    assert CROWD_TIMING_NOTE in flat(" ".join(_print(board.assign(label="r1:" + board["label"]), baseline="r1:mean")))
+    assert "freeze" not in flat(" ".join(_print(board[board["label"] != "crowd"])))

@@ -310,7 +310,7 @@ KNOWN_MUTATIONS: list[KnownMutation] = [
          '    re.compile(rf"^\\s*- evidence: .*\\[[^\\[\\]]*, {_ISO}\\]\\s*$", re.M),\n', ""),
         ("benchmarks/protocol/clusters.py", "MIN_SHARED_WORDS 5 -> 4", "MIN_SHARED_WORDS = 5", "MIN_SHARED_WORDS = 4"),
         ("benchmarks/scoring/ranking.py", "MAX_IMPUTED 0.05 -> 0.2", "MAX_IMPUTED = 0.05", "MAX_IMPUTED = 0.2"),
-        ("benchmarks/scoring/ranking.py", "MIN_CLUSTERS_TO_RANK 30 -> 10", "MIN_CLUSTERS_TO_RANK: int = 30", "MIN_CLUSTERS_TO_RANK: int = 10"),
+        ("benchmarks/scoring/ranking.py", "MIN_CLUSTERS_TO_RANK 50 -> 10", "MIN_CLUSTERS_TO_RANK: int = 50", "MIN_CLUSTERS_TO_RANK: int = 10"),
         ("benchmarks/scoring/ranking.py", "a missing answer imputed 0.5 instead of its worst case",
          'f["p_yes"] = 1.0 - pd.to_numeric(f["outcome"]).astype(float)', 'f["p_yes"] = 0.5'),
         ("benchmarks/scoring/ranking.py", "a tie takes the lower rank", "(o[None, :] < v[:, None])", "(o[None, :] <= v[:, None])"),
