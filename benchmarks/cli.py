@@ -864,7 +864,8 @@ def aggregate(
     """
     _setup_logging(debug)
     with cli_errors(debug):  # every path given, checked before anything is imported or loaded
-        _input_files((panel_file, "PANEL_FILE"), (questions, "--questions"))
+        # a folder is a forecast hub's (checked where the hub is dispatched below)
+        _input_files((None if panel_file is not None and panel_file.is_dir() else panel_file, "PANEL_FILE"), (questions, "--questions"))
     from agent_providers import split_specs
     from benchmarks.harness.config import RunConfig, validate_run_id
     from benchmarks.harness.provenance import redacted_command_line
@@ -882,6 +883,8 @@ def aggregate(
             raise ValueError("give a panel file or --panel superforecasters|flusight, or a hub folder (one of them)")
         from benchmarks.hubs import BUNDLED_HUBS, is_hub_folder
 
+        if panel_file is not None and panel_file.is_dir() and not is_hub_folder(panel_file):
+            raise ValueError(f"PANEL_FILE {panel_file} is a folder, not a panel file nor a forecast hub (no hub-config/ or model-output/)")
         if panel in BUNDLED_HUBS or (panel_file is not None and is_hub_folder(panel_file)):
             _aggregate_hub(panel_file, panel, target=target, baseline=baseline, location=location, horizon=horizon,
                            output_dir=output_dir, run_id=run_id, n_resamples=n_resamples, seed=seed)

@@ -328,3 +328,14 @@ def test_figures_are_written_for_a_quantile_target(tmp_path):
     assert (tmp_path / "out" / "figures" / "over_time.png") in res.files
     opt = run_hub(hub, tmp_path / "opt", target="trend", n_resamples=20)
     assert not (tmp_path / "opt" / "figures").exists() and len(opt.files) == 3
+
+
+def test_a_folder_that_is_no_hub_is_one_line(tmp_path):
+    """A folder given as the panel is a hub only with hub-config/ or model-output/; any other folder is refused in
+    one line naming it (exit 2), and nothing is written."""
+    (tmp_path / "plain").mkdir()
+    res = runner.invoke(app, ["aggregate", str(tmp_path / "plain"), "-o", str(tmp_path / "o")])
+    assert res.exit_code == 2
+    assert res.output.strip() == (f"error: PANEL_FILE {tmp_path / 'plain'} is a folder, not a panel file nor a forecast hub "
+                                  "(no hub-config/ or model-output/)")
+    assert not (tmp_path / "o").exists()
