@@ -71,6 +71,11 @@ def fan_chart(ev: QuantileEvents, scored: Scored, location: str, reference_date:
     ax.set_title(f"{ev.target}, location {location}, forecast on {pd.Timestamp(reference_date).date()}", fontsize=10)
     ax.set_xlabel("target end date")
     ax.legend(fontsize=7, ncol=2, loc="lower left")
+    return _save(plt, fig, path)
+
+
+def _save(plt, fig, path: Path) -> Path:
+    """Write ``fig`` (dates on its x axis) to ``path`` as PNG at 90 dpi, creating the folder, and close it."""
     fig.autofmt_xdate()
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -103,9 +108,4 @@ def over_time(scored: Scored, path: Path) -> Path:
     bottom.set_xlabel("reference date")
     top.legend(fontsize=7, ncol=3)
     top.set_title(f"{scored.events['question'].iloc[0].split(' in location')[0]}: each pool per reference date", fontsize=10)
-    fig.autofmt_xdate()
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from agent_schemas import Question
 
 __all__ = ["ClusterAssignment", "MAX_SPAN_WORDS", "MIN_BACKGROUND_CHARS", "MIN_SHARED_FRACTION", "MIN_SHARED_WORDS",
-           "RULE", "one_pattern", "sibling_clusters"]
+           "RULE", "one_pattern", "shared_ends", "sibling_clusters"]
 
 MIN_BACKGROUND_CHARS = 100
 MIN_SHARED_WORDS = 5  # 4 would join unrelated "<X> by June 30, 2026?" questions
@@ -93,17 +93,28 @@ def one_pattern(a: str, b: str) -> bool:
     wa, wb = a.split(), b.split()
     if wa == wb:
         return True
-    limit = min(len(wa), len(wb))
-    pre = 0
-    while pre < limit and wa[pre] == wb[pre]:
-        pre += 1
-    suf = 0
-    while suf < limit - pre and wa[-1 - suf] == wb[-1 - suf]:
-        suf += 1
+    pre, suf = shared_ends(wa, wb)
     shared = pre + suf
     spans = (len(wa) - shared, len(wb) - shared)
     return (shared >= MIN_SHARED_WORDS and shared >= MIN_SHARED_FRACTION * max(len(wa), len(wb))
             and max(spans) <= MAX_SPAN_WORDS)
+
+
+def shared_ends(a: Sequence[str], b: Sequence[str]) -> tuple[int, int]:
+    """How many leading and trailing tokens two token lists share, the trailing ones counted only among those the
+    leading ones left (so the two never overlap on the shorter list).
+
+    >>> shared_ends("Will A win B ?".split(), "Will C win B ?".split())
+    (1, 3)
+    """
+    limit = min(len(a), len(b))
+    pre = 0
+    while pre < limit and a[pre] == b[pre]:
+        pre += 1
+    suf = 0
+    while suf < limit - pre and a[-1 - suf] == b[-1 - suf]:
+        suf += 1
+    return pre, suf
 
 
 def sibling_clusters(questions: Sequence[Question]) -> ClusterAssignment:

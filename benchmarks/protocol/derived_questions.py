@@ -57,6 +57,7 @@ import numpy as np
 import pandas as pd
 
 from agent_tools.datasets import forecastbench_dir, load_forecastbench_questions
+from benchmarks.protocol.clusters import shared_ends
 
 __all__ = [
     "CHOICE_OUTCOMES_FILE", "CHOICE_QUESTIONS_FILE", "NOT_EXCLUSIVE", "NUMERIC_OUTCOMES_FILE", "NUMERIC_QUESTIONS_FILE",
@@ -216,12 +217,7 @@ def _split(text: str, n_prefix: int, n_suffix: int) -> tuple[str, str, str]:
 def _template(a: list[str], b: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     """The shared prefix and suffix of two token lists when they differ in one short span, else None."""
     n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    j = 0
-    while j < n - i and a[-1 - j] == b[-1 - j]:
-        j += 1
+    i, j = shared_ends(a, b)
     da, db = len(a) - i - j, len(b) - i - j
     if i + j < MIN_SHARED * n or not (0 < da <= MAX_SPAN_TOKENS and 0 < db <= MAX_SPAN_TOKENS):
         return None
