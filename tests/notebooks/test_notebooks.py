@@ -21,7 +21,8 @@ pytest. API-key variables are removed from the kernel's environment: the noteboo
 embedded local model (no network), as on a laptop without a key. Each notebook runs with a fresh
 temporary folder as its working directory (which must stay empty: notebooks write only to
 ``tempfile`` folders, redirected here through ``TMPDIR``). A lesson's check cells must each say "not
-answered yet", its solutions' check cells "right". Notebook 10 and its solutions run in ``test_nb10.py``.
+answered yet", its solutions' check cells "right". Notebooks 10 and 14 and their solutions run in ``test_nb10.py``
+and ``test_nb14.py``.
 """
 from __future__ import annotations
 
@@ -54,9 +55,10 @@ ALL_NOTEBOOKS = [
     "11_evaluation_pitfalls",
     "12_cost_versus_quality",
     "13_human_panels",
+    "14_pooling_distributions",
 ]
-#: Executed here (notebook 10 needs the framework extras and has its own test).
-NOTEBOOKS = [n for n in ALL_NOTEBOOKS if not n.startswith("10_")]
+#: Executed here (notebook 10 needs the framework extras and 14 runs in its own test, ``test_nb14.py``).
+NOTEBOOKS = [n for n in ALL_NOTEBOOKS if not n.startswith(("10_", "14_"))]
 #: Notebooks that call the model auto_provider() picks (the embedded llama.cpp model without a key).
 USES_MODEL = {"01_providers_and_tokens", "04_research_agent", "06_ensembles", "07_adversarial_debate",
               "08_supervisor_and_pipeline"}
@@ -68,15 +70,15 @@ MAX_CODE_LINE = 100
 CHECKS_PACKAGE = "benchmarks.teaching.exercises"
 
 
-def _read(name: str):
+def read_lesson(name: str):
     return nbformat.read(NOTEBOOK_DIR / f"{name}.ipynb", as_version=4)
 
 
-def _solutions_path(name: str) -> Path:
+def solutions_path(name: str) -> Path:
     return SOLUTION_DIR / f"{name[:2]}_solutions.ipynb"
 
 
-def _images(nb) -> int:
+def count_images(nb) -> int:
     return sum(
         1
         for cell in nb.cells
@@ -97,7 +99,7 @@ def test_the_teaching_notebooks_are_stored_in_order():
     stored = sorted(p.stem for p in NOTEBOOK_DIR.glob("*.ipynb"))
     assert stored == ALL_NOTEBOOKS
     assert [s[:2] for s in stored] == [f"{i:02d}" for i in range(1, len(ALL_NOTEBOOKS) + 1)]
-    assert sorted(p.name for p in SOLUTION_DIR.glob("*.ipynb")) == [_solutions_path(n).name for n in ALL_NOTEBOOKS]
+    assert sorted(p.name for p in SOLUTION_DIR.glob("*.ipynb")) == [solutions_path(n).name for n in ALL_NOTEBOOKS]
 
 
 def _stored_clean(nb, name: str) -> None:
@@ -164,7 +166,7 @@ def _imported_checks(source: str) -> tuple[str, set[str]]:
     return node.module, {a.name for a in node.names}
 
 
-def _exercises(nb, name: str) -> tuple[str, list[tuple[str, str, str]]]:
+def lesson_exercises(nb, name: str) -> tuple[str, list[tuple[str, str, str]]]:
     """The lesson's exercises: (import cell source, [(exercise text, answer cell, check cell)]); asserts the
     layout of the module docstring on the way."""
     start = _heading_index(nb, "## Exercises")
@@ -183,7 +185,7 @@ def _exercises(nb, name: str) -> tuple[str, list[tuple[str, str, str]]]:
 
 @pytest.mark.parametrize("name", ALL_NOTEBOOKS)
 def test_notebook_is_a_lesson(name):
-    nb = _read(name)
+    nb = read_lesson(name)
     _stored_clean(nb, name)
 
     first, last = nb.cells[0], nb.cells[-1]
@@ -196,10 +198,10 @@ def test_notebook_is_a_lesson(name):
     order = {h: _heading_index(nb, h) for h in ("## Takeaways", "## What this does not show", "## Exercises")}
     assert all(i > 0 for i in order.values()), f"{name}: missing sections {[h for h, i in order.items() if i <= 0]}"
     assert list(order.values()) == sorted(order.values()), f"{name}: sections out of order {order}"
-    assert _heading_index(nb, "## Solutions") == -1, f"{name}: solutions live in {_solutions_path(name).name}"
+    assert _heading_index(nb, "## Solutions") == -1, f"{name}: solutions live in {solutions_path(name).name}"
     assert last.cell_type == "markdown" and last.source.startswith("## Next"), f"{name}: last cell must be '## Next'"
 
-    imports, exercises = _exercises(nb, name)
+    imports, exercises = lesson_exercises(nb, name)
     assert 2 <= len(exercises) <= 4, f"{name}: {len(exercises)} exercises"
     _, imported = _imported_checks(imports)
     used = []
@@ -214,9 +216,9 @@ def test_notebook_is_a_lesson(name):
 
 @pytest.mark.parametrize("name", ALL_NOTEBOOKS)
 def test_solutions_follow_their_lesson(name):
-    nb = nbformat.read(_solutions_path(name), as_version=4)
-    _stored_clean(nb, _solutions_path(name).name)
-    imports, exercises = _exercises(_read(name), name)
+    nb = nbformat.read(solutions_path(name), as_version=4)
+    _stored_clean(nb, solutions_path(name).name)
+    imports, exercises = lesson_exercises(read_lesson(name), name)
     title, run, imports_again, *rest = nb.cells
     assert title.cell_type == "markdown" and title.source.startswith(f"# {name[:2]} · Solutions")
     assert f'await run_lesson("{name}", globals())' in run.source, "the solutions first run the lesson's code"
@@ -249,7 +251,7 @@ def check_verdicts(nb, checks: list[str], expected: str) -> None:
         assert found == [(str(k), expected)], f"exercise {k}: {_output_text(cell)[:600]!r}"
 
 
-def _execute(path: Path, kernel_spec_manager, tmp_path, monkeypatch):
+def execute_notebook(path: Path, kernel_spec_manager, tmp_path, monkeypatch):
     """Run the notebook at ``path`` in an empty working folder; the executed notebook and its stdout."""
     from jupyter_client.manager import KernelManager
     from nbclient.exceptions import CellExecutionError
@@ -301,19 +303,19 @@ OUTPUT_CHECKS = {"11_solutions.ipynb": check_nb11_leak_and_guard}
 @pytest.mark.notebook
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_notebook_runs_offline_without_error(name, kernel_spec_manager, tmp_path, monkeypatch):
-    nb, text = _execute(NOTEBOOK_DIR / f"{name}.ipynb", kernel_spec_manager, tmp_path, monkeypatch)
-    assert _images(nb) >= 1, f"{name} drew no plot"
+    nb, text = execute_notebook(NOTEBOOK_DIR / f"{name}.ipynb", kernel_spec_manager, tmp_path, monkeypatch)
+    assert count_images(nb) >= 1, f"{name} drew no plot"
     if name in USES_MODEL:
         assert "local/smollm2" in text, f"{name} did not run on the embedded model"
-    check_verdicts(nb, [check for _, _, check in _exercises(_read(name), name)[1]], "not answered yet")
+    check_verdicts(nb, [check for _, _, check in lesson_exercises(read_lesson(name), name)[1]], "not answered yet")
 
 
 @pytest.mark.notebook
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_solutions_notebook_runs_and_every_check_says_right(name, kernel_spec_manager, tmp_path, monkeypatch):
-    path = _solutions_path(name)
-    nb, text = _execute(path, kernel_spec_manager, tmp_path, monkeypatch)
-    check_verdicts(nb, [check for _, _, check in _exercises(_read(name), name)[1]], "right")
+    path = solutions_path(name)
+    nb, text = execute_notebook(path, kernel_spec_manager, tmp_path, monkeypatch)
+    check_verdicts(nb, [check for _, _, check in lesson_exercises(read_lesson(name), name)[1]], "right")
     if path.name in OUTPUT_CHECKS:
         OUTPUT_CHECKS[path.name](text)
 

@@ -27,7 +27,7 @@ from agent_tools import LocalCorpusSearch, SearchClient, ToolExecutor  # noqa: E
 from benchmarks.questions import DATA_SNAPSHOT_DATE, load_forecastbench  # noqa: E402
 from benchmarks.teaching.exercises import (adversarial_debate, aggregation_math, cost_versus_quality, ensembles,  # noqa: E402
                                            evaluation_and_leaderboard, evaluation_pitfalls, framework_comparison,
-                                           human_panels, providers_and_tokens, research_agent, state_and_replay,
+                                           human_panels, pooling_distributions, providers_and_tokens, research_agent, state_and_replay,
                                            supervisor_and_pipeline, tools_and_evidence)
 from benchmarks.teaching.lessons import lesson_code_cells  # noqa: E402
 
@@ -568,3 +568,50 @@ def test_13_checks_on_the_lesson_data():
                                        ns["members"]).right
     assert human_panels.check_adjusted_entry({"adjusted Brier": 0.17, "Brier Index": 58.77, "rank after adjustment": 3},
                                              ns["hand"]).right
+
+
+# --- 14 pooling distributions --------------------------------------------------------------------------
+
+def test_14_pool_widths_by_the_normal_quantiles():
+    # quantile average: N(0.5, 0.04), width 2 * 1.6449 * 0.04 = 0.1316; linear pool: member a's 10% point
+    # 0.35 - 1.2816 * 0.04 = 0.2987 to member b's 90% point 0.7013, width 0.4025 (the other member adds ~1e-14)
+    right = {"linear pool": 0.4025, "quantile average": 0.1316}
+    assert pooling_distributions.check_pool_widths(right).right
+    swapped = pooling_distributions.check_pool_widths({"linear pool": 0.1316, "quantile average": 0.4025})
+    assert swapped.status == "wrong" and "2 of 2 wrong" in swapped.message and "mixture" in swapped.message
+    assert status(pooling_distributions.check_pool_widths({**right, "linear pool": 0.42})) == "wrong"    # outside ±0.01
+    assert status(pooling_distributions.check_pool_widths({"linear pool": None, "quantile average": None})) == "not answered"
+
+
+def test_14_rps_function_against_hand_values():
+    def rps(p, outcome):
+        cum = np.cumsum(p)[:-1]
+        return float(((cum - (np.arange(len(p)) >= outcome)[:-1]) ** 2).sum() / (len(p) - 1))
+
+    # by hand: [0.6, 0.1, 0.1, 0.1, 0.1] with the last option: (0.36 + 0.49 + 0.64 + 0.81) / 4 = 0.575
+    assert rps(np.array([0.6, 0.1, 0.1, 0.1, 0.1]), 4) == pytest.approx(0.575)
+    assert pooling_distributions.check_rps_function(rps).right
+    summed = pooling_distributions.check_rps_function(
+        lambda p, o: float(((np.cumsum(p) - (np.arange(len(p)) >= o)) ** 2).sum()))
+    assert summed.status == "wrong" and "divide by k - 1" in summed.message           # scoringrules' unnormalised sum
+    brier = pooling_distributions.check_rps_function(lambda p, o: float(((p - np.eye(len(p))[o]) ** 2).sum()))
+    assert brier.status == "wrong"                                                      # the Brier score is not the RPS
+
+    def stub(p, outcome):
+        raise NotImplementedError
+
+    assert status(pooling_distributions.check_rps_function(stub)) == "not answered"
+
+
+def test_14_projection_by_hand():
+    # prices 0.7, 0.5, 0.2 (sum 1.4), the second won: theta = 0.4 / 3; projected 0.5667, 0.3667, 0.0667;
+    # group Brier 0.49 + 0.25 + 0.04 = 0.78 before, 0.3211 + 0.4011 + 0.0044 = 0.7267 after
+    right = {"group Brier before": 0.78, "group Brier after": 0.7267, "winner after": 0.3667}
+    assert pooling_distributions.check_projection(right).right
+    # renormalising (p / sum) is not the projection: 0.5, 0.357, 0.143 -> group Brier 0.6837, winner 0.357
+    renormalised = pooling_distributions.check_projection({"group Brier before": 0.78, "group Brier after": 0.6837,
+                                                           "winner after": 0.5 / 1.4})
+    assert renormalised.status == "wrong" and "2 of 3 wrong" in renormalised.message
+    wrong = pooling_distributions.check_projection({**right, "winner after": 0.5})       # unchanged price
+    assert wrong.status == "wrong" and "too high" in wrong.message and "theta" in wrong.message
+    assert status(pooling_distributions.check_projection({k: None for k in right})) == "not answered"
