@@ -338,6 +338,30 @@ def request_role(json_schema: dict[str, Any] | None) -> Role:
     return "other"
 
 
+#: A weighting prompt's past-score line (agent_specialists.member_weights): the member and its relative score.
+_TRACK_LINE = re.compile(r"^- (?P<id>\S+): relative score (?P<r>[0-9.]+|none) over (?P<n>\d+) past events$", re.M)
+#: Noise of the simulated supervisor's weights (standard deviation on the log scale) and past events it trusts.
+WEIGHT_NOISE, WEIGHT_MIN_PAST = 0.3, 10
+
+
+def _member_weights(messages: Sequence[ChatMessage]) -> str:
+    """The simulated supervisor's member weights: ``r^-2 x exp(0.3 z)`` from each member's past relative score
+    ``r`` as the prompt states it (``r = 1`` with fewer than :data:`WEIGHT_MIN_PAST` past events), ``z`` a normal
+    draw seeded by the member and the prompt's question line, as integer percents. It reads only the prompt's
+    score lines (never the fenced method summaries, never an outcome)."""
+    text = "\n".join(m.content for m in messages)
+    head = text.split("## PAST SCORES", 1)[0]
+    raw = {}
+    for m in _TRACK_LINE.finditer(text):
+        r = 1.0 if m.group("r") == "none" or int(m.group("n")) < WEIGHT_MIN_PAST else max(float(m.group("r")), 1e-3)
+        raw[m.group("id")] = r ** -2.0 * math.exp(WEIGHT_NOISE * seeded_normal("member_weights", head, m.group("id")))
+    top = max(raw.values(), default=1.0)
+    weights = [{"model": k, "weight_percent": int(round(100 * v / top)),
+                "reason": f"simulated: weight from past relative score, noise {WEIGHT_NOISE} on the log scale"}
+               for k, v in raw.items() if round(100 * v / top) > 0]
+    return json.dumps({"weights": weights, "summary": "Simulated supervisor, not a model: weights r^-2 with seeded noise."})
+
+
 def member_key(seed: int | None, task: str) -> str:
     """Which member a forecaster request comes from: its call seed and its task text (persona included)."""
     return f"forecaster|{seed}|{hashlib.blake2b(task.encode(), digest_size=6).hexdigest()}"
@@ -529,6 +553,8 @@ class SimulatorProvider(Provider):
     def answer(self, messages: Sequence[ChatMessage], json_schema: dict[str, Any] | None, seed: int | None) -> str:
         """The simulated answer text of one request (deterministic)."""
         role = request_role(json_schema)
+        if role == "member_weights":
+            return _member_weights(messages)
         found = _question_in(messages)
         if role == "other" or found is None:
             note = ("forecast-reconcile simulator (not a language model): it answers the forecasting roles "
