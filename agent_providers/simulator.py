@@ -352,7 +352,7 @@ def _member_weights(messages: Sequence[ChatMessage]) -> str:
     text = "\n".join(m.content for m in messages)
     head = text.split("## PAST SCORES", 1)[0]
     raw = {}
-    for m in _TRACK_LINE.finditer(text):
+    for m in _TRACK_LINE.finditer(text.split("## METHOD SUMMARIES", 1)[0]):
         r = 1.0 if m.group("r") == "none" or int(m.group("n")) < WEIGHT_MIN_PAST else max(float(m.group("r")), 1e-3)
         raw[m.group("id")] = r ** -2.0 * math.exp(WEIGHT_NOISE * seeded_normal("member_weights", head, m.group("id")))
     top = max(raw.values(), default=1.0)

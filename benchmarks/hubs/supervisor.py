@@ -143,6 +143,6 @@ def week_cost_lines(pool: SupervisorPool, provider: Provider) -> list[str]:
     own = g["cost_usd"].mean() if g["cost_usd"].notna().all() else float("nan")
     return [f"supervisor: {len(g)} rounds, {int((~g['ok']).sum())} failed calls; per week of the hub (one call): "
             f"{n_in:,.0f} input + {n_out:,.0f} output tokens,",
-            f"  USD {own:.4f} on {provider.spec}; priced as {PRICED_MODEL}: "
-            f"{'unknown' if priced is None else f'USD {priced:.4f}'} per week, "
+            f"  USD {own:.4f} per week on {provider.spec}",
+            f"  priced as {PRICED_MODEL}: {'unknown' if priced is None else f'USD {priced:.4f}'} per week, "
             f"{'unknown' if priced is None else f'USD {52 * priced:.2f}'} per year (52 weeks)"]
