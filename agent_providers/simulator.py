@@ -54,6 +54,11 @@ reproducible whatever the call order):
    draws), ``medium`` below 1.150 (a quarter), ``low`` otherwise. Confidence is therefore
    informative by construction, which is what the default combination rule assumes.
 
+5. **Member weights** (role ``member_weights``: a hub's supervisor, :mod:`agent_specialists.member_weights`):
+   weights ``r^-2 x exp(0.3 z)`` from each member's past relative score ``r`` as the prompt's score lines state
+   it (``r = 1`` with fewer than 10 past events), ``z`` seeded by the member and the prompt's question; it needs
+   no world and never reads the fenced method summaries.
+
 Other kinds
 -----------
 Multiple-choice and numeric questions (a question whose world record holds such a spec) are simulated alike in
