@@ -7,7 +7,7 @@ the number of those events), then the members' own method summaries, **fenced as
 (:func:`agent_tools.evidence.fence`, kind ``"agent"``): a team's text can say anything, including instructions.
 The answer is one JSON object: ``weights``, a list of ``{"model", "weight_percent", "reason"}`` (``model`` an enum
 of the members' ids, ``weight_percent`` an integer 0..100, an enum so the embedded model's grammar enforces it),
-and a ``summary``. :func:`read_member_weights` normalises the weights to sum to 1; a member left out gets 0.
+and a ``summary``; at most :data:`MAX_SELECTED` members are listed (a selection). :func:`read_member_weights` normalises the weights to sum to 1; a member left out gets 0.
 
 A parse failure (not JSON, no list, an unknown or repeated model, a weight outside 0..100, every weight 0) raises
 :class:`~agent_schemas.ForecastParseError`; it is never replaced by a default weighting. :func:`aweigh_members`
@@ -33,7 +33,10 @@ __all__ = ["MemberRecord", "MemberWeighting", "aweigh_members", "member_weights_
 #: Characters of a member's method summary shown (the rest is cut: the prompt stays bounded).
 METHOD_CHARS = 300
 #: Characters of one reason and of the summary.
-REASON_CHARS = 160
+REASON_CHARS = 100
+#: Most members one answer may weight (a selection, as the hubs' human-judged ensembles are): it bounds the answer's
+#: length, so that it fits a small model's context (SmolLM2's 4,096 tokens) beside a prompt of some 30 members.
+MAX_SELECTED = 10
 
 
 @dataclass(frozen=True)
@@ -104,10 +107,10 @@ def member_weights_request(question: str, forecast_date: dt.date, records: Seque
              fence([f"{r.model}: {' '.join(r.methods.split())[:METHOD_CHARS] or '(none given)'}" for r in records], "agent"),
              "## TASK\nAnswer with one JSON object only: "
              '{"weights": [{"model": "<id>", "weight_percent": <0-100>, "reason": "<text>"}, ...], "summary": "<text>"}. '
-             "List every member you give weight to; a member not listed gets 0."]
+             f"List the members you select, at most {min(MAX_SELECTED, len(records))}; a member not listed gets 0."]
     ids = [r.model for r in records]
     schema = {"type": "object", "properties": {
-        "weights": {"type": "array", "maxItems": len(ids), "items": {"type": "object", "properties": {
+        "weights": {"type": "array", "maxItems": min(MAX_SELECTED, len(ids)), "items": {"type": "object", "properties": {
             "model": {"type": "string", "enum": ids},
             "weight_percent": {"type": "integer", "enum": list(range(101))},
             "reason": text_schema(REASON_CHARS)}, "required": ["model", "weight_percent", "reason"]}},
@@ -122,13 +125,16 @@ def read_member_weights(text: str, members: Sequence[str]) -> tuple[dict[str, fl
     Raises
     ------
     ForecastParseError
-        Not one JSON object with a ``weights`` list; an item that is not an object; a model not among
+        Not one JSON object with a ``weights`` list; more than :data:`MAX_SELECTED` items; an item that is not an object; a model not among
         ``members`` or named twice; a weight not an integer in 0..100; every weight 0.
     """
     data = parse_json(text, required_keys=("weights",))
     items = data.get("weights")
     if not isinstance(items, list):
         raise ForecastParseError("member weights answer has no 'weights' list", raw_text=text, field="weights", value=items)
+    if len(items) > MAX_SELECTED:
+        raise ForecastParseError(f"weights name {len(items)} members, more than {MAX_SELECTED}", raw_text=text, field="weights",
+                                 value=len(items))
     raw: dict[str, float] = {}
     reasons: dict[str, str] = {}
     for item in items:

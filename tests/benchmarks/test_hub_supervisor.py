@@ -134,6 +134,9 @@ def test_parse_errors_are_typed():
                  json.dumps({"weights": [{"model": "a", "weight_percent": 5}, {"model": "a", "weight_percent": 5}]})):
         with pytest.raises(ForecastParseError):
             read_member_weights(text, members)
+    many = [f"m{i}" for i in range(11)]
+    with pytest.raises(ForecastParseError, match="more than 10"):  # a selection: at most MAX_SELECTED members
+        read_member_weights(_answer({m: 5 for m in many}), many)
 
 
 def test_member_text_is_fenced_and_cannot_close_the_fence():
@@ -167,6 +170,8 @@ def test_simulator_weights_from_past_scores_only():
     w = first.weights
     assert sum(w.values()) == pytest.approx(1.0)
     assert 4 * np.exp(-6 * 0.3) <= w["a"] / w["b"] <= 4 * np.exp(6 * 0.3) and w["a"] > w["b"]
+    many = ask([MemberRecord(f"m{i}", "", 0.5 + 0.05 * i, 20) for i in range(14)])
+    assert many.ok and sum(v > 0 for v in many.weights.values()) == 10  # the schema's selection limit
 
 
 def test_cli_runs_the_supervisor_on_the_simulator(tmp_path):
