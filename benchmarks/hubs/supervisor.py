@@ -24,6 +24,7 @@ the ``supervisor`` rows of the leaderboard.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 from dataclasses import dataclass, field
 
@@ -51,7 +52,8 @@ class SupervisorPool:
     """The supervisor's pool: ``forecast`` ``(n_events, n_levels)`` (NaN on rounds not run), per round its usage."""
 
     forecast: np.ndarray
-    #: one row per round run: reference_date, season, ok, error, input_tokens, output_tokens, cost_usd, summary
+    #: one row per round run: reference_date, season, ok, error, calls, input_tokens, output_tokens, cost_usd, summary,
+    #: weights and reasons (JSON objects by member; the weights of the members selected, summing to 1)
     rounds: pd.DataFrame
     weights: dict[str, dict[str, float]] = field(default_factory=dict)
 
@@ -113,7 +115,9 @@ def supervise(hub: Hub, ev: QuantileEvents, scored: Scored, provider: Provider, 
         rows.append({"reference_date": pd.Timestamp(ref), "season": ev.events.loc[sel, "season"].iloc[0], "ok": answer.ok,
                      "error": "" if answer.ok else f"{type(answer.error).__name__}: {answer.error}",
                      "calls": u.calls, "input_tokens": u.input_tokens or 0, "output_tokens": u.output_tokens or 0,
-                     "cost_usd": u.cost_usd, "summary": answer.summary})
+                     "cost_usd": u.cost_usd, "summary": answer.summary,
+                     "weights": json.dumps({m: round(w, 4) for m, w in answer.weights.items() if w > 0}),
+                     "reasons": json.dumps(answer.reasons)})
     return SupervisorPool(forecast, pd.DataFrame(rows), weights)
 
 

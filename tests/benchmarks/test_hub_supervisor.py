@@ -103,7 +103,7 @@ def test_weighted_pool_by_hand_with_tokens_and_cost(tmp_path):
     assert np.isnan(res.leaderboard.set_index("row").loc["median", "calls"])
     assert any("per week of the hub (one call)" in line for line in res.lines)
     rounds = pd.read_csv(tmp_path / "o" / "supervisor_rounds.csv")
-    assert len(rounds) == 3 and rounds["ok"].all()
+    assert len(rounds) == 3 and rounds["ok"].all() and json.loads(rounds["weights"][0]) == {"team-A": 0.75, "team-B": 0.25}
 
 
 @pytest.mark.parametrize("bad", ["not json at all", _answer({"team-Z": 100}), _answer({"team-A": 0, "team-B": 0}),
