@@ -2,7 +2,8 @@
 
 The agents label each call they make (:func:`calling_as`): a forecaster's search queries (``"queries"``) and its
 forecast (``"forecaster"``), a debater's turn (``"bull"`` / ``"bear"``), the supervisor's list of disagreements
-(``"disagreements"``) and its reconciled forecast (``"decision"``). These are finer than the usage ledger's roles
+(``"disagreements"``) and its reconciled forecast (``"decision"``), and its weights of a hub's members from their
+records (``"member_weights"``). These are finer than the usage ledger's roles
 (``forecaster``, ``bull``, ``bear``, ``supervisor``), which count tokens; the label says what is asked.
 
 Providers that answer by role without a model (the simulator, the scripted world) read the label with
@@ -29,7 +30,7 @@ from typing import Literal, get_args
 
 __all__ = ["CALL_ROLES", "CallRole", "call_role", "calling_as"]
 
-CallRole = Literal["queries", "forecaster", "bull", "bear", "disagreements", "decision"]
+CallRole = Literal["queries", "forecaster", "bull", "bear", "disagreements", "decision", "member_weights"]
 #: Every role a pipeline call can have, in pipeline order.
 CALL_ROLES: tuple[str, ...] = get_args(CallRole)
 

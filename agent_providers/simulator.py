@@ -54,6 +54,11 @@ reproducible whatever the call order):
    draws), ``medium`` below 1.150 (a quarter), ``low`` otherwise. Confidence is therefore
    informative by construction, which is what the default combination rule assumes.
 
+5. **Member weights** (role ``member_weights``: a hub's supervisor, :mod:`agent_specialists.member_weights`):
+   weights ``r^-2 x exp(0.3 z)`` from each member's past relative score ``r`` as the prompt's score lines state
+   it (``r = 1`` with fewer than 10 past events; the schema's selection limit keeps the highest), ``z`` seeded by the member and the prompt's question; it needs
+   no world and never reads the fenced method summaries.
+
 Other kinds
 -----------
 Multiple-choice and numeric questions (a question whose world record holds such a spec) are simulated alike in
@@ -338,6 +343,33 @@ def request_role(json_schema: dict[str, Any] | None) -> Role:
     return "other"
 
 
+#: A weighting prompt's past-score line (agent_specialists.member_weights): the member and its relative score.
+_TRACK_LINE = re.compile(r"^- (?P<id>\S+): relative score (?P<r>[0-9.]+|none) over (?P<n>\d+) past events$", re.M)
+#: Noise of the simulated supervisor's weights (standard deviation on the log scale) and past events it trusts.
+WEIGHT_NOISE, WEIGHT_MIN_PAST = 0.3, 10
+
+
+def _member_weights(messages: Sequence[ChatMessage], json_schema: dict[str, Any] | None) -> str:
+    """The simulated supervisor's member weights: ``r^-2 x exp(0.3 z)`` from each member's past relative score
+    ``r`` as the prompt states it (``r = 1`` with fewer than :data:`WEIGHT_MIN_PAST` past events), ``z`` a normal
+    draw seeded by the member and the prompt's question line, as integer percents; the highest ``maxItems`` of the
+    answer schema (the selection limit) are listed. It reads only the prompt's
+    score lines (never the fenced method summaries, never an outcome)."""
+    text = "\n".join(m.content for m in messages)
+    head = text.split("## PAST SCORES", 1)[0]
+    raw = {}
+    for m in _TRACK_LINE.finditer(text.split("## METHOD SUMMARIES", 1)[0]):
+        r = 1.0 if m.group("r") == "none" or int(m.group("n")) < WEIGHT_MIN_PAST else max(float(m.group("r")), 1e-3)
+        raw[m.group("id")] = r ** -2.0 * math.exp(WEIGHT_NOISE * seeded_normal("member_weights", head, m.group("id")))
+    most = (json_schema or {}).get("properties", {}).get("weights", {}).get("maxItems", len(raw))
+    chosen = sorted(raw, key=lambda k: -raw[k])[:most]  # the schema's selection limit: the highest weights
+    top = max(raw.values(), default=1.0)
+    weights = [{"model": k, "weight_percent": int(round(100 * raw[k] / top)),
+                "reason": f"simulated: weight from past relative score, noise {WEIGHT_NOISE} on the log scale"}
+               for k in chosen if round(100 * raw[k] / top) > 0]
+    return json.dumps({"weights": weights, "summary": "Simulated supervisor, not a model: weights r^-2 with seeded noise."})
+
+
 def member_key(seed: int | None, task: str) -> str:
     """Which member a forecaster request comes from: its call seed and its task text (persona included)."""
     return f"forecaster|{seed}|{hashlib.blake2b(task.encode(), digest_size=6).hexdigest()}"
@@ -529,6 +561,8 @@ class SimulatorProvider(Provider):
     def answer(self, messages: Sequence[ChatMessage], json_schema: dict[str, Any] | None, seed: int | None) -> str:
         """The simulated answer text of one request (deterministic)."""
         role = request_role(json_schema)
+        if role == "member_weights":
+            return _member_weights(messages, json_schema)
         found = _question_in(messages)
         if role == "other" or found is None:
             note = ("forecast-reconcile simulator (not a language model): it answers the forecasting roles "

@@ -4,6 +4,7 @@ They use providers and tools, never ``agent_research`` (the pipeline there uses 
 """
 
 from agent_specialists.debate import DebateAgent, Side
+from agent_specialists.member_weights import MemberRecord, MemberWeighting
 from agent_specialists.supervisor import SupervisorAgent, SupervisorProgress
 
-__all__ = ["DebateAgent", "Side", "SupervisorAgent", "SupervisorProgress"]
+__all__ = ["DebateAgent", "MemberRecord", "MemberWeighting", "Side", "SupervisorAgent", "SupervisorProgress"]

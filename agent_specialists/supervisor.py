@@ -36,6 +36,7 @@ from agent_schemas import (
     as_visible,
 )
 from agent_specialists import prompts
+from agent_specialists.member_weights import MemberRecord, MemberWeighting, aweigh_members
 from agent_tools import SearchClient, ToolExecutor, parse_json, render_evidence, shown_results
 from agent_tools.parsing import parse_answer
 from agent_tools.case_facts import stable_prefix
@@ -300,6 +301,13 @@ class SupervisorAgent:
         await self.aclarify(progress, cutoff, question=question)
         text = await self.adecide(question, agent_summaries, progress, ask=ask)
         return self.artifact(question, progress, text)
+
+    async def aweigh_members(self, question: str, forecast_date: dt.date, records: Sequence[MemberRecord], *,
+                             ask: Ask | None = None) -> MemberWeighting:
+        """Weights of a panel's members from their records (:mod:`agent_specialists.member_weights`): one call,
+        never raises (a failure is ``error`` with the usage spent). ``ask`` routes the call (default the provider)."""
+        return await aweigh_members(ask or provider_ask(self.llm), question, forecast_date, records,
+                                    max_tokens=self.max_tokens, seed=self.seed, temperature=self.temperature)
 
     def run(self, question: VisibleQuestion | Question, agent_summaries: Sequence[AgentSummary], cutoff_date: dt.date | None = None) -> SupervisorArtifact:
         """Synchronous form of :meth:`arun`."""

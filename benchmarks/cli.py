@@ -852,6 +852,8 @@ def aggregate(
     fit_from: Optional[str] = typer.Option(None, "--fit-from", help="Earlier run folders (or folders of runs), comma-separated, the fitted methods also learn from (only questions resolved before each question's forecast date)."),
     fit_from_any_model: bool = typer.Option(False, "--fit-from-any-model", help="Let the fitted methods learn from --fit-from runs of other panels or models."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar on stderr."),
+    supervisor: bool = typer.Option(False, "--supervisor", help="A hub (quantile target): the SupervisorAgent of --provider weights the members, one call per reference date, from their method summaries and past scores; its pool is the row 'supervisor' with tokens and cost (benchmarks/hubs/supervisor.py)."),
+    rounds: Optional[int] = typer.Option(None, "--rounds", min=1, help="With --supervisor: run it on the first N reference dates only (default all)."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
 ) -> None:
     """Aggregate a panel of forecasts and score every aggregation method against single forecasters.
@@ -887,8 +889,11 @@ def aggregate(
             raise ValueError(f"PANEL_FILE {panel_file} is a folder, not a panel file nor a forecast hub (no hub-config/ or model-output/)")
         if panel in BUNDLED_HUBS or (panel_file is not None and is_hub_folder(panel_file)):
             _aggregate_hub(panel_file, panel, target=target, baseline=baseline, location=location, horizon=horizon,
-                           output_dir=output_dir, run_id=run_id, n_resamples=n_resamples, seed=seed)
+                           output_dir=output_dir, run_id=run_id, n_resamples=n_resamples, seed=seed,
+                           supervisor=(provider or "") if supervisor else None, rounds=rounds)
             return
+        if supervisor or rounds is not None:
+            raise ValueError("--supervisor and --rounds are for a forecast hub (a hub folder or --panel flusight)")
         if resume and run_id and resume != run_id:
             raise ValueError(f"--resume {resume} continues that run: drop --run-id {run_id}")
         _folder(output_dir, "--output")
@@ -964,7 +969,8 @@ def aggregate(
 
 
 def _aggregate_hub(path: Optional[Path], panel: Optional[str], *, target: Optional[str], baseline: Optional[str], location: Optional[str],
-                   horizon: Optional[str], output_dir: Path, run_id: Optional[str], n_resamples: int, seed: int) -> None:
+                   horizon: Optional[str], output_dir: Path, run_id: Optional[str], n_resamples: int, seed: int,
+                   supervisor: Optional[str] = None, rounds: Optional[int] = None) -> None:
     """``aggregate`` of a forecast hub (benchmarks/hubs): every pool, hub row and member scored as the hubs score."""
     import re
 
@@ -980,8 +986,17 @@ def _aggregate_hub(path: Optional[Path], panel: Optional[str], *, target: Option
     hub, default_horizons = load_hub(path, panel)
     chosen = target or hub.default_target or "target"
     out = output_dir / (run_id or f"hub-{hub.name}-{re.sub(r'[^A-Za-z0-9]+', '-', chosen).strip('-')}")
+    llm = None
+    if supervisor == "":
+        raise ValueError("--supervisor needs --provider (e.g. -p sim: a simulation at no cost)")
+    if supervisor is not None:
+        from agent_providers import get_provider
+
+        llm = get_provider(supervisor)
+    elif rounds is not None:
+        raise ValueError("--rounds is for --supervisor")
     result = run_hub(hub, out, target=target, baseline=baseline, locations=_csv(location), horizons=horizons or default_horizons,
-                     n_resamples=n_resamples, seed=seed)
+                     n_resamples=n_resamples, seed=seed, supervisor=llm, rounds=rounds)
     typer.echo("\n".join(result.lines))
     _say(f"written: {', '.join(str(f) for f in result.files)}")
 

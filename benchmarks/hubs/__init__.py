@@ -9,6 +9,7 @@ Modules, one concept each, lowest first:
 * :mod:`.scores`: WIS and its parts, coverage, absolute error; RPS, Brier and log loss of options;
 * :mod:`.pools`: median, mean, trimmed mean, linear pool, walk-forward trained weights; option mean, log and median pools;
 * :mod:`.leaderboard`: who is a member, a hub row or left out; per-season tables with intervals and paired differences;
+* :mod:`.supervisor`: the SupervisorAgent's weights of the members per reference date, its pool, tokens and cost;
 * :mod:`.plots`: fan charts of forecast rounds, each pool's WIS and coverage over time;
 * :mod:`.command`: what the command line runs, writes and prints.
 """

@@ -3,7 +3,9 @@
 Writes into ``-o DIR`` (created): ``leaderboard.csv`` (:mod:`benchmarks.hubs.leaderboard`'s columns), ``members.csv``
 (every member alike), ``report.md`` (the printed tables, the notes: rows left out, models without a licence, the data's
 attribution) and, for a quantile target, ``figures/`` (:mod:`benchmarks.hubs.plots`: each pool's WIS and coverage over
-time, and a fan chart of the forecast round of each season's peak in each location). Prints one table per season, each line under 100 characters.
+time, and a fan chart of the forecast round of each season's peak in each location); with a supervisor
+(:mod:`benchmarks.hubs.supervisor`) a ``supervisor`` row with its tokens and cost, ``supervisor_rounds.csv`` (one
+line per call) and its cost per week of the hub. Prints one table per season, each line under 100 characters.
 """
 
 from __future__ import annotations
@@ -15,10 +17,14 @@ from pathlib import Path
 
 import pandas as pd
 
+from agent_providers import Provider
+
 from benchmarks.hubs.events import option_events, quantile_events
 from benchmarks.hubs.leaderboard import leaderboard, score_options, score_quantiles
 from benchmarks.hubs.plots import fan_chart, over_time
 from benchmarks.hubs.read import Hub, is_hub_folder, read_flusight, read_hub
+from benchmarks.hubs.scores import quantile_score_table
+from benchmarks.hubs.supervisor import supervise, supervisor_columns, week_cost_lines
 
 __all__ = ["BUNDLED_HUBS", "HubRun", "load_hub", "run_hub"]
 
@@ -86,7 +92,8 @@ def _table(board: pd.DataFrame, primary: str, season: str) -> list[str]:
 
 
 def run_hub(hub: Hub, out_dir: Path, *, target: str | None = None, baseline: str | None = None, locations: list[str] | None = None,
-            horizons: list[int] | None = None, n_resamples: int = 1000, seed: int = 0, figures: bool = True) -> HubRun:
+            horizons: list[int] | None = None, n_resamples: int = 1000, seed: int = 0, figures: bool = True,
+            supervisor: Provider | None = None, rounds: int | None = None) -> HubRun:
     """Score every pool, hub row and member of one target of ``hub`` and write the files (module docstring).
 
     Raises
@@ -110,7 +117,17 @@ def run_hub(hub: Hub, out_dir: Path, *, target: str | None = None, baseline: str
     ev = (quantile_events if is_quantile else option_events)(hub, target, locations=locations, horizons=horizons)
     base = _baseline(hub, target, [str(m) for m in ev.models], baseline)
     scored = (score_quantiles if is_quantile else score_options)(hub, ev, base)
+    pool = None
+    if supervisor is not None:
+        if not is_quantile:
+            raise ValueError(f"--supervisor: only for a quantile target ({target} is an option target)")
+        pool = supervise(hub, ev, scored, supervisor, rounds=rounds, seed=seed)
+        scored.scores["supervisor"] = quantile_score_table(pool.forecast, ev.outcome, ev.levels)
+        scored.kinds["supervisor"] = "pool"
+        scored.pooled["supervisor"] = pool.forecast
     board, members = leaderboard(scored, n_resamples=n_resamples, seed=seed)
+    if pool is not None:
+        board = supervisor_columns(board, pool)
     primary = scored.primary
     notes = [f"hub {hub.name}, target {target} ({'quantiles' if is_quantile else 'options'}), baseline {base}; "
              f"{ev.n:,} events with outcomes", *ev.notes, *scored.notes, *hub.notes]
@@ -125,9 +142,14 @@ def run_hub(hub: Hub, out_dir: Path, *, target: str | None = None, baseline: str
                   f"the same events; pairw = pairwise relative (Cramer et al. 2022); vs hub = paired difference",
                   f"of mean {primary.upper()} against hub:{vs.iloc[0] if len(vs) else '-'} (95%, clustered by location x reference date)"]
         lines += _table(board, primary, season)
+    if pool is not None:
+        lines += ["", *week_cost_lines(pool, supervisor)]
     lines += ["", *textwrap.wrap(hub.attribution, 100)]
     out_dir.mkdir(parents=True, exist_ok=True)
     files = [out_dir / "leaderboard.csv", out_dir / "members.csv", out_dir / "report.md"]
+    if pool is not None:
+        files.append(out_dir / "supervisor_rounds.csv")
+        pool.rounds.to_csv(files[-1], index=False)
     board.to_csv(files[0], index=False)
     members.to_csv(files[1], index=False)
     files[2].write_text("# Hub leaderboard\n\n```\n" + "\n".join(lines) + "\n```\n", encoding="utf-8")
