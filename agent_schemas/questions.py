@@ -110,6 +110,26 @@ class Question(QuestionFacts):
         """Clustering key ``source|source_question_id`` (falls back to the question id)."""
         return f"{self.source}|{self.source_question_id or self.id}"
 
+    def freeze_date(self) -> dt.date | None:
+        """The UTC date of the question's freeze (ForecastBench ``freeze_datetime`` in ``metadata``).
+
+        Returns
+        -------
+        datetime.date or None
+            None when the metadata holds no valid freeze date or the freeze falls after the forecast
+            date (not knowable on the forecast date).
+        """
+        raw = self.metadata.get("freeze_datetime")
+        if not raw:
+            return None
+        from agent_schemas.dates import utc_date  # noqa: PLC0415
+
+        try:
+            freeze = utc_date(raw, field="freeze_datetime")
+        except ValueError:
+            return None
+        return None if freeze > self.forecast_date else freeze
+
     def visible(self, *, show_crowd: bool = False) -> "VisibleQuestion":
         """The part of this question a forecaster may see on its forecast date.
 
@@ -128,16 +148,7 @@ class Question(QuestionFacts):
             forecast, and is always included when known.
         """
         meta = self.metadata
-        freeze_date = None
-        if meta.get("freeze_datetime"):
-            from agent_schemas.dates import utc_date  # noqa: PLC0415
-
-            try:
-                freeze_date = utc_date(meta["freeze_datetime"], field="freeze_datetime")
-            except ValueError:
-                freeze_date = None
-        if freeze_date is not None and freeze_date > self.forecast_date:
-            freeze_date = None  # a freeze after the cutoff is not knowable: never shown
+        freeze_date = self.freeze_date()
         freeze_value = freeze_explanation = None
         crowd = self.crowd_p_yes if show_crowd else None
         crowd_forecast = self.crowd_forecast if show_crowd else None

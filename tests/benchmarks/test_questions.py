@@ -100,6 +100,10 @@ def test_field_mapping_of_one_known_row():
     assert q.url == "https://www.infer-pub.com/questions/1285"
     assert q.resolution_criteria == "Resolves to the outcome of the question found at https://www.infer-pub.com/questions/1285."
     assert q.metadata["freeze_datetime"] == "2024-07-12T00:00:00+00:00"
+    assert q.freeze_date() == dt.date(2024, 7, 12)  # 9 days before the forecast date
+    assert q.model_copy(update={"metadata": {}}).freeze_date() is None
+    late = q.model_copy(update={"metadata": {"freeze_datetime": "2024-07-22T00:00:00+00:00"}})
+    assert late.freeze_date() is None  # after the forecast date: not knowable
     assert q.metadata["freeze_value_explanation"] == "The crowd forecast."
     assert q.metadata["question_set"] == "2024-07-21-human.json"
 
