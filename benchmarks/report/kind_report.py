@@ -45,7 +45,10 @@ class KindReport:
     @property
     def title(self) -> str:
         """The section title."""
-        return f"Leaderboard: {self.kind.label} questions ({self.n_questions}; ranked on {self.kind.primary_score})"
+        too_small = "too_small_to_rank" in self.table.columns and bool(self.table["too_small_to_rank"].any())
+        how = (f"listed by {self.kind.primary_score}: too few clusters to rank" if too_small
+               else f"ranked on {self.kind.primary_score}")
+        return f"Leaderboard: {self.kind.label} questions ({self.n_questions}; {how})"
 
     def markdown(self) -> str:
         """The section: title, what the scores are, the table."""

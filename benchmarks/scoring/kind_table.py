@@ -19,7 +19,8 @@ forecast vector, the question's spec, its outcome and its bootstrap cluster). Th
   with a crowd forecast; ``n`` says how many) and takes no rank against the methods' common set.
 
 Rows are ordered by the primary score (best first); ``rank`` counts the methods and the baselines available on
-every question.
+every question, and only when the set has at least :data:`~benchmarks.scoring.ranking.MIN_CLUSTERS_TO_RANK`
+clusters, as for binary (below it the rows are listed without ranks and ``too_small_to_rank`` is true).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from pydantic import TypeAdapter
 from agent_schemas import DataValidationError
 from agent_schemas.kinds import AnySpec, KindSpec, QuestionKind
 from benchmarks.scoring.bootstrap import clustered_bootstrap_ci, paired_difference_ci
+from benchmarks.scoring.ranking import MIN_CLUSTERS_TO_RANK
 
 __all__ = ["DIAGNOSTIC_TITLES", "kind_forecasts", "kind_table", "score_forecasts", "spec_of_record"]
 
@@ -116,7 +118,7 @@ def score_forecasts(kind: QuestionKind, specs: Sequence[KindSpec], forecasts: Se
 
 
 def kind_table(frame: pd.DataFrame, kind: QuestionKind, *, reference: str = "mean", n_resamples: int = 1000,
-               seed: int = 0) -> pd.DataFrame:
+               seed: int = 0, min_clusters_to_rank: int = MIN_CLUSTERS_TO_RANK) -> pd.DataFrame:
     """The leaderboard of ``kind`` from ``frame`` (:func:`kind_forecasts`), one row per label (module docstring).
 
     Parameters
@@ -130,11 +132,14 @@ def kind_table(frame: pd.DataFrame, kind: QuestionKind, *, reference: str = "mea
         Bootstrap resamples of each interval.
     seed : int
         Seed of the resampling.
+    min_clusters_to_rank : int
+        Fewest clusters of the questions for ranks (:data:`~benchmarks.scoring.ranking.MIN_CLUSTERS_TO_RANK`).
 
     Returns
     -------
     pandas.DataFrame
-        Columns ``kind``, ``label``, ``type``, ``rank`` (NaN for a label not on the common set), ``n``,
+        Columns ``kind``, ``label``, ``type``, ``rank`` (NaN for a label not on the common set, and for every
+        label when the questions have fewer than ``min_clusters_to_rank`` clusters: ``too_small_to_rank``), ``n``,
         ``n_imputed``, one mean per score of ``kind.scores`` (``n_<score>`` where a score is defined on fewer
         questions), the diagnostics' means (:data:`DIAGNOSTIC_TITLES`), ``<primary>_low`` / ``<primary>_high``
         (clustered bootstrap), ``delta_vs_<reference>`` with ``delta_low`` / ``delta_high`` (paired, the primary
@@ -201,7 +206,10 @@ def kind_table(frame: pd.DataFrame, kind: QuestionKind, *, reference: str = "mea
         table[f"delta_vs_{reference}"], table["delta_low"], table["delta_high"] = zip(*deltas)
     table = table.sort_values(primary, key=lambda s: sign * s, kind="stable").reset_index(drop=True)
     ranked = table["_full"].to_numpy()
+    too_small = frame.drop_duplicates("question_id")["cluster"].nunique() < min_clusters_to_rank
     rank = np.full(len(table), np.nan)
-    rank[ranked] = np.arange(1, int(ranked.sum()) + 1)
+    if not too_small:
+        rank[ranked] = np.arange(1, int(ranked.sum()) + 1)
     table.insert(3, "rank", pd.array([int(x) if x == x else None for x in rank], dtype="Int64"))
+    table["too_small_to_rank"] = ranked & too_small
     return table.drop(columns="_full")

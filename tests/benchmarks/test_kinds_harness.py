@@ -220,7 +220,16 @@ def test_a_numeric_run_records_distributions_and_scores_its_own_leaderboard(tmp_
     per_q = [NUM.score([q.spec], NUM.uninformed(q.spec)[None], [q.outcome])["crps"][0] for q in qs]
     assert uniform["crps"] == pytest.approx(np.mean(per_q)) and uniform["baseline_score"] == pytest.approx(0.0, abs=1e-9)
     assert {"crps", "log_loss", "mean_pit", "coverage_50", "coverage_90", "crps_low", "delta_vs_mean", "cost_usd"} <= set(board.columns)
-    assert board["rank"].iloc[0] == 1 and board.loc[board["label"] == "mean", "delta_vs_mean"].isna().all()
+    # 12 questions are 12 clusters, below the floor of ranks (as for binary): listed best first, no rank
+    assert board["rank"].isna().all() and board.loc[board["type"] == "method", "too_small_to_rank"].all()
+    assert list(board["crps"]) == sorted(board["crps"]) and board.loc[board["label"] == "mean", "delta_vs_mean"].isna().all()
+    from benchmarks.scoring.kind_table import kind_forecasts, kind_table
+    from benchmarks.run_folder.load import load_run
+
+    frame = kind_forecasts(load_run(run_dir).records, NUM, run_id=run_dir.name)
+    ranked = kind_table(frame, NUM, n_resamples=50, min_clusters_to_rank=12)
+    assert ranked["rank"].iloc[0] == 1 and not ranked["too_small_to_rank"].any()
+    assert list(ranked.dropna(subset=["rank"])["rank"]) == list(range(1, ranked["rank"].notna().sum() + 1))
     assert "Leaderboard: numeric questions" in (tmp_path / "rep" / "report.html").read_text(encoding="utf-8")
 
 
