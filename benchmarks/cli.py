@@ -423,8 +423,13 @@ def run(
                 return
             if rep.notice:
                 typer.echo(text_lines(rep.notice))
-            if "kind" in rep.leaderboard.columns:  # no binary question: the kinds' own leaderboards
-                typer.echo(rep.markdown)
+            if "kind" in rep.leaderboard.columns:  # no binary question: the kind's own leaderboard
+                from agent_schemas.kinds import kind_named
+                from benchmarks.viewer.terminal import compact_kind_leaderboard, print_table
+
+                kind = kind_named(str(rep.leaderboard["kind"].iloc[0]))
+                print_table(compact_kind_leaderboard(rep.leaderboard, primary=kind.primary_score,
+                                                     files=f"{rep.markdown_path.name}, leaderboard_{kind.name}.csv, {rep.html_path.name}"))
             else:
                 print_compact_leaderboard(rep.leaderboard, baseline=rep.baseline, files=f"{rep.markdown_path.name}, {rep.csv_path.name}, {rep.html_path.name}")
             for line in rep.diversity_lines:

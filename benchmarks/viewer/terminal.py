@@ -38,7 +38,7 @@ from benchmarks.protocol.baselines import crowd_timing_note
 from benchmarks.scoring.ranking import IMPUTATION_RULE, MIN_CLUSTERS_TO_RANK, rank_labels, sensitivity_lines
 from benchmarks.viewer import formatting as fmt
 
-__all__ = ["MAX_WIDTH", "Column", "compact_brier_index", "compact_leaderboard", "compact_table", "print_compact_leaderboard",
+__all__ = ["MAX_WIDTH", "Column", "compact_brier_index", "compact_kind_leaderboard", "compact_leaderboard", "compact_table", "print_compact_leaderboard",
            "print_table", "short_label", "terminal_width"]
 
 #: Widest line the table prints (terminal columns).
@@ -314,6 +314,50 @@ def _width(table: Table) -> int:
     """Columns the table's widest line takes (the caption wraps to the table, so it never decides)."""
     console = Console(file=io.StringIO(), width=10_000)
     return console.measure(table).maximum
+
+
+def compact_kind_leaderboard(board: pd.DataFrame, *, primary: str, files: str = "", reference: str = "mean") -> Table:
+    """The compact leaderboard of one question kind's table (:func:`benchmarks.scoring.kind_table.kind_table`).
+
+    Parameters
+    ----------
+    board : pandas.DataFrame
+        The kind's table: ``label``, ``rank``, ``n``, ``n_imputed``, ``<primary>`` with ``<primary>_low`` /
+        ``<primary>_high``, ``delta_vs_<reference>`` with ``delta_low`` / ``delta_high``, optionally
+        ``tokens_per_question`` and ``too_small_to_rank``; rows in its order (best first).
+    primary : str
+        The kind's primary score (``crps``, ``brier``), printed at 4 decimals with its 95% interval.
+    files : str
+        Where the full tables are, for the caption.
+    reference : str
+        The label the deltas refer to.
+
+    Returns
+    -------
+    rich.table.Table
+        One line per label, at most :data:`MAX_WIDTH` columns wide.
+    """
+    def num(x: Any, signed: bool = False) -> str:
+        return "n/a" if fmt.is_missing(x) else (f"{float(x):+.4f}" if signed else f"{float(x):.4f}").replace("-", fmt.MINUS)
+
+    delta = f"delta_vs_{reference}"
+    rows = []
+    for r in board.to_dict("records"):
+        n = f"{int(r['n'])}" + (f"+{int(r['n_imputed'])}" if r.get("n_imputed") else "")
+        d = ("reference" if r["label"] == reference else
+             "" if fmt.is_missing(r.get(delta)) else f"{num(r[delta], True)} [{num(r['delta_low'], True)}, {num(r['delta_high'], True)}]")
+        tokens = r.get("tokens_per_question")
+        rows.append(("" if fmt.is_missing(r.get("rank")) else str(int(r["rank"])), short_label(str(r["label"])), n,
+                     f"{num(r[primary])} [{num(r[f'{primary}_low'])}, {num(r[f'{primary}_high'])}]", d,
+                     "" if fmt.is_missing(tokens) else f"{float(tokens):,.0f}"))
+    caption = [f"{primary}: lower is better" if primary != "baseline_score" else f"{primary}: higher is better",
+               f"Δ: paired against {reference}, 95% clustered intervals; n+k: k failures scored as the worst case."]
+    if "too_small_to_rank" in board.columns and bool(board["too_small_to_rank"].any()):
+        caption.append(f"Too few clusters to rank (fewer than {MIN_CLUSTERS_TO_RANK}): rows listed by {primary}.")
+    if files:
+        caption.append(f"Full tables: {files}")
+    return compact_table([Column("rank", "right"), Column("method"), Column("n", "right"), Column(f"{primary} [95%]"),
+                          Column(f"Δ vs {reference}"), Column("tokens/q", "right")], rows, caption=caption)
 
 
 def print_compact_leaderboard(board: pd.DataFrame, *, baseline: str, files: str = "", file: TextIO | None = None,

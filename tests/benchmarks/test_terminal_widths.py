@@ -56,6 +56,21 @@ def test_run(sim_run):
     assert "provider calls (" in sim_run[1].stderr
 
 
+@pytest.mark.parametrize("kind, primary", [("numeric", "crps"), ("multiple_choice", "brier")])
+def test_a_run_of_another_kind_prints_its_compact_table(tmp_path, kind, primary):
+    """A run of numeric or multiple-choice questions prints its kind's compact table (it printed the kind's Markdown
+    table, ~300 columns, and the SIMULATED note twice): one line per method, the note once, no rank below 50
+    clusters."""
+    lines = check(invoke("run", "--kind", kind, "-p", "sim", "--n", "6", "--search", "none", "-o", str(tmp_path / "runs"),
+                         "--no-progress"))
+    head = next(ln for ln in lines if f"{primary} [95%]" in ln)
+    assert head.split()[:3] == ["rank", "method", "n"] and not any(ln.startswith("|") for ln in lines)
+    rows = [ln.split() for ln in lines if ln.split() and ln.split()[0] in ("mean", "median", "uniform", "debate")]
+    assert {r[0] for r in rows} >= {"mean", "uniform", "debate"} and all(r[1] == "6" for r in rows)
+    assert sum("SIMULATED" in ln for ln in lines) == 1
+    assert any(ln.startswith("Too few clusters to rank (fewer than 50)") for ln in lines)
+
+
 def test_leaderboard(sim_run, tmp_path):
     root, _ = sim_run
     lines = check(invoke("leaderboard", str(root / "runs" / "a"), "-o", str(tmp_path / "board"), "--n-resamples", "20"))
