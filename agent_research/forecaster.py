@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +39,11 @@ class MemberProgress(UsageMeter):
 
     outcomes: list[SearchOutcome] = field(default_factory=list)
 
+
+#: How a member gets its evidence: ``await research(question, progress)`` appends the search outcomes the member
+#: is shown to ``progress.outcomes`` and charges any call it makes to ``progress`` (default
+#: :meth:`ForecasterAgent.gather_evidence`; :class:`agent_research.Ensemble` passes another for split evidence).
+Research = Callable[[VisibleQuestion, MemberProgress], Awaitable[None]]
 
 QUERIES_JSON_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -114,35 +120,54 @@ class ForecasterAgent:
         return f"ForecasterAgent(agent_id={self.agent_id!r}, llm={self.llm!r}, persona={self.persona!r})"
 
     # --- research ------------------------------------------------------------------------------
-    async def _queries(self, question: VisibleQuestion, progress: MemberProgress) -> list[str]:
+    async def _queries(self, question: VisibleQuestion, progress: MemberProgress, *, own: bool = False) -> list[str]:
         base = " ".join(question.text.split())[:200]
-        queries = [base] if self.n_queries >= 1 else []
-        if self.llm_queries and self.n_queries > 1:
+        if own:  # private evidence: every query is the member's own; the question text only when it wrote none
+            queries, wanted = [], self.n_queries
+        else:
+            queries = [base] if self.n_queries >= 1 else []
+            wanted = self.n_queries - 1 if self.llm_queries else 0
+        if wanted > 0:
+            task = (prompts.FORECASTER_ROLE
+                    + f"\n\n## TASK\nPropose {wanted} short web search queries that would find evidence "
+                    'for this question. Answer with JSON: {"queries": ["...", "..."]}')
+            persona = prompts.persona_line(self.persona) if own else None
             msgs = stable_prefix(question, "## EVIDENCE\nNot searched yet.") + [
-                ChatMessage(
-                    role="user",
-                    content=prompts.FORECASTER_ROLE
-                    + f"\n\n## TASK\nPropose {self.n_queries - 1} short web search queries that would find evidence "
-                    'for this question. Answer with JSON: {"queries": ["...", "..."]}',
-                ),
+                ChatMessage(role="user", content=task + ("\n\n" + prompts.PERSONA_HEADER + persona if persona else "")),
             ]
             params = dict(json_schema=QUERIES_JSON_SCHEMA, temperature=self.temperature, max_tokens=120, seed=self.seed)
             try:
                 with calling_as("queries"):
                     text = await progress.call(provider_ask(self.llm), msgs, params)
                 extra = parse_json(text, required_keys=("queries",)).get("queries", [])
-                queries += [str(q).strip() for q in extra if str(q).strip()][: self.n_queries - 1]
+                queries += [str(q).strip() for q in extra if str(q).strip()][:wanted]
             except Exception as exc:  # query writing is optional help: the question-text query still runs
                 log.info("%s: query writing failed (%s); searching with the question text only", self.agent_id, type(exc).__name__)
+        if own and not queries:
+            log.info("%s: wrote no query of its own; searching with the question text", self.agent_id)
+            queries = [base]
         return queries
 
-    async def _research(self, question: VisibleQuestion, progress: MemberProgress) -> None:
+    async def gather_evidence(self, question: VisibleQuestion, progress: MemberProgress, *, own_queries: bool = False) -> None:
+        """Run this member's research on ``question`` (cutoff: its forecast date), appending each search
+        outcome (failures included) to ``progress.outcomes`` and charging the query-writing call to ``progress``
+        (:data:`Research`). Nothing without an executor or with ``n_queries == 0``.
+
+        Queries: the question text (at most 200 characters), then with ``llm_queries`` up to
+        ``n_queries - 1`` the model proposes (one call). With ``own_queries`` (private evidence) the model proposes
+        all ``n_queries`` itself, its persona in the request, and the question text is searched only when it
+        proposes none (the call failed or gave no query).
+        """
         if self.executor is None or self.n_queries == 0:
             return
-        for q in await self._queries(question, progress):
+        for q in await self._queries(question, progress, own=own_queries):
             progress.outcomes.append(
                 await self.executor.aexecute_search(q, max_results=self.max_results, cutoff_date=question.forecast_date)
             )
+
+    async def gather_own_evidence(self, question: VisibleQuestion, progress: MemberProgress) -> None:
+        """:meth:`gather_evidence` on the member's own queries only (private evidence; a :data:`Research`)."""
+        await self.gather_evidence(question, progress, own_queries=True)
 
     async def research(self, question: VisibleQuestion | Question) -> tuple[list[SearchOutcome], TokenUsage]:
         """Run the research queries with the question's forecast date as cutoff.
@@ -151,7 +176,7 @@ class ForecasterAgent:
         """
         question = as_visible(question)
         progress = MemberProgress()
-        await self._research(question, progress)
+        await self.gather_evidence(question, progress)
         return progress.outcomes, progress.usage
 
     # --- prompt --------------------------------------------------------------------------------
@@ -186,7 +211,8 @@ class ForecasterAgent:
                     temperature=self.temperature, max_tokens=self.max_tokens, seed=self.seed)
 
     # --- run -----------------------------------------------------------------------------------
-    async def aforecast(self, question: VisibleQuestion | Question, *, timeout_s: float | None = None, ask: Ask | None = None) -> Forecast:
+    async def aforecast(self, question: VisibleQuestion | Question, *, timeout_s: float | None = None, ask: Ask | None = None,
+                        research: Research | None = None) -> Forecast:
         """Forecast ``question`` (async). Never raises for a failure inside the member: see Notes.
 
         Parameters
@@ -201,6 +227,9 @@ class ForecasterAgent:
         ask : callable, optional
             ``await ask(messages, params) -> (text, usage)`` for the forecast call; default the member's
             provider. The framework implementations route the call through their own model client.
+        research : callable, optional
+            How the member gets its evidence (:data:`Research`), under the same deadline; default
+            :meth:`gather_evidence` (its own searches). The ensemble passes another for split or private evidence.
 
         Raises
         ------
@@ -212,16 +241,17 @@ class ForecasterAgent:
         progress = MemberProgress()
         try:
             with calling_as("forecaster"):  # the query-writing call inside relabels itself
-                return await asyncio.wait_for(self._forecast(question, progress, ask or provider_ask(self.llm), t0),
-                                              timeout=timeout_s)
+                return await asyncio.wait_for(self._forecast(question, progress, ask or provider_ask(self.llm), t0,
+                                                             research or self.gather_evidence), timeout=timeout_s)
         except asyncio.TimeoutError:  # _forecast turns every other exception into a failed forecast itself
             err = ProviderTimeout(f"member {self.agent_id} exceeded its {timeout_s} s deadline",
                                   timeout_s=timeout_s, provider=self.llm.spec)
             return self.artifact(question, progress, t0, error=err)
 
-    async def _forecast(self, question: VisibleQuestion, progress: MemberProgress, ask: Ask, t0: float) -> Forecast:
+    async def _forecast(self, question: VisibleQuestion, progress: MemberProgress, ask: Ask, t0: float,
+                        research: Research) -> Forecast:
         try:
-            await self._research(question, progress)
+            await research(question, progress)
             text = await progress.call(ask, self.build_messages(question, progress.outcomes),
                                        self.call_params(progress.outcomes, question.spec))
         except Exception as exc:  # provider, cache or tool: this member fails, the question goes on

@@ -36,6 +36,7 @@ from agent_schemas.reconciliation import (
     DebateTurn,
     Disagreement,
     GroundedConfidence,
+    MemberEvidence,
     PipelineTrace,
     QuestionConfidence,
     ReconcileGate,
@@ -48,7 +49,7 @@ from agent_schemas.usage import TokenUsage, UsageEntry, UsageLedger
 __all__ = [
     "AgentSummary", "AuthenticationFailed", "BadRequest", "ChatMessage", "Completion", "Confidence", "CoverageNote",
     "DataValidationError", "DebateArtifact", "DebateRound", "DebateTurn", "Disagreement", "EmptyResponse",
-    "EnsembleFailed", "ErrorInfo", "EvidenceItem", "Forecast", "ForecastParseError", "GroundedConfidence", "MissingDependency",
+    "EnsembleFailed", "ErrorInfo", "EvidenceItem", "Forecast", "ForecastParseError", "GroundedConfidence", "MemberEvidence", "MissingDependency",
     "PipelineTrace", "ProviderConnectionError", "ProviderError", "ProviderOverloaded", "ProviderTimeout",
     "Question", "QuestionConfidence", "QuestionFacts", "RateLimited", "ReconcileGate", "RecordedCall", "RecordedSearch", "ReconcileError", "ResponseRefused",
     "ResponseTruncated", "ResultRelevance", "ScriptExhausted",

@@ -92,7 +92,8 @@ setting                 read from the manifest                            why it
 ``personas``            ``config.pipeline.personas``                      each persona has its own lean
 ``temperatures``        ``config.pipeline.temperatures``                  sampling noise changes the spread
 ``evidence``            ``config.search``, ``config.snippet_chars``,      what the members read
-                        ``config.pipeline.member``
+                        ``config.pipeline.member``,
+                        ``config.pipeline.evidence``
 ``question kinds``      ``question_kinds``                                binary and other kinds are scored apart
 ``prompt version``      ``prompt_version``                                (:func:`benchmarks.harness.manifest.
                                                                           prompt_version`) other words, other
@@ -616,7 +617,9 @@ def _evidence(manifest: Mapping[str, Any]) -> Any:
     if "search" not in cfg:
         return _NOT_RECORDED
     member = dict(_pipeline(manifest).get("member") or {})
-    return f"search={cfg['search']}, snippet_chars={cfg.get('snippet_chars')}, " + ", ".join(f"{k}={v}" for k, v in sorted(member.items()))
+    mode = _pipeline(manifest).get("evidence")  # recorded only when not shared (agent_research.evidence_modes)
+    return (f"search={cfg['search']}, snippet_chars={cfg.get('snippet_chars')}, " + ", ".join(f"{k}={v}" for k, v in sorted(member.items()))
+            + (f", evidence={mode}" if mode else ""))
 
 
 _NOT_RECORDED = "not recorded"
