@@ -25,6 +25,11 @@ from agent_research.prompts import PERSONAS
 from agent_tools import ToolExecutor, shown_results
 
 
+#: The evidence of a member whose share of a split is empty while other members' are not.
+EMPTY_SHARE_NOTE = ("The search results for this question were divided among the forecasters, and your share is empty: "
+                    "you were shown none of them. Forecast from the case facts.")
+
+
 class EnsembleResult(BaseModel):
     """Every member's forecast (failures included) and whether the success policy was met."""
 
@@ -251,6 +256,8 @@ class Ensemble:
             mine = {(r.url, r.title) for r in shares[index]}
             progress.outcomes.extend(o.model_copy(update={"results": [r for r in o.results if (r.url, r.title) in mine]})
                                      for o in found.outcomes)
+            if not mine and any(shares):
+                progress.empty_note = EMPTY_SHARE_NOTE
 
         return share
 

@@ -38,6 +38,9 @@ class MemberProgress(UsageMeter):
     each call or search finishes, so a deadline that cancels the run keeps both."""
 
     outcomes: list[SearchOutcome] = field(default_factory=list)
+    #: What the prompt says in place of the evidence when the member is shown no result although the searches found
+    #: some (its share of a split is empty: :mod:`agent_research.evidence_modes`); None: the usual notes.
+    empty_note: str | None = None
 
 
 #: How a member gets its evidence: ``await research(question, progress)`` appends the search outcomes the member
@@ -180,9 +183,11 @@ class ForecasterAgent:
         return progress.outcomes, progress.usage
 
     # --- prompt --------------------------------------------------------------------------------
-    def build_messages(self, question: VisibleQuestion | Question, outcomes: list[SearchOutcome]) -> list[ChatMessage]:
+    def build_messages(self, question: VisibleQuestion | Question, outcomes: list[SearchOutcome], *,
+                       empty_note: str | None = None) -> list[ChatMessage]:
         """The forecaster prompt: :func:`agent_tools.case_facts.stable_prefix` with the evidence as
-        context, then the role, the task and, last, the member's persona.
+        context, then the role, the task and, last, the member's persona. ``empty_note`` replaces the evidence
+        when ``outcomes`` show no result (:attr:`MemberProgress.empty_note`).
 
         Members of one ensemble share everything but the persona exactly (same system prompt, case facts,
         evidence, role and task), so providers with prompt caching process it once per question and each
@@ -191,6 +196,8 @@ class ForecasterAgent:
         results = shown_results(outcomes)
         if self.executor is None or not outcomes:
             evidence = prompts.NO_EVIDENCE_NOTE
+        elif not results and empty_note is not None:
+            evidence = prompts.EVIDENCE_HEADER + "\n" + empty_note
         elif results:
             evidence = prompts.EVIDENCE_HEADER + "\n" + render_evidence(results)
         elif any(not o.ok for o in outcomes):
@@ -252,7 +259,7 @@ class ForecasterAgent:
                         research: Research) -> Forecast:
         try:
             await research(question, progress)
-            text = await progress.call(ask, self.build_messages(question, progress.outcomes),
+            text = await progress.call(ask, self.build_messages(question, progress.outcomes, empty_note=progress.empty_note),
                                        self.call_params(progress.outcomes, question.spec))
         except Exception as exc:  # provider, cache or tool: this member fails, the question goes on
             return self.artifact(question, progress, t0, error=exc)

@@ -79,3 +79,13 @@ def test_dry_run_prints_the_searches_of_the_mode(tmp_path, mode, searches):
     assert f"searches: at most {searches} per question" in text and f"with {mode} evidence" in text
     assert f"{searches * 2} in all" in text
     assert not any(tmp_path.iterdir())
+
+
+def test_fit_from_reads_the_mode_as_part_of_the_evidence_setting():
+    from benchmarks.protocol.fitted import FIT_SETTINGS
+
+    shared = {"config": RunConfig().model_dump(mode="json")}
+    split = {"config": RunConfig(evidence="split").model_dump(mode="json")}
+    read = FIT_SETTINGS["evidence"]
+    assert read(split) == read(shared) + ", evidence=split"
+    assert "evidence=" not in read(shared), "a shared run reads as it did before evidence modes"

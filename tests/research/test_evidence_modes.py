@@ -118,6 +118,12 @@ def test_split_with_fewer_results_than_members_leaves_a_share_empty():
     trace, llm = run("split", FixedSearch(results(2)))
     sizes = sorted(len(v) for v in trace.member_evidence.shown.values())
     assert sizes == [0, 1, 1]
+    empty = next(m for m, v in trace.member_evidence.shown.items() if not v)
+    prompt = member_prompts(llm)[empty]
+    assert "your share is empty: you were shown none of them" in prompt, "not told the searches found nothing"
+    assert "returned no results" not in prompt
+    others = [p for m, p in member_prompts(llm).items() if m != empty]
+    assert all("your share is empty" not in p for p in others)
 
 
 def test_private_members_search_their_own_queries_and_never_see_each_others_results():
@@ -214,3 +220,23 @@ def test_replay_of_a_divided_run_gives_the_same_final_forecast(mode):
     trace = pipeline.run(make_question())
     again = pipeline.replay(trace)
     assert again.final_p_yes == trace.final_p_yes and again.member_evidence == trace.member_evidence
+
+
+@pytest.mark.parametrize("mode", ["split", "private"])
+def test_the_framework_versions_divide_evidence_as_the_plain_pipeline(mode):
+    pytest.importorskip("langgraph")
+    pytest.importorskip("agents")
+    from agent_research.frameworks import FRAMEWORKS, RoleProviders, build_pipeline
+
+    config = PipelineConfig(n_members=3, evidence=mode, member={"max_results": 6})
+    traces = {}
+    for fw in FRAMEWORKS:
+        search = FixedSearch(results(6)) if mode == "split" else PerQuerySearch()
+        llm = ScriptedProvider(responder=own_queries)
+        traces[fw] = build_pipeline(fw, RoleProviders.single(llm), ToolExecutor(search), config).run(make_question())
+    base = traces["python"]
+    assert sum(len(v) for v in base.member_evidence.shown.values()) == (6 if mode == "split" else 9)
+    for fw, trace in traces.items():
+        assert trace.member_evidence == base.member_evidence, fw
+        assert trace.final_p_yes == base.final_p_yes, fw
+        assert sorted(c.request_key for c in trace.recorded_calls) == sorted(c.request_key for c in base.recorded_calls), fw
