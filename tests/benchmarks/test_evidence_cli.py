@@ -88,4 +88,4 @@ def test_fit_from_reads_the_mode_as_part_of_the_evidence_setting():
     split = {"config": RunConfig(evidence="split").model_dump(mode="json")}
     read = FIT_SETTINGS["evidence"]
     assert read(split) == read(shared) + ", evidence=split"
-    assert "evidence=" not in read(shared), "a shared run reads as it did before evidence modes"
+    assert ", evidence=" not in read(shared), "a shared run reads as it did before evidence modes"
