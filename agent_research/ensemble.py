@@ -249,8 +249,8 @@ class Ensemble:
             task, found = self._passes[question.id]
             try:
                 await asyncio.shield(task)  # a member's deadline does not cancel the others' pass
-            finally:
-                if index == 0 and task.done():  # the query-writing call, if any, is the first member's
+            finally:  # the query-writing call, if any, is the first member's (what it spent by then, if its deadline passes first)
+                if index == 0:
                     progress.charge(found.usage)
             shares = deal(shown_results(found.outcomes), len(self.members), self.seed, question.id)
             mine = {(r.url, r.title) for r in shares[index]}

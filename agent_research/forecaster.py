@@ -41,6 +41,8 @@ class MemberProgress(UsageMeter):
     #: What the prompt says in place of the evidence when the member is shown no result although the searches found
     #: some (its share of a split is empty: :mod:`agent_research.evidence_modes`); None: the usual notes.
     empty_note: str | None = None
+    #: The member searches only queries it writes itself (private evidence: :meth:`ForecasterAgent.gather_own_evidence`).
+    own_queries: bool = False
 
 
 #: How a member gets its evidence: ``await research(question, progress)`` appends the search outcomes the member
@@ -123,8 +125,9 @@ class ForecasterAgent:
         return f"ForecasterAgent(agent_id={self.agent_id!r}, llm={self.llm!r}, persona={self.persona!r})"
 
     # --- research ------------------------------------------------------------------------------
-    async def _queries(self, question: VisibleQuestion, progress: MemberProgress, *, own: bool = False) -> list[str]:
+    async def _queries(self, question: VisibleQuestion, progress: MemberProgress) -> list[str]:
         base = " ".join(question.text.split())[:200]
+        own = progress.own_queries
         if own:  # private evidence: every query is the member's own; the question text only when it wrote none
             queries, wanted = [], self.n_queries
         else:
@@ -151,26 +154,27 @@ class ForecasterAgent:
             queries = [base]
         return queries
 
-    async def gather_evidence(self, question: VisibleQuestion, progress: MemberProgress, *, own_queries: bool = False) -> None:
+    async def gather_evidence(self, question: VisibleQuestion, progress: MemberProgress) -> None:
         """Run this member's research on ``question`` (cutoff: its forecast date), appending each search
         outcome (failures included) to ``progress.outcomes`` and charging the query-writing call to ``progress``
         (:data:`Research`). Nothing without an executor or with ``n_queries == 0``.
 
         Queries: the question text (at most 200 characters), then with ``llm_queries`` up to
-        ``n_queries - 1`` the model proposes (one call). With ``own_queries`` (private evidence) the model proposes
-        all ``n_queries`` itself, its persona in the request, and the question text is searched only when it
-        proposes none (the call failed or gave no query).
+        ``n_queries - 1`` the model proposes (one call). With ``progress.own_queries`` (private evidence,
+        :meth:`gather_own_evidence`) the model proposes all ``n_queries`` itself, its persona in the request, and
+        the question text is searched only when it proposes none (the call failed or gave no query).
         """
         if self.executor is None or self.n_queries == 0:
             return
-        for q in await self._queries(question, progress, own=own_queries):
+        for q in await self._queries(question, progress):
             progress.outcomes.append(
                 await self.executor.aexecute_search(q, max_results=self.max_results, cutoff_date=question.forecast_date)
             )
 
     async def gather_own_evidence(self, question: VisibleQuestion, progress: MemberProgress) -> None:
         """:meth:`gather_evidence` on the member's own queries only (private evidence; a :data:`Research`)."""
-        await self.gather_evidence(question, progress, own_queries=True)
+        progress.own_queries = True
+        await self.gather_evidence(question, progress)
 
     async def research(self, question: VisibleQuestion | Question) -> tuple[list[SearchOutcome], TokenUsage]:
         """Run the research queries with the question's forecast date as cutoff.
