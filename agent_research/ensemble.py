@@ -223,6 +223,37 @@ class Ensemble:
         for a failure inside the member (see :meth:`ForecasterAgent.aforecast`, which also explains ``ask``)."""
         return await member.aforecast(question, timeout_s=self.member_timeout_s, ask=ask, research=self.research_of(member))
 
+    def result(self, question: VisibleQuestion, forecasts: list[Forecast], wall_time_s: float) -> EnsembleResult:
+        """The :class:`EnsembleResult` of ``forecasts`` (one per member) under this ensemble's success policy, with
+        what each member was shown under split or private evidence (the question's evidence state ends here)."""
+        n_ok = sum(f.ok for f in forecasts)
+        need = math.ceil(self.min_success_fraction * len(forecasts) - 1e-12)
+        shown, evidence = self._evidence_of(question)
+        return EnsembleResult(
+            question_id=question.id,
+            spec=question.spec,
+            forecasts=forecasts,
+            n_members=len(forecasts),
+            n_ok=n_ok,
+            min_success_fraction=self.min_success_fraction,
+            policy_met=n_ok >= max(1, need),
+            usage=TokenUsage.sum(f.usage for f in forecasts),
+            wall_time_s=wall_time_s,
+            shown=shown,
+            member_evidence=evidence,
+        )
+
+    def _evidence_of(self, question: VisibleQuestion) -> tuple[dict[str, list[SearchResult]] | None, MemberEvidence | None]:
+        shown = self._shown.pop(question.id, {})
+        task, found = self._passes.pop(question.id, (None, None))
+        if self.evidence == "shared":
+            return None, None
+        shown = {m.agent_id: shown[m.agent_id] for m in self.members if m.agent_id in shown}  # member order
+        pool = shown_results(found.outcomes) if task is not None and task.done() and not task.cancelled() and task.exception() is None else []
+        return shown, MemberEvidence(
+            mode=self.evidence, seed=self.seed if self.evidence == "split" else None,
+            pool=[result_name(r) for r in pool], shown={a: [result_name(r) for r in rs] for a, rs in shown.items()})
+
     def research_of(self, member: ForecasterAgent) -> Research | None:
         """How ``member`` gets its evidence under :attr:`evidence` (:data:`agent_research.forecaster.Research`): None
         for shared (the member's own :meth:`~ForecasterAgent.gather_evidence`), its share of the question's one
@@ -260,37 +291,6 @@ class Ensemble:
                 progress.empty_note = EMPTY_SHARE_NOTE
 
         return share
-
-    def result(self, question: VisibleQuestion, forecasts: list[Forecast], wall_time_s: float) -> EnsembleResult:
-        """The :class:`EnsembleResult` of ``forecasts`` (one per member) under this ensemble's success policy, with
-        what each member was shown under split or private evidence (the question's evidence state ends here)."""
-        n_ok = sum(f.ok for f in forecasts)
-        need = math.ceil(self.min_success_fraction * len(forecasts) - 1e-12)
-        shown, evidence = self._evidence_of(question)
-        return EnsembleResult(
-            question_id=question.id,
-            spec=question.spec,
-            forecasts=forecasts,
-            n_members=len(forecasts),
-            n_ok=n_ok,
-            min_success_fraction=self.min_success_fraction,
-            policy_met=n_ok >= max(1, need),
-            usage=TokenUsage.sum(f.usage for f in forecasts),
-            wall_time_s=wall_time_s,
-            shown=shown,
-            member_evidence=evidence,
-        )
-
-    def _evidence_of(self, question: VisibleQuestion) -> tuple[dict[str, list[SearchResult]] | None, MemberEvidence | None]:
-        shown = self._shown.pop(question.id, {})
-        task, found = self._passes.pop(question.id, (None, None))
-        if self.evidence == "shared":
-            return None, None
-        shown = {m.agent_id: shown[m.agent_id] for m in self.members if m.agent_id in shown}  # member order
-        pool = shown_results(found.outcomes) if task is not None and task.done() and not task.cancelled() and task.exception() is None else []
-        return shown, MemberEvidence(
-            mode=self.evidence, seed=self.seed if self.evidence == "split" else None,
-            pool=[result_name(r) for r in pool], shown={a: [result_name(r) for r in rs] for a, rs in shown.items()})
 
     def run(self, question: VisibleQuestion | Question) -> EnsembleResult:
         """Synchronous form of :meth:`arun`."""

@@ -154,6 +154,14 @@ class ForecasterAgent:
             queries = [base]
         return queries
 
+    async def _research(self, question: VisibleQuestion, progress: MemberProgress) -> None:
+        if self.executor is None or self.n_queries == 0:
+            return
+        for q in await self._queries(question, progress):
+            progress.outcomes.append(
+                await self.executor.aexecute_search(q, max_results=self.max_results, cutoff_date=question.forecast_date)
+            )
+
     async def gather_evidence(self, question: VisibleQuestion, progress: MemberProgress) -> None:
         """Run this member's research on ``question`` (cutoff: its forecast date), appending each search
         outcome (failures included) to ``progress.outcomes`` and charging the query-writing call to ``progress``
@@ -164,12 +172,7 @@ class ForecasterAgent:
         :meth:`gather_own_evidence`) the model proposes all ``n_queries`` itself, its persona in the request, and
         the question text is searched only when it proposes none (the call failed or gave no query).
         """
-        if self.executor is None or self.n_queries == 0:
-            return
-        for q in await self._queries(question, progress):
-            progress.outcomes.append(
-                await self.executor.aexecute_search(q, max_results=self.max_results, cutoff_date=question.forecast_date)
-            )
+        await self._research(question, progress)
 
     async def gather_own_evidence(self, question: VisibleQuestion, progress: MemberProgress) -> None:
         """:meth:`gather_evidence` on the member's own queries only (private evidence; a :data:`Research`)."""
@@ -183,7 +186,7 @@ class ForecasterAgent:
         """
         question = as_visible(question)
         progress = MemberProgress()
-        await self.gather_evidence(question, progress)
+        await self._research(question, progress)
         return progress.outcomes, progress.usage
 
     # --- prompt --------------------------------------------------------------------------------
@@ -253,7 +256,7 @@ class ForecasterAgent:
         try:
             with calling_as("forecaster"):  # the query-writing call inside relabels itself
                 return await asyncio.wait_for(self._forecast(question, progress, ask or provider_ask(self.llm), t0,
-                                                             research or self.gather_evidence), timeout=timeout_s)
+                                                             research or self._research), timeout=timeout_s)
         except asyncio.TimeoutError:  # _forecast turns every other exception into a failed forecast itself
             err = ProviderTimeout(f"member {self.agent_id} exceeded its {timeout_s} s deadline",
                                   timeout_s=timeout_s, provider=self.llm.spec)

@@ -49,9 +49,9 @@ from agent_schemas.usage import TokenUsage, UsageEntry, UsageLedger
 __all__ = [
     "AgentSummary", "AuthenticationFailed", "BadRequest", "ChatMessage", "Completion", "Confidence", "CoverageNote",
     "DataValidationError", "DebateArtifact", "DebateRound", "DebateTurn", "Disagreement", "EmptyResponse",
-    "EnsembleFailed", "ErrorInfo", "EvidenceItem", "Forecast", "ForecastParseError", "GroundedConfidence", "MemberEvidence", "MissingDependency",
+    "EnsembleFailed", "ErrorInfo", "EvidenceItem", "Forecast", "ForecastParseError", "GroundedConfidence", "MissingDependency",
     "PipelineTrace", "ProviderConnectionError", "ProviderError", "ProviderOverloaded", "ProviderTimeout",
-    "Question", "QuestionConfidence", "QuestionFacts", "RateLimited", "ReconcileGate", "RecordedCall", "RecordedSearch", "ReconcileError", "ResponseRefused",
+    "MemberEvidence", "Question", "QuestionConfidence", "QuestionFacts", "RateLimited", "ReconcileGate", "RecordedCall", "RecordedSearch", "ReconcileError", "ResponseRefused",
     "ResponseTruncated", "ResultRelevance", "ScriptExhausted",
     "SearchAccessError", "SearchOutcome", "SearchResult", "SupervisorArtifact", "TokenUsage", "UnexpectedError",
     "UnexpectedProviderError", "UnknownProvider", "UnreadableResponse", "UsageEntry", "UsageLedger", "VisibleQuestion",

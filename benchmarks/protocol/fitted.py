@@ -92,8 +92,7 @@ setting                 read from the manifest                            why it
 ``personas``            ``config.pipeline.personas``                      each persona has its own lean
 ``temperatures``        ``config.pipeline.temperatures``                  sampling noise changes the spread
 ``evidence``            ``config.search``, ``config.snippet_chars``,      what the members read
-                        ``config.pipeline.member``,
-                        ``config.pipeline.evidence``
+                        ``config.pipeline.member``
 ``question kinds``      ``question_kinds``                                binary and other kinds are scored apart
 ``prompt version``      ``prompt_version``                                (:func:`benchmarks.harness.manifest.
                                                                           prompt_version`) other words, other
@@ -617,7 +616,8 @@ def _evidence(manifest: Mapping[str, Any]) -> Any:
     if "search" not in cfg:
         return _NOT_RECORDED
     member = dict(_pipeline(manifest).get("member") or {})
-    mode = _pipeline(manifest).get("evidence")  # recorded only when not shared (agent_research.evidence_modes)
+    # who saw which results (agent_research.evidence_modes): recorded only when not shared, so a shared run reads as before
+    mode = _pipeline(manifest).get("evidence")
     return (f"search={cfg['search']}, snippet_chars={cfg.get('snippet_chars')}, " + ", ".join(f"{k}={v}" for k, v in sorted(member.items()))
             + (f", evidence={mode}" if mode else ""))
 
