@@ -125,6 +125,23 @@ class ForecasterAgent:
         return f"ForecasterAgent(agent_id={self.agent_id!r}, llm={self.llm!r}, persona={self.persona!r})"
 
     # --- research ------------------------------------------------------------------------------
+    async def gather_evidence(self, question: VisibleQuestion, progress: MemberProgress) -> None:
+        """Run this member's research on ``question`` (cutoff: its forecast date), appending each search
+        outcome (failures included) to ``progress.outcomes`` and charging the query-writing call to ``progress``
+        (:data:`Research`). Nothing without an executor or with ``n_queries == 0``.
+
+        Queries: the question text (at most 200 characters), then with ``llm_queries`` up to
+        ``n_queries - 1`` the model proposes (one call). With ``progress.own_queries`` (private evidence,
+        :meth:`gather_own_evidence`) the model proposes all ``n_queries`` itself, its persona in the request, and
+        the question text is searched only when it proposes none (the call failed or gave no query).
+        """
+        await self._research(question, progress)
+
+    async def gather_own_evidence(self, question: VisibleQuestion, progress: MemberProgress) -> None:
+        """:meth:`gather_evidence` on the member's own queries only (private evidence; a :data:`Research`)."""
+        progress.own_queries = True
+        await self.gather_evidence(question, progress)
+
     async def _queries(self, question: VisibleQuestion, progress: MemberProgress) -> list[str]:
         base = " ".join(question.text.split())[:200]
         own = progress.own_queries
@@ -161,23 +178,6 @@ class ForecasterAgent:
             progress.outcomes.append(
                 await self.executor.aexecute_search(q, max_results=self.max_results, cutoff_date=question.forecast_date)
             )
-
-    async def gather_evidence(self, question: VisibleQuestion, progress: MemberProgress) -> None:
-        """Run this member's research on ``question`` (cutoff: its forecast date), appending each search
-        outcome (failures included) to ``progress.outcomes`` and charging the query-writing call to ``progress``
-        (:data:`Research`). Nothing without an executor or with ``n_queries == 0``.
-
-        Queries: the question text (at most 200 characters), then with ``llm_queries`` up to
-        ``n_queries - 1`` the model proposes (one call). With ``progress.own_queries`` (private evidence,
-        :meth:`gather_own_evidence`) the model proposes all ``n_queries`` itself, its persona in the request, and
-        the question text is searched only when it proposes none (the call failed or gave no query).
-        """
-        await self._research(question, progress)
-
-    async def gather_own_evidence(self, question: VisibleQuestion, progress: MemberProgress) -> None:
-        """:meth:`gather_evidence` on the member's own queries only (private evidence; a :data:`Research`)."""
-        progress.own_queries = True
-        await self.gather_evidence(question, progress)
 
     async def research(self, question: VisibleQuestion | Question) -> tuple[list[SearchOutcome], TokenUsage]:
         """Run the research queries with the question's forecast date as cutoff.
