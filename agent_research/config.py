@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_validator, model_serializer, model_validator
 
@@ -28,7 +28,7 @@ __all__ = ["EVIDENCE_MODES", "DebateSettings", "EvidenceMode", "MemberSettings",
 #: Who sees which search results (:attr:`PipelineConfig.evidence`; defined on :class:`agent_research.Ensemble`).
 EvidenceMode = Literal["shared", "split", "private"]
 #: The evidence modes, the default first.
-EVIDENCE_MODES: tuple[str, ...] = ("shared", "split", "private")
+EVIDENCE_MODES: tuple[str, ...] = get_args(EvidenceMode)
 
 
 class MemberSettings(BaseModel):

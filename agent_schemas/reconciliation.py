@@ -230,6 +230,7 @@ class PipelineTrace(BaseModel):
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The trace's fields; ``member_evidence`` only when set (a shared-evidence trace dumps as before)."""
         out = handler(self)
         if out.get("member_evidence", 0) is None:
             del out["member_evidence"]
