@@ -111,7 +111,7 @@ def test_split_is_seeded_by_the_run_seed_and_the_question():
     assert first == again
     others = [run("split", FixedSearch(pool), seed=s)[0].member_evidence.shown for s in range(4, 8)]
     assert any(o != first for o in others), "another seed deals another partition"
-    assert deal(list(range(9)), 3, 3, "q1") != deal(list(range(9)), 3, 3, "q2") or deal(list(range(9)), 3, 4, "q2") != deal(list(range(9)), 3, 4, "q1")
+    assert any(deal(list(range(9)), 3, s, "q1") != deal(list(range(9)), 3, s, "q2") for s in range(4)), "another question, another deal"
 
 
 def test_split_with_fewer_results_than_members_leaves_a_share_empty():
