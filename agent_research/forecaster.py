@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import logging
 import time
 from dataclasses import dataclass, field
@@ -136,22 +137,25 @@ class ForecasterAgent:
                 log.info("%s: query writing failed (%s); searching with the question text only", self.agent_id, type(exc).__name__)
         return queries
 
-    async def _research(self, question: VisibleQuestion, progress: MemberProgress) -> None:
+    async def _research(self, question: VisibleQuestion, progress: MemberProgress, cutoff_date: dt.date | None) -> None:
         if self.executor is None or self.n_queries == 0:
             return
+        cutoff = question.search_cutoff(cutoff_date)
         for q in await self._queries(question, progress):
             progress.outcomes.append(
-                await self.executor.aexecute_search(q, max_results=self.max_results, cutoff_date=question.forecast_date)
+                await self.executor.aexecute_search(q, max_results=self.max_results, cutoff_date=cutoff)
             )
 
-    async def research(self, question: VisibleQuestion | Question) -> tuple[list[SearchOutcome], TokenUsage]:
-        """Run the research queries with the question's forecast date as cutoff.
+    async def research(self, question: VisibleQuestion | Question, *,
+                       cutoff_date: dt.date | None = None) -> tuple[list[SearchOutcome], TokenUsage]:
+        """Run the research queries under ``cutoff_date`` (:meth:`agent_schemas.QuestionFacts.search_cutoff`:
+        default the question's forecast date).
 
         Returns the search outcomes (failures included) and the usage of query writing.
         """
         question = as_visible(question)
         progress = MemberProgress()
-        await self._research(question, progress)
+        await self._research(question, progress, cutoff_date)
         return progress.outcomes, progress.usage
 
     # --- prompt --------------------------------------------------------------------------------
@@ -186,7 +190,8 @@ class ForecasterAgent:
                     temperature=self.temperature, max_tokens=self.max_tokens, seed=self.seed)
 
     # --- run -----------------------------------------------------------------------------------
-    async def aforecast(self, question: VisibleQuestion | Question, *, timeout_s: float | None = None, ask: Ask | None = None) -> Forecast:
+    async def aforecast(self, question: VisibleQuestion | Question, *, timeout_s: float | None = None, ask: Ask | None = None,
+                        cutoff_date: dt.date | None = None) -> Forecast:
         """Forecast ``question`` (async). Never raises for a failure inside the member: see Notes.
 
         Parameters
@@ -201,6 +206,10 @@ class ForecasterAgent:
         ask : callable, optional
             ``await ask(messages, params) -> (text, usage)`` for the forecast call; default the member's
             provider. The framework implementations route the call through their own model client.
+        cutoff_date : date, optional
+            The date the member's searches are capped at (the run's evidence cap, which the pipeline passes;
+            default the question's forecast date, :meth:`agent_schemas.QuestionFacts.search_cutoff`). The prompt
+            states the forecast date either way.
 
         Raises
         ------
@@ -212,16 +221,17 @@ class ForecasterAgent:
         progress = MemberProgress()
         try:
             with calling_as("forecaster"):  # the query-writing call inside relabels itself
-                return await asyncio.wait_for(self._forecast(question, progress, ask or provider_ask(self.llm), t0),
+                return await asyncio.wait_for(self._forecast(question, progress, ask or provider_ask(self.llm), t0, cutoff_date),
                                               timeout=timeout_s)
         except asyncio.TimeoutError:  # _forecast turns every other exception into a failed forecast itself
             err = ProviderTimeout(f"member {self.agent_id} exceeded its {timeout_s} s deadline",
                                   timeout_s=timeout_s, provider=self.llm.spec)
             return self.artifact(question, progress, t0, error=err)
 
-    async def _forecast(self, question: VisibleQuestion, progress: MemberProgress, ask: Ask, t0: float) -> Forecast:
+    async def _forecast(self, question: VisibleQuestion, progress: MemberProgress, ask: Ask, t0: float,
+                        cutoff_date: dt.date | None = None) -> Forecast:
         try:
-            await self._research(question, progress)
+            await self._research(question, progress, cutoff_date)
             text = await progress.call(ask, self.build_messages(question, progress.outcomes),
                                        self.call_params(progress.outcomes, question.spec))
         except Exception as exc:  # provider, cache or tool: this member fails, the question goes on

@@ -93,6 +93,8 @@ setting                 read from the manifest                            why it
 ``temperatures``        ``config.pipeline.temperatures``                  sampling noise changes the spread
 ``evidence``            ``config.search``, ``config.snippet_chars``,      what the members read
                         ``config.pipeline.member``
+``--evidence-cutoff``   ``config.evidence_cutoff`` (absent:               up to 10 fewer days of news read: their
+                        ``forecast``, the default, left out)              calibration is another
 ``question kinds``      ``question_kinds``                                binary and other kinds are scored apart
 ``prompt version``      ``prompt_version``                                (:func:`benchmarks.harness.manifest.
                                                                           prompt_version`) other words, other
@@ -634,6 +636,7 @@ FIT_SETTINGS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
     "personas": lambda m: _recorded(_pipeline(m).get("personas"), "personas", _pipeline(m)),
     "temperatures": lambda m: _recorded(_pipeline(m).get("temperatures"), "temperatures", _pipeline(m)),
     "evidence": _evidence,
+    "--evidence-cutoff": lambda m: _config(m).get("evidence_cutoff", "forecast"),  # left out of a manifest when the default
     "question kinds": lambda m: ", ".join(m["question_kinds"]) if "question_kinds" in m else _NOT_RECORDED,
     "prompt version": lambda m: m.get("prompt_version") or _NOT_RECORDED,
 }
