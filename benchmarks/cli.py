@@ -437,7 +437,7 @@ def run(
                 print_table(compact_kind_leaderboard(rep.leaderboard, primary=kind.primary_score,
                                                      files=f"{rep.markdown_path.name}, leaderboard_{kind.name}.csv, {rep.html_path.name}"))
             else:
-                print_compact_leaderboard(rep.leaderboard, baseline=rep.baseline, files=f"{rep.markdown_path.name}, {rep.csv_path.name}, {rep.html_path.name}")
+                print_compact_leaderboard(rep.leaderboard, baseline=rep.baseline, files=f"{rep.markdown_path.name}, {rep.csv_path.name}, {rep.html_path.name}", crowd_note=rep.crowd_note)
             for line in rep.diversity_lines:
                 typer.echo(line)
             if rep.members is not None and (note := degenerate_members_note(rep.members)):
@@ -482,7 +482,7 @@ def leaderboard(
                    "they are compared by the Brier Index alone (ForecastBench's difficulty-adjusted score).")
             print_table(compact_brier_index(rep.leaderboard, why=why, files=files))
         else:
-            print_compact_leaderboard(rep.leaderboard, baseline=rep.baseline, files=files)
+            print_compact_leaderboard(rep.leaderboard, baseline=rep.baseline, files=files, crowd_note=rep.crowd_note)
         _tell(f"comparison of {len(runs)} run{'s' if len(runs) != 1 else ''} written to {out}/ "
              f"(leaderboard.csv, leaderboard.md, report.html, fitted.jsonl); open {rep.html_path}")
 
@@ -969,7 +969,7 @@ def aggregate(
                  "(--min-pick-questions)")
         if rep.notice:
             typer.echo(text_lines(rep.notice))
-        print_compact_leaderboard(rep.leaderboard, baseline="mean", files=f"{rep.markdown_path.name}, {rep.csv_path.name}, {rep.html_path.name}")
+        print_compact_leaderboard(rep.leaderboard, baseline="mean", files=f"{rep.markdown_path.name}, {rep.csv_path.name}, {rep.html_path.name}", crowd_note=rep.crowd_note)
         if line := panel_summary(tables):
             typer.echo(text_lines(line))
         for line in rep.diversity_lines:
