@@ -198,3 +198,30 @@ def test_the_crowd_note_follows_each_runs_cutoff():
         f"{CROWD_TIMING_NOTE} Except in a, whose searches were capped at the freeze date (--evidence-cutoff freeze): there "
         "they had the same days of news as the crowd.")
     assert crowd_timing_note(["mean", "median"], {"r": "freeze"}) == ""
+
+
+def test_a_freeze_batch_run_caps_every_search_as_a_run_call_by_call_does(tmp_path):
+    """The batch executor runs members and supervisor stage by stage, not through the pipeline's arun: its searches
+    take the same cap (a loopback fake of the provider's batch API, tests.doubles.fake_api)."""
+    from agent_providers.anthropic_provider import AnthropicProvider
+    from tests.doubles.fake_api import FakeProviderAPI
+
+    server = FakeProviderAPI()
+    try:
+        search = DatedDocuments([EARLY, LATE])
+        config = RunConfig(providers=["anthropic/claude-haiku-4-5"], output_dir=str(tmp_path), run_id="batch", n_members=2,
+                           batch=True, batch_poll_s=0.01, rate_limits={"anthropic": "rpm:none,itpm:none,otpm:none"},
+                           evidence_cutoff="freeze")
+        key = "sk-" "test-FAKE-evidence-0123456789"
+        BenchmarkRunner(config, provider_factory=lambda spec: AnthropicProvider(spec.partition("/")[2], api_key=key,
+                                                                                base_url=server.url),
+                        search_client=search, questions=questions()[:2], progress=False, retry_sleep=lambda s: None).run()
+    finally:
+        server.close()
+    records = [json.loads(line) for line in (tmp_path / "batch" / "results.jsonl").read_text().splitlines()]
+    assert len(records) == 2 and all(r["status"] == "ok" for r in records)
+    assert {cutoff for _, cutoff in search.calls} == {FREEZE}
+    for r in records:
+        sent = prompts(r, "forecaster") + prompts(r, "supervisor")
+        assert len(prompts(r, "forecaster")) == 2 and not any(LATE.title in p for p in sent)
+        assert {o["cutoff_date"] for o in r["trace"]["supervisor"]["search_outcomes"]} == {FREEZE.isoformat()}
