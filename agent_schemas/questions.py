@@ -16,7 +16,7 @@ Two models keep hindsight out of prompts by construction:
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -27,7 +27,9 @@ from agent_schemas.kinds import AnySpec, BinarySpec, QuestionKind, kind_of
 #: crowd's price was taken, 6-10 days earlier for ForecastBench questions, so members and crowd know the same days.
 EvidenceCutoff = Literal["forecast", "freeze"]
 #: The values of :data:`EvidenceCutoff`, the default first.
-EVIDENCE_CUTOFFS: tuple[str, ...] = ("forecast", "freeze")
+EVIDENCE_CUTOFFS: tuple[str, ...] = get_args(EvidenceCutoff)
+#: The evidence cutoff of a run that names none: the forecast date.
+DEFAULT_EVIDENCE_CUTOFF: str = EVIDENCE_CUTOFFS[0]
 
 
 class QuestionFacts(BaseModel):
@@ -152,7 +154,7 @@ class Question(QuestionFacts):
             return None
         return None if freeze > self.forecast_date else freeze
 
-    def evidence_cutoff_date(self, evidence_cutoff: EvidenceCutoff = "forecast") -> dt.date:
+    def evidence_cutoff_date(self, evidence_cutoff: EvidenceCutoff = DEFAULT_EVIDENCE_CUTOFF) -> dt.date:
         """The date a run with ``--evidence-cutoff evidence_cutoff`` caps this question's searches at: the
         forecast date (``"forecast"``) or the freeze date (``"freeze"``, :meth:`freeze_date`), on or before the
         forecast date either way (pass it to ``ForecastPipeline.arun(..., cutoff_date=...)``).
@@ -163,7 +165,7 @@ class Question(QuestionFacts):
             With ``"freeze"`` for a question without a freeze date (naming the question and the metadata value),
             or for an unknown setting.
         """
-        if evidence_cutoff == "forecast":
+        if evidence_cutoff == DEFAULT_EVIDENCE_CUTOFF:
             return self.forecast_date
         if evidence_cutoff != "freeze":
             raise ValueError(f"evidence cutoff {evidence_cutoff!r} is not one of {', '.join(EVIDENCE_CUTOFFS)}")

@@ -26,7 +26,7 @@ from pydantic import ValidationError
 
 from agent_providers.gguf_weights import WEIGHT_FORMATS
 from agent_providers.llama_sampling import GRAMMAR_SAMPLING_MODES
-from agent_schemas import EVIDENCE_CUTOFFS, ReconcileError
+from agent_schemas import DEFAULT_EVIDENCE_CUTOFF, EVIDENCE_CUTOFFS, ReconcileError
 from agent_schemas.kinds import KINDS
 
 #: click's exception root as typer raises it (typer >= 0.20 vendors click as ``typer._click``).
@@ -276,7 +276,7 @@ def run(
     include_unclosed: bool = typer.Option(False, "--include-unclosed", help="Bundled data: also use questions whose scheduled close is after the outcome snapshot (2026-08-20); these over-represent early (mostly Yes) resolutions."),
     show_crowd: bool = typer.Option(False, "--show-crowd", help="Show the crowd / market probability at freeze to the models (recorded in the manifest)."),
     search: Search = typer.Option(Search.local, help="Research backend: the bundled dated corpus, DuckDuckGo, or none."),
-    evidence_cutoff: EvidenceCutoffChoice = typer.Option("forecast", "--evidence-cutoff", help="The date every search of a question is capped at: 'forecast', its forecast date; 'freeze', its freeze date, the day the crowd's price was taken (6-10 days earlier on ForecastBench), so the comparison with the crowd rests on the same days of news. The prompts state the forecast date either way; a question without a freeze date is refused (exit code 2). Recorded in the manifest."),
+    evidence_cutoff: EvidenceCutoffChoice = typer.Option(DEFAULT_EVIDENCE_CUTOFF, "--evidence-cutoff", help="The date every search of a question is capped at: 'forecast', its forecast date; 'freeze', its freeze date, the day the crowd's price was taken (6-10 days earlier on ForecastBench), so the comparison with the crowd rests on the same days of news. The prompts state the forecast date either way; a question without a freeze date is refused (exit code 2). The manifest records freeze (and leaves the default out)."),
     debate_rounds: int = typer.Option(2, help="Maximum debate rounds."),
     supervisor_queries: int = typer.Option(2, help="Clarifying searches of the supervisor."),
     reconcile_min_spread: Optional[float] = typer.Option(None, min=0.0, max=1.0, help="Run debate and supervisor only on questions whose members disagree by at least this much (max - min p_yes); 0 reconciles every question. Default: benchmarks.harness.config.RUN_PIPELINE's (see the README)."),

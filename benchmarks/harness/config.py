@@ -15,16 +15,12 @@ from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, field_vali
 from agent_providers.gguf_weights import WeightFormat
 from agent_providers.llama_sampling import GrammarSampling
 from agent_research import DebateSettings, MemberSettings, PipelineConfig, SupervisorSettings
-from agent_schemas import EVIDENCE_CUTOFFS, EvidenceCutoff
+from agent_schemas import DEFAULT_EVIDENCE_CUTOFF, EvidenceCutoff
 from agent_schemas.kinds import DEFAULT_KIND, KINDS, QuestionKind, kind_named
 from benchmarks.protocol.baselines import BASELINES
 from benchmarks.protocol.methods import DEFAULT_METHODS, RECONCILIATION_METHODS, default_methods, validate_methods
 from benchmarks.run_folder.layout import MANIFEST_FILE
 from benchmarks.run_folder.shards import parse_shard, shard_run_id
-
-#: The evidence cutoff of a run that does not name one (``run --evidence-cutoff``): the forecast date, every
-#: run's before the option; its manifest does not record it.
-DEFAULT_EVIDENCE_CUTOFF: str = EVIDENCE_CUTOFFS[0]
 
 #: Longest run id accepted (characters): a folder name on every common file system.
 MAX_RUN_ID_CHARS = 200
@@ -165,7 +161,7 @@ class RunConfig(BaseModel):
     seed: int = Field(0, description="Seed of the question sample, the retry jitter and fault injection; also the pipeline's seed (models) unless pipeline is given.")
     # agents
     show_crowd: bool = Field(False, description="Show the crowd / market probability at freeze in the case facts (off: the models forecast without it).")
-    evidence_cutoff: EvidenceCutoff = Field("forecast", description=(
+    evidence_cutoff: EvidenceCutoff = Field(DEFAULT_EVIDENCE_CUTOFF, description=(
         "The date every search of a question is capped at (agent_schemas.Question.evidence_cutoff_date): 'forecast', its "
         "forecast date; 'freeze', its freeze date, the day of the crowd's price (6-10 days earlier for ForecastBench "
         "questions), so members and supervisor know no more days than the crowd. The prompts state the forecast date "

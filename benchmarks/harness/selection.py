@@ -318,14 +318,13 @@ class QuestionSelection:
         return self.refuse_without_evidence_cutoff(chosen, source, candidates)
 
     def _chosen(self) -> tuple[list[Question], str, Sequence[Question]]:
-        """``(the run's questions, where they come from, the questions read from there in order)`` (:meth:`questions`)."""
+        """``(the run's questions, where they come from, a question file's questions in file order or ())`` (:meth:`questions`)."""
         if self.given is not None:
             return list(self.given), "the given questions", ()
         cfg = self.config
         sel = self.describe()
         if self.pool is not None:
-            pool = list(self.pool.questions)
-            return self.within_dates(self.of_kind(pool, self.pool.source), self.pool.source, sel), self.pool.source, pool
+            return self.within_dates(self.of_kind(list(self.pool.questions), self.pool.source), self.pool.source, sel), self.pool.source, ()
         if cfg.questions_file:
             loaded = load_questions_file(cfg.questions_file, cfg.resolutions_file)
             return self.within_dates(self.of_kind(loaded, cfg.questions_file), cfg.questions_file, sel), cfg.questions_file, loaded

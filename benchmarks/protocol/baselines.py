@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from agent_schemas import DataValidationError, Question
+from agent_schemas import DEFAULT_EVIDENCE_CUTOFF, DataValidationError, Question
 from benchmarks.questions import forecastbench_table, superforecaster_counts, superforecaster_medians
 
 __all__ = ["BASELINES", "CROWD_FREEZE_NOTE", "CROWD_TIMING_NOTE", "base_rate_reference", "compute_baselines", "crowd_timing_note",
@@ -57,7 +57,7 @@ CROWD_FREEZE_NOTE = (
 def evidence_cutoff_of(manifest: Mapping[str, Any]) -> str:
     """The evidence cutoff a run's ``manifest`` records (``config.evidence_cutoff``; ``"forecast"``, the default,
     when absent: a manifest leaves the default out, and every run before the option had it)."""
-    return (manifest.get("config") or {}).get("evidence_cutoff", "forecast")
+    return (manifest.get("config") or {}).get("evidence_cutoff", DEFAULT_EVIDENCE_CUTOFF)
 
 
 def crowd_timing_note(labels: Iterable[Any], evidence_cutoffs: Mapping[str, str] | None = None) -> str:
@@ -84,7 +84,7 @@ def crowd_timing_note(labels: Iterable[Any], evidence_cutoffs: Mapping[str, str]
     for label in labels:
         run, _, method = str(label).rpartition(":")
         if method == "crowd":
-            settings.update({run: cutoffs.get(run, "forecast")} if run else (cutoffs or {"": "forecast"}))
+            settings.update({run: cutoffs.get(run, DEFAULT_EVIDENCE_CUTOFF)} if run else (cutoffs or {"": DEFAULT_EVIDENCE_CUTOFF}))
     capped = sorted(run for run, setting in settings.items() if setting == "freeze")
     if not settings or not capped:
         return CROWD_TIMING_NOTE if settings else ""
