@@ -8,6 +8,7 @@ only the successes and say so.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -203,25 +204,29 @@ class Ensemble:
         ]
         return cls(members, seed=seed, **kwargs)
 
-    async def arun(self, question: VisibleQuestion | Question) -> EnsembleResult:
+    async def arun(self, question: VisibleQuestion | Question, *, cutoff_date: dt.date | None = None) -> EnsembleResult:
         """Run every member on ``question``; never raises for member failures (each is a failed forecast
         with its typed error and spent usage; a member past ``member_timeout_s`` keeps the usage of every
-        attempt it made, the one in flight as an unanswered call). A :class:`Question` is reduced to its visible part first."""
+        attempt it made, the one in flight as an unanswered call). A :class:`Question` is reduced to its visible part first.
+        ``cutoff_date`` caps every member's searches (default the forecast date; :meth:`aforecast_member`)."""
         question = as_visible(question)
         sem = asyncio.Semaphore(self.concurrency)
         t0 = time.perf_counter()
 
         async def one(member: ForecasterAgent) -> Forecast:
             async with sem:
-                return await self.aforecast_member(member, question)
+                return await self.aforecast_member(member, question, cutoff_date=cutoff_date)
 
         forecasts = list(await asyncio.gather(*(one(m) for m in self.members)))
         return self.result(question, forecasts, time.perf_counter() - t0)
 
-    async def aforecast_member(self, member: ForecasterAgent, question: VisibleQuestion, *, ask: Ask | None = None) -> Forecast:
+    async def aforecast_member(self, member: ForecasterAgent, question: VisibleQuestion, *, ask: Ask | None = None,
+                               cutoff_date: dt.date | None = None) -> Forecast:
         """One member's forecast under this ensemble's deadline (``member_timeout_s``) and evidence mode; never raises
-        for a failure inside the member (see :meth:`ForecasterAgent.aforecast`, which also explains ``ask``)."""
-        return await member.aforecast(question, timeout_s=self.member_timeout_s, ask=ask, research=self.research_of(member))
+        for a failure inside the member (see :meth:`ForecasterAgent.aforecast`, which also explains ``ask`` and
+        ``cutoff_date``, the date its searches are capped at)."""
+        return await member.aforecast(question, timeout_s=self.member_timeout_s, ask=ask, cutoff_date=cutoff_date,
+                                      research=self.research_of(member))
 
     def result(self, question: VisibleQuestion, forecasts: list[Forecast], wall_time_s: float) -> EnsembleResult:
         """The :class:`EnsembleResult` of ``forecasts`` (one per member) under this ensemble's success policy, with
@@ -266,17 +271,17 @@ class Ensemble:
             raise ValueError(f"{member.agent_id} is not a member of this ensemble")
         gather = self._share(index) if self.evidence == "split" else member.gather_own_evidence
 
-        async def research(question: VisibleQuestion, progress: MemberProgress) -> None:
-            await gather(question, progress)
+        async def research(question: VisibleQuestion, progress: MemberProgress, cutoff_date: dt.date | None) -> None:
+            await gather(question, progress, cutoff_date)
             self._shown.setdefault(question.id, {})[member.agent_id] = shown_results(progress.outcomes)
 
         return research
 
     def _share(self, index: int) -> Research:
-        async def share(question: VisibleQuestion, progress: MemberProgress) -> None:
+        async def share(question: VisibleQuestion, progress: MemberProgress, cutoff_date: dt.date | None) -> None:
             if question.id not in self._passes:  # the first member to ask starts the question's one pass
                 found = MemberProgress()
-                self._passes[question.id] = (asyncio.ensure_future(self.members[0].gather_evidence(question, found)), found)
+                self._passes[question.id] = (asyncio.ensure_future(self.members[0].gather_evidence(question, found, cutoff_date)), found)
             task, found = self._passes[question.id]
             try:
                 await asyncio.shield(task)  # a member's deadline does not cancel the others' pass
@@ -362,8 +367,9 @@ class GivenForecasts:
                               usage=TokenUsage.sum(f.usage for f in forecasts), wall_time_s=wall_time_s,
                               aggregates=self.aggregates.get(question_id))
 
-    async def arun(self, question: VisibleQuestion | Question) -> EnsembleResult:
-        """The given forecasts of ``question`` (:meth:`result_for` its id); nothing is run."""
+    async def arun(self, question: VisibleQuestion | Question, *, cutoff_date: dt.date | None = None) -> EnsembleResult:
+        """The given forecasts of ``question`` (:meth:`result_for` its id); nothing is run (nothing searches:
+        ``cutoff_date`` is accepted as :meth:`Ensemble.arun` takes it)."""
         q = as_visible(question)
         return self.result_for(q.id, spec=q.spec)
 

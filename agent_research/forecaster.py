@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -45,10 +46,11 @@ class MemberProgress(UsageMeter):
     own_queries: bool = False
 
 
-#: How a member gets its evidence: ``await research(question, progress)`` appends the search outcomes the member
-#: is shown to ``progress.outcomes`` and charges any call it makes to ``progress`` (default
-#: :meth:`ForecasterAgent.gather_evidence`; :class:`agent_research.Ensemble` passes another for split evidence).
-Research = Callable[[VisibleQuestion, MemberProgress], Awaitable[None]]
+#: How a member gets its evidence: ``await research(question, progress, cutoff_date)`` appends the search outcomes the
+#: member is shown (searched under ``cutoff_date``, :meth:`agent_schemas.QuestionFacts.search_cutoff`) to
+#: ``progress.outcomes`` and charges any call it makes to ``progress`` (default :meth:`ForecasterAgent.gather_evidence`;
+#: :class:`agent_research.Ensemble` passes another for split evidence).
+Research = Callable[[VisibleQuestion, MemberProgress, "dt.date | None"], Awaitable[None]]
 
 QUERIES_JSON_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -125,8 +127,8 @@ class ForecasterAgent:
         return f"ForecasterAgent(agent_id={self.agent_id!r}, llm={self.llm!r}, persona={self.persona!r})"
 
     # --- research ------------------------------------------------------------------------------
-    async def gather_evidence(self, question: VisibleQuestion, progress: MemberProgress) -> None:
-        """Run this member's research on ``question`` (cutoff: its forecast date), appending each search
+    async def gather_evidence(self, question: VisibleQuestion, progress: MemberProgress, cutoff_date: dt.date | None = None) -> None:
+        """Run this member's research on ``question`` (under ``cutoff_date``, default its forecast date), appending each search
         outcome (failures included) to ``progress.outcomes`` and charging the query-writing call to ``progress``
         (:data:`Research`). Nothing without an executor or with ``n_queries == 0``.
 
@@ -135,12 +137,12 @@ class ForecasterAgent:
         :meth:`gather_own_evidence`) the model proposes all ``n_queries`` itself, its persona in the request, and
         the question text is searched only when it proposes none (the call failed or gave no query).
         """
-        await self._research(question, progress)
+        await self._research(question, progress, cutoff_date)
 
-    async def gather_own_evidence(self, question: VisibleQuestion, progress: MemberProgress) -> None:
+    async def gather_own_evidence(self, question: VisibleQuestion, progress: MemberProgress, cutoff_date: dt.date | None = None) -> None:
         """:meth:`gather_evidence` on the member's own queries only (private evidence; a :data:`Research`)."""
         progress.own_queries = True
-        await self.gather_evidence(question, progress)
+        await self.gather_evidence(question, progress, cutoff_date)
 
     async def _queries(self, question: VisibleQuestion, progress: MemberProgress) -> list[str]:
         base = " ".join(question.text.split())[:200]
@@ -171,22 +173,25 @@ class ForecasterAgent:
             queries = [base]
         return queries
 
-    async def _research(self, question: VisibleQuestion, progress: MemberProgress) -> None:
+    async def _research(self, question: VisibleQuestion, progress: MemberProgress, cutoff_date: dt.date | None) -> None:
         if self.executor is None or self.n_queries == 0:
             return
+        cutoff = question.search_cutoff(cutoff_date)
         for q in await self._queries(question, progress):
             progress.outcomes.append(
-                await self.executor.aexecute_search(q, max_results=self.max_results, cutoff_date=question.forecast_date)
+                await self.executor.aexecute_search(q, max_results=self.max_results, cutoff_date=cutoff)
             )
 
-    async def research(self, question: VisibleQuestion | Question) -> tuple[list[SearchOutcome], TokenUsage]:
-        """Run the research queries with the question's forecast date as cutoff.
+    async def research(self, question: VisibleQuestion | Question, *,
+                       cutoff_date: dt.date | None = None) -> tuple[list[SearchOutcome], TokenUsage]:
+        """Run the research queries under ``cutoff_date`` (:meth:`agent_schemas.QuestionFacts.search_cutoff`:
+        default the question's forecast date).
 
         Returns the search outcomes (failures included) and the usage of query writing.
         """
         question = as_visible(question)
         progress = MemberProgress()
-        await self._research(question, progress)
+        await self._research(question, progress, cutoff_date)
         return progress.outcomes, progress.usage
 
     # --- prompt --------------------------------------------------------------------------------
@@ -226,7 +231,7 @@ class ForecasterAgent:
 
     # --- run -----------------------------------------------------------------------------------
     async def aforecast(self, question: VisibleQuestion | Question, *, timeout_s: float | None = None, ask: Ask | None = None,
-                        research: Research | None = None) -> Forecast:
+                        cutoff_date: dt.date | None = None, research: Research | None = None) -> Forecast:
         """Forecast ``question`` (async). Never raises for a failure inside the member: see Notes.
 
         Parameters
@@ -241,8 +246,12 @@ class ForecasterAgent:
         ask : callable, optional
             ``await ask(messages, params) -> (text, usage)`` for the forecast call; default the member's
             provider. The framework implementations route the call through their own model client.
+        cutoff_date : date, optional
+            The date the member's searches are capped at (the run's evidence cap, which the pipeline passes;
+            default the question's forecast date, :meth:`agent_schemas.QuestionFacts.search_cutoff`). The prompt
+            states the forecast date either way.
         research : callable, optional
-            How the member gets its evidence (:data:`Research`), under the same deadline; default
+            How the member gets its evidence (:data:`Research`), under the same deadline and ``cutoff_date``; default
             :meth:`gather_evidence` (its own searches). The ensemble passes another for split or private evidence.
 
         Raises
@@ -255,7 +264,7 @@ class ForecasterAgent:
         progress = MemberProgress()
         try:
             with calling_as("forecaster"):  # the query-writing call inside relabels itself
-                return await asyncio.wait_for(self._forecast(question, progress, ask or provider_ask(self.llm), t0,
+                return await asyncio.wait_for(self._forecast(question, progress, ask or provider_ask(self.llm), t0, cutoff_date,
                                                              research or self._research), timeout=timeout_s)
         except asyncio.TimeoutError:  # _forecast turns every other exception into a failed forecast itself
             err = ProviderTimeout(f"member {self.agent_id} exceeded its {timeout_s} s deadline",
@@ -263,9 +272,9 @@ class ForecasterAgent:
             return self.artifact(question, progress, t0, error=err)
 
     async def _forecast(self, question: VisibleQuestion, progress: MemberProgress, ask: Ask, t0: float,
-                        research: Research) -> Forecast:
+                        cutoff_date: dt.date | None = None, research: Research | None = None) -> Forecast:
         try:
-            await research(question, progress)
+            await (research or self._research)(question, progress, cutoff_date)
             text = await progress.call(ask, self.build_messages(question, progress.outcomes, empty_note=progress.empty_note),
                                        self.call_params(progress.outcomes, question.spec))
         except Exception as exc:  # provider, cache or tool: this member fails, the question goes on

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import datetime as dt
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -241,12 +242,13 @@ class ForecastPipeline:
 
     async def reconcile(
         self, question: VisibleQuestion, ens: EnsembleResult, *, asks: Mapping[str, Ask] | None = None,
+        cutoff_date: dt.date | None = None,
     ) -> tuple[dict[str, float | list[float] | None], DebateArtifact | None, SupervisorArtifact | None]:
         """Aggregate one ensemble result with every method and run the specialists on it, concurrently.
 
         ``asks`` maps the roles "bull", "bear" and "supervisor" to how their calls reach a model (default:
-        each agent's provider). Returns ``(aggregates by method, debate artifact or None, supervisor
-        artifact or None)``.
+        each agent's provider); ``cutoff_date`` caps the supervisor's searches (default the forecast date; see
+        :meth:`arun`). Returns ``(aggregates by method, debate artifact or None, supervisor artifact or None)``.
         """
         asks = asks or {}
         aggregates, summaries = self.reconcile_inputs(ens)
@@ -259,7 +261,8 @@ class ForecastPipeline:
             jobs.append(_specialist(DebateArtifact, question, self.debate.arun(question, summaries, agg, asks=debate_asks)))
         if self.supervisor is not None:
             jobs.append(_specialist(SupervisorArtifact, question,
-                                    self.supervisor.arun(question, summaries, question.forecast_date, ask=asks.get("supervisor"))))
+                                    self.supervisor.arun(question, summaries, question.search_cutoff(cutoff_date),
+                                                         ask=asks.get("supervisor"))))
         done = await asyncio.gather(*jobs)
         debate = done.pop(0) if self.debate is not None else None
         supervisor = done.pop(0) if self.supervisor is not None else None
@@ -304,23 +307,35 @@ class ForecastPipeline:
         trace.wall_time_s = time.perf_counter() - recorder.t0
         return trace
 
-    async def arun(self, question: VisibleQuestion | Question) -> PipelineTrace:
+    async def arun(self, question: VisibleQuestion | Question, *, cutoff_date: dt.date | None = None) -> PipelineTrace:
         """Run the pipeline on ``question`` (async) and return its trace. Never raises for a failed member,
         debate turn or supervisor step (any exception): they are recorded in the trace (``status`` /
         ``error`` fields) with the usage spent.
 
         Agents see only the visible part of the question: a :class:`Question` is reduced with
         :meth:`Question.visible` (no crowd value); pass ``question.visible(show_crowd=True)`` to show it.
-        The trace records that visible question, never the outcome."""
+        The trace records that visible question, never the outcome.
+
+        ``cutoff_date`` is the date every search of the question is capped at, members' and supervisor's alike:
+        the run's evidence cap (:meth:`agent_schemas.Question.evidence_cutoff_date`; ``run --evidence-cutoff
+        freeze`` gives the freeze date), taken once here (:meth:`agent_schemas.QuestionFacts.search_cutoff`, default
+        the forecast date) and passed to both. The prompts state the forecast date either way.
+
+        Raises
+        ------
+        ValueError
+            For a ``cutoff_date`` after the question's forecast date (it would leak), before anything is called.
+        """
         question = as_visible(question)
+        cutoff = question.search_cutoff(cutoff_date)
         with TraceRecorder() as recorder:
-            ens = await self.ensemble.arun(question)
-            aggregates, debate, supervisor = await self.reconcile(question, ens)
+            ens = await self.ensemble.arun(question, cutoff_date=cutoff)
+            aggregates, debate, supervisor = await self.reconcile(question, ens, cutoff_date=cutoff)
         return self.trace(question, ens, aggregates, debate, supervisor, recorder)
 
-    def run(self, question: VisibleQuestion | Question) -> PipelineTrace:
+    def run(self, question: VisibleQuestion | Question, *, cutoff_date: dt.date | None = None) -> PipelineTrace:
         """Synchronous form of :meth:`arun`."""
-        return run_sync(self.arun(question))
+        return run_sync(self.arun(question, cutoff_date=cutoff_date))
 
     def ledger(self, ens: EnsembleResult, debate: DebateArtifact | None, supervisor: SupervisorArtifact | None) -> UsageLedger:
         """Usage keyed by (method, role, model): 'ensemble'/'forecaster', 'debate'/'bull'|'bear', 'supervisor'/'supervisor'."""
@@ -335,12 +350,13 @@ class ForecastPipeline:
         return ledger
 
     # --- replay ------------------------------------------------------------------------------------
-    def replay(self, trace: PipelineTrace) -> PipelineTrace:
+    def replay(self, trace: PipelineTrace, *, cutoff_date: dt.date | None = None) -> PipelineTrace:
         """Re-run ``trace.question`` offline from ``trace.recorded_calls`` with this pipeline's configuration.
 
         Every provider is replaced by a :class:`ReplayProvider` serving the recorded responses and every
         search backend by a :class:`ReplaySearchClient` serving the recorded raw outcomes; the
         result must equal the original final probability (the run is deterministic given the responses).
+        ``cutoff_date`` is the evidence cap the run was given (:meth:`arun`; default the forecast date).
 
         Raises
         ------
@@ -365,4 +381,4 @@ class ForecastPipeline:
             return RecordingProvider(ReplayProvider(trace.recorded_calls, inner.spec), role)
 
         clone._map_providers(to_replay)
-        return clone.run(trace.question)
+        return clone.run(trace.question, cutoff_date=cutoff_date)

@@ -28,7 +28,7 @@ from agent_schemas.errors import (
 from agent_schemas.forecasts import AgentSummary, Confidence, EvidenceItem, Forecast
 from agent_schemas.probabilities import check_probabilities
 from agent_schemas.messages import ChatMessage, Completion
-from agent_schemas.questions import Question, QuestionFacts, VisibleQuestion, as_visible
+from agent_schemas.questions import DEFAULT_EVIDENCE_CUTOFF, EVIDENCE_CUTOFFS, EvidenceCutoff, Question, QuestionFacts, VisibleQuestion, as_visible
 from agent_schemas.reconciliation import (
     CoverageNote,
     DebateArtifact,
@@ -48,8 +48,8 @@ from agent_schemas.usage import TokenUsage, UsageEntry, UsageLedger
 
 __all__ = [
     "AgentSummary", "AuthenticationFailed", "BadRequest", "ChatMessage", "Completion", "Confidence", "CoverageNote",
-    "DataValidationError", "DebateArtifact", "DebateRound", "DebateTurn", "Disagreement", "EmptyResponse",
-    "EnsembleFailed", "ErrorInfo", "EvidenceItem", "Forecast", "ForecastParseError", "GroundedConfidence", "MissingDependency",
+    "DEFAULT_EVIDENCE_CUTOFF", "DataValidationError", "DebateArtifact", "DebateRound", "DebateTurn", "Disagreement", "EmptyResponse",
+    "EVIDENCE_CUTOFFS", "EnsembleFailed", "ErrorInfo", "EvidenceCutoff", "EvidenceItem", "Forecast", "ForecastParseError", "GroundedConfidence", "MissingDependency",
     "PipelineTrace", "ProviderConnectionError", "ProviderError", "ProviderOverloaded", "ProviderTimeout",
     "MemberEvidence", "Question", "QuestionConfidence", "QuestionFacts", "RateLimited", "ReconcileGate", "RecordedCall", "RecordedSearch", "ReconcileError", "ResponseRefused",
     "ResponseTruncated", "ResultRelevance", "ScriptExhausted",

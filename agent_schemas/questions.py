@@ -16,11 +16,20 @@ Two models keep hindsight out of prompts by construction:
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agent_schemas.kinds import AnySpec, BinarySpec, QuestionKind, kind_of
+
+#: What a run caps a question's searches at (``run --evidence-cutoff``): ``"forecast"``, the forecast date (every
+#: run before the option), or ``"freeze"``, the question's freeze date (:meth:`Question.freeze_date`), the day the
+#: crowd's price was taken, 6-10 days earlier for ForecastBench questions, so members and crowd know the same days.
+EvidenceCutoff = Literal["forecast", "freeze"]
+#: The values of :data:`EvidenceCutoff`, the default first.
+EVIDENCE_CUTOFFS: tuple[str, ...] = get_args(EvidenceCutoff)
+#: The evidence cutoff of a run that names none: the forecast date.
+DEFAULT_EVIDENCE_CUTOFF: str = EVIDENCE_CUTOFFS[0]
 
 
 class QuestionFacts(BaseModel):
@@ -58,6 +67,21 @@ class QuestionFacts(BaseModel):
     def cutoff_date(self) -> dt.date:
         """Alias of ``forecast_date``: the information cutoff of a backtest."""
         return self.forecast_date
+
+    def search_cutoff(self, cutoff_date: dt.date | None = None) -> dt.date:
+        """The date this question's searches are capped at: ``cutoff_date`` (a run's evidence cap, e.g.
+        :meth:`Question.evidence_cutoff_date`) or, without one, the forecast date. The one rule every agent that
+        searches (members, supervisor) applies; the prompt still states the forecast date.
+
+        Raises
+        ------
+        ValueError
+            For a ``cutoff_date`` after the forecast date (evidence the forecaster could not have had: it would leak).
+        """
+        cutoff = cutoff_date or self.forecast_date
+        if cutoff > self.forecast_date:
+            raise ValueError(f"cutoff_date {cutoff} is after the question's forecast_date {self.forecast_date}: that would leak")
+        return cutoff
 
 
 class Question(QuestionFacts):
@@ -129,6 +153,29 @@ class Question(QuestionFacts):
         except ValueError:
             return None
         return None if freeze > self.forecast_date else freeze
+
+    def evidence_cutoff_date(self, evidence_cutoff: EvidenceCutoff = DEFAULT_EVIDENCE_CUTOFF) -> dt.date:
+        """The date a run with ``--evidence-cutoff evidence_cutoff`` caps this question's searches at: the
+        forecast date (``"forecast"``) or the freeze date (``"freeze"``, :meth:`freeze_date`), on or before the
+        forecast date either way (pass it to ``ForecastPipeline.arun(..., cutoff_date=...)``).
+
+        Raises
+        ------
+        ValueError
+            With ``"freeze"`` for a question without a freeze date (naming the question and the metadata value),
+            or for an unknown setting.
+        """
+        if evidence_cutoff == DEFAULT_EVIDENCE_CUTOFF:
+            return self.forecast_date
+        if evidence_cutoff != "freeze":
+            raise ValueError(f"evidence cutoff {evidence_cutoff!r} is not one of {', '.join(EVIDENCE_CUTOFFS)}")
+        freeze = self.freeze_date()
+        if freeze is None:
+            raw = self.metadata.get("freeze_datetime")
+            why = ("has no freeze_datetime" if not raw else
+                   f"has freeze_datetime {raw!r}, which is not a date on or before its forecast date {self.forecast_date}")
+            raise ValueError(f"question {self.id!r} {why}: --evidence-cutoff freeze caps its searches at the freeze date")
+        return freeze
 
     def visible(self, *, show_crowd: bool = False) -> "VisibleQuestion":
         """The part of this question a forecaster may see on its forecast date.

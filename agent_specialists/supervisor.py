@@ -263,21 +263,6 @@ class SupervisorAgent:
             progress.fail(exc)
             return None
 
-    def cutoff(self, question: VisibleQuestion, cutoff_date: dt.date | None) -> dt.date:
-        """The clarifying searches' cutoff: ``cutoff_date`` or the question's forecast date.
-
-        Raises
-        ------
-        ValueError
-            For a cutoff after the forecast date (it would leak).
-        """
-        cutoff = cutoff_date or question.forecast_date
-        if cutoff > question.forecast_date:
-            raise ValueError(
-                f"cutoff_date {cutoff} is after the question's forecast_date {question.forecast_date}: that would leak"
-            )
-        return cutoff
-
     # --- run ---------------------------------------------------------------------------------------
     async def arun(self, question: VisibleQuestion | Question, agent_summaries: Sequence[AgentSummary],
                    cutoff_date: dt.date | None = None, *, ask: Ask | None = None) -> SupervisorArtifact:
@@ -291,13 +276,14 @@ class SupervisorAgent:
             A :class:`Question` is reduced to its visible part first.
         agent_summaries : sequence of AgentSummary
         cutoff_date : date, optional
-            Information cutoff for the clarifying searches; defaults to ``question.forecast_date``.
+            Information cutoff for the clarifying searches (:meth:`agent_schemas.QuestionFacts.search_cutoff`: the
+            run's evidence cap, which the pipeline passes; default ``question.forecast_date``).
             A later date than the question's forecast date raises ValueError (it would leak).
         ask : callable, optional
             How the two calls reach a model (:data:`agent_providers.Ask`); default the supervisor's provider.
         """
         question = as_visible(question)
-        cutoff = self.cutoff(question, cutoff_date)
+        cutoff = question.search_cutoff(cutoff_date)
         progress = SupervisorProgress()
         await self.aname_disagreements(question, agent_summaries, progress, ask=ask)
         await self.aclarify(progress, cutoff, question=question)

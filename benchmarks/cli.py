@@ -26,7 +26,7 @@ from pydantic import ValidationError
 
 from agent_providers.gguf_weights import WEIGHT_FORMATS
 from agent_providers.llama_sampling import GRAMMAR_SAMPLING_MODES
-from agent_schemas import ReconcileError
+from agent_schemas import DEFAULT_EVIDENCE_CUTOFF, EVIDENCE_CUTOFFS, ReconcileError
 from agent_schemas.kinds import KINDS
 
 #: click's exception root as typer raises it (typer >= 0.20 vendors click as ``typer._click``).
@@ -240,6 +240,10 @@ WeightsChoice = Enum("WeightsChoice", {m: m for m in WEIGHT_FORMATS}, type=str)
 GrammarSamplingChoice = Enum("GrammarSamplingChoice", {m: m for m in GRAMMAR_SAMPLING_MODES}, type=str)
 
 
+#: What a run caps a question's searches at (``agent_schemas.EvidenceCutoff``).
+EvidenceCutoffChoice = Enum("EvidenceCutoffChoice", {c: c for c in EVIDENCE_CUTOFFS}, type=str)
+
+
 #: A kind of question (``agent_schemas.kinds``).
 KindChoice = Enum("KindChoice", {k: k for k in KINDS}, type=str)
 
@@ -280,6 +284,7 @@ def run(
     include_unclosed: bool = typer.Option(False, "--include-unclosed", help="Bundled data: also use questions whose scheduled close is after the outcome snapshot (2026-08-20); these over-represent early (mostly Yes) resolutions."),
     show_crowd: bool = typer.Option(False, "--show-crowd", help="Show the crowd / market probability at freeze to the models (recorded in the manifest)."),
     search: Search = typer.Option(Search.local, help="Research backend: the bundled dated corpus, DuckDuckGo, or none."),
+    evidence_cutoff: EvidenceCutoffChoice = typer.Option(DEFAULT_EVIDENCE_CUTOFF, "--evidence-cutoff", help="The date every search of a question is capped at: 'forecast', its forecast date; 'freeze', its freeze date, the day the crowd's price was taken (6-10 days earlier on ForecastBench), so the comparison with the crowd rests on the same days of news. The prompts state the forecast date either way; a question without a freeze date is refused (exit code 2). The manifest records freeze (and leaves the default out)."),
     debate_rounds: int = typer.Option(2, help="Maximum debate rounds."),
     supervisor_queries: int = typer.Option(2, help="Clarifying searches of the supervisor."),
     reconcile_min_spread: Optional[float] = typer.Option(None, min=0.0, max=1.0, help="Run debate and supervisor only on questions whose members disagree by at least this much (max - min p_yes); 0 reconciles every question. Default: benchmarks.harness.config.RUN_PIPELINE's (see the README)."),
@@ -301,7 +306,7 @@ def run(
     cache: bool = typer.Option(True, "--cache/--no-cache", help="Persistent response cache: a resumed or repeated run pays no call twice."),
     cache_dir: Optional[Path] = typer.Option(None, envvar="FORECAST_RECONCILE_CACHE", help="Response cache folder shared between runs (default: inside the run folder)."),
     report: bool = typer.Option(True, "--report/--no-report", help="Print a compact leaderboard and write leaderboard.csv/.md and report.html when done."),
-    fit_from: Optional[str] = typer.Option(None, "--fit-from", help="Earlier run folders (or folders of runs), comma-separated, whose resolved questions the fitted methods also learn from (only those resolved before each question's forecast date); runs of other models are refused (exit code 2) unless --fit-from-any-model, and runs made with other settings (--show-crowd, members, personas, temperatures, evidence, question kinds, prompt version: benchmarks.protocol.fitted.FIT_SETTINGS) always."),
+    fit_from: Optional[str] = typer.Option(None, "--fit-from", help="Earlier run folders (or folders of runs), comma-separated, whose resolved questions the fitted methods also learn from (only those resolved before each question's forecast date); runs of other models are refused (exit code 2) unless --fit-from-any-model, and runs made with other settings (--show-crowd, members, personas, temperatures, evidence, --evidence-cutoff, question kinds, prompt version: benchmarks.protocol.fitted.FIT_SETTINGS) always."),
     fit_from_any_model: bool = typer.Option(False, "--fit-from-any-model", help="Let the fitted methods learn from --fit-from runs of other providers or models (the report names them)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar on stderr."),
     rate_limit: Optional[list[str]] = typer.Option(None, "--rate-limit", help="Rate limits of a provider, '<spec or prefix>=<limits>', e.g. 'anthropic=rpm:4000,itpm:2000000,otpm:400000' or 'openai=rpm:5000,tpm:4000000,concurrent:64' (keys rpm, tpm, itpm, otpm, concurrent; set over the provider's first-tier defaults). Repeat per provider. Also on --resume."),
@@ -362,7 +367,8 @@ def run(
                 resolutions_file=str(resolutions_file.absolute()) if resolutions_file else None,
                 forecast_date_from=_date(date_from, "--date-from"), forecast_date_to=_date(date_to, "--date-to"),
                 after_model_cutoff=not include_before_cutoff, cutoff_margin_days=cutoff_margin_days,
-                close_by_snapshot=not include_unclosed, show_crowd=show_crowd, search=search.value, debate_rounds=debate_rounds,
+                close_by_snapshot=not include_unclosed, show_crowd=show_crowd, search=search.value,
+                evidence_cutoff=evidence_cutoff.value, debate_rounds=debate_rounds,
                 supervisor_queries=supervisor_queries, max_tokens=max_tokens, concurrency=concurrency, seed=seed,
                 output_dir=str(output_dir), run_id=run_id, n_threads=n_threads, n_slots=n_slots, n_threads_batch=n_threads_batch,
                 n_ctx=n_ctx, weights=weights.value if weights else None,
@@ -442,7 +448,7 @@ def run(
                 print_table(compact_kind_leaderboard(rep.leaderboard, primary=kind.primary_score,
                                                      files=f"{rep.markdown_path.name}, leaderboard_{kind.name}.csv, {rep.html_path.name}"))
             else:
-                print_compact_leaderboard(rep.leaderboard, baseline=rep.baseline, files=f"{rep.markdown_path.name}, {rep.csv_path.name}, {rep.html_path.name}")
+                print_compact_leaderboard(rep.leaderboard, baseline=rep.baseline, files=f"{rep.markdown_path.name}, {rep.csv_path.name}, {rep.html_path.name}", crowd_note=rep.crowd_note)
             for line in rep.diversity_lines:
                 typer.echo(line)
             if rep.members is not None and (note := degenerate_members_note(rep.members)):
@@ -456,7 +462,7 @@ def leaderboard(
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Folder for the comparison's leaderboard.csv/.md, report.html and fitted.jsonl (default: a new folder comparisons/<n>-runs-<digest>, printed). Never a run folder: a run's own files are written only by that run and by `view`."),
     baseline: str = typer.Option("mean", help="Method that deltas and skill scores are measured against."),
     n_resamples: int = typer.Option(1000, help="Clustered bootstrap resamples."),
-    fit_from: Optional[str] = typer.Option(None, "--fit-from", help="Earlier run folders (or folders of runs), comma-separated, whose resolved questions the fitted methods also learn from (only those resolved before each question's forecast date); runs of other models are refused (exit code 2) unless --fit-from-any-model, and runs made with other settings (--show-crowd, members, personas, temperatures, evidence, question kinds, prompt version: benchmarks.protocol.fitted.FIT_SETTINGS) always."),
+    fit_from: Optional[str] = typer.Option(None, "--fit-from", help="Earlier run folders (or folders of runs), comma-separated, whose resolved questions the fitted methods also learn from (only those resolved before each question's forecast date); runs of other models are refused (exit code 2) unless --fit-from-any-model, and runs made with other settings (--show-crowd, members, personas, temperatures, evidence, --evidence-cutoff, question kinds, prompt version: benchmarks.protocol.fitted.FIT_SETTINGS) always."),
     fit_from_any_model: bool = typer.Option(False, "--fit-from-any-model", help="Let the fitted methods learn from --fit-from runs of other providers or models (the report names them)."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
 ) -> None:
@@ -487,7 +493,7 @@ def leaderboard(
                    "they are compared by the Brier Index alone (ForecastBench's difficulty-adjusted score).")
             print_table(compact_brier_index(rep.leaderboard, why=why, files=files))
         else:
-            print_compact_leaderboard(rep.leaderboard, baseline=rep.baseline, files=files)
+            print_compact_leaderboard(rep.leaderboard, baseline=rep.baseline, files=files, crowd_note=rep.crowd_note)
         _tell(f"comparison of {len(runs)} run{'s' if len(runs) != 1 else ''} written to {out}/ "
              f"(leaderboard.csv, leaderboard.md, report.html, fitted.jsonl); open {rep.html_path}")
 
@@ -974,7 +980,7 @@ def aggregate(
                  "(--min-pick-questions)")
         if rep.notice:
             typer.echo(text_lines(rep.notice))
-        print_compact_leaderboard(rep.leaderboard, baseline="mean", files=f"{rep.markdown_path.name}, {rep.csv_path.name}, {rep.html_path.name}")
+        print_compact_leaderboard(rep.leaderboard, baseline="mean", files=f"{rep.markdown_path.name}, {rep.csv_path.name}, {rep.html_path.name}", crowd_note=rep.crowd_note)
         if line := panel_summary(tables):
             typer.echo(text_lines(line))
         for line in rep.diversity_lines:

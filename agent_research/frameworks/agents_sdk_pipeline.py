@@ -16,6 +16,7 @@ This stands in for CrewAI, which cannot share an environment with this toolkit: 
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import time
 from typing import Any
 
@@ -74,23 +75,25 @@ class AgentsSDKPipeline:
         return asks
 
     # --- run ---------------------------------------------------------------------------------------
-    async def arun(self, question: VisibleQuestion | Question) -> PipelineTrace:
+    async def arun(self, question: VisibleQuestion | Question, *, cutoff_date: dt.date | None = None) -> PipelineTrace:
         """Run the crew on ``question`` (its visible part) and return its trace (never raises for provider,
-        parse or search failures)."""
+        parse or search failures); ``cutoff_date`` caps every search as in :meth:`ForecastPipeline.arun`."""
         question = as_visible(question)
+        cutoff = question.search_cutoff(cutoff_date)
         ensemble = self.spec.ensemble
         with TraceRecorder() as recorder:
             t0, sem = time.perf_counter(), asyncio.Semaphore(ensemble.concurrency)
 
             async def member(i: int):
                 async with sem:
-                    return await ensemble.aforecast_member(ensemble.members[i], question, ask=self.ask(self.members[i]))
+                    return await ensemble.aforecast_member(ensemble.members[i], question, ask=self.ask(self.members[i]),
+                                                              cutoff_date=cutoff)
 
             forecasts = await asyncio.gather(*(member(i) for i in range(len(self.members))))
             ens = ensemble.result(question, list(forecasts), time.perf_counter() - t0)
-            aggregates, debate, supervisor = await self.spec.reconcile(question, ens, asks=self.role_asks())
+            aggregates, debate, supervisor = await self.spec.reconcile(question, ens, asks=self.role_asks(), cutoff_date=cutoff)
         return self.spec.trace(question, ens, aggregates, debate, supervisor, recorder)
 
-    def run(self, question: VisibleQuestion | Question) -> PipelineTrace:
+    def run(self, question: VisibleQuestion | Question, *, cutoff_date: dt.date | None = None) -> PipelineTrace:
         """Synchronous form of :meth:`arun`."""
-        return run_sync(self.arun(question))
+        return run_sync(self.arun(question, cutoff_date=cutoff_date))

@@ -17,6 +17,7 @@ calls, answer reading and artifacts are the plain-Python agents' own).
 
 from __future__ import annotations
 
+import datetime as dt
 import operator
 import time
 from typing import Annotated, Any, TypedDict
@@ -37,6 +38,7 @@ def _merge(a: dict, b: dict) -> dict:
 
 class PipelineState(TypedDict, total=False):
     question: VisibleQuestion
+    cutoff: dt.date  # the date every search is capped at (ForecastPipeline.arun's cutoff_date)
     t0: float
     forecasts: Annotated[dict[int, Any], _merge]
     ens: EnsembleResult
@@ -120,11 +122,13 @@ class LangGraphPipeline:
     def fan_out(self, state: PipelineState) -> list[Any]:
         from langgraph.types import Send
 
-        return [Send("member", {"question": state["question"], "index": i}) for i in range(len(self.spec.ensemble.members))]
+        return [Send("member", {"question": state["question"], "cutoff": state["cutoff"], "index": i})
+                for i in range(len(self.spec.ensemble.members))]
 
     async def member(self, inp: dict[str, Any]) -> dict[str, Any]:
         m = self.spec.ensemble.members[inp["index"]]
-        return {"forecasts": {inp["index"]: await self.spec.ensemble.aforecast_member(m, inp["question"], ask=self.ask(m.llm))}}
+        return {"forecasts": {inp["index"]: await self.spec.ensemble.aforecast_member(m, inp["question"], ask=self.ask(m.llm),
+                                                                                          cutoff_date=inp["cutoff"])}}
 
     async def aggregate(self, state: PipelineState) -> dict[str, Any]:
         fs = [state["forecasts"][i] for i in range(len(self.spec.ensemble.members))]
@@ -169,7 +173,7 @@ class LangGraphPipeline:
 
     async def supervisor_search(self, state: PipelineState) -> dict[str, Any]:
         assert self.spec.supervisor is not None
-        await self.spec.supervisor.aclarify(state["sup"], state["question"].forecast_date, question=state["question"])
+        await self.spec.supervisor.aclarify(state["sup"], state["cutoff"], question=state["question"])
         return {"sup": state["sup"]}
 
     async def supervisor_decision(self, state: PipelineState) -> dict[str, Any]:
@@ -185,19 +189,20 @@ class LangGraphPipeline:
                                          state.get("supervisor"), recorder)}
 
     # --- run ---------------------------------------------------------------------------------------
-    async def arun(self, question: VisibleQuestion | Question) -> PipelineTrace:
+    async def arun(self, question: VisibleQuestion | Question, *, cutoff_date: dt.date | None = None) -> PipelineTrace:
         """Run the graph on ``question`` (its visible part) and return its trace (never raises for provider,
-        parse or search failures)."""
+        parse or search failures); ``cutoff_date`` caps every search as in :meth:`ForecastPipeline.arun`."""
         question = as_visible(question)
+        cutoff = question.search_cutoff(cutoff_date)
         with TraceRecorder() as rec:
             rounds = self.spec.debate.max_rounds if self.spec.debate else 0
             out = await self.graph.ainvoke(
-                {"question": question, "t0": time.perf_counter(), "forecasts": {}, "rounds": [], "debate": None, "supervisor": None},
+                {"question": question, "cutoff": cutoff, "t0": time.perf_counter(), "forecasts": {}, "rounds": [], "debate": None, "supervisor": None},
                 config={"configurable": {"recorder": rec}, "max_concurrency": max(2, self.spec.ensemble.concurrency),
                         "recursion_limit": 12 + 2 * rounds},
             )
         return out["trace"]
 
-    def run(self, question: VisibleQuestion | Question) -> PipelineTrace:
+    def run(self, question: VisibleQuestion | Question, *, cutoff_date: dt.date | None = None) -> PipelineTrace:
         """Synchronous form of :meth:`arun`."""
-        return run_sync(self.arun(question))
+        return run_sync(self.arun(question, cutoff_date=cutoff_date))

@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, field_vali
 from agent_providers.gguf_weights import WeightFormat
 from agent_providers.llama_sampling import GrammarSampling
 from agent_research import DebateSettings, MemberSettings, PipelineConfig, SupervisorSettings
+from agent_schemas import DEFAULT_EVIDENCE_CUTOFF, EvidenceCutoff
 from agent_schemas.kinds import DEFAULT_KIND, KINDS, QuestionKind, kind_named
 from benchmarks.protocol.baselines import BASELINES
 from benchmarks.protocol.methods import DEFAULT_METHODS, RECONCILIATION_METHODS, default_methods, validate_methods
@@ -161,6 +162,11 @@ class RunConfig(BaseModel):
     seed: int = Field(0, description="Seed of the question sample, the retry jitter and fault injection; also the pipeline's seed (models) unless pipeline is given.")
     # agents
     show_crowd: bool = Field(False, description="Show the crowd / market probability at freeze in the case facts (off: the models forecast without it).")
+    evidence_cutoff: EvidenceCutoff = Field(DEFAULT_EVIDENCE_CUTOFF, description=(
+        "The date every search of a question is capped at (agent_schemas.Question.evidence_cutoff_date): 'forecast', its "
+        "forecast date; 'freeze', its freeze date, the day of the crowd's price (6-10 days earlier for ForecastBench "
+        "questions), so members and supervisor know no more days than the crowd. The prompts state the forecast date "
+        "either way; a question without a freeze date stops a 'freeze' run before anything is called."))
     search: Literal["local", "ddg", "none"] = Field("local", description="Research backend: bundled dated corpus, DuckDuckGo, or none.")
     snippet_chars: int = Field(200, ge=20, description="Snippet length in prompts (characters).")
     pipeline: PipelineConfig = Field(default_factory=lambda: RUN_PIPELINE, description="The pipeline every question runs (members, debate, supervisor, combination).")
@@ -264,11 +270,13 @@ class RunConfig(BaseModel):
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """The config's fields; ``kind`` only when it is not binary, so that a binary run's manifest is the one it
-        was before question kinds (and its shard digests and resumes are unchanged)."""
+        """The config's fields; ``kind`` only when it is not binary and ``evidence_cutoff`` only when it is not
+        ``forecast``, so that a default run's manifest is the one it was before either option (and its shard
+        digests and resumes are unchanged)."""
         out = handler(self)
-        if out.get("kind") == DEFAULT_KIND:
-            del out["kind"]
+        for key, default in (("kind", DEFAULT_KIND), ("evidence_cutoff", DEFAULT_EVIDENCE_CUTOFF)):
+            if out.get(key) == default:
+                del out[key]
         return out
 
     @model_validator(mode="before")

@@ -258,7 +258,7 @@ def estimate_run(config: RunConfig, *, environ: dict[str, str] | None = None, sa
     sampled = questions[::step][:sample]
     per_call: dict[tuple[str, str], list[tuple[int, int]]] = defaultdict(list)
     for q in sampled:
-        trace = pipeline.run(q.visible(show_crowd=cfg.show_crowd))
+        trace = pipeline.run(q.visible(show_crowd=cfg.show_crowd), cutoff_date=q.evidence_cutoff_date(cfg.evidence_cutoff))
         for call in trace.recorded_calls:
             if call.completion is not None:
                 per_call[(call.provider, call.role)].append((call.completion.usage.input_tokens or 0,

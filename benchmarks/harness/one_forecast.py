@@ -127,7 +127,7 @@ def forecast_one(config: RunConfig, question: Question | None, *,
         on_start(q, [redact_spec(p.spec) for p in stack.providers],
                  sum(calls_per_question(stack.config, len(stack.providers)).values()))
     counter["t0"] = time.perf_counter()
-    return q, pipeline.run(q.visible(show_crowd=config.show_crowd))
+    return q, pipeline.run(q.visible(show_crowd=config.show_crowd), cutoff_date=q.evidence_cutoff_date(config.evidence_cutoff))
 
 
 def save_forecast(record: ForecastFile, folder: str | Path) -> Path:

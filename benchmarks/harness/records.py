@@ -20,12 +20,14 @@ __all__ = ["baseline_table", "failed_trace", "question_record", "run_trace"]
 log = logging.getLogger(__name__)
 
 
-async def run_trace(pipeline: ForecastPipeline, q: Question, *, show_crowd: bool) -> PipelineTrace:
-    """The pipeline's trace of one question (what the agents may see of it: :meth:`Question.visible`);
-    anything the pipeline raises gives a failed trace with the typed error (:func:`failed_trace`)."""
-    visible = q.visible(show_crowd=show_crowd)
+async def run_trace(pipeline: ForecastPipeline, q: Question, config: RunConfig) -> PipelineTrace:
+    """The pipeline's trace of one question in a run of ``config``: what the agents may see of it
+    (:meth:`Question.visible`, with the crowd when ``config.show_crowd``), every search capped at the run's
+    evidence cutoff (:meth:`Question.evidence_cutoff_date`); anything the pipeline raises gives a failed trace with
+    the typed error (:func:`failed_trace`)."""
+    show_crowd = config.show_crowd
     try:
-        return await pipeline.arun(visible)
+        return await pipeline.arun(q.visible(show_crowd=show_crowd), cutoff_date=q.evidence_cutoff_date(config.evidence_cutoff))
     except Exception as exc:
         return failed_trace(q, exc, show_crowd=show_crowd)
 
@@ -55,7 +57,7 @@ def question_record(q: Question, trace: PipelineTrace, *, config: RunConfig, clu
         methods=method_rows(trace, config.methods, min_spread=config.pipeline.reconcile_min_spread),
         baselines=baselines.get(q.id, {}),
         ledger=trace.ledger.to_records(),
-        audit=leakage_audit(trace, q),
+        audit=leakage_audit(trace, q, cutoff_date=q.evidence_cutoff_date(config.evidence_cutoff)),
         wall_time_s=trace.wall_time_s,
         trace=trace,
     )

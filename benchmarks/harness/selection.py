@@ -304,23 +304,30 @@ class QuestionSelection:
     def questions(self) -> list[Question]:
         """The run's questions: given, from a pool or a user file, or from the bundled ForecastBench data, through
         the same filters (:meth:`describe`: forecast-date bounds including the contamination filter; for bundled
-        data also the survivorship rule), then a seeded sample of ``sample_n``.
+        data also the survivorship rule), then a seeded sample of ``sample_n``; each with the evidence cutoff the
+        run needs (:meth:`refuse_without_evidence_cutoff`).
 
         Raises
         ------
         DataValidationError
-            From :meth:`cutoff_filter` (unknown training cutoff), a malformed question file, or a file or pool
-            none of whose questions is within the run's dates (:meth:`within_dates`).
+            From :meth:`cutoff_filter` (unknown training cutoff), a malformed question file, a file or pool
+            none of whose questions is within the run's dates (:meth:`within_dates`), or a question without a
+            freeze date in a run with ``evidence_cutoff="freeze"``.
         """
+        chosen, source, candidates = self._chosen()
+        return self.refuse_without_evidence_cutoff(chosen, source, candidates)
+
+    def _chosen(self) -> tuple[list[Question], str, Sequence[Question]]:
+        """``(the run's questions, where they come from, a question file's questions in file order or ())`` (:meth:`questions`)."""
         if self.given is not None:
-            return list(self.given)
+            return list(self.given), "the given questions", ()
         cfg = self.config
         sel = self.describe()
         if self.pool is not None:
-            return self.within_dates(self.of_kind(list(self.pool.questions), self.pool.source), self.pool.source, sel)
+            return self.within_dates(self.of_kind(list(self.pool.questions), self.pool.source), self.pool.source, sel), self.pool.source, ()
         if cfg.questions_file:
             loaded = load_questions_file(cfg.questions_file, cfg.resolutions_file)
-            return self.within_dates(self.of_kind(loaded, cfg.questions_file), cfg.questions_file, sel)
+            return self.within_dates(self.of_kind(loaded, cfg.questions_file), cfg.questions_file, sel), cfg.questions_file, loaded
         bundled = BUNDLED_QUESTIONS.get(cfg.kind)
         if bundled is None:
             raise DataValidationError(
@@ -328,9 +335,33 @@ class QuestionSelection:
                 f"with --questions FILE (a 'kind' column and the kind's columns {', '.join(cfg.question_kind.spec_columns)}; "
                 "see benchmarks.questions.files)", field="kind", value=cfg.kind)
         loader, filtered = bundled
-        if filtered:
-            return loader(cfg, sel)
-        return self.within_dates(loader(cfg, sel), f"the bundled {cfg.question_kind.label} questions", sel)
+        source = f"the bundled {cfg.question_kind.label} questions"
+        qs = loader(cfg, sel) if filtered else self.within_dates(loader(cfg, sel), source, sel)
+        return qs, source, ()
+
+    def refuse_without_evidence_cutoff(self, questions: list[Question], source: str,
+                                       candidates: Sequence[Question] = ()) -> list[Question]:
+        """``questions`` when the run can cap each one's searches at its evidence cutoff
+        (:meth:`agent_schemas.Question.evidence_cutoff_date` of ``RunConfig.evidence_cutoff``: every question can
+        with ``"forecast"``; with ``"freeze"`` each needs a freeze date).
+
+        Raises
+        ------
+        DataValidationError
+            For the first question without one: one line naming ``source`` (the question file), its data row
+            among ``candidates`` (the file's questions in order, when given), the question's id and the value of
+            its ``freeze_datetime`` (field ``freeze_datetime``).
+        """
+        for q in questions:
+            try:
+                q.evidence_cutoff_date(self.config.evidence_cutoff)
+            except ValueError as exc:
+                row = next((i for i, c in enumerate(candidates) if c.id == q.id), None)
+                where = f"data row {row + 1}, " if row is not None else ""
+                raise DataValidationError(f"{source}: {where}{exc}; give it a freeze date (column 'freeze_datetime'), leave "
+                                          "it out, or run with --evidence-cutoff forecast", field="freeze_datetime", row=row,
+                                          value=q.metadata.get("freeze_datetime"), source=source) from None
+        return questions
 
     def of_kind(self, candidates: Sequence[Question], source: str) -> list[Question]:
         """The ``candidates`` of the run's kind (``RunConfig.kind``), in their order.

@@ -30,16 +30,17 @@ outcome was settled after its listed date would be counted as known too early.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from agent_schemas import DataValidationError, Question
+from agent_schemas import DEFAULT_EVIDENCE_CUTOFF, DataValidationError, Question
 from benchmarks.questions import forecastbench_table, superforecaster_counts, superforecaster_medians
 
-__all__ = ["BASELINES", "CROWD_TIMING_NOTE", "base_rate_reference", "compute_baselines", "crowd_timing_note"]
+__all__ = ["BASELINES", "CROWD_FREEZE_NOTE", "CROWD_TIMING_NOTE", "base_rate_reference", "compute_baselines", "crowd_timing_note",
+           "evidence_cutoff_of"]
 
 #: What the crowd baseline knew, said next to every comparison with it (the report, the terminal, the page).
 CROWD_TIMING_NOTE = (
@@ -47,9 +48,50 @@ CROWD_TIMING_NOTE = (
     "forecast date: against the crowd they had up to 10 more days of news.")
 
 
-def crowd_timing_note(labels: Iterable[Any]) -> str:
-    """:data:`CROWD_TIMING_NOTE` when a row of ``labels`` (method names, or ``<run>:<method>``) is the crowd, else ''."""
-    return CROWD_TIMING_NOTE if any(str(label).rpartition(":")[2] == "crowd" for label in labels) else ""
+#: What the crowd baseline knew in a run whose searches were capped at the freeze (``run --evidence-cutoff freeze``).
+CROWD_FREEZE_NOTE = (
+    "Crowd is the market price at the freeze, and the members and the supervisor searched only up to the freeze date "
+    "(--evidence-cutoff freeze): against the crowd they had the same days of news.")
+
+
+def evidence_cutoff_of(manifest: Mapping[str, Any]) -> str:
+    """The evidence cutoff a run's ``manifest`` records (``config.evidence_cutoff``; ``"forecast"``, the default,
+    when absent: a manifest leaves the default out, and every run before the option had it)."""
+    return (manifest.get("config") or {}).get("evidence_cutoff", DEFAULT_EVIDENCE_CUTOFF)
+
+
+def crowd_timing_note(labels: Iterable[Any], evidence_cutoffs: Mapping[str, str] | None = None) -> str:
+    """What the crowd knew against the members, when a row of ``labels`` (method names, or ``<run>:<method>``) is
+    the crowd, else ''.
+
+    Parameters
+    ----------
+    labels : iterable
+        The compared rows' labels.
+    evidence_cutoffs : mapping of str to str, optional
+        Run id -> the run's evidence cutoff (:func:`evidence_cutoff_of` its manifest); a label without a run takes
+        the runs' setting. Default: every run searched up to the forecast date.
+
+    Returns
+    -------
+    str
+        :data:`CROWD_TIMING_NOTE` when every crowd row's run searched up to the forecast date,
+        :data:`CROWD_FREEZE_NOTE` when every one was capped at the freeze, and for a comparison of both kinds the
+        first with the capped runs named.
+    """
+    cutoffs = dict(evidence_cutoffs or {})
+    settings: dict[str, str] = {}
+    for label in labels:
+        run, _, method = str(label).rpartition(":")
+        if method == "crowd":
+            settings.update({run: cutoffs.get(run, DEFAULT_EVIDENCE_CUTOFF)} if run else (cutoffs or {"": DEFAULT_EVIDENCE_CUTOFF}))
+    capped = sorted(run for run, setting in settings.items() if setting == "freeze")
+    if not settings or not capped:
+        return CROWD_TIMING_NOTE if settings else ""
+    if len(capped) == len(settings):
+        return CROWD_FREEZE_NOTE
+    return (f"{CROWD_TIMING_NOTE} Except in {', '.join(capped)}, whose searches were capped at the freeze date "
+            "(--evidence-cutoff freeze): there they had the same days of news as the crowd.")
 
 #: Baseline method names, in output order.
 BASELINES: tuple[str, ...] = ("crowd", "superforecaster_median", "base_rate", "always_0.5")

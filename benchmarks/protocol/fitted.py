@@ -93,6 +93,8 @@ setting                 read from the manifest                            why it
 ``temperatures``        ``config.pipeline.temperatures``                  sampling noise changes the spread
 ``evidence``            ``config.search``, ``config.snippet_chars``,      what the members read
                         ``config.pipeline.member``
+``--evidence-cutoff``   ``config.evidence_cutoff`` (absent:               up to 10 fewer days of news read: their
+                        ``forecast``, the default, left out)              calibration is another
 ``question kinds``      ``question_kinds``                                binary and other kinds are scored apart
 ``prompt version``      ``prompt_version``                                (:func:`benchmarks.harness.manifest.
                                                                           prompt_version`) other words, other
@@ -126,6 +128,7 @@ from agent_research.aggregation import (
 )
 from agent_research.learned import fit_pool_weights, weighted_pool
 from agent_schemas import DataValidationError, TokenUsage
+from benchmarks.protocol.baselines import evidence_cutoff_of
 from benchmarks.protocol.methods import method_of
 
 __all__ = ["BLEND_INPUTS", "FITTED_METHODS", "LEARNED_MEAN", "MIN_FIT_PER_CLASS", "MIN_FIT_QUESTIONS", "PLATT_RECENCY",
@@ -637,6 +640,7 @@ FIT_SETTINGS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
     "personas": lambda m: _recorded(_pipeline(m).get("personas"), "personas", _pipeline(m)),
     "temperatures": lambda m: _recorded(_pipeline(m).get("temperatures"), "temperatures", _pipeline(m)),
     "evidence": _evidence,
+    "--evidence-cutoff": evidence_cutoff_of,
     "question kinds": lambda m: ", ".join(m["question_kinds"]) if "question_kinds" in m else _NOT_RECORDED,
     "prompt version": lambda m: m.get("prompt_version") or _NOT_RECORDED,
 }

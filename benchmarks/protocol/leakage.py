@@ -14,8 +14,9 @@ header ``[n] title — source, YYYY-MM-DD — url`` with its indented snippet li
     Search results shown in the members' prompts and the supervisor's decision prompt (each prompt shows a
     result once, :func:`agent_tools.shown_results`), and results the guard dropped.
 ``evidence_dated_after_cutoff``
-    Evidence items rendered into a prompt with a publication date after the forecast date (the date labels
-    above).
+    Evidence items rendered into a prompt with a publication date after the run's cutoff: the forecast date, or
+    the freeze date in a run with ``--evidence-cutoff freeze`` (:meth:`agent_schemas.Question.evidence_cutoff_date`),
+    where a document dated between the freeze and the forecast date is a finding (the date labels above).
 ``hindsight_resolution_date``
     Prompts that name the question's actual resolution date in a written form of
     :data:`benchmarks.protocol.written_dates.DATE_FORMS` (``2025-12-18``, ``18 December 2025``, ``Dec 18th, 2025``,
@@ -321,7 +322,7 @@ def _shown_statements(question: Question) -> list[re.Pattern[str]]:
     return out
 
 
-def audit_prompts(prompts: Iterable[str], question: Question) -> dict[str, int]:
+def audit_prompts(prompts: Iterable[str], question: Question, *, cutoff_date: dt.date | None = None) -> dict[str, int]:
     """Scan prompt texts for hindsight about ``question`` (harness-side facts: outcome, actual resolution date).
 
     Parameters
@@ -330,6 +331,9 @@ def audit_prompts(prompts: Iterable[str], question: Question) -> dict[str, int]:
         Each prompt as one text (its messages joined).
     question : Question
         The full question record.
+    cutoff_date : date, optional
+        The date the run capped the question's evidence at (default its forecast date); evidence dated after it
+        counts in ``evidence_dated_after_cutoff``.
 
     Returns
     -------
@@ -337,6 +341,7 @@ def audit_prompts(prompts: Iterable[str], question: Question) -> dict[str, int]:
         ``prompts_scanned``, ``evidence_dated_after_cutoff``, ``hindsight_resolution_date``,
         ``hindsight_outcome``: counts of prompts (evidence items for the second; see the module docstring).
     """
+    cutoff = question.search_cutoff(cutoff_date)
     knowable = knowable_dates(question)
     rd = question.resolution_date
     hidden = rd if rd is not None and rd not in knowable else None
@@ -351,7 +356,7 @@ def audit_prompts(prompts: Iterable[str], question: Question) -> dict[str, int]:
     counts = {"prompts_scanned": 0, "evidence_dated_after_cutoff": 0, "hindsight_resolution_date": 0, "hindsight_outcome": 0}
     for text in prompts:
         counts["prompts_scanned"] += 1
-        counts["evidence_dated_after_cutoff"] += sum(d > question.forecast_date for d in evidence_dates(text))
+        counts["evidence_dated_after_cutoff"] += sum(d > cutoff for d in evidence_dates(text))
         if hidden is not None and (_hidden_date_named(text, hidden, knowable, question.forecast_date)
                                    or hidden_horizon.search(text)):
             counts["hindsight_resolution_date"] += 1
@@ -369,18 +374,19 @@ def audit_prompts(prompts: Iterable[str], question: Question) -> dict[str, int]:
     return counts
 
 
-def leakage_audit(trace: PipelineTrace, question: Question) -> dict[str, int]:
-    """The audit counts of one question (keys :data:`AUDIT_KEYS`), from its trace and its full record.
+def leakage_audit(trace: PipelineTrace, question: Question, *, cutoff_date: dt.date | None = None) -> dict[str, int]:
+    """The audit counts of one question (keys :data:`AUDIT_KEYS`), from its trace and its full record;
+    ``cutoff_date`` is the run's evidence cap of the question (:func:`audit_prompts`; default its forecast date).
 
     Raises
     ------
     ValueError
-        If ``trace`` is not a trace of ``question`` (ids differ).
+        If ``trace`` is not a trace of ``question`` (ids differ), or ``cutoff_date`` is after its forecast date.
     """
     if trace.question.id != question.id:
         raise ValueError(f"trace of {trace.question.id!r} audited against question {question.id!r}")
     prompts = ["\n\n".join(m.content for m in call.messages) for call in trace.recorded_calls if call.messages]
-    counts = audit_prompts(prompts, question)
+    counts = audit_prompts(prompts, question, cutoff_date=cutoff_date)
     dropped = sum(f.n_evidence_dropped for f in trace.forecasts)
     in_prompt = sum(f.n_evidence_in_prompt for f in trace.forecasts)
     if trace.supervisor is not None:

@@ -73,16 +73,18 @@ def run_columns(table: pd.DataFrame) -> list[str]:
     return cols
 
 
-def leaderboard_sections(table: pd.DataFrame, *, baseline: str, max_imputed: float, plan_note: str = "") -> list[str]:
-    """The Markdown sections of a report's leaderboard: its title, the ranking note, the ranked rows, the rows
-    listed apart (more than ``max_imputed`` of the questions imputed) and, when some method has imputed questions,
-    where each would stand (:func:`benchmarks.scoring.ranking.sensitivity_lines`)."""
+def leaderboard_sections(table: pd.DataFrame, *, baseline: str, max_imputed: float, plan_note: str = "",
+                         crowd_note: str | None = None) -> list[str]:
+    """The Markdown sections of a report's leaderboard: its title, the ranking note with what the crowd knew
+    (``crowd_note``, default :func:`benchmarks.protocol.baselines.crowd_timing_note` of the labels), the ranked rows,
+    the rows listed apart (more than ``max_imputed`` of the questions imputed) and, when some method has imputed
+    questions, where each would stand (:func:`benchmarks.scoring.ranking.sensitivity_lines`)."""
     cols = run_columns(table)
     ranked, unranked = table[table["ranked"]], table[~table["ranked"]]
     lines = sensitivity_lines(table)
     return [
         f"## Leaderboard (lower Brier is better; 95% clustered bootstrap intervals; baseline for deltas: {baseline})",
-        " ".join(filter(None, [ranking_note(ranked, max_imputed, plan_note=plan_note), crowd_timing_note(table["label"])])),
+        " ".join(filter(None, [ranking_note(ranked, max_imputed, plan_note=plan_note), crowd_timing_note(table["label"]) if crowd_note is None else crowd_note])),
         board_markdown(ranked[cols]),
         *([f"## Not ranked ({not_ranked_note(max_imputed)})",
            board_markdown(unranked[cols])] if len(unranked) else []),

@@ -20,7 +20,7 @@ import pandas as pd
 from agent_schemas import DataValidationError
 from agent_schemas.kinds import DEFAULT_KIND, KINDS
 from benchmarks import scoring
-from benchmarks.protocol.baselines import crowd_timing_note
+from benchmarks.protocol.baselines import crowd_timing_note, evidence_cutoff_of
 from benchmarks.protocol.fitted import (LEARNED_MEAN, MIN_FIT_PER_CLASS, MIN_FIT_QUESTIONS, UNFITTED_RULE, fallback_equals,
                                         fit_runs, fit_sources, fitted_summary, refuse_other_models,
                                         refuse_other_settings)
@@ -86,6 +86,9 @@ class Report:
     """Several runs: how many questions every run planned (0: they are compared by the Brier Index alone); one run: None."""
     members: MemberBehaviour | None = None
     """What the runs' members answered (:func:`benchmarks.report.members.member_behaviour`)."""
+    crowd_note: str = ""
+    """'' or what the crowd knew against the members, by the runs' evidence cutoffs
+    (:func:`benchmarks.protocol.baselines.crowd_timing_note`)."""
 
 
 def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_dir: str | Path, *, baseline: str | None = "mean",
@@ -218,9 +221,10 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_di
     diversity = diversity_report(runs, n_resamples=n_resamples, seed=seed)
 
     simulated = simulation_note(manifests)
+    crowd_note = crowd_timing_note(table["label"], {rid: evidence_cutoff_of(m) for rid, m in manifests.items()})
     md = "\n\n".join([
         *([f"**{simulated}**"] if simulated else []),
-        *leaderboard_sections(table, baseline=base_label, max_imputed=max_imputed, plan_note=plan_note),
+        *leaderboard_sections(table, baseline=base_label, max_imputed=max_imputed, plan_note=plan_note, crowd_note=crowd_note),
         *[rep.markdown() for rep in kinds],
         *[part for title, extra in (extra_tables or {}).items() for part in (f"## {title}", markdown_table(extra))],
         *diversity.markdown_sections(),
@@ -244,7 +248,7 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_di
               **{f"By {col.replace('_', ' ')}": seg for col, seg in segments.items()}}
     page = render_page(ReportData(leaderboard=table, baseline=base_label, max_imputed=max_imputed,
                                   ranking_note=" ".join(filter(None, [ranking_note(table[table["ranked"]], max_imputed, plan_note=plan_note),
-                                                                      crowd_timing_note(table["label"])])),
+                                                                      crowd_note])),
                                   sensitivity=sensitivity_lines(table), scored=scored,
                                   manifests=manifests,
                                   records=shown, tables=tables, confidence_bands=bands, attribution=DATA_ATTRIBUTION,
@@ -256,7 +260,7 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_di
     write_kind_reports(out_dir, kinds)
     return Report(table, md, csv_path, md_path, html_path, notice=simulated, baseline=base_label, diversity_lines=diversity.lines(),
                   plan_note=plan_note, shared_questions=len(planned) if len(manifests) > 1 else None,
-                  members=member_behaviour(r for run in runs for r in run.records))
+                  members=member_behaviour(r for run in runs for r in run.records), crowd_note=crowd_note)
 
 
 def _write_kind_only(runs: Sequence[LoadedRun], kinds: Sequence[KindReport], out_dir: Path) -> Report:

@@ -174,7 +174,8 @@ def _ci(low, high, signed: bool = False) -> str:
     return f"[{f(low)}, {f(high)}]"
 
 
-def compact_leaderboard(board: pd.DataFrame, *, baseline: str, files: str = "", label_col: str = "label") -> Table:
+def compact_leaderboard(board: pd.DataFrame, *, baseline: str, files: str = "", label_col: str = "label",
+                        crowd_note: str | None = None) -> Table:
     """The compact leaderboard of :func:`benchmarks.report.write_report`'s table.
 
     Parameters
@@ -192,6 +193,9 @@ def compact_leaderboard(board: pd.DataFrame, *, baseline: str, files: str = "", 
     label_col : str
         The column naming the rows (``label``; ``method`` in ``score``'s table). Columns the board does not have
         (``tokens_per_question``, ``cost_usd`` for forecasts scored from a file) are not shown.
+    crowd_note : str, optional
+        What the crowd knew against the members (the report's ``crowd_note``, by the runs' evidence cutoffs);
+        default :func:`benchmarks.protocol.baselines.crowd_timing_note` of the labels.
 
     Returns
     -------
@@ -210,8 +214,9 @@ def compact_leaderboard(board: pd.DataFrame, *, baseline: str, files: str = "", 
         caption.append(f"n = answered+imputed: {IMPUTATION_RULE}.")
     if "n_imputed" in board.columns:
         caption += sensitivity_lines(board, method_col=label_col)
-    if crowd_timing_note(board[label_col]):
-        caption.append(crowd_timing_note(board[label_col]))
+    crowd_note = crowd_timing_note(board[label_col]) if crowd_note is None else crowd_note
+    if crowd_note:
+        caption.append(crowd_note)
     if files:
         caption.append(f"Full tables: {files}")
     sections = []
@@ -361,6 +366,6 @@ def compact_kind_leaderboard(board: pd.DataFrame, *, primary: str, files: str = 
 
 
 def print_compact_leaderboard(board: pd.DataFrame, *, baseline: str, files: str = "", file: TextIO | None = None,
-                              label_col: str = "label") -> None:
+                              label_col: str = "label", crowd_note: str | None = None) -> None:
     """Print :func:`compact_leaderboard` to ``file`` (default stdout) with :func:`print_table`."""
-    print_table(compact_leaderboard(board, baseline=baseline, files=files, label_col=label_col), file)
+    print_table(compact_leaderboard(board, baseline=baseline, files=files, label_col=label_col, crowd_note=crowd_note), file)

@@ -20,14 +20,15 @@ runner = CliRunner()
 SIM = "sim/scale=0.5,rho=0.5,noise=0.4"
 
 
-def _questions(path, n, *, start, seed, per_round=10):
+def _questions(path, n, *, start, seed, per_round=10, freeze=False):
     rng = np.random.default_rng(seed)
     rows = []
     for i in range(n):
         f = start + dt.timedelta(days=7 * (i // per_round))
         r = f + dt.timedelta(days=int(rng.integers(3, 30)))
         rows.append({"id": f"{path.stem}-{i}", "question": f"Will {path.stem} event {i} happen?", "forecast_date": f.isoformat(),
-                     "resolution_date": r.isoformat(), "outcome": int(rng.random() < 0.4)})
+                     "resolution_date": r.isoformat(), "outcome": int(rng.random() < 0.4),
+                     **({"freeze_datetime": (f - dt.timedelta(days=8)).isoformat() + "T00:00:00Z"} if freeze else {})})
     pd.DataFrame(rows).to_csv(path, index=False)
     return pd.DataFrame(rows)
 
@@ -231,14 +232,15 @@ def test_a_model_is_its_provider_and_name_not_its_url():
 @pytest.mark.parametrize("extra, setting, theirs, mine", [
     (["--show-crowd"], "--show-crowd", "False", "True"),
     (["--members", "5"], "members (-m)", "3", "5"),
-], ids=["show-crowd", "members"])
+    (["--evidence-cutoff", "freeze"], "--evidence-cutoff", "'forecast'", "'freeze'"),
+], ids=["show-crowd", "members", "evidence-cutoff"])
 def test_fit_from_a_run_made_with_other_settings_is_refused_with_the_setting_and_both_values(first_run, extra, setting, theirs, mine):
     """Issue 35: --fit-from compared only the model, so a run made with --show-crowd, or with 5 members for a
     3-member ensemble, was accepted silently as training data."""
     tmp, _, _ = first_run
     runs = tmp / "runs"
     name = "other-" + setting.strip("-").split()[0]
-    _questions(tmp / f"{name}.csv", 12, start=dt.date(2025, 4, 20), seed=3, per_round=12)
+    _questions(tmp / f"{name}.csv", 12, start=dt.date(2025, 4, 20), seed=3, per_round=12, freeze="--evidence-cutoff" in extra)
     # run --fit-from refuses before anything is written: one line, the setting and both values, exit 2
     res = runner.invoke(app, ["run", "-p", SIM, "--questions", str(tmp / f"{name}.csv"), "--search", "none", "--members", "3",
                               "-o", str(runs), "--run-id", f"{name}-never", "--no-progress", "--n", "0", *extra,
@@ -270,7 +272,7 @@ def test_every_setting_that_must_match_is_compared_and_a_missing_one_never_match
     assert fit_settings(manifest) == {
         "--show-crowd": False, "members (-m)": 3, "personas": None, "temperatures": None,
         "evidence": "search=none, snippet_chars=200, llm_queries=False, max_evidence=1, max_results=2, n_queries=1",
-        "question kinds": "binary", "prompt version": manifest["prompt_version"]}
+        "--evidence-cutoff": "forecast", "question kinds": "binary", "prompt version": manifest["prompt_version"]}
     refuse_other_settings({"mine": manifest}, {"early": manifest})  # the same run: nothing to refuse
     changed = {
         "--show-crowd": lambda m: m["config"].update(show_crowd=True),
@@ -278,6 +280,7 @@ def test_every_setting_that_must_match_is_compared_and_a_missing_one_never_match
         "personas": lambda m: m["config"]["pipeline"].update(personas=["skeptic"]),
         "temperatures": lambda m: m["config"]["pipeline"].update(temperatures=[0.2]),
         "evidence": lambda m: m["config"].update(search="local"),
+        "--evidence-cutoff": lambda m: m["config"].update(evidence_cutoff="freeze"),
         "question kinds": lambda m: m.update(question_kinds=["numeric"]),
         "prompt version": lambda m: m.update(prompt_version="0123456789ab"),
     }

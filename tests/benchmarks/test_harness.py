@@ -448,12 +448,12 @@ def test_questions_in_flight_are_marked_and_limited_to_the_concurrency(tmp_path,
     pipeline = r.build_pipeline()
     real_arun, running, most = pipeline.arun, [0], [0]
 
-    async def arun(q):
+    async def arun(q, **options):
         running[0] += 1
         most[0] = max(most[0], running[0])
         try:
             await asyncio.sleep(0.02)
-            return await real_arun(q)
+            return await real_arun(q, **options)
         finally:
             running[0] -= 1
 

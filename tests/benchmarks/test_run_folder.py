@@ -124,10 +124,10 @@ def test_a_question_whose_pipeline_raises_is_a_failed_record_and_the_run_goes_on
     pipeline = runner.build_pipeline()
     real = pipeline.arun
 
-    async def arun(q):
+    async def arun(q, **options):
         if q.id == qs[1].id:
             raise KeyError("usage")  # outside every member, turn and step boundary
-        return await real(q)
+        return await real(q, **options)
 
     pipeline.arun = arun
     runner.build_pipeline = lambda: pipeline

@@ -127,6 +127,7 @@ class BatchExecutor:
             session.write_manifest()
 
         visible = {q.id: q.visible(show_crowd=session.config.show_crowd) for q in admitted}
+        cutoff = {q.id: q.evidence_cutoff_date(session.config.evidence_cutoff) for q in admitted}  # each search's cap
         recorders: dict[str, TraceRecorder] = {}
         for q in admitted:
             with TraceRecorder() as rec:  # fresh sinks and start time; the leaves attach them in their own tasks
@@ -136,7 +137,7 @@ class BatchExecutor:
 
         # stage 1: every member of every question
         members = pipeline.ensemble.members
-        leaves = [_recorded(recorders[q.id], pipeline.ensemble.aforecast_member(m, visible[q.id]))
+        leaves = [_recorded(recorders[q.id], pipeline.ensemble.aforecast_member(m, visible[q.id], cutoff_date=cutoff[q.id]))
                   for q in admitted for m in members]
         forecasts = await Stage(collector, label=label + " members", on_flush=record_batches).run(leaves)
         ens = {}
@@ -168,7 +169,7 @@ class BatchExecutor:
                     recorders[q.id], pipeline.debate.arun(v, summaries, aggregates[pipeline.aggregation])))
             if summaries is not None and pipeline.supervisor is not None:
                 jobs["supervisor"] = _specialist(SupervisorArtifact, q.id, _recorded(
-                    recorders[q.id], pipeline.supervisor.arun(v, summaries, v.forecast_date)))
+                    recorders[q.id], pipeline.supervisor.arun(v, summaries, cutoff[q.id])))
             if not jobs:
                 await finish(q, aggregates, {})
             done: dict[str, Any] = {}

@@ -30,7 +30,7 @@ class LocalExecutor:
         async def one(q: Question) -> None:
             released = False
             try:
-                trace = await run_trace(pipeline, q, show_crowd=session.config.show_crowd)
+                trace = await run_trace(pipeline, q, session.config)
                 if early:
                     slots.release()
                     released = True

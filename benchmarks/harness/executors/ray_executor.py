@@ -87,7 +87,7 @@ def forecast_question(spec: WorkerSpec, question_json: str) -> tuple[str, float,
     q = Question.model_validate_json(question_json)
     stack.bind_questions([q])
     paid0 = stack.spend.paid_usd
-    trace = worker_loop().run_until_complete(run_trace(pipeline, q, show_crowd=stack.config.show_crowd))
+    trace = worker_loop().run_until_complete(run_trace(pipeline, q, stack.config))
     stack.flush_caches()  # the answers are in the cache before the question is reported (a retried task finds them)
     return trace.model_dump_json(), stack.spend.paid_usd - paid0, os.getpid()
 
