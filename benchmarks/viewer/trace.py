@@ -15,9 +15,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from agent_schemas import PipelineTrace, RecordedCall
+from agent_schemas.kinds import DEFAULT_KIND
 from agent_tools.case_facts import CASE_FACTS_HEADER
 from benchmarks.run_folder.record import QuestionRecord
 from benchmarks.scoring.diversity import ambiguity_terms
+from benchmarks.viewer.kind_figures import KindQuestionView, kind_question_view
 
 __all__ = ["PathStep", "QuestionView", "ResultRow", "SearchRow", "case_facts_sent", "final_path", "question_view", "search_rows"]
 
@@ -85,6 +87,10 @@ class QuestionView:
     scores: list[dict[str, Any]] = field(default_factory=list)
     crowd_p_yes: float | None = None
     prompts: list[RecordedCall] | None = None
+    kind_view: KindQuestionView | None = None
+    """A question of a kind with its own leaderboard (multiple choice, numeric...): its outcome and forecasts in the
+    kind's words, each method's score by the kind's primary rule, and its figure
+    (:func:`benchmarks.viewer.kind_figures.kind_question_view`); None for a binary question."""
     diversity: tuple[float, float, float] | None = None
     """The question's ambiguity decomposition (:func:`benchmarks.scoring.diversity.ambiguity_terms`): mean member
     Brier, Brier of the members' mean, diversity; members as scored (clipped to the combination rule's bounds).
@@ -261,7 +267,8 @@ def _spread(values: list[float | None]) -> float | None:
     return (max(v) - min(v)) if len(v) >= 2 else None
 
 
-def question_view(raw: dict[str, Any], *, index: int, run_id: str, with_prompts: bool) -> QuestionView:
+def question_view(raw: dict[str, Any], *, index: int, run_id: str, with_prompts: bool, with_figure: bool = True,
+                  figure_note: str = "") -> QuestionView:
     """Build the :class:`QuestionView` of one ``results.jsonl`` line.
 
     Parameters
@@ -274,6 +281,9 @@ def question_view(raw: dict[str, Any], *, index: int, run_id: str, with_prompts:
         The run it belongs to.
     with_prompts : bool
         Keep the full prompts sent (``trace.recorded_calls``) for the drill-down.
+    with_figure : bool
+        Draw the figure of a question of a kind with its own leaderboard (:attr:`QuestionView.kind_view`); when
+        False its drill-down says ``figure_note`` instead.
 
     Returns
     -------
@@ -317,4 +327,6 @@ def question_view(raw: dict[str, Any], *, index: int, run_id: str, with_prompts:
         total_tokens=total.total_tokens, total_cost=total.cost_usd, scores=scores,
         crowd_p_yes=(rec.baselines.get("crowd") or {}).get("p_yes"),
         prompts=list(t.recorded_calls) if with_prompts else None,
+        kind_view=None if t.question.kind.name == DEFAULT_KIND else  # binary questions have the page's own sections
+        kind_question_view(t.question.kind, rec, with_figure=with_figure, salt=f"q{index}-", budget_note=figure_note),
     )
