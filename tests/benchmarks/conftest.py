@@ -9,3 +9,17 @@ from tests.benchmarks.viewer_run import make_viewer_run
 def viewer_run(tmp_path_factory):
     """One scripted run with its report page (see :mod:`tests.benchmarks.viewer_run`)."""
     return make_viewer_run(tmp_path_factory.mktemp("viewer-runs"))
+
+
+@pytest.fixture(scope="session")
+def numeric_report(tmp_path_factory):
+    """A scripted run of the 12 numeric questions of ``fixtures/questions_numeric.csv`` and its report: ``(questions,
+    report folder)``. Session-scoped, so it is made before a test module's browser starts (Playwright's sync API
+    holds an event loop the run's ``asyncio.run`` cannot share)."""
+    from benchmarks.report import write_report
+    from tests.benchmarks.test_kinds_harness import NUM_FILE, run_kind
+
+    root = tmp_path_factory.mktemp("numeric-view")
+    qs, run_dir, _ = run_kind(root, "numeric", NUM_FILE)
+    write_report([run_dir], root / "rep", n_resamples=50)
+    return qs, root / "rep"
