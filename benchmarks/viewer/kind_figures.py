@@ -114,16 +114,21 @@ class KindQuestionView:
     """A question of a kind with its own leaderboard as its drill-down shows it (:func:`kind_question_view`)."""
 
     kind: QuestionKind
+    spec: KindSpec
     outcome_text: str
     """The outcome in words (an option's label; a value with its unit), or ``"unresolved"``."""
-    member_texts: dict[str, str]
-    """Member id -> its forecast in words (:meth:`~agent_schemas.kinds.base.QuestionKind.forecast_text`)."""
     rows: list[dict[str, Any]] = field(default_factory=list)
     """Every method and baseline: ``type``, ``name``, ``text`` (the forecast in words), ``score`` (the kind's primary
     score on this question, None without a forecast or an outcome), ``status``, ``note``."""
     svg: Markup | None = None
     """The question's figure (:func:`question_figure`) as inline SVG; None when not drawn (:attr:`figure_note`)."""
     figure_note: str = ""
+
+    def text(self, values: Sequence[float]) -> str:
+        """A forecast vector of the question (as a trace stores it: a list of floats) in the kind's words
+        (:meth:`~agent_schemas.kinds.base.QuestionKind.forecast_text`: options' probabilities; a median and a 90%
+        interval)."""
+        return self.kind.forecast_text(self.spec, self.kind.vector(values))
 
     @property
     def score_name(self) -> str:
@@ -165,9 +170,8 @@ def kind_question_view(kind: QuestionKind, record: Any, *, with_figure: bool, sa
             rows.append({"type": type_, "name": name, "status": row.get("status", ""), "note": row.get("note", ""),
                          "text": kind.forecast_text(spec, shown[name]) if name in shown else
                          "failed" if row.get("status") == "failed" else "—", "score": scores.get(name)})
-    view = KindQuestionView(
-        kind=kind, outcome_text="unresolved" if outcome is None else kind.outcome_text(spec, outcome),
-        member_texts={mid: kind.forecast_text(spec, v) for mid, v in members.items()}, rows=rows)
+    view = KindQuestionView(kind=kind, spec=spec, rows=rows,
+                            outcome_text="unresolved" if outcome is None else kind.outcome_text(spec, outcome))
     if not with_figure:
         view.figure_note = budget_note
     elif not shown and not members:

@@ -25,7 +25,7 @@ import functools
 import math
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -237,24 +237,29 @@ class FigureView:
     wide: bool = False
 
 
-def _figure(fid: str, title: str, caption: str, build, *, wide: bool = False) -> FigureView:
+def _figure(fid: str, title: str, caption: str, build) -> FigureView:
     try:
         fig = build()
     except DataValidationError as exc:
-        return FigureView(fid, title, caption, None, f"not drawn: {exc}", wide)
+        return FigureView(fid, title, caption, None, f"not drawn: {exc}")
     if fig is None:
-        return FigureView(fid, title, caption, None, "not drawn: no data", wide)
-    return FigureView(fid, title, caption, Markup(plots.figure_to_svg(fig, salt=fid)), wide=wide)
+        return FigureView(fid, title, caption, None, "not drawn: no data")
+    return FigureView(fid, title, caption, Markup(plots.figure_to_svg(fig, salt=fid)))
+
+
+def _wide(figure: FigureView) -> FigureView:
+    """``figure`` across the page's whole width (small multiples)."""
+    return replace(figure, wide=True)
 
 
 def _kind_figures(kinds: Sequence[Any]) -> list[FigureView]:
     """Each kind's calibration figure (:func:`benchmarks.viewer.kind_figures.calibration_figure`), one panel per
     label in its leaderboard's order, captioned by the kind (:attr:`~agent_schemas.kinds.base.QuestionKind.calibration_caption`)."""
-    return [_figure(f"fig-{rep.kind.name}-calibration", f"Calibration: {rep.kind.label} questions",
+    return [_wide(_figure(f"fig-{rep.kind.name}-calibration", f"Calibration: {rep.kind.label} questions",
                     f"{rep.kind.calibration_caption} One panel per method and baseline, in the order of the "
                     f"{rep.kind.label} leaderboard, over the questions each is scored on there (a method's failure as "
                     "the kind's worst case).",
-                    lambda rep=rep: kind_figures.calibration_figure(rep.kind, rep.diagnostics), wide=True)
+                    lambda rep=rep: kind_figures.calibration_figure(rep.kind, rep.diagnostics)))
             for rep in kinds]
 
 
@@ -305,10 +310,10 @@ def _figures(data: ReportData, board: pd.DataFrame, questions: list[QuestionView
     if data.scored.empty:  # no binary question: only the other kinds' figures
         return _kind_figures(data.kinds)
     return [
-        _figure("fig-reliability", "Reliability", "One panel per method, in leaderboard order. A point is a bin of "
+        _wide(_figure("fig-reliability", "Reliability", "One panel per method, in leaderboard order. A point is a bin of "
                 "forecasts: its mean p_yes against how often those questions resolved Yes; the number is how many "
                 "questions the bin holds. On the dashed diagonal a method is calibrated; in the green region a bin "
-                "adds skill over always forecasting the base rate.", reliability, wide=True),
+                "adds skill over always forecasting the base rate.", reliability)),
         _figure("fig-cost", "Cost vs Brier", "Ranked methods: tokens per question against Brier score on the common "
                 "question set, with 95% intervals where available. Baselines cost no tokens and are drawn as "
                 "dotted lines.", cost),

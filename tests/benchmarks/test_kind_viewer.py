@@ -117,6 +117,18 @@ def test_the_numeric_page_shows_each_questions_cdfs_and_each_methods_pit_with_th
     assert said.startswith("4.16") and f"outcome {said}" in trace and f'<strong class="outcome">{said}</strong>' in trace
     members = re.findall(r'<span class="pbig">([^<]*)</span>', trace.split("<h4>Forecasters")[1].split("</section>")[0])
     assert len(members) == 3 and all(m.startswith("median ") for m in members)  # the member's CDF in words, not "failed"
+    turns = re.findall(r'<td class="turn [a-z]+ ok">\s*<span class="pbig">([^<]*)</span>', trace)
+    assert turns and all(t.startswith("median ") for t in turns)  # the debaters' forecasts, not "failed"
+    steps = re.findall(r'<span class="step">final</span> <span class="pbig">([^<]*)</span>', trace)
+    assert steps == [NUM.forecast_text(q.spec, NUM.vector(record(rep, "nu-01")["trace"]["final_distribution"]))]
+
+
+def record(rep, question_id: str) -> dict:
+    """The ``results.jsonl`` line of ``question_id`` in the run the report ``rep`` was written from."""
+    from benchmarks.run_folder import read_results
+
+    path = next(rep.parent.rglob("results.jsonl"))
+    return next(r for r in read_results(path) if r["question_id"] == question_id)
 
 
 def drilldown(html: str, question_id: str) -> str:
