@@ -42,9 +42,6 @@ class KindReport:
     """Resolved questions of the kind the table scores."""
     reference: str = "mean"
     """The label the deltas are paired against."""
-    forecasts: pd.DataFrame | None = None
-    """The forecasts the table scores (:func:`~benchmarks.scoring.kind_table.kind_forecasts`: one row per label and
-    question), for the run viewer's figure of each question."""
     diagnostics: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
     """Per label, in the table's order: the kind's per-question calibration diagnostics as the table averages them
     (:func:`~benchmarks.scoring.kind_table.label_scores`), for the run viewer's calibration figure."""
@@ -97,7 +94,7 @@ def kind_reports(runs: Sequence[LoadedRun], *, added: AddedMethods | None = None
         if not costs.empty:
             table = table.merge(costs[["label", "tokens_per_question", "extra_tokens_per_question", "cost_usd"]], on="label", how="left")
         diagnostics = {label: scored[label][2] for label in table["label"] if label in scored}
-        out.append(KindReport(kind, table, frame["question_id"].nunique(), reference, frame, diagnostics))
+        out.append(KindReport(kind, table, frame["question_id"].nunique(), reference, diagnostics))
     return out
 
 

@@ -93,8 +93,8 @@ class ReportData:
         Each run's error-correlation matrix of its members, by run id.
     kinds : sequence of KindReport
         The leaderboard of each kind of question with its own (:func:`benchmarks.report.kind_report.kind_reports`:
-        ``kind``, ``title``, ``table``, ``diagnostics`` per label): each kind's calibration figure is drawn from it,
-        and its questions' drill-downs get their figures (:mod:`benchmarks.viewer.kind_figures`).
+        ``kind``, ``table``, ``diagnostics`` per label): each kind's calibration figure is drawn from it
+        (:mod:`benchmarks.viewer.kind_figures`).
     """
 
     leaderboard: pd.DataFrame
@@ -256,10 +256,10 @@ def _kind_figures(kinds: Sequence[Any]) -> list[FigureView]:
     """Each kind's calibration figure (:func:`benchmarks.viewer.kind_figures.calibration_figure`), one panel per
     label in its leaderboard's order, captioned by the kind (:attr:`~agent_schemas.kinds.base.QuestionKind.calibration_caption`)."""
     return [_wide(_figure(f"fig-{rep.kind.name}-calibration", f"Calibration: {rep.kind.label} questions",
-                    f"{rep.kind.calibration_caption} One panel per method and baseline, in the order of the "
-                    f"{rep.kind.label} leaderboard, over the questions each is scored on there (a method's failure as "
-                    "the kind's worst case).",
-                    lambda rep=rep: kind_figures.calibration_figure(rep.kind, rep.diagnostics)))
+                          f"{rep.kind.calibration_caption} One panel per method and baseline, in the order of the "
+                          f"{rep.kind.label} leaderboard, over the questions each is scored on there (a method's "
+                          "failure as the kind's worst case).",
+                          lambda rep=rep: kind_figures.calibration_figure(rep.kind, rep.diagnostics)))
             for rep in kinds]
 
 

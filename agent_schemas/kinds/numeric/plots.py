@@ -85,9 +85,9 @@ def plot_calibration(ax: Any, diagnostics: Mapping[str, Mapping[str, np.ndarray]
     """PIT histogram (:func:`pit_histogram`), one step line per label of ``diagnostics`` (each the numeric kind's
     ``diagnostics`` of a forecaster over its questions: ``pit``, ``in_50``, ``in_90``), its legend entry the label and,
     on a second line, its central 50% and 90% interval coverage (:func:`coverage_text`); the y axis from 0 to at
-    least 2. A flat histogram at 1 (dashed) is calibrated; a
-    hump in the middle is under-confidence (intervals too wide), a U over-confidence (too narrow), a slope a bias.
-    The central 50% interval's PIT range, [0.25, 0.75], is shaded."""
+    least 2. A flat histogram at 1 (dashed) is calibrated; a hump in the middle is under-confidence (intervals too
+    wide), a U over-confidence (too narrow), a slope a bias. The central 50% interval's PIT range, [0.25, 0.75], is
+    shaded."""
     ax.axvspan(0.25, 0.75, color="0.93", zorder=0)
     ax.axhline(1.0, linestyle="--", color="0.5", linewidth=1)
     top = 2.0
