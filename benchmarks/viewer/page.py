@@ -49,7 +49,7 @@ __all__ = ["PROMPT_BUDGET_CHARS", "QUESTION_FIGURE_BUDGET", "ReportData", "board
 PROMPT_BUDGET_CHARS = 2_000_000
 
 #: Most questions of a kind with its own leaderboard (multiple choice, numeric) whose drill-down embeds its figure
-#: (~10-20 kB of SVG each and ~0.1 s to draw); the questions after them say so, and their forecasts stay in
+#: (~20 kB of SVG each and ~0.1 s of CPU to draw); the questions after them say so, and their forecasts stay in
 #: ``results.jsonl``.
 QUESTION_FIGURE_BUDGET = 200
 

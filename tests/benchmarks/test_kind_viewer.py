@@ -157,3 +157,18 @@ def test_a_multiple_choice_page_shows_bars_and_the_top_label_reliability(tmp_pat
     sections = re.findall(r'<section class="kind-forecasts".*?</section>', html, flags=re.S)
     assert len(sections) == 12 and all("<svg" in s and "(happened)" in s for s in sections)
     assert "outcome Arsenal" in sections[0]  # the first question's outcome, by its option's label
+
+
+@pytest.mark.parametrize("options", [("A", "B"), ("Manchester City Football Club", "Liverpool", "Other")])
+def test_a_questions_figure_keeps_its_option_labels_and_legend_inside_the_figure(options):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    spec = ChoiceSpec(options=options)
+    even = np.full(len(options), 1 / len(options))
+    fig = kind_figures.question_figure(MC, spec, {"quantile_average": even, "least_confident": even}, {"member-0": even}, 0)
+    FigureCanvasAgg(fig).draw()
+    renderer = fig.canvas.get_renderer()
+    ax = fig.axes[0]
+    assert min(t.get_window_extent(renderer).x0 for t in ax.get_yticklabels()) >= 0
+    legend = ax.get_legend().get_window_extent(renderer)
+    assert legend.x0 >= ax.bbox.x1 and legend.x1 <= fig.bbox.x1  # beside the axes, inside the figure
