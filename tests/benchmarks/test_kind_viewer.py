@@ -172,3 +172,13 @@ def test_a_questions_figure_keeps_its_option_labels_and_legend_inside_the_figure
     assert min(t.get_window_extent(renderer).x0 for t in ax.get_yticklabels()) >= 0
     legend = ax.get_legend().get_window_extent(renderer)
     assert legend.x0 >= ax.bbox.x1 and legend.x1 <= fig.bbox.x1  # beside the axes, inside the figure
+
+
+def test_a_binary_figure_draws_each_members_p_yes_as_a_line():
+    from agent_schemas.kinds import BinarySpec
+
+    fig = kind_figures.question_figure(KINDS["binary"], BinarySpec(), {"mean": np.array([0.4])},
+                                       {"member-0": np.array([0.3]), "member-1": np.array([0.5])}, 1)
+    ax = fig.axes[0]
+    assert [p.get_width() for p in ax.patches] == [pytest.approx(40.0)]
+    assert sorted(ln.get_xdata()[0] for ln in ax.lines if ln.get_linestyle() == ":") == [30.0, 50.0]
