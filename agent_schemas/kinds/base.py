@@ -360,10 +360,16 @@ class QuestionKind(ABC):
         return {}
 
     # --- figures (drawn on an Axes the viewer creates: this package never imports matplotlib) ---------------
+    #: What :meth:`plot_calibration` shows and how to read it, one or two sentences for the figure's caption.
+    calibration_caption: ClassVar[str] = ""
+
     @abstractmethod
-    def plot_forecasts(self, ax: Any, spec: KindSpec, forecasts: Mapping[str, np.ndarray], outcome: int | float | None) -> None:
-        """Draw the forecasts of one question on ``ax`` (a matplotlib ``Axes``), one per label of ``forecasts``
-        (methods, members), with the outcome marked when known: bars per option, a CDF or fan chart..."""
+    def plot_forecasts(self, ax: Any, spec: KindSpec, forecasts: Mapping[str, np.ndarray], outcome: int | float | None,
+                       *, members: Mapping[str, np.ndarray] | None = None) -> None:
+        """Draw the forecasts of one question on ``ax`` (a matplotlib ``Axes``): one per label of ``forecasts``
+        (methods, baselines), each with its legend entry, the ``members``' forecasts (by member id) lighter under one
+        legend entry, and the outcome marked when known: bars per option, a CDF... The run viewer draws every
+        question of a kind with its own figures this way (:mod:`benchmarks.viewer.kind_figures`)."""
 
     @abstractmethod
     def plot_calibration(self, ax: Any, diagnostics: Mapping[str, Mapping[str, np.ndarray]]) -> None:

@@ -8,9 +8,10 @@ run's page. Kinds are never mixed in one number.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from agent_schemas.kinds import DEFAULT_KIND, KINDS, QuestionKind
@@ -19,7 +20,7 @@ from benchmarks.report.costs import cost_tables
 from benchmarks.report.frame import AddedMethods
 from benchmarks.run_folder.durable import write_text_atomic
 from benchmarks.run_folder.load import LoadedRun
-from benchmarks.scoring.kind_table import kind_forecasts, kind_table, spec_of_record
+from benchmarks.scoring.kind_table import kind_forecasts, kind_table, label_scores, spec_of_record
 
 __all__ = ["KindReport", "kind_file", "kind_reports", "records_of_kind", "write_kind_reports"]
 
@@ -41,6 +42,9 @@ class KindReport:
     """Resolved questions of the kind the table scores."""
     reference: str = "mean"
     """The label the deltas are paired against."""
+    diagnostics: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+    """Per label, in the table's order: the kind's per-question calibration diagnostics as the table averages them
+    (:func:`~benchmarks.scoring.kind_table.label_scores`), for the run viewer's calibration figure."""
 
     @property
     def title(self) -> str:
@@ -84,11 +88,13 @@ def kind_reports(runs: Sequence[LoadedRun], *, added: AddedMethods | None = None
         if multi:
             frame["label"] = frame["run_id"] + ":" + frame["label"]
         reference = next((lab for lab in frame["label"] if lab.split(":")[-1] == "mean"), "mean")
-        table = kind_table(frame, kind, reference=reference, n_resamples=n_resamples, seed=seed)
+        scored = label_scores(frame, kind)
+        table = kind_table(frame, kind, reference=reference, n_resamples=n_resamples, seed=seed, scored=scored)
         costs, _ = cost_tables([run for run in mine if run.records], added=added)
         if not costs.empty:
             table = table.merge(costs[["label", "tokens_per_question", "extra_tokens_per_question", "cost_usd"]], on="label", how="left")
-        out.append(KindReport(kind, table, frame["question_id"].nunique(), reference))
+        diagnostics = {label: scored[label][2] for label in table["label"] if label in scored}
+        out.append(KindReport(kind, table, frame["question_id"].nunique(), reference, diagnostics))
     return out
 
 

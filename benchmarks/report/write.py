@@ -252,7 +252,8 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_di
                                   sensitivity=sensitivity_lines(table), scored=scored,
                                   manifests=manifests,
                                   records=shown, tables=tables, confidence_bands=bands, attribution=DATA_ATTRIBUTION,
-                                  notice=simulated, diversity=diversity.decomposition, error_correlations=diversity.correlations))
+                                  notice=simulated, diversity=diversity.decomposition, error_correlations=diversity.correlations,
+                                  kinds=kinds))
     # every file is complete or untouched (temp file + os.replace); an OSError names the file
     csv_path, md_path = write_leaderboard(out_dir, table, md + "\n\n" + DATA_ATTRIBUTION + "\n")
     write_text_atomic(html_path, page)
@@ -278,7 +279,8 @@ def _write_kind_only(runs: Sequence[LoadedRun], kinds: Sequence[KindReport], out
     page = render_page(ReportData(leaderboard=board, baseline="mean", max_imputed=MAX_IMPUTED, ranking_note="",
                                   sensitivity=[], scored=scored, manifests=manifests,
                                   records={run.run_id: run.records for run in runs},
-                                  tables={rep.title: rep.table for rep in kinds}, attribution="", notice=simulated))
+                                  tables={rep.title: rep.table for rep in kinds}, attribution="", notice=simulated,
+                                  kinds=kinds))
     csv_path, md_path = write_leaderboard(out_dir, kinds[0].table, md + "\n")
     html_path = out_dir / PAGE_FILE
     write_text_atomic(html_path, page)

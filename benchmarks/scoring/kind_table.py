@@ -37,7 +37,7 @@ from agent_schemas.kinds import AnySpec, KindSpec, QuestionKind
 from benchmarks.scoring.bootstrap import clustered_bootstrap_ci, paired_difference_ci
 from benchmarks.scoring.ranking import MIN_CLUSTERS_TO_RANK
 
-__all__ = ["DIAGNOSTIC_TITLES", "kind_forecasts", "kind_table", "score_forecasts", "spec_of_record"]
+__all__ = ["DIAGNOSTIC_TITLES", "kind_forecasts", "kind_table", "label_scores", "score_forecasts", "spec_of_record"]
 
 _SPEC = TypeAdapter(AnySpec)
 
@@ -117,8 +117,33 @@ def score_forecasts(kind: QuestionKind, specs: Sequence[KindSpec], forecasts: Se
     return scores, diags
 
 
+def label_scores(frame: pd.DataFrame, kind: QuestionKind) -> dict[str, tuple[pd.DataFrame, dict[str, np.ndarray], dict[str, np.ndarray]]]:
+    """Every label of ``frame`` (:func:`kind_forecasts`, one kind) scored as :func:`kind_table` scores it, in the
+    frame's order: ``{label: (rows, scores, diagnostics)}``, ``rows`` the label's rows with an ``imputed`` column, a
+    method on every question of the frame (a failure or a missing row imputed as the kind's worst case), a baseline
+    on the questions it has a forecast for; ``scores`` and ``diagnostics`` per question of ``rows``, each
+    ``(len(rows),)`` (:func:`score_forecasts`). A label with no row to score is left out."""
+    all_questions = list(dict.fromkeys(frame["question_id"]))
+    out = {}
+    for label, rows in frame.groupby("label", sort=False):
+        type_ = rows["type"].iloc[0]
+        rows = rows.drop_duplicates("question_id")
+        if type_ == "method":  # every question of the set: a failure or a missing row is the worst case
+            missing = [q for q in all_questions if q not in set(rows["question_id"])]
+            if missing:
+                facts = frame.drop_duplicates("question_id").set_index("question_id").loc[missing]
+                fill = facts.reset_index()[["question_id", "cluster", "outcome", "spec"]].assign(
+                    run_id=rows["run_id"].iloc[0], label=label, type=type_, forecast=None, status="missing", note="no row")
+                rows = pd.concat([rows, fill], ignore_index=True)
+        kept, scores, diags = _label_scores(kind, rows.reset_index(drop=True), impute=type_ == "method")
+        if not kept.empty:
+            out[str(label)] = (kept, scores, diags)
+    return out
+
+
 def kind_table(frame: pd.DataFrame, kind: QuestionKind, *, reference: str = "mean", n_resamples: int = 1000,
-               seed: int = 0, min_clusters_to_rank: int = MIN_CLUSTERS_TO_RANK) -> pd.DataFrame:
+               seed: int = 0, min_clusters_to_rank: int = MIN_CLUSTERS_TO_RANK,
+               scored: Mapping[str, tuple[pd.DataFrame, dict[str, np.ndarray], dict[str, np.ndarray]]] | None = None) -> pd.DataFrame:
     """The leaderboard of ``kind`` from ``frame`` (:func:`kind_forecasts`), one row per label (module docstring).
 
     Parameters
@@ -134,6 +159,8 @@ def kind_table(frame: pd.DataFrame, kind: QuestionKind, *, reference: str = "mea
         Seed of the resampling.
     min_clusters_to_rank : int
         Fewest clusters of the questions for ranks (:data:`~benchmarks.scoring.ranking.MIN_CLUSTERS_TO_RANK`).
+    scored : mapping, optional
+        :func:`label_scores` of ``frame`` when the caller has it already (it is not computed again).
 
     Returns
     -------
@@ -161,19 +188,8 @@ def kind_table(frame: pd.DataFrame, kind: QuestionKind, *, reference: str = "mea
     all_questions = list(dict.fromkeys(frame["question_id"]))
     per_label: dict[str, tuple[pd.DataFrame, dict[str, np.ndarray]]] = {}
     out = []
-    for label, rows in frame.groupby("label", sort=False):
-        type_ = rows["type"].iloc[0]
-        rows = rows.drop_duplicates("question_id")
-        if type_ == "method":  # every question of the set: a failure or a missing row is the worst case
-            missing = [q for q in all_questions if q not in set(rows["question_id"])]
-            if missing:
-                facts = frame.drop_duplicates("question_id").set_index("question_id").loc[missing]
-                fill = facts.reset_index()[["question_id", "cluster", "outcome", "spec"]].assign(
-                    run_id=rows["run_id"].iloc[0], label=label, type=type_, forecast=None, status="missing", note="no row")
-                rows = pd.concat([rows, fill], ignore_index=True)
-        kept, scores, diags = _label_scores(kind, rows.reset_index(drop=True), impute=type_ == "method")
-        if kept.empty:
-            continue
+    for label, (kept, scores, diags) in (label_scores(frame, kind) if scored is None else scored).items():
+        type_ = kept["type"].iloc[0]
         entry: dict[str, Any] = {"kind": kind.name, "label": label, "type": type_, "n": len(kept),
                                  "n_imputed": int(kept["imputed"].sum())}
         for name, values in scores.items():

@@ -24,7 +24,8 @@ from __future__ import annotations
 import functools
 import math
 import os
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -37,15 +38,20 @@ from agent_schemas import DataValidationError
 from benchmarks import scoring
 from benchmarks.scoring.ranking import MIN_CLUSTERS_TO_RANK, not_ranked_note, rank_labels
 from benchmarks.viewer import formatting as fmt
-from benchmarks.viewer import plots
+from benchmarks.viewer import kind_figures, plots
 from benchmarks.viewer.headline import headline
 from benchmarks.viewer.trace import QuestionView, question_view
 
-__all__ = ["PROMPT_BUDGET_CHARS", "ReportData", "board_rows", "no_tokens_reason", "render_page", "render_template"]
+__all__ = ["PROMPT_BUDGET_CHARS", "QUESTION_FIGURE_BUDGET", "ReportData", "board_rows", "no_tokens_reason", "render_page", "render_template"]
 
 #: Largest total of prompt text (characters) embedded for every question; above it, prompts are embedded
 #: only for questions with leakage-audit findings.
 PROMPT_BUDGET_CHARS = 2_000_000
+
+#: Most questions of a kind with its own leaderboard (multiple choice, numeric) whose drill-down embeds its figure
+#: (~20 kB of SVG each and ~0.1 s of CPU to draw); the questions after them say so, and their forecasts stay in
+#: ``results.jsonl``.
+QUESTION_FIGURE_BUDGET = 200
 
 
 @dataclass
@@ -85,6 +91,10 @@ class ReportData:
         figure when not empty.
     error_correlations : dict of str to pandas.DataFrame
         Each run's error-correlation matrix of its members, by run id.
+    kinds : sequence of KindReport
+        The leaderboard of each kind of question with its own (:func:`benchmarks.report.kind_report.kind_reports`:
+        ``kind``, ``table``, ``diagnostics`` per label): each kind's calibration figure is drawn from it
+        (:mod:`benchmarks.viewer.kind_figures`).
     """
 
     leaderboard: pd.DataFrame
@@ -101,6 +111,7 @@ class ReportData:
     sensitivity: list[str] = field(default_factory=list)
     diversity: pd.DataFrame | None = None
     error_correlations: dict[str, pd.DataFrame] = field(default_factory=dict)
+    kinds: Sequence[Any] = ()
 
 
 # --- formatting of generic tables ----------------------------------------------------------------
@@ -223,6 +234,7 @@ class FigureView:
     caption: str
     svg: Markup | None
     message: str = ""
+    wide: bool = False
 
 
 def _figure(fid: str, title: str, caption: str, build) -> FigureView:
@@ -233,6 +245,22 @@ def _figure(fid: str, title: str, caption: str, build) -> FigureView:
     if fig is None:
         return FigureView(fid, title, caption, None, "not drawn: no data")
     return FigureView(fid, title, caption, Markup(plots.figure_to_svg(fig, salt=fid)))
+
+
+def _wide(figure: FigureView) -> FigureView:
+    """``figure`` across the page's whole width (small multiples)."""
+    return replace(figure, wide=True)
+
+
+def _kind_figures(kinds: Sequence[Any]) -> list[FigureView]:
+    """Each kind's calibration figure (:func:`benchmarks.viewer.kind_figures.calibration_figure`), one panel per
+    label in its leaderboard's order, captioned by the kind (:attr:`~agent_schemas.kinds.base.QuestionKind.calibration_caption`)."""
+    return [_wide(_figure(f"fig-{rep.kind.name}-calibration", f"Calibration: {rep.kind.label} questions",
+                          f"{rep.kind.calibration_caption} One panel per method and baseline, in the order of the "
+                          f"{rep.kind.label} leaderboard, over the questions each is scored on there (a method's "
+                          "failure as the kind's worst case).",
+                          lambda rep=rep: kind_figures.calibration_figure(rep.kind, rep.diagnostics)))
+            for rep in kinds]
 
 
 def _figures(data: ReportData, board: pd.DataFrame, questions: list[QuestionView]) -> list[FigureView]:
@@ -279,11 +307,13 @@ def _figures(data: ReportData, board: pd.DataFrame, questions: list[QuestionView
             return None
         return plots.plot_brier_by_confidence(data.confidence_bands)
 
+    if data.scored.empty:  # no binary question: only the other kinds' figures
+        return _kind_figures(data.kinds)
     return [
-        _figure("fig-reliability", "Reliability", "One panel per method, in leaderboard order. A point is a bin of "
+        _wide(_figure("fig-reliability", "Reliability", "One panel per method, in leaderboard order. A point is a bin of "
                 "forecasts: its mean p_yes against how often those questions resolved Yes; the number is how many "
                 "questions the bin holds. On the dashed diagonal a method is calibrated; in the green region a bin "
-                "adds skill over always forecasting the base rate.", reliability),
+                "adds skill over always forecasting the base rate.", reliability)),
         _figure("fig-cost", "Cost vs Brier", "Ranked methods: tokens per question against Brier score on the common "
                 "question set, with 95% intervals where available. Baselines cost no tokens and are drawn as "
                 "dotted lines.", cost),
@@ -302,6 +332,7 @@ def _figures(data: ReportData, board: pd.DataFrame, questions: list[QuestionView
                 "confidence (overall weakest link, the supervisor as stated and as grounded in its evidence, the "
                 "unresolved-disagreement flag) and method, the Brier score of the questions in each band: if it means "
                 "something, Brier falls from low to high.", bands),
+        *_kind_figures(data.kinds),
     ]
 
 
@@ -309,11 +340,17 @@ def _questions(data: ReportData) -> list[QuestionView]:
     prompt_chars = sum(len(m.get("content", "")) for recs in data.records.values() for r in recs
                        for c in (r.get("trace") or {}).get("recorded_calls", []) for m in c.get("messages", []))
     embed_all = prompt_chars <= PROMPT_BUDGET_CHARS
+    note = (f"figure not drawn: the page draws the first {QUESTION_FIGURE_BUDGET:,} questions' figures; this question's "
+            "forecasts are in results.jsonl")
     out: list[QuestionView] = []
+    figures = 0
     for run_id, recs in data.records.items():
         for r in recs:
             findings = int((r.get("audit") or {}).get("findings", 0))
-            out.append(question_view(r, index=len(out), run_id=run_id, with_prompts=embed_all or findings > 0))
+            view = question_view(r, index=len(out), run_id=run_id, with_prompts=embed_all or findings > 0,
+                                 with_figure=figures < QUESTION_FIGURE_BUDGET, figure_note=note)
+            figures += view.kind_view is not None
+            out.append(view)
     return out
 
 

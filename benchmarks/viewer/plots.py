@@ -572,12 +572,13 @@ def plot_brier_by_confidence(bands: pd.DataFrame, ax: Axes | None = None) -> Fig
     return fig
 
 
-def figure_to_svg(fig: Figure, *, salt: str = "fr") -> str:
+def figure_to_svg(fig: Figure, *, salt: str = "fr", rc: Mapping[str, object] | None = None) -> str:
     """Render a figure as an inline ``<svg>`` element (no XML prolog) for an HTML page.
 
     Text stays text (``svg.fonttype: none``), element ids derive from ``salt`` (give each figure of a
     page its own so ids do not collide) and no creation date is written, so equal figures give equal
-    bytes. Text in the figure (method names, run ids) is XML-escaped by matplotlib's SVG writer.
+    bytes. Text in the figure (method names, run ids) is XML-escaped by matplotlib's SVG writer. ``rc``: further
+    matplotlib settings while the figure is drawn (e.g. a shorter font list).
 
     Examples
     --------
@@ -587,7 +588,7 @@ def figure_to_svg(fig: Figure, *, salt: str = "fr") -> str:
     True
     """
     buf = io.StringIO()
-    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": salt}):
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": salt, **(rc or {})}):
         fig.savefig(buf, format="svg", metadata={"Date": None})
     text = buf.getvalue()
     return text[text.index("<svg"):].strip()

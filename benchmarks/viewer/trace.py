@@ -12,12 +12,15 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from pydantic import ValidationError
 
 from agent_schemas import PipelineTrace, RecordedCall
+from agent_schemas.kinds import DEFAULT_KIND
 from agent_tools.case_facts import CASE_FACTS_HEADER
 from benchmarks.run_folder.record import QuestionRecord
 from benchmarks.scoring.diversity import ambiguity_terms
+from benchmarks.viewer.kind_figures import KindQuestionView, kind_question_view
 
 __all__ = ["PathStep", "QuestionView", "ResultRow", "SearchRow", "case_facts_sent", "final_path", "question_view", "search_rows"]
 
@@ -57,6 +60,8 @@ class PathStep:
     p_yes: float | None
     note: str
     used: bool
+    distribution: list[float] | None = None
+    """The step's forecast of a question of another kind than binary (its kind's vector), else None."""
 
 
 @dataclass
@@ -85,6 +90,10 @@ class QuestionView:
     scores: list[dict[str, Any]] = field(default_factory=list)
     crowd_p_yes: float | None = None
     prompts: list[RecordedCall] | None = None
+    kind_view: KindQuestionView | None = None
+    """A question of a kind with its own leaderboard (multiple choice, numeric...): its outcome and forecasts in the
+    kind's words, each method's score by the kind's primary rule, and its figure
+    (:func:`benchmarks.viewer.kind_figures.kind_question_view`); None for a binary question."""
     diversity: tuple[float, float, float] | None = None
     """The question's ambiguity decomposition (:func:`benchmarks.scoring.diversity.ambiguity_terms`): mean member
     Brier, Brier of the members' mean, diversity; members as scored (clipped to the combination rule's bounds).
@@ -213,7 +222,8 @@ def final_path(trace: PipelineTrace) -> list[PathStep]:
     """
     used = trace.final_source.split(" -> ") if trace.final_source else []
     steps = [PathStep(f"aggregate ({trace.aggregation_method})", trace.aggregate_p_yes,
-                      f"{trace.n_ok} of {len(trace.forecasts)} members answered", "aggregate" in used)]
+                      f"{trace.n_ok} of {len(trace.forecasts)} members answered", "aggregate" in used,
+                      trace.aggregate_distribution)]
     d = trace.debate
     if d is None:
         steps.append(PathStep("debate", None, "not run", False))
@@ -223,7 +233,7 @@ def final_path(trace: PipelineTrace) -> list[PathStep]:
                 f"after {len(d.rounds)} round(s)" + (", consensus" if d.consensus_reached else ""))
         if d.status != "ok":
             note = f"failed: {d.error.type if d.error else 'no probability'}"
-        steps.append(PathStep(f"debate {step[len('debate'):]}".strip(), d.p_yes, note, bool(step)))
+        steps.append(PathStep(f"debate {step[len('debate'):]}".strip(), d.p_yes, note, bool(step), d.distribution))
     s = trace.supervisor
     if s is None:
         steps.append(PathStep("supervisor", None, "not run", False))
@@ -236,11 +246,11 @@ def final_path(trace: PipelineTrace) -> list[PathStep]:
             note = f"failed: {s.error.type if s.error else 'no probability'}"
         elif not step:
             note += ": weight 0, not used"
-        steps.append(PathStep(f"supervisor {step[len('supervisor'):]}".strip(), s.p_yes, note, bool(step)))
+        steps.append(PathStep(f"supervisor {step[len('supervisor'):]}".strip(), s.p_yes, note, bool(step), s.distribution))
     clip = next((x for x in used if x.startswith("clip")), "")
     if clip:
         steps.append(PathStep(clip, None, "clipped so one confident miss cannot dominate a log loss", True))
-    steps.append(PathStep("final", trace.final_p_yes, trace.final_source or trace.status, True))
+    steps.append(PathStep("final", trace.final_p_yes, trace.final_source or trace.status, True, trace.final_distribution))
     return steps
 
 
@@ -261,7 +271,17 @@ def _spread(values: list[float | None]) -> float | None:
     return (max(v) - min(v)) if len(v) >= 2 else None
 
 
-def question_view(raw: dict[str, Any], *, index: int, run_id: str, with_prompts: bool) -> QuestionView:
+def _kind_spread(trace: PipelineTrace) -> float | None:
+    """How far the members of a question of another kind than binary are apart, by its kind's measure
+    (:meth:`~agent_schemas.kinds.base.QuestionKind.spread`: on an option's probability; between medians, in units of
+    the range); None with fewer than 2 forecasts."""
+    kind, spec = trace.question.kind, trace.question.spec
+    vectors = [kind.vector(f.distribution) for f in trace.forecasts if f.status == "ok" and f.distribution is not None]
+    return kind.spread(spec, np.stack(vectors)) if len(vectors) >= 2 else None
+
+
+def question_view(raw: dict[str, Any], *, index: int, run_id: str, with_prompts: bool, with_figure: bool = True,
+                  figure_note: str = "") -> QuestionView:
     """Build the :class:`QuestionView` of one ``results.jsonl`` line.
 
     Parameters
@@ -274,6 +294,9 @@ def question_view(raw: dict[str, Any], *, index: int, run_id: str, with_prompts:
         The run it belongs to.
     with_prompts : bool
         Keep the full prompts sent (``trace.recorded_calls``) for the drill-down.
+    with_figure : bool
+        Draw the figure of a question of a kind with its own leaderboard (:attr:`QuestionView.kind_view`); when
+        False its drill-down says ``figure_note`` instead.
 
     Returns
     -------
@@ -311,10 +334,13 @@ def question_view(raw: dict[str, Any], *, index: int, run_id: str, with_prompts:
     return QuestionView(
         index=index, run_id=run_id, question_id=rec.question_id, record=rec, diversity=terms,
         case_facts=facts, case_fact_versions=versions,
-        member_spread=_spread([f.p_yes for f in t.forecasts if f.status == "ok"]),
+        member_spread=_spread([f.p_yes for f in t.forecasts if f.status == "ok"]) if t.question.kind.name == DEFAULT_KIND
+        else _kind_spread(t),
         method_range=_spread(method_ps),
         steps=final_path(t), searches=search_rows(t), usage_rows=usage_rows,
         total_tokens=total.total_tokens, total_cost=total.cost_usd, scores=scores,
         crowd_p_yes=(rec.baselines.get("crowd") or {}).get("p_yes"),
         prompts=list(t.recorded_calls) if with_prompts else None,
+        kind_view=None if t.question.kind.name == DEFAULT_KIND else  # binary questions have the page's own sections
+        kind_question_view(t.question.kind, rec, with_figure=with_figure, salt=f"q{index}-", budget_note=figure_note),
     )

@@ -218,3 +218,33 @@ def test_a_comparisons_headers_never_overflow_and_method_and_run_read_apart(brow
         save_screenshot(page.locator("#leaderboard"), tmp_path, "viewer_comparison_leaderboard.png")
     finally:
         w.close()
+
+
+def test_a_numeric_questions_drilldown_shows_its_cdf_plot_with_the_outcome(browser, numeric_report, tmp_path):
+    """Issue 36: on a numeric run's page, a click on a question shows the CDFs of its methods and members with the
+    outcome marked, drawn (a visible SVG of real size), and the run page shows the PIT histogram of every method."""
+    from agent_schemas.kinds import KINDS
+
+    qs, rep = numeric_report
+    q = next(q for q in qs if q.id == "nu-01")
+    w = PageWatch(browser, rep / "report.html")
+    try:
+        page = w.page
+        assert w.errors == []
+        calibration = page.locator("#fig-numeric-calibration svg")
+        assert calibration.is_visible() and calibration.bounding_box()["width"] > 600
+        assert "in 50%:" in calibration.inner_html() and "PIT: F(outcome)" in calibration.inner_html()
+        item = row_of(page, q.id)
+        item.locator("tr.row").click()
+        figure = item.locator("section.kind-forecasts .qfigure svg")
+        assert figure.is_visible()
+        box = figure.bounding_box()
+        assert box["width"] > 400 and box["height"] > 150, box
+        svg = figure.inner_html()
+        outcome = KINDS["numeric"].outcome_text(q.spec, q.outcome)
+        assert f"outcome {outcome}" in svg and "members (3)" in svg and "P(value &lt;= x)" in svg
+        assert all(label in svg for label in ("mean", "quantile_average", "median", "uniform"))
+        save_screenshot(item.locator("section.kind-forecasts"), tmp_path, "viewer_numeric_question.png")
+        assert w.errors == []
+    finally:
+        w.close()

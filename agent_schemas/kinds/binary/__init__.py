@@ -176,10 +176,18 @@ class BinaryKind(QuestionKind):
         return {"p_yes": p, "outcome": np.asarray(outcomes, dtype=np.float64)}
 
     # --- figures ------------------------------------------------------------------------------------
-    def plot_forecasts(self, ax: Any, spec: KindSpec, forecasts: Mapping[str, np.ndarray], outcome: int | float | None) -> None:
+    calibration_caption: ClassVar[str] = (
+        "Reliability diagram: observed frequency of Yes against the mean p_yes of each of 10 bins; on the "
+        "dashed diagonal a forecaster is calibrated.")
+
+    def plot_forecasts(self, ax: Any, spec: KindSpec, forecasts: Mapping[str, np.ndarray], outcome: int | float | None,
+                       *, members: Mapping[str, np.ndarray] | None = None) -> None:
+        """One bar of p_yes (%) per label, each member's p_yes a thin grey dotted vertical line."""
         labels = [str(k) for k in forecasts]
         y = np.arange(len(labels))
         ax.barh(y, [100 * float(v[0]) for v in forecasts.values()], color="C0")
+        for v in (members or {}).values():
+            ax.axvline(100 * float(v[0]), color="0.6", linestyle=":", linewidth=0.8)
         ax.set_yticks(y, labels=labels)
         ax.invert_yaxis()
         ax.set_xlim(0, 100)

@@ -216,8 +216,14 @@ class MultipleChoiceKind(QuestionKind):
 
 
     # --- figures ------------------------------------------------------------------------------------
-    def plot_forecasts(self, ax: Any, spec: KindSpec, forecasts: Mapping[str, np.ndarray], outcome: int | float | None) -> None:
-        plots.plot_forecasts(ax, spec.options, forecasts, None if outcome is None else int(outcome))
+    calibration_caption: ClassVar[str] = (
+        "Top-label reliability (Guo et al. 2017): the probability of each forecast's most likely option, in "
+        "10 bins, against how often that option happened; on the dashed diagonal a forecaster is calibrated, "
+        "below it over-confident.")
+
+    def plot_forecasts(self, ax: Any, spec: KindSpec, forecasts: Mapping[str, np.ndarray], outcome: int | float | None,
+                       *, members: Mapping[str, np.ndarray] | None = None) -> None:
+        plots.plot_forecasts(ax, spec.options, forecasts, None if outcome is None else int(outcome), members)
 
     def plot_calibration(self, ax: Any, diagnostics: Mapping[str, Mapping[str, np.ndarray]]) -> None:
         plots.plot_calibration(ax, diagnostics)

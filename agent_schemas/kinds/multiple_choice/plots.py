@@ -11,14 +11,20 @@ import numpy as np
 __all__ = ["plot_calibration", "plot_forecasts", "top_label_bins"]
 
 
-def plot_forecasts(ax: Any, options: tuple[str, ...], forecasts: Mapping[str, np.ndarray], outcome: int | None) -> None:
-    """Probability bars per option, one group per option and one bar per forecast (method or member), the
-    option that happened marked. ``forecasts`` maps a label to a probability vector over ``options``."""
+def plot_forecasts(ax: Any, options: tuple[str, ...], forecasts: Mapping[str, np.ndarray], outcome: int | None,
+                   members: Mapping[str, np.ndarray] | None = None) -> None:
+    """Probability bars per option: one group per option (a row) and one bar per label of ``forecasts`` (methods,
+    baselines; each a probability vector over ``options``), bar length the probability in percent; each member's
+    probability of each option a grey tick across the option's row (one legend entry for all members); the option
+    that happened shaded and its label followed by ``(happened)``."""
     k, n = len(options), max(len(forecasts), 1)
     width = 0.8 / n
     y = np.arange(k)
     for i, (label, p) in enumerate(forecasts.items()):
         ax.barh(y - 0.4 + (i + 0.5) * width, 100 * np.asarray(p), height=width, label=str(label))
+    for i, p in enumerate((members or {}).values()):
+        ax.plot(100 * np.asarray(p, dtype=float), y, linestyle="none", marker="|", markersize=14, color="0.25",
+                label=f"members ({len(members or {})})" if i == 0 else "_member")
     ax.set_yticks(y, labels=[f"{o} (happened)" if outcome is not None and j == int(outcome) else o
                              for j, o in enumerate(options)])
     if outcome is not None:
@@ -26,7 +32,7 @@ def plot_forecasts(ax: Any, options: tuple[str, ...], forecasts: Mapping[str, np
     ax.invert_yaxis()
     ax.set_xlim(0, 100)
     ax.set_xlabel("probability (%)")
-    ax.legend(fontsize="small", loc="lower right")
+    ax.legend(fontsize="x-small", loc="center left", bbox_to_anchor=(1.01, 0.5))
 
 
 def top_label_bins(top_p: np.ndarray, top_hit: np.ndarray, n_bins: int = 10) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

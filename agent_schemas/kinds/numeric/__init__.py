@@ -22,6 +22,7 @@ import numpy as np
 from agent_schemas.errors import DataValidationError
 from agent_schemas.kinds.base import KindSpec, Pool, QuestionKind
 from agent_schemas.kinds.cells import bad_cell, cell_bool, cell_number, cell_text
+from agent_schemas.kinds.numeric import plots as _plots
 from agent_schemas.kinds.numeric import pools as _pools
 from agent_schemas.kinds.numeric import scores as _scores
 from agent_schemas.kinds.numeric.answers import (
@@ -275,37 +276,22 @@ class NumericKind(QuestionKind):
 
 
     # --- figures ------------------------------------------------------------------------------------
-    def plot_forecasts(self, ax: Any, spec: KindSpec, forecasts: Mapping[str, np.ndarray], outcome: int | float | None) -> None:
-        """Each forecast's CDF over the range (the x axis in the question's unit, logarithmic for a log-scaled
-        question), the outcome a vertical line."""
-        s = check_spec(spec)
-        x = value_at(s, np.linspace(0.0, 1.0, N_POINTS))
-        for label, cdf in forecasts.items():
-            ax.plot(x, np.asarray(cdf, dtype=float), label=str(label))
-        if s.log_scale:
-            ax.set_xscale("log")
-        if outcome is not None:
-            ax.axvline(float(outcome), color="0.3", linestyle="--", linewidth=1, label=f"outcome {self.outcome_text(s, outcome)}")
-        ax.set_ylim(0, 1)
-        ax.set_xlabel(s.unit or "value")
-        ax.set_ylabel("P(value <= x)")
-        ax.legend(fontsize="small")
+    calibration_caption: ClassVar[str] = (
+        "PIT histogram: F(outcome) of every forecast, in 10 bins of [0, 1]; flat at the dashed line (density "
+        "1) for a calibrated forecaster, a hump in the middle when its intervals are too wide, a U when too "
+        "narrow, a slope when biased. Each legend gives how often the outcome fell in the central 50% and 90% "
+        "intervals (0.5 and 0.9 when calibrated); the central 50% is shaded.")
+
+    def plot_forecasts(self, ax: Any, spec: KindSpec, forecasts: Mapping[str, np.ndarray], outcome: int | float | None,
+                       *, members: Mapping[str, np.ndarray] | None = None) -> None:
+        """Each forecast's CDF over the range, the members' lighter, the outcome a vertical line
+        (:func:`agent_schemas.kinds.numeric.plots.plot_forecasts`)."""
+        _plots.plot_forecasts(ax, check_spec(spec), forecasts, None if outcome is None else float(outcome), members)
 
     def plot_calibration(self, ax: Any, diagnostics: Mapping[str, Mapping[str, np.ndarray]]) -> None:
-        """PIT histogram (10 bins; flat for a calibrated forecaster: a hump in the middle is under-confidence,
-        a U is over-confidence; Gneiting, Balabdaoui & Raftery 2007), one step line per label."""
-        edges = np.linspace(0.0, 1.0, 11)
-        ax.axhline(1.0, linestyle="--", color="0.6", linewidth=1)
-        for label, d in diagnostics.items():
-            pit = np.asarray(d["pit"], dtype=float)
-            pit = pit[~np.isnan(pit)]
-            if pit.size:
-                density, _ = np.histogram(pit, bins=edges, density=True)
-                ax.stairs(density, edges, label=str(label))
-        ax.set_xlim(0, 1)
-        ax.set_xlabel("PIT: F(outcome)")
-        ax.set_ylabel("density")
-        ax.legend(fontsize="small")
+        """PIT histogram with the central 50% and 90% interval coverage
+        (:func:`agent_schemas.kinds.numeric.plots.plot_calibration`)."""
+        _plots.plot_calibration(ax, diagnostics)
 
 
 NUMERIC = NumericKind()
