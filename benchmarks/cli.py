@@ -13,6 +13,7 @@ import contextlib
 import csv
 import datetime as dt
 import json
+from collections import Counter
 import logging
 import sys
 from collections.abc import Iterator
@@ -710,16 +711,19 @@ app.add_typer(questions_app, name="questions")
 
 @questions_app.callback(invoke_without_command=True)
 def questions_summary(ctx: typer.Context) -> None:
-    """Counts per source and type; `questions list` and `questions show` do the rest."""
+    """Counts per source and type, and of the other kinds; `questions list` and `questions show` do the rest."""
     if ctx.invoked_subcommand is not None:
         return
-    from benchmarks.questions.browse import bundled_questions, summary
+    from benchmarks.questions.browse import bundled_questions, every_bundled_question, summary
     from benchmarks.viewer.terminal import Column, compact_table, print_table, text_lines
 
     with cli_errors(False):
         head, rows = summary(bundled_questions())
         typer.echo(text_lines(head))
         print_table(compact_table([Column("type"), Column("questions", "right"), Column("by source", wrap=True)], rows))
+        others = Counter(q.kind for q in every_bundled_question() if q.kind.spec_columns)  # kinds beyond binary
+        if others:
+            typer.echo(text_lines("other kinds: " + "; ".join(f"{n:,} {k.label} (questions list --kind {k.name})" for k, n in others.items())))
         typer.echo(text_lines("list: forecast-reconcile questions list --source polymarket --search 'interest rate'\n"
                               "show: forecast-reconcile questions show <short id>  (what forecasters see, what is held back)"))
 

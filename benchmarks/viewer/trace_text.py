@@ -140,11 +140,10 @@ def _aggregate_lines(trace: PipelineTrace) -> list[str]:
     """The aggregates of the members' forecasts: one line for a binary question's p_yes, one per pooling rule for
     a kind whose forecast is a vector (each line in the kind's words)."""
     q = trace.question
-    said = {k: _said(q, v) for k, v in trace.aggregates.items()}
-    if all(v is None or isinstance(v, (int, float)) for v in trace.aggregates.values()):
+    if isinstance(q.kind.value(q.kind.uninformed(q.spec)), float):  # the kind's stored form is one probability
         return ["AGGREGATES of the members' p_yes: " + ", ".join(f"{k} {_pct(v)}" for k, v in trace.aggregates.items())]
     return [f"AGGREGATES of the members' {q.kind.label} forecasts (the pipeline continues from {trace.aggregation_method}):",
-            *(f"  {k}: {v}" for k, v in said.items())]
+            *(f"  {k}: {_said(q, v)}" for k, v in trace.aggregates.items())]
 
 
 def explain_trace(trace: PipelineTrace, question: Question | None = None) -> str:

@@ -47,6 +47,9 @@ def test_short_ids_are_unique_over_the_bundled_questions_of_every_kind():
 
 
 def test_questions_list_and_show_a_question_of_each_kind():
+    res = cli.invoke(app, ["questions"])
+    assert res.exit_code == 0, res.output
+    assert "other kinds: 25 multiple-choice (questions list --kind multiple_choice); 15,603 numeric" in " ".join(res.stdout.split())
     res = cli.invoke(app, ["questions", "list", "--kind", "multiple_choice", "--limit", "0"])
     assert res.exit_code == 0, res.output
     assert "25 of 25 questions match" in res.stderr
