@@ -478,7 +478,9 @@ def leaderboard(
         if rep.notice:
             typer.echo(text_lines(rep.notice))
         files = f"{rep.markdown_path.name}, {rep.csv_path.name}, {rep.html_path.name} in {out}"
-        if rep.shared_questions == 0:
+        if "kind" in rep.leaderboard.columns:  # no binary question: the kind's own leaderboard, as run prints it
+            _print_kind_leaderboard(rep)
+        elif rep.shared_questions == 0:
             why = (f"The {len(runs)} runs share no planned question, so their Brier scores are of different questions: "
                    "they are compared by the Brier Index alone (ForecastBench's difficulty-adjusted score).")
             print_table(compact_brier_index(rep.leaderboard, why=why, files=files))

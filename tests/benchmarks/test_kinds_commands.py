@@ -146,6 +146,14 @@ def test_export_panel_of_a_kind_run_reads_back_with_the_same_scores(tmp_path, ki
     scores = [c for c in ("brier", "log_loss", "rps", "crps", "baseline_score", "coverage_90") if c in ran.columns]
     pd.testing.assert_frame_equal(read_back.loc[pools, ["n", *scores]], ran.loc[pools, ["n", *scores]], rtol=1e-12)
 
+    # `leaderboard RUN` of a kind's run prints and writes that kind's table (it printed the binary one and failed)
+    res = cli.invoke(app, ["leaderboard", str(runs / "r"), "-o", str(tmp_path / "lb")])
+    assert res.exit_code == 0, res.output
+    primary = KINDS[kind].primary_score
+    assert f"{primary} [95%]" in res.stdout and f"leaderboard_{kind}.csv" in res.stdout
+    again = pd.read_csv(tmp_path / "lb" / f"leaderboard_{kind}.csv").set_index("label")
+    assert again.loc["mean", primary] == pytest.approx(ran.loc["mean", primary])
+
 
 def test_a_bad_kind_panel_without_questions_is_one_line_with_exit_2(tmp_path):
     mc = load_bundled("multiple_choice")[0]
