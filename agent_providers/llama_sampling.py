@@ -124,19 +124,53 @@ class ResamplingGrammarSampler:
         self.close()
 
 
-def schema_grammar(json_schema: str) -> Any:
-    """A ``llama_cpp.LlamaGrammar`` for the JSON schema text ``json_schema`` (llama.cpp's
-    ``json_schema_to_gbnf``) that also keeps its GBNF text as ``gbnf`` and its start rule as ``root``, the
-    public form :class:`ResamplingGrammarSampler` reads.
+def schema_gbnf(json_schema: str) -> str:
+    """The GBNF grammar of the JSON schema text ``json_schema``: llama-cpp-python's converter (``SchemaConverter``,
+    as its ``json_schema_to_gbnf`` runs it), with one fix to how it writes a literal the model must produce (a
+    property name, an enum or const value).
+
+    The converter writes ``json.dumps(value)`` into a GBNF string literal escaping only quotes and line breaks,
+    not backslashes (llama-cpp-python 0.3.x, ``SchemaConverter._format_literal``). So a property name holding a
+    ``"`` (an option label ``Will "Inside Out 2" win?``: JSON ``\\"``) or a ``\\`` gives a literal that
+    ends early and a grammar llama.cpp cannot parse (every call on that schema fails), and a JSON ``\\uXXXX``
+    escape of a non-ASCII character is read by GBNF as its own escape (the same character, by luck). Here the
+    value is written as JSON with its characters as they are (``ensure_ascii=False``) and every backslash of
+    that JSON text is escaped for GBNF, so the model writes exactly the JSON of the value.
 
     Raises
     ------
     Exception
         Whatever llama-cpp-python's converter raises for a schema it cannot turn into a grammar.
     """
-    from llama_cpp.llama_grammar import LLAMA_GRAMMAR_DEFAULT_ROOT, LlamaGrammar, json_schema_to_gbnf
+    import json
 
-    gbnf = json_schema_to_gbnf(json_schema)
+    from llama_cpp.llama_grammar import SchemaConverter
+
+    class LiteralSafeConverter(SchemaConverter):
+        def _format_literal(self, literal: str) -> str:
+            try:  # a JSON value (json.dumps of a name or enum value): its characters as they are
+                text = json.dumps(json.loads(literal), ensure_ascii=False)
+            except ValueError:  # one character of a "not this literal" rule
+                text = literal
+            return super()._format_literal(text.replace("\\", "\\\\"))
+
+    converter = LiteralSafeConverter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
+    converter.visit(converter.resolve_refs(json.loads(json_schema), "stdin"), "")
+    return converter.format_grammar()
+
+
+def schema_grammar(json_schema: str) -> Any:
+    """A ``llama_cpp.LlamaGrammar`` for the JSON schema text ``json_schema`` (:func:`schema_gbnf`) that also keeps
+    its GBNF text as ``gbnf`` and its start rule as ``root``, the public form :class:`ResamplingGrammarSampler` reads.
+
+    Raises
+    ------
+    Exception
+        Whatever llama-cpp-python's converter raises for a schema it cannot turn into a grammar.
+    """
+    from llama_cpp.llama_grammar import LLAMA_GRAMMAR_DEFAULT_ROOT, LlamaGrammar
+
+    gbnf = schema_gbnf(json_schema)
     grammar = LlamaGrammar.from_string(gbnf, verbose=False)
     grammar.gbnf, grammar.root = gbnf, LLAMA_GRAMMAR_DEFAULT_ROOT
     return grammar

@@ -13,6 +13,7 @@ import contextlib
 import csv
 import datetime as dt
 import json
+from collections import Counter
 import logging
 import sys
 from collections.abc import Iterator
@@ -220,6 +221,17 @@ def _report(runs: list[Any], out: Path, **kwargs: Any) -> tuple[Any, dict[str, A
     loaded = [load_run(r) for r in runs]
     added, tables = panel_additions(loaded, n_resamples=kwargs.get("n_resamples", 1000), seed=kwargs.get("seed", 0))
     return write_report(loaded, out, added=added, extra_tables=tables, **kwargs), added, tables
+
+
+def _print_kind_leaderboard(rep: Any) -> None:
+    """Print the compact leaderboard of a report of one kind of question other than binary (``rep``: a
+    :class:`benchmarks.report.write.Report` whose leaderboard has a ``kind`` column), naming the files with every column."""
+    from agent_schemas.kinds import kind_named
+    from benchmarks.viewer.terminal import compact_kind_leaderboard, print_table
+
+    kind = kind_named(str(rep.leaderboard["kind"].iloc[0]))
+    print_table(compact_kind_leaderboard(rep.leaderboard, primary=kind.primary_score,
+                                         files=f"{rep.markdown_path.name}, leaderboard_{kind.name}.csv, {rep.html_path.name}"))
 
 
 def _forecastbench_set(questions_file: Optional[Path]) -> bool:
@@ -441,12 +453,7 @@ def run(
             if rep.notice:
                 typer.echo(text_lines(rep.notice))
             if "kind" in rep.leaderboard.columns:  # no binary question: the kind's own leaderboard
-                from agent_schemas.kinds import kind_named
-                from benchmarks.viewer.terminal import compact_kind_leaderboard, print_table
-
-                kind = kind_named(str(rep.leaderboard["kind"].iloc[0]))
-                print_table(compact_kind_leaderboard(rep.leaderboard, primary=kind.primary_score,
-                                                     files=f"{rep.markdown_path.name}, leaderboard_{kind.name}.csv, {rep.html_path.name}"))
+                _print_kind_leaderboard(rep)
             else:
                 print_compact_leaderboard(rep.leaderboard, baseline=rep.baseline, files=f"{rep.markdown_path.name}, {rep.csv_path.name}, {rep.html_path.name}", crowd_note=rep.crowd_note)
             for line in rep.diversity_lines:
@@ -488,7 +495,9 @@ def leaderboard(
         if rep.notice:
             typer.echo(text_lines(rep.notice))
         files = f"{rep.markdown_path.name}, {rep.csv_path.name}, {rep.html_path.name} in {out}"
-        if rep.shared_questions == 0:
+        if "kind" in rep.leaderboard.columns:  # no binary question: the kind's own leaderboard, as run prints it
+            _print_kind_leaderboard(rep)
+        elif rep.shared_questions == 0:
             why = (f"The {len(runs)} runs share no planned question, so their Brier scores are of different questions: "
                    "they are compared by the Brier Index alone (ForecastBench's difficulty-adjusted score).")
             print_table(compact_brier_index(rep.leaderboard, why=why, files=files))
@@ -587,7 +596,9 @@ def export(
 
     --format panel: the run's successful members as a panel (question_id, forecaster, p_yes, reasoning, date,
     outcome; benchmarks/panels/files.py); `forecast-reconcile aggregate FILE` reads it back and its pools are the
-    run's aggregates.
+    run's aggregates. A run of multiple-choice or numeric questions gives a panel of that kind: each member's forecast
+    as the run stored it, `distribution` (a JSON array: a probability per option; the 201-point CDF), which `aggregate
+    FILE` reads back against the bundled questions (add `--questions QS` for a run made on a question file).
     """
     _setup_logging(debug)
     from benchmarks.panels import panel_of_run, write_panel
@@ -613,6 +624,9 @@ def export(
             if simulated := simulation_note({loaded.run_id: loaded.manifest}):  # the model column keeps it through aggregate
                 _say(f"warning: {simulated} The panel's model column says so, and aggregate labels its results SIMULATED.")
             _say(f"{len(rows)} forecasts by {rows['forecaster'].nunique()} forecasters on {rows['question_id'].nunique()} questions written")
+            if "distribution" in rows.columns:  # a kind's panel: aggregate needs the questions the ids name
+                qfile = (loaded.manifest.get("config") or {}).get("questions_file")
+                _say(f"read it back: forecast-reconcile aggregate {path}" + (f" --questions {qfile}" if qfile else ""))
             typer.echo(str(path))
             return
         method = method or "pipeline"
@@ -646,7 +660,8 @@ def export(
 
 @app.command()
 def forecast(
-    question: Optional[str] = typer.Option(None, "--question", "--question-id", "-q", help="A bundled question: short id, full id or a unique piece of one (default: one seeded market question due after the model's cutoff)."),
+    question: Optional[str] = typer.Option(None, "--question", "--question-id", "-q", help="A bundled question of any kind: short id, full id or a unique piece of one (default: one seeded question of --kind due after the model's cutoff)."),
+    kind: Optional[KindChoice] = typer.Option(None, "--kind", help="Without --question: forecast one seeded bundled question of this kind (binary, the default, multiple_choice or numeric). With --question: the kind that question must be."),
     provider: Optional[str] = typer.Option(None, "--provider", "-p", envvar="FORECAST_RECONCILE_PROVIDER", help="Provider spec, e.g. 'sim' (a simulation, no model) or 'local/smollm2' (default: auto-detect)."),
     n_members: int = typer.Option(3, "--members", "-m", help="Ensemble size."),
     search: Search = typer.Option(Search.local, help="Research backend: the bundled dated corpus, DuckDuckGo, or none."),
@@ -655,7 +670,7 @@ def forecast(
     save: bool = typer.Option(True, "--save/--no-save", help="Save the trace (JSON: the PipelineTrace and the question record)."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
 ) -> None:
-    """Forecast one bundled question with the full pipeline and explain every step.
+    """Forecast one bundled question (binary, multiple-choice or numeric) with the full pipeline and explain every step.
 
     Progress goes to stderr; the explanation (members, aggregates, debate turns, the supervisor's
     disagreements, searches and reasoning, the combination arithmetic) to stdout. The trace is saved
@@ -671,9 +686,13 @@ def forecast(
 
     with cli_errors(debug):
         _folder(output_dir, "--output")
-        specs, why = provider_reason(provider)
-        cfg = RunConfig(providers=specs, n_members=n_members, seed=seed, search=search.value, cache=False)
         chosen = resolve_question(question) if question else None
+        if chosen is not None and kind is not None and chosen.kind.name != kind.value:
+            raise ValueError(f"--question {question}: question {short_id(chosen.id)} is {chosen.kind.name}, not --kind {kind.value}")
+        specs, why = provider_reason(provider)
+        kind_name = chosen.kind.name if chosen is not None else kind.value if kind is not None else None
+        cfg = RunConfig(providers=specs, n_members=n_members, seed=seed, search=search.value, cache=False,
+                        **({"kind": kind_name} if kind_name else {}))
 
         def start(q, shown_specs, expected):
             from benchmarks.protocol.model_cutoffs import training_cutoff
@@ -711,16 +730,19 @@ app.add_typer(questions_app, name="questions")
 
 @questions_app.callback(invoke_without_command=True)
 def questions_summary(ctx: typer.Context) -> None:
-    """Counts per source and type; `questions list` and `questions show` do the rest."""
+    """Counts per source and type, and of the other kinds; `questions list` and `questions show` do the rest."""
     if ctx.invoked_subcommand is not None:
         return
-    from benchmarks.questions.browse import bundled_questions, summary
+    from benchmarks.questions.browse import bundled_questions, every_bundled_question, summary
     from benchmarks.viewer.terminal import Column, compact_table, print_table, text_lines
 
     with cli_errors(False):
         head, rows = summary(bundled_questions())
         typer.echo(text_lines(head))
         print_table(compact_table([Column("type"), Column("questions", "right"), Column("by source", wrap=True)], rows))
+        others = Counter(q.kind for q in every_bundled_question() if q.kind.spec_columns)  # kinds beyond binary
+        if others:
+            typer.echo(text_lines("other kinds: " + "; ".join(f"{n:,} {k.label} (questions list --kind {k.name})" for k, n in others.items())))
         typer.echo(text_lines("list: forecast-reconcile questions list --source polymarket --search 'interest rate'\n"
                               "show: forecast-reconcile questions show <short id>  (what forecasters see, what is held back)"))
 
@@ -924,7 +946,11 @@ def aggregate(
         earlier_runs = [load_run(d) for d in run_folders(earlier)] if earlier else []
         from benchmarks.report.kind_score_file import has_kind_forecasts
 
-        if panel_file is not None and questions is not None and not resume and has_kind_forecasts(panel_file):
+        from benchmarks.report.kind_score_file import kind_forecast_columns
+
+        # a panel of multiple-choice or numeric forecasts: of --questions, or without it of the bundled questions
+        if panel_file is not None and not resume and has_kind_forecasts(panel_file) and (
+                questions is not None or kind_forecast_columns(panel_file)):
             from benchmarks.panels.kind_panel import read_kind_panel
 
             kinded = read_kind_panel(panel_file, questions, skip_unknown=skip_unknown)
@@ -941,7 +967,9 @@ def aggregate(
             from benchmarks.report.write import write_report
 
             rep = write_report([runner.run_dir], runner.run_dir, n_resamples=n_resamples, seed=seed)
-            typer.echo(rep.markdown)
+            if rep.notice:
+                typer.echo(text_lines(rep.notice))
+            _print_kind_leaderboard(rep)
             _say(f"report: {rep.html_path} (forecast-reconcile view {runner.run_dir})")
             return
         chosen = bundled_panel(panel) if panel is not None else read_panel(panel_file, questions_path=questions, skip_unknown=skip_unknown)

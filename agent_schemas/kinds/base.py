@@ -204,7 +204,9 @@ class QuestionKind(ABC):
     def answer_properties(self, spec: KindSpec) -> dict[str, dict[str, Any]]:
         """JSON-schema properties (in order) through which a model gives its forecast, to merge into an answer
         schema after its reasons (grammar-constrained models write properties in order). Constrained as
-        far as llama.cpp's JSON-schema grammar enforces (integer enums, required properties)."""
+        far as llama.cpp's JSON-schema grammar enforces (integer enums, required properties in order, no other
+        property, JSON numbers); what it cannot enforce (a sum, an order, a bound) the kind's module docstring
+        names and :meth:`read_answer` refuses."""
 
     @abstractmethod
     def answer_template(self, spec: KindSpec) -> str:

@@ -37,12 +37,18 @@ is its id and its source ``unknown``.
 **A run's members as a panel.** :func:`panel_of_run` reads a run folder's successful members as panel rows
 (``forecaster`` = the member's ``agent_id``, ``reasoning`` its rationale, ``date`` the question's forecast
 date, ``outcome`` its outcome); :func:`write_panel` writes them and :func:`read_panel` reads them back, and
-aggregating them gives the run's aggregates (``forecast-reconcile export RUN --format panel``).
+aggregating them gives the run's aggregates (``forecast-reconcile export RUN --format panel``). A run of
+multiple-choice or numeric questions gives a panel of that kind (:mod:`benchmarks.panels.kind_panel`, columns
+:data:`KIND_PANEL_COLUMNS`): each member's forecast exactly as the run stored and scored it, ``distribution`` (a JSON
+array: a probability per option in the question's order; the 201-point CDF), and no ``outcome`` column (the questions
+hold it); ``aggregate`` reads it back against the bundled questions, or the run's ``--questions`` file, and its pools
+score as the run's.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -52,6 +58,7 @@ import pandas as pd
 
 from agent_research import CombinationRule, GivenForecasts
 from agent_schemas import DataValidationError, Forecast, Question
+from agent_schemas.kinds import DEFAULT_KIND, KINDS, kind_of
 from agent_tools.datasets import load_forecastbench_human_forecasts
 from benchmarks.panels.pools import POOL_METHODS, pool_probabilities
 from benchmarks.protocol.clusters import sibling_clusters
@@ -60,11 +67,15 @@ from benchmarks.questions.tables import csv_text, parse_date_cell
 from benchmarks.report.score_file import match_questions, question_pool, read_forecast_rows
 from benchmarks.run_folder.durable import write_text_atomic
 from benchmarks.run_folder.load import LoadedRun, load_run
+from benchmarks.scoring.kind_table import spec_of_record
 
-__all__ = ["BUNDLED_PANELS", "PANEL_COLUMNS", "Panel", "bundled_panel", "panel_of_run", "read_panel", "superforecaster_panel", "write_panel"]
+__all__ = ["BUNDLED_PANELS", "KIND_PANEL_COLUMNS", "PANEL_COLUMNS", "Panel", "bundled_panel", "panel_of_run", "read_panel", "superforecaster_panel", "write_panel"]
 
 #: The columns of a panel's forecasts, in file order (the first three required).
 PANEL_COLUMNS: tuple[str, ...] = ("question_id", "forecaster", "p_yes", "reasoning", "date", "model", "outcome")
+#: The columns of a panel of multiple-choice or numeric forecasts as :func:`panel_of_run` writes it, in file order:
+#: ``distribution`` is the member's forecast vector as JSON text (:mod:`benchmarks.panels.kind_panel` reads it).
+KIND_PANEL_COLUMNS: tuple[str, ...] = ("question_id", "forecaster", "distribution", "reasoning", "date", "model")
 #: Panels bundled with the package, by the name ``aggregate --panel`` takes.
 BUNDLED_PANELS: tuple[str, ...] = ("superforecasters",)
 _SUPER_INDIVIDUAL = "human_superforecaster_individual"
@@ -312,8 +323,9 @@ def bundled_panel(name: str) -> Panel:
 
 
 def write_panel(forecasts: pd.DataFrame, path: str | Path) -> Path:
-    """Write panel rows (the columns of :data:`PANEL_COLUMNS` present) as ``.csv``, ``.jsonl`` or ``.parquet``
-    by the path's extension, atomically; :func:`read_panel` reads it back.
+    """Write panel rows (the columns of :data:`PANEL_COLUMNS` present; of :data:`KIND_PANEL_COLUMNS` for rows with a
+    ``distribution``) as ``.csv``, ``.jsonl`` or ``.parquet`` by the path's extension, atomically; :func:`read_panel`
+    (:func:`~benchmarks.panels.kind_panel.read_kind_panel`) reads it back.
 
     Raises
     ------
@@ -323,7 +335,7 @@ def write_panel(forecasts: pd.DataFrame, path: str | Path) -> Path:
         When the file cannot be written (the previous file, if any, is left as it was).
     """
     path = Path(path)
-    cols = [c for c in PANEL_COLUMNS if c in forecasts.columns]
+    cols = [c for c in (KIND_PANEL_COLUMNS if "distribution" in forecasts.columns else PANEL_COLUMNS) if c in forecasts.columns]
     out = forecasts[cols].assign(**({"date": [None if d is None else str(d) for d in forecasts["date"]]} if "date" in cols else {}))
     suffix = path.suffix.lower()
     if suffix == ".csv":
@@ -356,23 +368,41 @@ def panel_of_run(run: str | Path | LoadedRun) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Columns :data:`PANEL_COLUMNS`, one row per successful member of each question record (failed members have
-        no p_yes and are left out), in the records' order; ``outcome`` nullable (a question not yet resolved).
+        A run of binary questions: columns :data:`PANEL_COLUMNS`, one row per successful member of each question
+        record (failed members have no p_yes and are left out), in the records' order; ``outcome`` nullable (a
+        question not yet resolved). A run of another kind: columns :data:`KIND_PANEL_COLUMNS`, ``distribution`` the
+        member's stored forecast as JSON text (full float precision, so that its pools score as the run's).
 
     Raises
     ------
     FileNotFoundError
         If the folder has no ``manifest.json``.
     DataValidationError
-        When the run has no successful member.
+        When the run has no successful member, or holds questions of several kinds (a panel holds one).
     """
     loaded = load_run(run)
-    rows = [(r["question_id"], f["agent_id"], float(f["p_yes"]), f.get("rationale") or "", dt.date.fromisoformat(r["forecast_date"]),
-             f.get("model") or "", r.get("outcome"))
-            for r in loaded.records for f in (r.get("trace") or {}).get("forecasts", [])
-            if f.get("status") == "ok" and f.get("p_yes") is not None]
+    kinds = {k.name: k for k in (kind_of(spec_of_record(r)) for r in loaded.records)}
+    if len(kinds) > 1:
+        raise DataValidationError(f"{loaded.name}: the run holds questions of {len(kinds)} kinds ({', '.join(kinds)}); a panel "
+                                  "holds one kind", field="results.jsonl", value=", ".join(kinds))
+    kind = next(iter(kinds.values()), KINDS[DEFAULT_KIND])
+    rows = []
+    for r in loaded.records:
+        for f in (r.get("trace") or {}).get("forecasts", []):
+            forecast = kind.forecast_of(f) if f.get("status") == "ok" else None
+            if forecast is None:
+                continue
+            value = kind.value(forecast)
+            rows.append({"question_id": r["question_id"], "forecaster": f["agent_id"],
+                         kind.stored_field: value if isinstance(value, float) else json.dumps(value),
+                         "reasoning": f.get("rationale") or "", "date": dt.date.fromisoformat(r["forecast_date"]),
+                         "model": f.get("model") or "", "outcome": r.get("outcome")})
     if not rows:
-        raise DataValidationError(f"{loaded.name}: no member of any question has a p_yes: nothing to export", field="results.jsonl", value=0)
-    frame = pd.DataFrame(rows, columns=list(PANEL_COLUMNS))
+        raise DataValidationError(f"{loaded.name}: no member of any question has a {kind.stored_field}: nothing to export",
+                                  field="results.jsonl", value=0)
+    frame = pd.DataFrame(rows)
+    if "p_yes" not in frame.columns:  # the questions hold a kind's outcome (an option's index; a value)
+        return frame[list(KIND_PANEL_COLUMNS)]
+    frame = frame[list(PANEL_COLUMNS)]
     frame["outcome"] = frame["outcome"].astype("Int64")
     return frame

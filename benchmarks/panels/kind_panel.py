@@ -1,8 +1,9 @@
-"""A panel of multiple-choice or numeric forecasts (``forecast-reconcile aggregate PANEL --questions QS`` with a
+"""A panel of multiple-choice or numeric forecasts (``forecast-reconcile aggregate PANEL [--questions QS]`` with a
 panel file that has no ``p_yes`` column), given to a run as its members.
 
-The file has one row per forecast: ``question_id`` (an id of ``--questions``), ``forecaster`` (required), optionally
-``reasoning``, and the forecast as a forecasts file of the kind gives it (the kind's answer form, ``probabilities``
+The file has one row per forecast: ``question_id`` (an id of ``--questions``, or without it of the bundled questions of
+every kind), ``forecaster`` (required), optionally ``reasoning`` and ``model`` (the model that made it: a panel of the
+simulator's members, ``sim``, keeps its SIMULATED label), and the forecast as a forecasts file of the kind gives it (the kind's answer form, ``probabilities``
 or ``percentile_5`` ... ``percentile_95``, or ``distribution``: :mod:`benchmarks.report.kind_score_file`, whose
 reader this is, so errors read alike: one line naming the file, the row, the column and the value). A panel holds
 questions of one kind; the run pools the members by that kind's rules and scores them on its leaderboard
@@ -11,8 +12,9 @@ questions of one kind; the run pools the members by that kind's rules and scores
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from agent_research import GivenForecasts
 from agent_schemas import DataValidationError, Forecast, Question
@@ -35,19 +37,24 @@ class KindPanel:
     forecasts: list[Forecast]
     skipped: list[str]
     """Rows left out by ``skip_unknown``."""
+    models: set[str] = field(default_factory=set)
+    """The models the file's ``model`` column names (empty without one)."""
 
     def ensemble(self) -> GivenForecasts:
         """The panel as a run's members (the pipeline pools them by the kind's rules)."""
         return GivenForecasts(self.forecasts)
 
-    def describe(self) -> dict[str, int | str]:
-        """Counts for the manifest's ``question_selection.pool``."""
+    def describe(self) -> dict[str, Any]:
+        """Counts for the manifest's ``question_selection.pool``, and the models the ``model`` column names (as a
+        binary panel's: :meth:`benchmarks.panels.files.Panel.describe`)."""
+        models = sorted(self.models)
         return {"panel": self.name, "kind": self.kind.name, "n_questions": len(self.questions), "n_forecasts": len(self.forecasts),
-                "n_forecasters": len({f.agent_id for f in self.forecasts})}
+                "n_forecasters": len({f.agent_id for f in self.forecasts}), **({"models": models} if models else {})}
 
 
-def read_kind_panel(path: str | Path, questions_path: str | Path, *, skip_unknown: bool = False) -> KindPanel:
-    """Read a panel of multiple-choice or numeric forecasts (module docstring).
+def read_kind_panel(path: str | Path, questions_path: str | Path | None, *, skip_unknown: bool = False) -> KindPanel:
+    """Read a panel of multiple-choice or numeric forecasts (module docstring) of the questions of ``questions_path``
+    (None: the bundled questions of every kind).
 
     Raises
     ------
@@ -74,4 +81,5 @@ def read_kind_panel(path: str | Path, questions_path: str | Path, *, skip_unknow
                           **kind.fields(r["forecast"]))
                  for r in rows]
     questions = list({r["question"].id: r["question"] for r in rows}.values())
-    return KindPanel(path.stem, kind, questions, forecasts, skipped)
+    models = {str(r["cells"]["model"]).strip() for r in rows if not is_blank(r["cells"].get("model"))}
+    return KindPanel(path.stem, kind, questions, forecasts, skipped, models)

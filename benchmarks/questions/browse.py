@@ -6,9 +6,9 @@ Bundled ids are long and contain ``|`` (``fb|2025-10-26|polymarket|0x5f…|2025-
 needs quotes, and they end with the actual resolution date, which forecasters must not see. A question's
 **short id** is the first :data:`SHORT_ID_CHARS` (8) hexadecimal characters of
 ``blake2b(question id, digest_size=16)``: shell-safe, stable, revealing nothing, and unique over the
-18,021 bundled questions (a test checks it). Wherever a command takes a question id (``forecast
---question``, ``questions show``, the ``question_id`` column of a ``score`` file), it accepts
-(:func:`resolve_question`):
+bundled questions of every kind (18,021 binary, 25 multiple-choice, 15,603 numeric: a test checks it). Wherever a
+command takes a question id (``forecast --question``, ``questions show``, the ``question_id`` column of a ``score``
+file), it accepts (:func:`resolve_question`, which looks among the bundled questions of every kind):
 
 1. the full id;
 2. a short id;
@@ -30,9 +30,10 @@ from collections.abc import Iterable, Sequence
 
 from agent_schemas import DataValidationError, Question
 from benchmarks.questions.bundled import load_forecastbench
+from benchmarks.questions.bundled_kinds import BUNDLED_LOADERS, load_bundled
 
-__all__ = ["MIN_REF_CHARS", "SHORT_ID_CHARS", "bundled_questions", "filter_questions", "LIST_COLUMNS", "list_columns",
-           "format_question", "list_rows", "resolve_question", "short_id", "summary"]
+__all__ = ["MIN_REF_CHARS", "SHORT_ID_CHARS", "bundled_questions", "every_bundled_question", "filter_questions", "LIST_COLUMNS",
+           "list_columns", "format_question", "list_rows", "resolve_question", "short_id", "summary"]
 
 #: Characters of a short id.
 SHORT_ID_CHARS = 8
@@ -63,8 +64,19 @@ def _bundled() -> tuple[Question, ...]:
 
 
 def bundled_questions() -> list[Question]:
-    """Every bundled ForecastBench question (read once per process)."""
+    """Every bundled binary ForecastBench question (read once per process)."""
     return list(_bundled())
+
+
+@functools.lru_cache(maxsize=1)
+def _every_bundled() -> tuple[Question, ...]:
+    return tuple(q for loader in BUNDLED_LOADERS.values() for q in (_bundled() if loader is load_forecastbench else loader()))
+
+
+def every_bundled_question() -> list[Question]:
+    """The bundled questions of every kind (:data:`~benchmarks.questions.bundled_kinds.BUNDLED_LOADERS`): the binary
+    ones of :func:`bundled_questions` first, then each other kind's (read once per process, about 1 s more)."""
+    return list(_every_bundled())
 
 
 def _describe(q: Question, width: int = 60) -> str:
@@ -73,7 +85,8 @@ def _describe(q: Question, width: int = 60) -> str:
 
 
 def resolve_question(ref: str, questions: Sequence[Question] | None = None, *, what: str = "question") -> Question:
-    """The question ``ref`` names among ``questions`` (default: the bundled ones); see the module docstring.
+    """The question ``ref`` names among ``questions`` (default: the bundled questions of every kind,
+    :func:`every_bundled_question`); see the module docstring.
 
     Raises
     ------
@@ -81,7 +94,7 @@ def resolve_question(ref: str, questions: Sequence[Question] | None = None, *, w
         When ``ref`` fits no question (with a hint to search) or several (listing up to five with their
         short ids); ``field`` is ``what``.
     """
-    pool = list(_bundled() if questions is None else questions)
+    pool = list(_every_bundled() if questions is None else questions)
     ref = ref.strip()
     exact = [q for q in pool if q.id == ref]
     if len(exact) == 1:
@@ -167,10 +180,16 @@ def format_question(q: Question, *, width: int = 100) -> str:
                 for p in text.strip().splitlines()] or ["  (none)"]
 
     visible = q.visible()
-    crowd = "none" if q.crowd_p_yes is None else f"{q.crowd_p_yes:.3f}"
+    kind, spec = q.kind, q.spec
+    crowd_forecast = kind.crowd(q)
+    crowd = (f"{q.crowd_p_yes:.3f}" if q.crowd_p_yes is not None
+             else kind.forecast_text(spec, crowd_forecast) if crowd_forecast is not None else "none")
+    outcome = "unresolved" if q.outcome is None else kind.outcome_text(spec, q.outcome)
+    if q.outcome is not None and float(q.outcome).is_integer() and outcome != f"{q.outcome:g}":
+        outcome += f" ({q.outcome:g})"  # as stored: 1/0, an option's index
     lines = [
         f"question {short_id(q.id)}  (full id: {q.id})",
-        f"source {q.source}, type {q.question_type}, round {q.round or '-'}, url {q.url or '-'}",
+        f"source {q.source}, type {q.question_type}, kind {kind.name}, round {q.round or '-'}, url {q.url or '-'}",
         "",
         "WHAT FORECASTERS SEE (the case facts block every prompt opens with; the crowd line appears only with --show-crowd):",
         *("  " + line for line in render_case_facts(visible).splitlines()),
@@ -178,7 +197,7 @@ def format_question(q: Question, *, width: int = 100) -> str:
           if len(q.background.strip()) > 600 else []),
         "",
         "HELD BACK FROM FORECASTERS (the scorer only):",
-        f"  outcome: {'unresolved' if q.outcome is None else ('Yes (1)' if q.outcome == 1 else 'No (0)')}",
+        f"  outcome: {outcome}",
         f"  actual resolution date: {q.resolution_date or '-'}"
         + (f" (horizon {q.horizon_days} days)" if q.horizon_days is not None else ""),
         f"  crowd / market probability at freeze: {crowd} (shown to models only with run --show-crowd)",

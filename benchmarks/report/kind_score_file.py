@@ -15,7 +15,9 @@ The forecasts file is read like a question file (:func:`benchmarks.questions.rea
   order or a 201-point CDF (:meth:`~agent_schemas.kinds.base.QuestionKind.check_forecast`).
 
 Outcomes, specs and clusters come from ``--questions`` (a question file with a ``kind`` column or the kind's spec
-columns, :mod:`benchmarks.questions.files`). Each kind present is scored on its own leaderboard
+columns, :mod:`benchmarks.questions.files`), or, for a panel (``aggregate``) without it, from the bundled questions of
+every kind (:func:`benchmarks.questions.browse.every_bundled_question`: what ``export RUN --format panel`` of a run on
+them refers to). Each kind present is scored on its own leaderboard
 (:func:`benchmarks.scoring.kind_table.kind_table`), written as ``leaderboard_<kind>.csv`` / ``.md``; kinds are never
 mixed. A bad row stops with one line naming the file, the row, the column and the value: an unknown question id, a
 question with no outcome (unless ``skip_unknown``), a forecast of the wrong form for its question (a ``p_yes`` for a
@@ -35,12 +37,12 @@ import pandas as pd
 
 from agent_schemas import DataValidationError, ForecastParseError, Question
 from benchmarks.questions import id_text, load_questions_file, read_table
-from benchmarks.questions.browse import short_id
+from benchmarks.questions.browse import every_bundled_question, short_id
 from benchmarks.questions.tables import Table, is_blank, plain_value
 from benchmarks.report.kind_report import KindReport, write_kind_reports
 from benchmarks.scoring.kind_table import kind_table
 
-__all__ = ["KindScoreResult", "STORED_COLUMN", "has_kind_forecasts", "read_kind_rows", "score_kind_file"]
+__all__ = ["KindScoreResult", "STORED_COLUMN", "has_kind_forecasts", "kind_forecast_columns", "read_kind_rows", "score_kind_file"]
 
 #: The column of a forecast given in its stored form (a JSON array).
 STORED_COLUMN = "distribution"
@@ -67,11 +69,12 @@ class KindScoreResult:
         return write_kind_reports(out_dir, self.reports)
 
 
-def read_kind_rows(path: str | Path, questions_path: str | Path, *, by: str = "method", by_default: str | None = "yours",
+def read_kind_rows(path: str | Path, questions_path: str | Path | None, *, by: str = "method", by_default: str | None = "yours",
                    skip_unknown: bool = False) -> tuple[list[dict[str, Any]], list[str]]:
     """The forecasts of a file of multiple-choice or numeric forecasts (module docstring), row by row: ``row``
     (0-based), ``who`` (the ``by`` column: a method, a forecaster; ``by_default`` when blank, required when None),
-    ``question`` (the :class:`~agent_schemas.Question` of ``questions_path`` the id names), ``forecast`` (the
+    ``question`` (the :class:`~agent_schemas.Question` of ``questions_path`` the id names; None: of the bundled
+    questions of every kind), ``forecast`` (the
     validated vector), ``cells`` (the row's cells) and ``where`` (``data row N (line M)``); and the rows left out by
     ``skip_unknown`` (``data row N (line M): id``).
 
@@ -82,7 +85,8 @@ def read_kind_rows(path: str | Path, questions_path: str | Path, *, by: str = "m
     DataValidationError
         One line naming the file, row, column and value (module docstring).
     """
-    pool = list(load_questions_file(questions_path))
+    pool = every_bundled_question() if questions_path is None else list(load_questions_file(questions_path))
+    where = "the bundled questions" if questions_path is None else str(questions_path)
     by_id = {q.id: q for q in pool}
     by_short: dict[str, list[Question]] = {}
     for q in pool:
@@ -105,7 +109,7 @@ def read_kind_rows(path: str | Path, questions_path: str | Path, *, by: str = "m
             hits = by_short.get(ref.lower(), [])
             q = by_id.get(ref) or (hits[0] if len(hits) == 1 else None)
             if q is None:
-                raise table.error(i, "question_id", ref, f"no question of {questions_path} has this id")
+                raise table.error(i, "question_id", ref, f"no question of {where} has this id")
             if q.outcome is None:
                 if skip_unknown:
                     skipped.append(f"{table.where(i)}: {ref}")
@@ -227,3 +231,19 @@ def has_kind_forecasts(path: str | Path) -> bool:
         return False
     columns: Sequence[str] = table.header if table.header is not None else list(dict.fromkeys(k for r in table.rows for k in r))
     return "p_yes" not in columns and "forecasts" not in columns
+
+
+#: Columns of a forecasts or panel file that say who forecast what and when, never the forecast itself.
+_NOT_FORECAST = frozenset({"question_id", "method", "forecaster", "reasoning", "date", "model", "outcome", "cluster"})
+
+
+def kind_forecast_columns(path: str | Path) -> list[str]:
+    """The columns of a file of multiple-choice or numeric forecasts (:func:`has_kind_forecasts`) that may hold a
+    forecast (``distribution``, ``probabilities``, ``percentile_5`` ...: any but :data:`_NOT_FORECAST`); empty for a
+    file with a ``p_yes`` column, with none such, or that cannot be read. ``aggregate`` reads a panel file that has
+    them against the bundled questions when no ``--questions`` is given."""
+    if not has_kind_forecasts(path):
+        return []
+    table = read_table(Path(path))
+    columns: Sequence[str] = table.header if table.header is not None else list(dict.fromkeys(k for r in table.rows for k in r))
+    return [c for c in columns if c not in _NOT_FORECAST]

@@ -12,6 +12,16 @@ spaces). Refused, never repaired: a missing option, a label that is not an optio
 option, a value that is not a percentage, and percentages whose sum is off 100 by more than
 :data:`SUM_TOLERANCE` (2 points). Within that tolerance, the rounding of integer percents, the values are
 divided by their sum.
+
+What a grammar-constrained model (the embedded llama.cpp model) is held to: the answer schema
+(:meth:`MultipleChoiceKind.answer_properties`) lists every option as a required property, in the question's
+order, each an integer enum 0..100, and no other property, which llama.cpp's JSON-schema grammar enforces as
+written (each label verbatim, quotes and non-ASCII characters included:
+:func:`agent_providers.llama_sampling.schema_gbnf`). It cannot enforce that the percents add up to 100: an
+answer whose sum is off is refused by the reader with a ForecastParseError, never renormalised. Measured on
+SmolLM2-135M (``tests/providers/test_llama_kinds.py``; ``run --kind multiple_choice -p local/smollm2 --n 4``): it
+gives every option a percent as the grammar says, but 10 of its 12 members' answers summed to 0% to 199% and were
+refused this way.
 """
 
 from __future__ import annotations

@@ -7,8 +7,12 @@ A model states seven percentiles of the value, in the question's unit: :data:`PE
 for 10, 20, 40, 60, 80 and 90; stating 5 and 95 puts the tails that the CRPS, the 90% coverage and the
 out-of-range buckets weigh in the model's own words instead of an extrapolation, and the quartiles give the
 central 50% interval directly.) Each is a plain JSON number in its own required property, ``percentile_5`` ...
-``percentile_95``, in increasing order, which llama.cpp's JSON-schema grammar enforces as written (it has no way
-to enforce their order).
+``percentile_95``, in increasing order. What llama.cpp's JSON-schema grammar (the embedded model) enforces of
+this: all seven properties, in this order, and no other; each a JSON number (never a string, NaN or infinity).
+What it cannot: that the values do not decrease, that they lie within a closed bound, that they are > 0 on a
+log scale (it ignores ``minimum``/``maximum``, and an integer enum cannot hold values in the question's unit):
+the reader refuses each of these with a ForecastParseError (``tests/providers/test_llama_kinds.py`` checks both
+sides on SmolLM2-135M, which often states equal or decreasing percentiles).
 
 Reading it (:func:`read_percentiles`) refuses, with a :class:`~agent_schemas.errors.ForecastParseError`:
 a missing percentile, a value that is not a finite number, percentiles that decrease (never reordered: a
