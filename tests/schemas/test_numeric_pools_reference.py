@@ -197,9 +197,10 @@ def test_rules_equal_the_reference_across_chunks():
     stack = stated(rng, OPEN, 40, 7)
     stack[::3, 2] = np.nan
     stack[5] = np.nan
-    old = pools.CHUNK_VALUES
+    old = pools.CHUNK_VALUES, pools.BATCH_VALUES
     try:
         pools.CHUNK_VALUES = 3 * 7 * N                         # three questions a chunk: 14 chunks, the last short
+        pools.BATCH_VALUES = 8 * 7 * N                         # quantile_average: 5 batches of 8, each in 3 passes
         check_against_reference(stack)
     finally:
-        pools.CHUNK_VALUES = old
+        pools.CHUNK_VALUES, pools.BATCH_VALUES = old

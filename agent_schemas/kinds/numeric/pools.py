@@ -63,7 +63,7 @@ from agent_schemas.kinds.numeric.grid import (
 )
 
 __all__ = [
-    "CHUNK_VALUES", "KINK_TOLERANCE", "POOLS", "TRIM", "VINCENT_LEVELS", "check_stack", "interval_widths",
+    "BATCH_VALUES", "CHUNK_VALUES", "KINK_TOLERANCE", "POOLS", "TRIM", "VINCENT_LEVELS", "check_stack", "interval_widths",
     "least_confident", "mean", "median", "pool_many", "quantile_average", "trimmed_mean",
 ]
 
@@ -82,8 +82,15 @@ between the kinks on either side (through two of the member's own knots, so with
 piecewise-linear quantile function on a straight piece). CDFs read from stated percentiles are straight between
 their ~9 knots, so most of their 201 grid points are not kinks."""
 
+_BEND_STENCIL = np.array([1.0, -2.0, 1.0]) / KINK_TOLERANCE
+
 CHUNK_VALUES: int = 1 << 18
 """Values (float64: 2 MiB) of the stack handled at a time."""
+
+BATCH_VALUES: int = 1 << 22
+"""Values (float64: 32 MiB) of the stack whose questions ``quantile_average`` pools at once: its passes over the
+values go :data:`CHUNK_VALUES` at a time, and its work on the kinks (a few percent of the values) and on the
+levels is done once per batch, not once per chunk (each numpy call costs microseconds)."""
 
 
 def check_stack(stack: np.ndarray) -> np.ndarray:
@@ -126,13 +133,13 @@ def _refuse(chunk: np.ndarray, present: np.ndarray, start: int) -> DataValidatio
         f"a member of questions {start} to {start + chunk.shape[0] - 1} is NaN in part", field="stack", row=start)
 
 
-def _chunks(arr: np.ndarray, *, checked: bool = True) -> Iterator[tuple[slice, np.ndarray, np.ndarray]]:
+def _chunks(arr: np.ndarray, *, checked: bool = True, values: int | None = None) -> Iterator[tuple[slice, np.ndarray, np.ndarray]]:
     """``(questions, chunk, present)`` over the stack; ``present`` ``(q, m)`` bool. Checks each member row is
     all NaN (missing) or has none (:func:`_bad_row`). With ``checked=False`` only chunks with a missing member are
     checked here (a pass over the chunk): the rule meets any NaN of a member present in its own arithmetic and
-    raises :func:`_refuse`'s error."""
+    raises :func:`_refuse`'s error. ``values``: about how many values a chunk holds (default :data:`CHUNK_VALUES`)."""
     nq, m, _ = arr.shape
-    step = max(1, CHUNK_VALUES // max(1, m * N_POINTS))
+    step = max(1, (values or CHUNK_VALUES) // max(1, m * N_POINTS))
     for s in range(0, nq, step):
         chunk = arr[s:s + step]
         present = ~np.isnan(chunk[:, :, 0])
@@ -328,11 +335,26 @@ def _members_rows(chunk: np.ndarray, present: np.ndarray) -> tuple[np.ndarray, n
     return chunk[present], qi
 
 
+def _kinks(rows: np.ndarray, work: _Workspace) -> np.ndarray:
+    """Flat indices into ``rows`` ``(r, 201)`` (C-contiguous) of each row's first and last knot and of every knot
+    where the CDF bends by at least :data:`KINK_TOLERANCE` (and of every NaN), increasing: one pass of
+    :func:`numpy.convolve` over the rows laid back to back, then one comparison and one compaction."""
+    knots = rows.reshape(-1)
+    n = knots.size
+    bend = np.convolve(knots, _BEND_STENCIL, mode="valid")           # (F_{j+1} - 2 F_j + F_{j-1}) / tol at knot j + 1
+    bend[N_BINS - 1::N_POINTS] = 1.0                                 # each row's last knot and (below) its first: kinks
+    bend[N_POINTS - 1::N_POINTS] = 1.0                               # (the bends across two rows are garbage)
+    np.trunc(bend, out=bend)                                         # 0 where |bend| < tol; a NaN stays, so is kept
+    keep = np.not_equal(bend, 0.0, out=work.vector("keep", n - 2, np.bool_))
+    return np.concatenate(([0], np.flatnonzero(keep) + 1, [n - 1]))
+
+
 def _average_quantiles(rows: np.ndarray, question: np.ndarray, n_questions: int, levels: int,
                        work: _Workspace) -> np.ndarray | None:
     """``(n_questions, levels + 3)``: the sum over each question's members of their quantile function
     ``Q_i(k / levels)`` (in location, censored at the bounds), ``k = 0..levels + 2`` (only ``1..levels - 1`` are
-    used), exactly for CDFs linear between grid points; None when a row holds a NaN.
+    used), exactly for CDFs linear between grid points; None when a row holds a NaN. ``rows``: ``(r, 201)``
+    C-contiguous, the members' CDFs; ``question``: ``(r,)`` the question (0-based) of each row.
 
     A member's quantile function is linear between its **kinks**: the knots where its CDF's slope changes by more
     than :data:`KINK_TOLERANCE` per bin, and the first and last knot of its row. Between consecutive kinks ``p <
@@ -348,40 +370,50 @@ def _average_quantiles(rows: np.ndarray, question: np.ndarray, n_questions: int,
     slope changes by ~1e-16) never accumulates into the levels above it.
     """
     width = levels + 3
-    knots = rows.reshape(-1)                                         # rows back to back: contiguous passes
-    n = knots.size
-    step = work.vector("step", n - 1)
-    np.subtract(knots[1:], knots[:-1], out=step)
-    bend = work.vector("bend", n)                                    # |F_{j+1} - 2 F_j + F_{j-1}| at knot j
-    np.subtract(step[1:], step[:-1], out=bend[1:-1])
-    np.abs(bend, out=bend)
-    keep = np.less_equal(bend, KINK_TOLERANCE, out=work.vector("keep", n, np.bool_))
-    np.logical_not(keep, out=keep)                                   # a NaN bends: it is kept and seen below
-    keep[::N_POINTS] = True                                          # each row's ends (and the garbage bends
-    keep[N_BINS::N_POINTS] = True                                    # across two rows)
-    kinks = np.flatnonzero(keep)
-    f = knots[kinks]
+    v = work.vector
+    per_pass = max(1, CHUNK_VALUES // N_POINTS)                      # rows whose bends fit in cache at once
+    found, values = [], []
+    for s in range(0, rows.shape[0], per_pass):
+        part = rows[s:s + per_pass].reshape(-1)
+        at = _kinks(part, work)
+        values.append(part[at])                                      # read while the rows are in cache
+        at += s * N_POINTS
+        found.append(at)
+    k = sum(a.size for a in found)                                   # the batch's kinks; its work vectors are reused
+    kinks = np.concatenate(found, out=v("kinks", k, np.intp))        # (fresh ones of a megabyte page-fault on a VM)
+    f = np.concatenate(values, out=v("f", k))
     if np.isnan(f).any():
         return None
-    row = kinks // N_POINTS
-    j = kinks - row * N_POINTS
-    bins = j[1:] - j[:-1]                                            # < 0 from one row's end to the next row's start
-    rise = f[1:] - f[:-1]
-    flat = (rise <= 1e-12) & (bins > 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        inv = np.where((bins > 0) & ~flat, bins / (levels * rise), 0.0)  # the chord's u / L after each kink
-    slope = np.empty(kinks.size)                                     # (u_k - u_{k-1}) / L
+    row = np.floor_divide(kinks, N_POINTS, out=v("row", k, np.intp))
+    j = np.multiply(row, N_POINTS, out=v("j", k, np.intp))
+    np.subtract(kinks, j, out=j)                                     # the kink's knot in its row
+    bins = np.subtract(j[1:], j[:-1], out=v("bins", k - 1, np.intp))  # < 0 from one row's end to the next row's start
+    rise = np.subtract(f[1:], f[:-1], out=v("rise", k - 1))
+    inrow = np.greater(bins, 0, out=v("inrow", k - 1, np.bool_))
+    steep = np.greater(rise, 1e-12, out=v("steep", k - 1, np.bool_))
+    np.logical_and(steep, inrow, out=steep)
+    flat = np.logical_xor(steep, inrow, out=inrow)                   # in a row and not steep: a flat chord
+    inv = v("inv", k - 1)
+    inv.fill(0.0)
+    np.multiply(rise, levels, out=rise)
+    np.divide(bins, rise, out=inv, where=steep)                      # the chord's u / L after each kink
+    slope = v("slope", k)                                            # (u_k - u_{k-1}) / L
     slope[:-1] = inv
     slope[-1] = 0.0
     slope[1:] -= inv
-    jump = np.zeros(kinks.size)
-    jump[:-1][flat] = bins[flat]
-    pos = f * levels
-    pos += 1 + question[row] * width                                 # the first level above each kink, per question
-    cell = pos.astype(np.intp)                                       # floor: positive
-    second = pos - cell                                              # frac(L F_k)
+    jump = v("jump", k)
+    jump.fill(0.0)
+    np.copyto(jump[:-1], bins, where=flat)                           # a flat chord's bins
+    pos = np.multiply(f, levels, out=v("pos", k))
+    cell = v("cell", k, np.intp)
+    np.copyto(cell, pos, casting="unsafe")                           # floor: positive
+    second = np.subtract(pos, cell, out=pos)                         # frac(L F_k), whatever the question
     second *= slope                                                  # the ramp's share at floor + 2 (floor + 1: the rest)
     second -= jump                                                   # a flat chord's step: +jump at floor + 1, -jump at floor + 2
+    first = np.take(question, row, out=v("first", k, np.intp), mode="clip")  # the kink's question (indices valid: no check)
+    first *= width
+    first += 1
+    cell += first                                                    # the first level above each kink, per question
     size = n_questions * width                                       # at floor + 1: slope - second; at floor + 2: second
     hist = np.bincount(cell, slope, minlength=size)
     moved = np.bincount(cell, second, minlength=size)
@@ -438,7 +470,8 @@ def _flat_ends(chunk: np.ndarray, present: np.ndarray, f0: np.ndarray, f200: np.
 
 
 def _quantile_average_chunk(chunk: np.ndarray, present: np.ndarray, levels: int, work: _Workspace) -> np.ndarray | None:
-    """The chunk's pooled CDFs, or None when a member row holds a NaN (the caller checks the rows)."""
+    """The chunk's pooled CDFs, or None when a member row holds a NaN (the caller checks the rows). Any number of
+    questions: the bends are found a cache-sized block of rows at a time, the rest in one go for the chunk."""
     q = chunk.shape[0]
     n = present.sum(axis=1)
     has = n > 0
@@ -498,7 +531,7 @@ def quantile_average(stack: np.ndarray, levels: int = VINCENT_LEVELS) -> np.ndar
     if arr.shape[1] == 0:
         return out
     work = _Workspace()
-    for rows, chunk, present in _chunks(arr, checked=False):
+    for rows, chunk, present in _chunks(arr, checked=False, values=BATCH_VALUES):
         pooled = _quantile_average_chunk(chunk, present, int(levels), work)
         if pooled is None:
             raise _refuse(chunk, present, rows.start)
