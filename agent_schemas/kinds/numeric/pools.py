@@ -429,19 +429,22 @@ def _invert_quantiles(qbar: np.ndarray, ends: tuple[np.ndarray, np.ndarray, np.n
     ``(1, f200)``; ``ends`` is ``(f0, Q(f0+), Q(f200-), f200)``, each ``(q,)``."""
     f0, q_lo, q_hi, f200 = ends
     q = qbar.shape[0]
-    a = np.arange(1, levels) / levels
-    inner_t = np.clip(qbar[:, 1:levels], q_lo[:, None], q_hi[:, None])
-    knots_t = np.concatenate([np.zeros((q, 1)), q_lo[:, None], inner_t, q_hi[:, None], np.ones((q, 1))], axis=1)
+    k = levels + 3
+    knots_t = np.empty((q, k))                                        # knot i has the level clip((i - 1) / L, f0, f200)
+    knots_t[:, 0] = 0.0
+    knots_t[:, 1] = q_lo
+    np.clip(qbar[:, 1:levels], q_lo[:, None], q_hi[:, None], out=knots_t[:, 2:levels + 1])
+    knots_t[:, levels + 1] = q_hi
+    knots_t[:, levels + 2] = 1.0
     np.maximum.accumulate(knots_t, axis=1, out=knots_t)
-    knots_a = np.concatenate([f0[:, None], f0[:, None], np.clip(a[None, :], f0[:, None], f200[:, None]), f200[:, None],
-                              f200[:, None]], axis=1)
-    k = knots_t.shape[1]
     offset = 2.0 * np.arange(q)[:, None]                              # one sorted array for every question
     i = np.searchsorted((knots_t + offset).ravel(), (LOCATIONS[None, :] + offset).ravel(), side="right").reshape(q, N_POINTS)
     i -= np.arange(q)[:, None] * k                                    # knots with Q <= t, in 1..k
     rows = np.arange(q)[:, None]
     lo, hi = i - 1, np.minimum(i, k - 1)
-    t0, t1, a0, a1 = knots_t[rows, lo], knots_t[rows, hi], knots_a[rows, lo], knots_a[rows, hi]
+    t0, t1 = knots_t[rows, lo], knots_t[rows, hi]
+    a0 = np.clip((lo - 1) / levels, f0[:, None], f200[:, None])
+    a1 = np.clip((hi - 1) / levels, f0[:, None], f200[:, None])
     with np.errstate(divide="ignore", invalid="ignore"):
         frac = np.where(t1 > t0, (LOCATIONS[None, :] - t0) / (t1 - t0), 0.0)
     out = a0 + (a1 - a0) * np.clip(frac, 0.0, 1.0)
