@@ -76,7 +76,7 @@ the pooled CDF is linear in the level between them, so it is within ``1 / VINCEN
 Vincentization at every grid point (and exact where the pooled quantile function is linear between levels)."""
 
 KINK_TOLERANCE: float = 1e-14
-"""A knot where a member's CDF bends by at most this much, ``|F_{j+1} - 2 F_j + F_{j-1}| <= 1e-14`` (rounding
+"""A knot where a member's CDF bends by less than this much, ``|F_{j+1} - 2 F_j + F_{j-1}| < 1e-14`` (rounding
 bends a straight piece by ~1e-16), is not a kink of its quantile function: ``quantile_average`` takes the chord
 between the kinks on either side (through two of the member's own knots, so within rounding of the member's
 piecewise-linear quantile function on a straight piece). CDFs read from stated percentiles are straight between
@@ -232,6 +232,9 @@ def _sorted_members(chunk: np.ndarray, buf: np.ndarray) -> np.ndarray:
 def _by_count(n: np.ndarray) -> Iterator[tuple[int, slice | np.ndarray]]:
     """``(count, questions)`` for each number of members present in a chunk (0 excluded): the members present
     sort first, so questions with the same count read the same positions."""
+    if n.size and n[0] > 0 and (n == n[0]).all():                   # the usual chunk: one count (no np.unique)
+        yield int(n[0]), slice(None)
+        return
     for count in np.unique(n[n > 0]):
         same = n == count
         yield int(count), (slice(None) if same.all() else np.nonzero(same)[0])
@@ -338,7 +341,7 @@ def _members_rows(chunk: np.ndarray, present: np.ndarray) -> tuple[np.ndarray, n
 def _kinks(rows: np.ndarray, work: _Workspace) -> np.ndarray:
     """Flat indices into ``rows`` ``(r, 201)`` (C-contiguous) of each row's first and last knot and of every knot
     where the CDF bends by at least :data:`KINK_TOLERANCE` (and of every NaN), increasing: one pass of
-    :func:`numpy.convolve` over the rows laid back to back, then one comparison and one compaction."""
+    :func:`numpy.convolve` over the rows laid back to back, then a truncation, a comparison and a compaction."""
     knots = rows.reshape(-1)
     n = knots.size
     bend = np.convolve(knots, _BEND_STENCIL, mode="valid")           # (F_{j+1} - 2 F_j + F_{j-1}) / tol at knot j + 1
@@ -356,8 +359,8 @@ def _average_quantiles(rows: np.ndarray, question: np.ndarray, n_questions: int,
     used), exactly for CDFs linear between grid points; None when a row holds a NaN. ``rows``: ``(r, 201)``
     C-contiguous, the members' CDFs; ``question``: ``(r,)`` the question (0-based) of each row.
 
-    A member's quantile function is linear between its **kinks**: the knots where its CDF's slope changes by more
-    than :data:`KINK_TOLERANCE` per bin, and the first and last knot of its row. Between consecutive kinks ``p <
+    A member's quantile function is linear between its **kinks**: the knots where its CDF's slope changes by at
+    least :data:`KINK_TOLERANCE` per bin (:func:`_kinks`), and the first and last knot of its row. Between consecutive kinks ``p <
     q`` its inverse slope is the chord's, ``u = (q - p) / (F_q - F_p)`` bins per unit of probability (a chord
     with ``F_q - F_p <= 1e-12`` is flat: the quantile jumps by ``q - p`` bins at the level ``F_p``), so the
     function is a sum of ramps and steps at the kinks: ``Q_i(a) / h = sum_k (u_k - u_{k-1}) max(a - F_k, 0) +
@@ -649,7 +652,10 @@ def pool_many(stack: np.ndarray, methods: Sequence[str]) -> dict[str, np.ndarray
         if "mean" in wanted:
             out["mean"][rows] = _mean_chunk(chunk, present, work)
         if "quantile_average" in wanted:
-            out["quantile_average"][rows] = _quantile_average_chunk(chunk, present, VINCENT_LEVELS, work)
+            pooled = _quantile_average_chunk(chunk, present, VINCENT_LEVELS, work)
+            if pooled is None:                                   # the rows were checked: cannot happen
+                raise _refuse(chunk, present, rows.start)
+            out["quantile_average"][rows] = pooled
         if "least_confident" in wanted:
             out["least_confident"][rows] = _least_confident_chunk(chunk, present)
         if buf is not None:
