@@ -28,24 +28,24 @@ OPEN_UPPER = NumericSpec(lower=0, upper=100, open_upper=True)
 # --- the references -------------------------------------------------------------------------------------
 
 
+def crossing(cdf: np.ndarray, a: float, j: int) -> float:
+    """Where F, linear between points, reaches ``a`` in location, ``j`` the first point at or above it (0 below
+    the range, 1 when none)."""
+    if j == 0:
+        return 0.0
+    if j == N:
+        return 1.0
+    return (j - 1 + (a - cdf[j - 1]) / (cdf[j] - cdf[j - 1])) / 200
+
+
 def quantile(cdf: np.ndarray, a: float) -> float:
-    """The censored quantile in location: the measure of {t in [0, 1] : F(t) < a}, F linear between points."""
-    for j in range(N):
-        if cdf[j] >= a:
-            if j == 0:
-                return 0.0
-            return (j - 1 + (a - cdf[j - 1]) / (cdf[j] - cdf[j - 1])) / 200
-    return 1.0
+    """The censored quantile in location: the measure of {t in [0, 1] : F(t) < a}."""
+    return crossing(cdf, a, int(np.searchsorted(cdf, a, side="left")))    # the first point with F >= a
 
 
 def measure_at_most(cdf: np.ndarray, a: float) -> float:
     """The measure of {t in [0, 1] : F(t) <= a}: the quantile's limit from above at ``a``."""
-    for j in range(N):
-        if cdf[j] > a:
-            if j == 0:
-                return 0.0
-            return (j - 1 + (a - cdf[j - 1]) / (cdf[j] - cdf[j - 1])) / 200
-    return 1.0
+    return crossing(cdf, a, int(np.searchsorted(cdf, a, side="right")))   # the first point with F > a
 
 
 def ref_mean(members: np.ndarray) -> np.ndarray:
@@ -92,7 +92,7 @@ def ref_quantile_average(members: np.ndarray, levels: int = 1000) -> np.ndarray:
     out = np.empty(N)
     for j in range(N):
         t = j / 200
-        i = max(i for i in range(len(ts)) if ts[i] <= t)   # the last knot at or left of t
+        i = int(np.searchsorted(ts, t, side="right")) - 1     # the last knot at or left of t
         if i + 1 < len(ts) and ts[i + 1] > ts[i]:
             out[j] = as_[i] + (as_[i + 1] - as_[i]) * min(1.0, (t - ts[i]) / (ts[i + 1] - ts[i]))
         else:
