@@ -25,12 +25,20 @@ side goes first; medians reported, with the ratio against its target):
    within 2x). For information: :meth:`NumericKind.score` (the forecasts and outcomes checked, CRPS, log loss
    and baseline score) on the same arrays.
 
+3. **Multiple-choice pooling, for information** (the issue sets no target for it). A stack of ``--questions`` x
+   ``--forecasters`` probability vectors over ``--options`` options (Dirichlet around a per-question
+   distribution, 5% of the members missing as rows of NaN): each rule of
+   :data:`agent_schemas.kinds.multiple_choice.pools.POOLS` (as :meth:`MultipleChoiceKind.pool` runs it) against
+   one ``numpy.mean(stack, axis=1)`` over the same array, interleaved as above. Every rule is vectorised over
+   questions (no loop over questions or members), so each ratio is a small constant.
+
 scoringrules runs on its numpy backend unless numba is installed (it is not a dependency here).
 
 Usage::
 
     python benchmarks/perf/numeric_kind.py [--questions 10000] [--forecasters 100] [--rounds 5]
-                                           [--crps-n 1000000] [--skip-pools] [--skip-crps]
+                                           [--crps-n 1000000] [--options 5]
+                                           [--skip-pools] [--skip-crps] [--skip-choice]
 """
 
 from __future__ import annotations
@@ -47,7 +55,7 @@ import numpy as np
 if __package__ in (None, ""):  # run as a script from a checkout
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from agent_schemas.kinds import NUMERIC, NumericSpec  # noqa: E402
+from agent_schemas.kinds import MULTIPLE_CHOICE, NUMERIC, NumericSpec  # noqa: E402
 from agent_schemas.kinds.numeric import grid, scores  # noqa: E402
 from agent_schemas.kinds.numeric.answers import cdf_from_percentiles  # noqa: E402
 from benchmarks.perf.scoring_speed import interleaved, side_by_side, timed  # noqa: E402
@@ -179,6 +187,36 @@ def crps(args: argparse.Namespace) -> float:
     return ratio
 
 
+def choice_stack(n_questions: int, m: int, k: int, seed: int = 3) -> np.ndarray:
+    """``(n_questions, m, k)`` members' probability vectors: Dirichlet around a per-question distribution (a
+    Dirichlet draw itself), 5% of the members missing (rows of NaN); built a few questions at a time."""
+    rng = np.random.default_rng(seed)
+    stack = np.empty((n_questions, m, k))
+    step = max(1, 200_000 // (m * k))
+    for s in range(0, n_questions, step):
+        q = min(step, n_questions - s)
+        centre = rng.dirichlet(np.ones(k), q)
+        gamma = rng.gamma(np.broadcast_to(20 * centre[:, None, :] + 0.05, (q, m, k)))
+        stack[s:s + q] = gamma / gamma.sum(axis=2, keepdims=True)
+    stack[rng.random((n_questions, m)) < 0.05] = np.nan
+    return stack
+
+
+def choice_pooling(args: argparse.Namespace) -> None:
+    stack = choice_stack(args.questions, args.forecasters, args.options)
+    print(f"\nmultiple choice, for information (no target): {args.questions:,} questions x {args.forecasters} forecasters x "
+          f"{args.options} options = {stack.nbytes / 2**20:.0f} MiB, 5% of the members missing")
+    print(f"median of {args.rounds} interleaved rounds, each rule against numpy.mean(stack, axis=1)")
+    for method in MULTIPLE_CHOICE.pools:
+        t_rule, t_mean = interleaved(lambda method=method: MULTIPLE_CHOICE.pool(method, stack), lambda: np.mean(stack, axis=1),
+                                     args.rounds)
+        print(f"  {method}")
+        side_by_side((method, t_rule), ("numpy.mean", t_mean), f"{method} / numpy.mean", POOL_TARGET)
+    for method in MULTIPLE_CHOICE.pools:
+        print(f"  {method:<17} peak memory beyond the stack: "
+              f"{peak_extra_mib(lambda method=method: MULTIPLE_CHOICE.pool(method, stack)):7.1f} MiB")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--questions", type=int, default=10_000, help="questions in the pooling stack")
@@ -187,12 +225,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--crps-n", type=int, default=1_000_000, help="forecasts scored by CRPS")
     ap.add_argument("--skip-pools", action="store_true", help="skip the pooling measurement")
     ap.add_argument("--skip-crps", action="store_true", help="skip the CRPS measurement")
+    ap.add_argument("--options", type=int, default=5, help="options per multiple-choice question")
+    ap.add_argument("--skip-choice", action="store_true", help="skip the multiple-choice pooling measurement")
     args = ap.parse_args(argv)
     missed = []
     if not args.skip_pools:
         missed += [r for r in pooling(args) if r > POOL_TARGET]
     if not args.skip_crps:
         missed += [r for r in [crps(args)] if r > CRPS_TARGET]
+    if not args.skip_choice:
+        choice_pooling(args)
     return 1 if missed else 0
 
 

@@ -63,7 +63,7 @@ from agent_schemas.kinds.numeric.grid import (
 )
 
 __all__ = [
-    "CHUNK_VALUES", "KINK_TOLERANCE", "POOLS", "TRIM", "VINCENT_LEVELS", "check_stack", "interval_widths",
+    "BATCH_VALUES", "CHUNK_VALUES", "KINK_TOLERANCE", "POOLS", "TRIM", "VINCENT_LEVELS", "check_stack", "interval_widths",
     "least_confident", "mean", "median", "pool_many", "quantile_average", "trimmed_mean",
 ]
 
@@ -75,14 +75,22 @@ VINCENT_LEVELS: int = 1000
 the pooled CDF is linear in the level between them, so it is within ``1 / VINCENT_LEVELS`` of the exact
 Vincentization at every grid point (and exact where the pooled quantile function is linear between levels)."""
 
-KINK_TOLERANCE: float = 1e-6
-"""A knot where the inverse slope ``1 / (F_{j+1} - F_j)`` changes by at most this much (float noise on a straight
-piece) adds nothing to ``quantile_average``'s histograms: each skipped knot moves a member's quantile by at most
-``1e-6 / 200`` in location. CDFs read from stated percentiles are straight between their ~9 knots, so most of
-their 201 grid points are skipped."""
+KINK_TOLERANCE: float = 1e-14
+"""A knot where a member's CDF bends by less than this much, ``|F_{j+1} - 2 F_j + F_{j-1}| < 1e-14`` (rounding
+bends a straight piece by ~1e-16), is not a kink of its quantile function: ``quantile_average`` takes the chord
+between the kinks on either side (through two of the member's own knots, so within rounding of the member's
+piecewise-linear quantile function on a straight piece). CDFs read from stated percentiles are straight between
+their ~9 knots, so most of their 201 grid points are not kinks."""
+
+_BEND_STENCIL = np.array([1.0, -2.0, 1.0]) / KINK_TOLERANCE
 
 CHUNK_VALUES: int = 1 << 18
 """Values (float64: 2 MiB) of the stack handled at a time."""
+
+BATCH_VALUES: int = 1 << 22
+"""Values (float64: 32 MiB) of the stack whose questions ``quantile_average`` pools at once: its passes over the
+values go :data:`CHUNK_VALUES` at a time, and its work on the kinks (a few percent of the values) and on the
+levels is done once per batch, not once per chunk (each numpy call costs microseconds)."""
 
 
 def check_stack(stack: np.ndarray) -> np.ndarray:
@@ -100,27 +108,45 @@ def check_stack(stack: np.ndarray) -> np.ndarray:
     return arr
 
 
-def _chunks(arr: np.ndarray) -> Iterator[tuple[slice, np.ndarray, np.ndarray]]:
+def _bad_row(chunk: np.ndarray, present: np.ndarray, start: int) -> DataValidationError | None:
+    """The error for the chunk's first member row that is NaN only in part (a missing member is a whole row of NaN),
+    or None; ``start`` is the chunk's first question."""
+    sums = np.add.reduce(chunk, axis=2)  # NaN if any value is: one read, no temporary of the chunk's size
+    partial = np.isnan(sums) & present
+    if partial.any():
+        q, i = (int(v) for v in np.argwhere(partial)[0])
+        j = int(np.argmax(np.isnan(chunk[q, i])))
+        return DataValidationError(f"member {i} of question {start + q} is NaN at position {j} only in part; a member that did not "
+                                   "answer is a whole row of NaN", field="stack", row=start + q, value=(i, j))
+    if not present.all():
+        whole = np.isnan(chunk[~present]).all(axis=1)
+        if not whole.all():
+            q, i = (int(v) for v in np.argwhere(~present)[int(np.argmin(whole))])
+            return DataValidationError(f"member {i} of question {start + q} is NaN at position 0 but not everywhere; a member that "
+                                       "did not answer is a whole row of NaN", field="stack", row=start + q, value=(i, 0))
+    return None
+
+
+def _refuse(chunk: np.ndarray, present: np.ndarray, start: int) -> DataValidationError:
+    """The error for a chunk in which a rule met a NaN in a member present (:func:`_bad_row`'s)."""
+    return _bad_row(chunk, present, start) or DataValidationError(
+        f"a member of questions {start} to {start + chunk.shape[0] - 1} is NaN in part", field="stack", row=start)
+
+
+def _chunks(arr: np.ndarray, *, checked: bool = True, values: int | None = None) -> Iterator[tuple[slice, np.ndarray, np.ndarray]]:
     """``(questions, chunk, present)`` over the stack; ``present`` ``(q, m)`` bool. Checks each member row is
-    all NaN (missing) or has none."""
+    all NaN (missing) or has none (:func:`_bad_row`). With ``checked=False`` only chunks with a missing member are
+    checked here (a pass over the chunk): the rule meets any NaN of a member present in its own arithmetic and
+    raises :func:`_refuse`'s error. ``values``: about how many values a chunk holds (default :data:`CHUNK_VALUES`)."""
     nq, m, _ = arr.shape
-    step = max(1, CHUNK_VALUES // max(1, m * N_POINTS))
+    step = max(1, (values or CHUNK_VALUES) // max(1, m * N_POINTS))
     for s in range(0, nq, step):
         chunk = arr[s:s + step]
         present = ~np.isnan(chunk[:, :, 0])
-        sums = np.add.reduce(chunk, axis=2)  # NaN if any value is: one read, no temporary of the chunk's size
-        partial = np.isnan(sums) & present
-        if partial.any():
-            q, i = (int(v) for v in np.argwhere(partial)[0])
-            j = int(np.argmax(np.isnan(chunk[q, i])))
-            raise DataValidationError(f"member {i} of question {s + q} is NaN at position {j} only in part; a member that did not "
-                                      "answer is a whole row of NaN", field="stack", row=s + q, value=(i, j))
-        if not present.all():
-            whole = np.isnan(chunk[~present]).all(axis=1)
-            if not whole.all():
-                q, i = (int(v) for v in np.argwhere(~present)[int(np.argmin(whole))])
-                raise DataValidationError(f"member {i} of question {s + q} is NaN at position 0 but not everywhere; a member that "
-                                          "did not answer is a whole row of NaN", field="stack", row=s + q, value=(i, 0))
+        if checked or not present.all():
+            bad = _bad_row(chunk, present, s)
+            if bad is not None:
+                raise bad
         yield slice(s, s + chunk.shape[0]), chunk, present
 
 
@@ -130,7 +156,6 @@ class _Workspace:
 
     def __init__(self) -> None:
         self.arrays: dict[str, np.ndarray] = {}
-        self.offset_key: tuple[int, bytes] | None = None
 
     def vector(self, name: str, size: int, dtype: type = np.float64) -> np.ndarray:
         """The first ``size`` values of the work vector ``name`` (grown when too small; its values are garbage)."""
@@ -138,14 +163,6 @@ class _Workspace:
         if arr is None or arr.size < size:
             arr = self.arrays[name] = np.empty(size, dtype=dtype)
         return arr[:size]
-
-    def offsets(self, question: np.ndarray, width: int) -> np.ndarray:
-        """``1 + question * width`` repeated over each row's 201 knots (kept while the rows' questions repeat)."""
-        key = (width, question.tobytes())
-        if key != self.offset_key:
-            self.arrays["offsets"] = np.repeat((1 + question * width).astype(np.float64), N_POINTS)
-            self.offset_key = key
-        return self.arrays["offsets"]
 
 
 # --- the linear pool -----------------------------------------------------------------------------------
@@ -193,8 +210,11 @@ def mean(stack: np.ndarray) -> np.ndarray:
     if arr.shape[1] == 0:
         return out
     work = _Workspace()
-    for rows, chunk, present in _chunks(arr):
-        out[rows] = _mean_chunk(chunk, present, work)
+    for rows, chunk, present in _chunks(arr, checked=False):
+        pooled = _mean_chunk(chunk, present, work)
+        if np.isnan(pooled[present.any(axis=1)]).any():             # a NaN of a member present reaches its mean
+            raise _refuse(chunk, present, rows.start)
+        out[rows] = pooled
     return out
 
 
@@ -212,6 +232,9 @@ def _sorted_members(chunk: np.ndarray, buf: np.ndarray) -> np.ndarray:
 def _by_count(n: np.ndarray) -> Iterator[tuple[int, slice | np.ndarray]]:
     """``(count, questions)`` for each number of members present in a chunk (0 excluded): the members present
     sort first, so questions with the same count read the same positions."""
+    if n.size and n[0] > 0 and (n == n[0]).all():                   # the usual chunk: one count (no np.unique)
+        yield int(n[0]), slice(None)
+        return
     for count in np.unique(n[n > 0]):
         same = n == count
         yield int(count), (slice(None) if same.all() else np.nonzero(same)[0])
@@ -241,8 +264,11 @@ def _sorted_pool(stack: np.ndarray, finish: Callable[[np.ndarray, np.ndarray], n
     if m == 0:
         return out
     buf = np.empty((max(1, CHUNK_VALUES // (m * N_POINTS)), N_POINTS, m))
-    for rows, chunk, present in _chunks(arr):
-        out[rows] = finish(_sorted_members(chunk, buf), present.sum(axis=1))
+    for rows, chunk, present in _chunks(arr, checked=False):
+        ordered = _sorted_members(chunk, buf)
+        if present.all() and np.isnan(ordered[:, :, -1]).any():      # NaN sorts last: a member present has one
+            raise _refuse(chunk, present, rows.start)
+        out[rows] = finish(ordered, present.sum(axis=1))
     return out
 
 
@@ -312,52 +338,85 @@ def _members_rows(chunk: np.ndarray, present: np.ndarray) -> tuple[np.ndarray, n
     return chunk[present], qi
 
 
-def _average_quantiles(rows: np.ndarray, question: np.ndarray, n_questions: int, levels: int, work: _Workspace) -> np.ndarray:
+def _kinks(rows: np.ndarray, work: _Workspace) -> np.ndarray:
+    """Flat indices into ``rows`` ``(r, 201)`` (C-contiguous) of each row's first and last knot and of every knot
+    where the CDF bends by at least :data:`KINK_TOLERANCE` (and of every NaN), increasing: one pass of
+    :func:`numpy.convolve` over the rows laid back to back, then a truncation, a comparison and a compaction."""
+    knots = rows.reshape(-1)
+    n = knots.size
+    bend = np.convolve(knots, _BEND_STENCIL, mode="valid")           # (F_{j+1} - 2 F_j + F_{j-1}) / tol at knot j + 1
+    bend[N_BINS - 1::N_POINTS] = 1.0                                 # each row's last knot and (below) its first: kinks
+    bend[N_POINTS - 1::N_POINTS] = 1.0                               # (the bends across two rows are garbage)
+    np.trunc(bend, out=bend)                                         # 0 where |bend| < tol; a NaN stays, so is kept
+    keep = np.not_equal(bend, 0.0, out=work.vector("keep", n - 2, np.bool_))
+    return np.concatenate(([0], np.flatnonzero(keep) + 1, [n - 1]))
+
+
+def _average_quantiles(rows: np.ndarray, question: np.ndarray, n_questions: int, levels: int,
+                       work: _Workspace) -> np.ndarray | None:
     """``(n_questions, levels + 3)``: the sum over each question's members of their quantile function
     ``Q_i(k / levels)`` (in location, censored at the bounds), ``k = 0..levels + 2`` (only ``1..levels - 1`` are
-    used), exactly for CDFs linear between grid points.
+    used), exactly for CDFs linear between grid points; None when a row holds a NaN. ``rows``: ``(r, 201)``
+    C-contiguous, the members' CDFs; ``question``: ``(r,)`` the question (0-based) of each row.
 
-    A member's quantile function is a sum of ramps over its knots: with ``u_j = 1 / (F_{j+1} - F_j)`` the
-    inverse slope of bin ``j`` (0 beyond the grid), ``Q_i(a) / h = sum_j (u_j - u_{j-1}) max(a - F_j, 0)``
-    (``h = 1/200``; the sum telescopes to ``j + (a - F_j) u_j`` in bin ``j``), plus a step ``[a > F_j]`` for a
-    flat bin (narrower than 1e-12), whose quantile jumps by ``h``. Sampled at the levels ``k / L``, a ramp
-    starting at ``p = L F_j`` has second differences ``1 - frac(p)`` at ``floor(p) + 1`` and ``frac(p)`` at
-    ``floor(p) + 2`` (a step: ``+1`` and ``-1`` there), so every member's quantile function at every level is
-    the double cumulative sum of two weighted histograms of its knots, summed over the question's members in
-    the same two histograms: two passes of :func:`numpy.bincount`, no member inverted one by one. Knots where the
-    inverse slope does not change (:data:`KINK_TOLERANCE`) deposit nothing and are skipped when they are most.
+    A member's quantile function is linear between its **kinks**: the knots where its CDF's slope changes by at
+    least :data:`KINK_TOLERANCE` per bin (:func:`_kinks`), and the first and last knot of its row. Between consecutive kinks ``p <
+    q`` its inverse slope is the chord's, ``u = (q - p) / (F_q - F_p)`` bins per unit of probability (a chord
+    with ``F_q - F_p <= 1e-12`` is flat: the quantile jumps by ``q - p`` bins at the level ``F_p``), so the
+    function is a sum of ramps and steps at the kinks: ``Q_i(a) / h = sum_k (u_k - u_{k-1}) max(a - F_k, 0) +
+    sum_flat (q - p) [a > F_p]`` (``h = 1/200``; ``u`` 0 before the first knot and after the last). Sampled at
+    the levels ``k / L``, a ramp starting at ``p = L F_k`` has second differences ``1 - frac(p)`` at ``floor(p)
+    + 1`` and ``frac(p)`` at ``floor(p) + 2`` (a step: ``+1`` and ``-1`` there), so every member's quantile
+    function at every level is the double cumulative sum of two weighted histograms of its kinks, summed over
+    the question's members in the same two histograms: two passes of :func:`numpy.bincount`, no member inverted
+    one by one. Anchoring each piece at two knots keeps rounding local: a straight piece's float noise (its
+    slope changes by ~1e-16) never accumulates into the levels above it.
     """
     width = levels + 3
-    knots = rows.reshape(-1)                                         # rows back to back: contiguous passes
-    n = knots.size
-    ends = slice(N_BINS, None, N_POINTS)                             # the last knot of each row (no bin after it)
-    step = work.vector("step", n)
-    np.subtract(knots[1:], knots[:-1], out=step[:-1])
-    step[ends] = 1.0                                                 # across two rows: not a bin
-    flat = (step <= 1e-12) if step.min() <= 1e-12 else None
-    inv = np.divide(1.0 / levels, step, out=step, where=True if flat is None else ~flat)   # u_j / L
-    if flat is not None:
-        inv[flat] = 0.0
-    inv[ends] = 0.0
-    slope = work.vector("slope", n)                                  # (u_j - u_{j-1}) / L at knot j
-    slope[0] = inv[0]
-    np.subtract(inv[1:], inv[:-1], out=slope[1:])
-    offsets = work.offsets(question, width)                          # the first level above each knot, per question
-    keep = np.greater(np.abs(slope, out=work.vector("abs", n)), KINK_TOLERANCE / levels, out=work.vector("keep", n, np.bool_))
-    if flat is not None:
-        keep |= flat
-    kinks = np.flatnonzero(keep) if keep.sum() < n // 2 else None    # most knots are not kinks: deposit only those
-    if kinks is not None:
-        knots, slope, offsets = knots[kinks], slope[kinks], offsets[kinks]
-        flat = None if flat is None else flat[kinks]
-    pos = np.multiply(knots, levels, out=work.vector("pos", knots.size))
-    pos += offsets
-    cell = work.vector("cell", knots.size, np.intp)
+    v = work.vector
+    per_pass = max(1, CHUNK_VALUES // N_POINTS)                      # rows whose bends fit in cache at once
+    found, values = [], []
+    for s in range(0, rows.shape[0], per_pass):
+        part = rows[s:s + per_pass].reshape(-1)
+        at = _kinks(part, work)
+        values.append(part[at])                                      # read while the rows are in cache
+        at += s * N_POINTS
+        found.append(at)
+    k = sum(a.size for a in found)                                   # the batch's kinks; its work vectors are reused
+    kinks = np.concatenate(found, out=v("kinks", k, np.intp))        # (fresh ones of a megabyte page-fault on a VM)
+    f = np.concatenate(values, out=v("f", k))
+    if np.isnan(f).any():
+        return None
+    row = np.floor_divide(kinks, N_POINTS, out=v("row", k, np.intp))
+    j = np.multiply(row, N_POINTS, out=v("j", k, np.intp))
+    np.subtract(kinks, j, out=j)                                     # the kink's knot in its row
+    bins = np.subtract(j[1:], j[:-1], out=v("bins", k - 1, np.intp))  # < 0 from one row's end to the next row's start
+    rise = np.subtract(f[1:], f[:-1], out=v("rise", k - 1))
+    inrow = np.greater(bins, 0, out=v("inrow", k - 1, np.bool_))
+    steep = np.greater(rise, 1e-12, out=v("steep", k - 1, np.bool_))
+    np.logical_and(steep, inrow, out=steep)
+    flat = np.logical_xor(steep, inrow, out=inrow)                   # in a row and not steep: a flat chord
+    inv = v("inv", k - 1)
+    inv.fill(0.0)
+    np.multiply(rise, levels, out=rise)
+    np.divide(bins, rise, out=inv, where=steep)                      # the chord's u / L after each kink
+    slope = v("slope", k)                                            # (u_k - u_{k-1}) / L
+    slope[:-1] = inv
+    slope[-1] = 0.0
+    slope[1:] -= inv
+    jump = v("jump", k)
+    jump.fill(0.0)
+    np.copyto(jump[:-1], bins, where=flat)                           # a flat chord's bins
+    pos = np.multiply(f, levels, out=v("pos", k))
+    cell = v("cell", k, np.intp)
     np.copyto(cell, pos, casting="unsafe")                           # floor: positive
-    second = np.subtract(pos, cell, out=pos)                         # frac(L F_j)
+    second = np.subtract(pos, cell, out=pos)                         # frac(L F_k), whatever the question
     second *= slope                                                  # the ramp's share at floor + 2 (floor + 1: the rest)
-    if flat is not None:                                             # a flat bin's step: +1 at floor + 1, -1 at floor + 2
-        second -= flat
+    second -= jump                                                   # a flat chord's step: +jump at floor + 1, -jump at floor + 2
+    first = np.take(question, row, out=v("first", k, np.intp), mode="clip")  # the kink's question (indices valid: no check)
+    first *= width
+    first += 1
+    cell += first                                                    # the first level above each kink, per question
     size = n_questions * width                                       # at floor + 1: slope - second; at floor + 2: second
     hist = np.bincount(cell, slope, minlength=size)
     moved = np.bincount(cell, second, minlength=size)
@@ -373,19 +432,22 @@ def _invert_quantiles(qbar: np.ndarray, ends: tuple[np.ndarray, np.ndarray, np.n
     ``(1, f200)``; ``ends`` is ``(f0, Q(f0+), Q(f200-), f200)``, each ``(q,)``."""
     f0, q_lo, q_hi, f200 = ends
     q = qbar.shape[0]
-    a = np.arange(1, levels) / levels
-    inner_t = np.clip(qbar[:, 1:levels], q_lo[:, None], q_hi[:, None])
-    knots_t = np.concatenate([np.zeros((q, 1)), q_lo[:, None], inner_t, q_hi[:, None], np.ones((q, 1))], axis=1)
+    k = levels + 3
+    knots_t = np.empty((q, k))                                        # knot i has the level clip((i - 1) / L, f0, f200)
+    knots_t[:, 0] = 0.0
+    knots_t[:, 1] = q_lo
+    np.clip(qbar[:, 1:levels], q_lo[:, None], q_hi[:, None], out=knots_t[:, 2:levels + 1])
+    knots_t[:, levels + 1] = q_hi
+    knots_t[:, levels + 2] = 1.0
     np.maximum.accumulate(knots_t, axis=1, out=knots_t)
-    knots_a = np.concatenate([f0[:, None], f0[:, None], np.clip(a[None, :], f0[:, None], f200[:, None]), f200[:, None],
-                              f200[:, None]], axis=1)
-    k = knots_t.shape[1]
     offset = 2.0 * np.arange(q)[:, None]                              # one sorted array for every question
     i = np.searchsorted((knots_t + offset).ravel(), (LOCATIONS[None, :] + offset).ravel(), side="right").reshape(q, N_POINTS)
     i -= np.arange(q)[:, None] * k                                    # knots with Q <= t, in 1..k
     rows = np.arange(q)[:, None]
     lo, hi = i - 1, np.minimum(i, k - 1)
-    t0, t1, a0, a1 = knots_t[rows, lo], knots_t[rows, hi], knots_a[rows, lo], knots_a[rows, hi]
+    t0, t1 = knots_t[rows, lo], knots_t[rows, hi]
+    a0 = np.clip((lo - 1) / levels, f0[:, None], f200[:, None])
+    a1 = np.clip((hi - 1) / levels, f0[:, None], f200[:, None])
     with np.errstate(divide="ignore", invalid="ignore"):
         frac = np.where(t1 > t0, (LOCATIONS[None, :] - t0) / (t1 - t0), 0.0)
     out = a0 + (a1 - a0) * np.clip(frac, 0.0, 1.0)
@@ -413,7 +475,9 @@ def _flat_ends(chunk: np.ndarray, present: np.ndarray, f0: np.ndarray, f200: np.
     return low, high
 
 
-def _quantile_average_chunk(chunk: np.ndarray, present: np.ndarray, levels: int, work: _Workspace) -> np.ndarray:
+def _quantile_average_chunk(chunk: np.ndarray, present: np.ndarray, levels: int, work: _Workspace) -> np.ndarray | None:
+    """The chunk's pooled CDFs, or None when a member row holds a NaN (the caller checks the rows). Any number of
+    questions: the bends are found a cache-sized block of rows at a time, the rest in one go for the chunk."""
     q = chunk.shape[0]
     n = present.sum(axis=1)
     has = n > 0
@@ -421,10 +485,13 @@ def _quantile_average_chunk(chunk: np.ndarray, present: np.ndarray, levels: int,
     if not has.any():
         return out
     rows, question = _members_rows(chunk, present)
+    summed = _average_quantiles(rows, question, q, levels, work)
+    if summed is None:
+        return None
     f0 = np.fmin.reduce(chunk[:, :, 0], axis=1)     # missing members are NaN, which fmin / fmax skip
     f200 = np.fmax.reduce(chunk[:, :, -1], axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        qbar = _average_quantiles(rows, question, q, levels, work) / n[:, None]
+        qbar = summed / n[:, None]
         low, high = (v / n for v in _flat_ends(chunk, present, f0, f200))
     out[has] = _invert_quantiles(qbar[has], (f0[has], low[has], high[has], f200[has]), levels)
     return out
@@ -470,8 +537,11 @@ def quantile_average(stack: np.ndarray, levels: int = VINCENT_LEVELS) -> np.ndar
     if arr.shape[1] == 0:
         return out
     work = _Workspace()
-    for rows, chunk, present in _chunks(arr):
-        out[rows] = _quantile_average_chunk(chunk, present, int(levels), work)
+    for rows, chunk, present in _chunks(arr, checked=False, values=BATCH_VALUES):
+        pooled = _quantile_average_chunk(chunk, present, int(levels), work)
+        if pooled is None:
+            raise _refuse(chunk, present, rows.start)
+        out[rows] = pooled
     return out
 
 
@@ -582,7 +652,10 @@ def pool_many(stack: np.ndarray, methods: Sequence[str]) -> dict[str, np.ndarray
         if "mean" in wanted:
             out["mean"][rows] = _mean_chunk(chunk, present, work)
         if "quantile_average" in wanted:
-            out["quantile_average"][rows] = _quantile_average_chunk(chunk, present, VINCENT_LEVELS, work)
+            pooled = _quantile_average_chunk(chunk, present, VINCENT_LEVELS, work)
+            if pooled is None:                                   # the rows were checked: cannot happen
+                raise _refuse(chunk, present, rows.start)
+            out["quantile_average"][rows] = pooled
         if "least_confident" in wanted:
             out["least_confident"][rows] = _least_confident_chunk(chunk, present)
         if buf is not None:
