@@ -98,6 +98,7 @@ and opinions above (outcome statements) as the only exceptions.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from collections.abc import Iterable
 
@@ -239,9 +240,12 @@ def _documents_before(text: str, forecast_date: dt.date) -> list[tuple[int, int]
     return spans
 
 
+_CONTEXTS = dict(PROSPECTIVE_CONTEXTS)
+
+
 def _prospective(doc: str, start: int, end: int) -> bool:
     """Whether the date at ``doc[start:end]`` is named prospectively (:data:`PROSPECTIVE_CONTEXTS`)."""
-    contexts = dict(PROSPECTIVE_CONTEXTS)
+    contexts = _CONTEXTS
     before = doc[max(0, start - 120):start]
     if contexts["deadline"].search(before) or contexts["range end"].search(before):
         return True
@@ -275,10 +279,15 @@ def _is_rule(text: str, start: int, end: int) -> bool:
                 or _CONDITION_AFTER.match(text[end:end + 30]))
 
 
+#: Every word of :data:`OUTCOME_STATEMENTS`' shortcuts, each looked for once per text.
+_STATEMENT_WORDS = tuple(dict.fromkeys(w for _, words, _ in OUTCOME_STATEMENTS for group in words for w in group))
+
+
 def _statements(low: str) -> list[tuple[int, int]]:
     """Spans of the outcome statements in the lowercased text ``low`` that are not rules."""
+    present = {w for w in _STATEMENT_WORDS if w in low}
     spans = [(m.start(), m.end()) for _, words, rx in OUTCOME_STATEMENTS
-             if all(any(w in low for w in group) for group in words) for m in rx.finditer(low)]
+             if all(not present.isdisjoint(group) for group in words) for m in rx.finditer(low)]
     return [(s, e) for s, e in spans if not _is_rule(low, s, e)]
 
 
@@ -340,12 +349,7 @@ def audit_prompts(prompts: Iterable[str], question: Question) -> dict[str, int]:
     knowable = knowable_dates(question)
     rd = question.resolution_date
     hidden = rd if rd is not None and rd not in knowable else None
-    hidden_horizon = None
-    if hidden is not None:
-        days = (hidden - question.forecast_date).days
-        hidden_horizon = re.compile(  # horizon 39 days, horizon_days: 39, a 39-day horizon, 39 days after the forecast date
-            rf"\bhorizon\W{{1,3}}{days}\s*days?\b|\bhorizon[ _]days\W{{1,3}}{days}\b(?!\.\d)"
-            rf"|\b{days}[- ]days?\s+(?:horizon\b|(?:after|from|past|since)\s+the\s+(?:forecast|cutoff)\s+date)", re.I)
+    hidden_horizon = None if hidden is None else _horizon_pattern((hidden - question.forecast_date).days)
     shown = _shown_statements(question)
     mention_patterns = None  # compiled when a prompt holds a statement
     counts = {"prompts_scanned": 0, "evidence_dated_after_cutoff": 0, "hindsight_resolution_date": 0, "hindsight_outcome": 0}
@@ -367,6 +371,15 @@ def audit_prompts(prompts: Iterable[str], question: Question) -> dict[str, int]:
             mention_patterns = mention_patterns or _mention_patterns(question)
             counts["hindsight_outcome"] += _about_question(low, statements, *mention_patterns)
     return counts
+
+
+@functools.lru_cache(maxsize=1024)
+def _horizon_pattern(days: int) -> re.Pattern[str]:
+    """A horizon of ``days`` days written out: ``horizon 39 days``, ``horizon_days: 39``, ``a 39-day horizon``, ``39 days
+    after the forecast date`` (compiled once per number of days)."""
+    return re.compile(
+        rf"\bhorizon\W{{1,3}}{days}\s*days?\b|\bhorizon[ _]days\W{{1,3}}{days}\b(?!\.\d)"
+        rf"|\b{days}[- ]days?\s+(?:horizon\b|(?:after|from|past|since)\s+the\s+(?:forecast|cutoff)\s+date)", re.I)
 
 
 def leakage_audit(trace: PipelineTrace, question: Question) -> dict[str, int]:
