@@ -150,32 +150,50 @@ _UNINDENTED_LINE = re.compile(r"\n(?![ \t])")
 
 _YES_NO = (r"[\"“”'*]*\s*(?:yes|no|true|false)\b"
            r"(?!\s+(?:later|sooner|earlier|longer|more|matter|different|doubt|one|way|less|fewer)\b)")
-#: Outcome statements: ``(name, words, pattern)``, matched on the lowercased text; see the module docstring
+#: Outcome statements: ``(name, words, starts, rest)``, matched on the lowercased text; see the module docstring
 #: for when they count. ``words`` are groups of words of which the text must hold one of each group for the
-#: pattern to be tried (a shortcut: without them no match is possible).
+#: pattern to be tried (a shortcut: without them no match is possible). The pattern is ``\b(?:starts...)rest``:
+#: each start begins with a letter (see :func:`_statement_pattern`).
+_STATEMENT_SOURCES: tuple[tuple[str, tuple[tuple[str, ...], ...], tuple[str, ...], str], ...] = (
+    ("resolved YES/NO", (("resolved", "settled"),), ("resolved", "settled"),
+     rf"(?:\s+(?:to|as|at|in\s+favou?r\s+of))?\s*[:=\-]?\s*{_YES_NO}"),
+    ("closed YES/NO", (("closed",),), ("closed",), rf"(?:\s+(?:at|as|on))?\s+{_YES_NO}"),
+    ("resolved positively", (("resolved",),), ("resolved",),
+     r"\s+(?:positively|negatively|in\s+the\s+(?:affirmative|negative))\b"),
+    ("already resolved", (("resolved",),),
+     (r"already\s+(?:been\s+)?resolved", *(rf"{h}\s+(?:now\s+|since\s+)?(?:been\s+)?resolved" for h in ("has", "have", "had")),
+      r"was\s+resolved"), r"\b"),
+    ("resolved early", (("resolved", "closed", "settled", "ended"), ("early", "ahead", "before")),
+     ("resolved", "closed", "settled", "ended"),
+     r"\s+(?:early|ahead\s+of\s+(?:schedule|time|its|the)|before\s+(?:its|the)\s+(?:scheduled\s+)?(?:close|closing|end|deadline))\b"),
+    ("the answer was", (("answer", "outcome", "result", "resolution"), ("was", "is", "turned out", "came out", "ended up")),
+     ("the",),
+     rf"\s+(?:final\s+|correct\s+|actual\s+)?(?:answer|outcome|result|resolution)\b[^.?!\n]{{0,60}}?"
+     rf"\b(?:was|is|turned\s+out(?:\s+to\s+be)?|came\s+out(?:\s+as)?|ended\s+up(?:\s+as|\s+being)?)\s*[:\-]?\s*"
+     rf"(?:{_YES_NO}|positive\b|negative\b)"),
+    ("outcome YES", (("outcome",),), ("outcome",), r"\W{0,3}(?:yes|no|0|1)\b"),
+    ("resolution: YES", (("resolution", "result"),), ("resolution", "result"), rf"\s*[:=]\s*{_YES_NO}"),
+    ("paid out per share", (("paid", "redeemed", "settled"), ("share",)), (r"paid(?:\s+out)?", "redeemed", "settled"),
+     rf"\b(?:[^.?!\n]|\.\d){{0,40}}?\bper\s+{_YES_NO}[\"“”'*]*\s+shares?\b"),
+    ("ended at 100%", (("ended", "closed", "finished", "settled", "expired"), ("100", "0")),
+     ("ended", "closed", "finished", "settled", "expired"),
+     r"\s+(?:trading\s+)?(?:at\s+)?(?:100|0)(?:\.0+)?\s*(?:%|¢|cents?\b)"),
+)
+
+
+def _statement_pattern(starts: tuple[str, ...], rest: str, *, fast: bool = True) -> str:
+    r"""The pattern ``\b(?:start|start...)rest``, written (``fast``) with the word boundary after each start's first
+    letter ``c`` as ``c(?<!\wc)``: the same matches (before a letter, ``\b`` means no word character before it), but
+    the pattern then begins with letters, which the regex engine looks for with a fast scan instead of trying every
+    position of the text (10 times faster for one start, twice for several)."""
+    if not fast:
+        return rf"\b(?:{'|'.join(starts)}){rest}"
+    return "(?:" + "|".join(rf"{a[0]}(?<!\w{a[0]}){a[1:]}" for a in starts) + ")" + rest
+
+
+#: Outcome statements: ``(name, words, pattern)`` (:data:`_STATEMENT_SOURCES`, compiled).
 OUTCOME_STATEMENTS: tuple[tuple[str, tuple[tuple[str, ...], ...], re.Pattern[str]], ...] = tuple(
-    (name, words, re.compile(p)) for name, words, p in (
-        ("resolved YES/NO", (("resolved", "settled"),),
-         rf"\b(?:resolved|settled)(?:\s+(?:to|as|at|in\s+favou?r\s+of))?\s*[:=\-]?\s*{_YES_NO}"),
-        ("closed YES/NO", (("closed",),), rf"\bclosed(?:\s+(?:at|as|on))?\s+{_YES_NO}"),
-        ("resolved positively", (("resolved",),),
-         r"\bresolved\s+(?:positively|negatively|in\s+the\s+(?:affirmative|negative))\b"),
-        ("already resolved", (("resolved",),),
-         r"\b(?:already\s+(?:been\s+)?resolved|(?:has|have|had)\s+(?:now\s+|since\s+)?(?:been\s+)?resolved|was\s+resolved)\b"),
-        ("resolved early", (("resolved", "closed", "settled", "ended"), ("early", "ahead", "before")),
-         r"\b(?:resolved|closed|settled|ended)\s+(?:early|ahead\s+of\s+(?:schedule|time|its|the)"
-         r"|before\s+(?:its|the)\s+(?:scheduled\s+)?(?:close|closing|end|deadline))\b"),
-        ("the answer was", (("answer", "outcome", "result", "resolution"), ("was", "is", "turned out", "came out", "ended up")),
-         rf"\bthe\s+(?:final\s+|correct\s+|actual\s+)?(?:answer|outcome|result|resolution)\b[^.?!\n]{{0,60}}?"
-         rf"\b(?:was|is|turned\s+out(?:\s+to\s+be)?|came\s+out(?:\s+as)?|ended\s+up(?:\s+as|\s+being)?)\s*[:\-]?\s*"
-         rf"(?:{_YES_NO}|positive\b|negative\b)"),
-        ("outcome YES", (("outcome",),), r"\boutcome\W{0,3}(?:yes|no|0|1)\b"),
-        ("resolution: YES", (("resolution", "result"),), rf"\b(?:resolution|result)\s*[:=]\s*{_YES_NO}"),
-        ("paid out per share", (("paid", "redeemed", "settled"), ("share",)),
-         rf"\b(?:paid(?:\s+out)?|redeemed|settled)\b(?:[^.?!\n]|\.\d){{0,40}}?\bper\s+{_YES_NO}[\"“”'*]*\s+shares?\b"),
-        ("ended at 100%", (("ended", "closed", "finished", "settled", "expired"), ("100", "0")),
-         r"\b(?:ended|closed|finished|settled|expired)\s+(?:trading\s+)?(?:at\s+)?(?:100|0)(?:\.0+)?\s*(?:%|¢|cents?\b)"),
-    ))
+    (name, words, re.compile(_statement_pattern(starts, rest))) for name, words, starts, rest in _STATEMENT_SOURCES)
 #: A line that is only an outcome (matched on the lowercased text).
 _OUTCOME_LINE = re.compile(r"^\W*(?:final\s+)?(?:outcome|resolution)\s*[:=]\s*[\"“'*]*\s*(?:yes|no|0|1|true|false)\b", re.M)
 _MODAL_BEFORE = re.compile(
