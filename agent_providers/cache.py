@@ -41,8 +41,8 @@ import os
 import threading
 import time
 import weakref
-from json.encoder import encode_basestring as _encode_str
 from collections import deque
+from json.encoder import encode_basestring as _encode_str
 from pathlib import Path
 from typing import Any
 

@@ -70,6 +70,7 @@ _LOWER_NEEDLES_UTF8 = tuple(n.encode("ascii") for n in ("bearer", *_ASSIGNED_NAM
 
 @functools.lru_cache(maxsize=1024)
 def _is_key_variable(name: str) -> bool:
+    """Whether the environment variable ``name`` holds a key (:data:`KEY_VARIABLE`), remembered per name."""
     return KEY_VARIABLE.search(name.upper()) is not None
 
 
