@@ -64,8 +64,18 @@ _ASSIGNED_NAMES = ("apikey", "api_key", "api-key", "accesstoken", "access_token"
 #: The non-ASCII characters whose lower case holds an ASCII letter (U+0130 "İ" -> "i̇", U+212A the Kelvin sign ->
 #: "k"), in UTF-8: where one occurs, the fast path of :func:`storable_text` cannot read the lower case off the bytes.
 _LOWERS_TO_ASCII = tuple(c.encode("utf-8") for c in "\u0130\u212a")
-_KEY_SHAPE_STARTS_UTF8 = tuple(p.encode("ascii") for p in _KEY_SHAPE_STARTS)
-_LOWER_NEEDLES_UTF8 = tuple(n.encode("ascii") for n in ("bearer", *_ASSIGNED_NAMES))
+#: What :func:`_replaced` looks for before URLs (:data:`_KEY_SHAPE_STARTS`, ``bearer``, :data:`_ASSIGNED_NAMES`), or a
+#: little more, in lower-case UTF-8: two scans for the ``_`` and ``-`` that most of them hold (a regex that starts
+#: with one character finds it fast, then looks behind), and substring scans for the others. A key shape's start
+#: counts only where :data:`~agent_providers.credentials.KEY_SHAPES` could match: after no key character (``musk-``
+#: and ``risk-`` hold ``sk-`` but start no key).
+_NO_KEY_CHAR = rb"[a-z0-9_-]"
+_NEEDLES_AT_UNDERSCORE = re.compile(
+    rb"_(?:(?<=[sr]k_)(?<!" + _NO_KEY_CHAR + rb"[sr]k_)|(?<=gh[pousr]_)(?<!" + _NO_KEY_CHAR + rb"gh[pousr]_)"
+    rb"|(?<=hf_)(?<!" + _NO_KEY_CHAR + rb"hf_)|(?<=github_)|(?<=api_)|(?<=access_)|(?<=secret_)|(?<=client_))")
+_NEEDLES_AT_DASH = re.compile(
+    rb"-(?:(?<=sk-)(?<!" + _NO_KEY_CHAR + rb"sk-)|(?<=api-)|(?<=access-)|(?<=secret-)|(?<=client-))")
+_OTHER_NEEDLES = (b"xox", b"aiza", b"bearer", b"apikey", b"accesstoken", b"secretkey", b"clientsecret", b"passw")
 
 
 @functools.lru_cache(maxsize=1024)
@@ -114,15 +124,15 @@ def storable_text(text: str) -> str:
 
 def _may_hold_a_secret(data: bytes, secrets: tuple[str, ...]) -> bool:
     """Whether the UTF-8 ``data`` of a text without a surrogate holds what :func:`_replaced` looks for before URLs:
-    a known secret, a key shape's start or (in lower case) ``bearer`` or an assignment's name. False means that
-    :func:`_replaced` would change only its URLs. Scans of bytes: a text with one character outside ASCII is held
-    at two or four bytes per character, which made each substring scan of a record line several times slower."""
+    a known secret, a key shape's start (in any case) or, in lower case, ``bearer`` or an assignment's name. False
+    means that :func:`_replaced` would change only its URLs; True may be a false alarm. Scans of bytes: a text with
+    one character outside ASCII is held at two or four bytes per character, which made each substring scan of a
+    record line several times slower."""
     if any(s.encode("utf-8", "surrogatepass") in data for s in secrets):  # a secret with a surrogate is in no such text
         return True
-    if any(p in data for p in _KEY_SHAPE_STARTS_UTF8):
-        return True
     lower = data.lower()  # ASCII letters only: a character whose lower case is ASCII sends the text the slow way
-    return any(n in lower for n in _LOWER_NEEDLES_UTF8) or (not data.isascii() and any(c in data for c in _LOWERS_TO_ASCII))
+    return (_NEEDLES_AT_UNDERSCORE.search(lower) is not None or _NEEDLES_AT_DASH.search(lower) is not None
+            or any(n in lower for n in _OTHER_NEEDLES) or (not data.isascii() and any(c in data for c in _LOWERS_TO_ASCII)))
 
 
 def _replaced(text: str, secrets: tuple[str, ...]) -> str:
