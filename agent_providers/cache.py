@@ -42,6 +42,7 @@ import threading
 import time
 import weakref
 from collections import deque
+from json.encoder import encode_basestring as _encode_str
 from pathlib import Path
 from typing import Any
 
@@ -78,25 +79,33 @@ def cache_key(
     the recorder's key, :func:`agent_providers.recording.request_key`, encodes the same messages again), with
     the same text as that ``json.dumps`` (tests compare the two).
     """
-    d = _SCALAR_JSON
+    d = _scalar_json
     blob = (f'{{"json_schema":{d(_schema_json(json_schema))},"max_tokens":{d(max_tokens)},'
             f'"messages":[{",".join([_message_json(m) for m in messages])}],"model":{d(model)},"seed":{d(seed)},'
             f'"spec":{d(spec)},"temperature":{d(temperature)},"v":{CACHE_FORMAT_VERSION}}}')
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-_SCALAR_JSON = functools.partial(json.dumps, ensure_ascii=False)
+@functools.lru_cache(maxsize=1024, typed=True)
+def _scalar_json(value: str | int | float | None) -> str:
+    """``json.dumps(value, ensure_ascii=False)`` of a spec, model, temperature, token cap or seed, remembered (the
+    same few values recur in every call: encoding them was a fifth of a key's time)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
 _MESSAGE_JSON: dict[int, tuple[ChatMessage, str]] = {}
 
 
 def _message_json(m: ChatMessage) -> str:
     """Canonical JSON of one message (``{"cache":...,"content":...,"role":...}``), memoised per message object
-    (messages are frozen; the memo keeps the object, so an id is never reused while its entry lives)."""
+    (messages are frozen; the memo keeps the object, so an id is never reused while its entry lives). Assembled
+    from :func:`json.encoder.encode_basestring` of each text (what ``json.dumps`` writes for a str with
+    ``ensure_ascii=False``), without the encoder's per-call set-up."""
     hit = _MESSAGE_JSON.get(id(m))
     if hit is not None and hit[0] is m:
         return hit[1]
-    text = json.dumps({"role": m.role, "content": m.content, "cache": m.cache}, sort_keys=True, separators=(",", ":"),
-                      ensure_ascii=False)
+    cache = "true" if m.cache is True else "false" if m.cache is False else json.dumps(m.cache)
+    text = f'{{"cache":{cache},"content":{_encode_str(m.content)},"role":{_encode_str(m.role)}}}'
     if len(_MESSAGE_JSON) > 4096:
         _MESSAGE_JSON.clear()
     _MESSAGE_JSON[id(m)] = (m, text)

@@ -61,11 +61,35 @@ _KEY_SHAPE_STARTS = ("sk-", "sk_", "rk_", "hp_", "ho_", "hu_", "hs_", "hr_", "gi
 #: The names :data:`_ASSIGNED` looks for, in lower case (substring scans first).
 _ASSIGNED_NAMES = ("apikey", "api_key", "api-key", "accesstoken", "access_token", "access-token", "secretkey",
                    "secret_key", "secret-key", "clientsecret", "client_secret", "client-secret", "passw")
+#: The non-ASCII characters whose lower case holds an ASCII letter (U+0130 "İ" -> "i̇", U+212A the Kelvin sign ->
+#: "k"), in UTF-8: where one occurs, the fast path of :func:`storable_text` cannot read the lower case off the bytes.
+_LOWERS_TO_ASCII = tuple(c.encode("utf-8") for c in "\u0130\u212a")
+#: What :func:`_replaced` looks for before URLs (:data:`_KEY_SHAPE_STARTS`, ``bearer``, :data:`_ASSIGNED_NAMES`), or a
+#: little more, in lower-case UTF-8: two scans for the ``_`` and ``-`` that most of them hold (a regex that starts
+#: with one character finds it fast, then looks behind), and substring scans for the others. A key shape's start
+#: counts only where :data:`~agent_providers.credentials.KEY_SHAPES` could match: after no key character (``musk-``
+#: and ``risk-`` hold ``sk-`` but start no key).
+_NO_KEY_CHAR = rb"[a-z0-9_-]"
+_NEEDLES_AT_UNDERSCORE = re.compile(
+    rb"_(?:(?<=[sr]k_)(?<!" + _NO_KEY_CHAR + rb"[sr]k_)|(?<=gh[pousr]_)(?<!" + _NO_KEY_CHAR + rb"gh[pousr]_)"
+    rb"|(?<=hf_)(?<!" + _NO_KEY_CHAR + rb"hf_)|(?<=github_)|(?<=api_)|(?<=access_)|(?<=secret_)|(?<=client_))")
+_NEEDLES_AT_DASH = re.compile(
+    rb"-(?:(?<=sk-)(?<!" + _NO_KEY_CHAR + rb"sk-)|(?<=api-)|(?<=access-)|(?<=secret-)|(?<=client-))")
+_OTHER_NEEDLES = (b"xox", b"aiza", b"bearer", b"apikey", b"accesstoken", b"secretkey", b"clientsecret", b"passw")
+
+
+@functools.lru_cache(maxsize=1024)
+def _is_key_variable(name: str) -> bool:
+    """Whether the environment variable ``name`` holds a key (:data:`KEY_VARIABLE`), remembered per name."""
+    return KEY_VARIABLE.search(name.upper()) is not None
+
+
 def known_secrets() -> tuple[str, ...]:
     """The exact key values to replace, longest first: the registered ones and the key variables' values (at least
-    :data:`MIN_SECRET_CHARS` characters each)."""
+    :data:`MIN_SECRET_CHARS` characters each). Read anew on each call (a key set in the environment meanwhile counts)."""
     found = {s for s in registered_secrets() if len(s) >= MIN_SECRET_CHARS}
-    found |= {v for k, v in os.environ.items() if len(v) >= MIN_SECRET_CHARS and KEY_VARIABLE.search(k.upper())}
+    env = os.environ
+    found |= {v for v in (env.get(k, "") for k in env if _is_key_variable(k)) if len(v) >= MIN_SECRET_CHARS}
     found.discard(REDACTED)
     return tuple(sorted(found, key=len, reverse=True))
 
@@ -88,9 +112,34 @@ def storable_text(text: str) -> str:
     >>> storable_text('{"rationale": "x \\ud800 https://u:pw@h.example/v1;key=K-123-abc?x=1"}')
     '{"rationale": "x \\ufffd https://***@h.example/v1;key=***?x=1"}'
     """
-    if not text.isascii():  # most text is ASCII: one fast scan
+    try:
+        data = text.encode("utf-8")  # fails on a lone surrogate; without one, the byte scans below are exact
+    except UnicodeEncodeError:
+        return _replaced(text, known_secrets())
+    secrets = known_secrets()
+    if _may_hold_a_secret(data, secrets):
+        return _replaced(text, secrets)
+    return _redact_urls(text) if b"://" in data else text
+
+
+def _may_hold_a_secret(data: bytes, secrets: tuple[str, ...]) -> bool:
+    """Whether the UTF-8 ``data`` of a text without a surrogate holds what :func:`_replaced` looks for before URLs:
+    a known secret, a key shape's start (in any case) or, in lower case, ``bearer`` or an assignment's name. False
+    means that :func:`_replaced` would change only its URLs; True may be a false alarm. Scans of bytes: a text with
+    one character outside ASCII is held at two or four bytes per character, which made each substring scan of a
+    record line several times slower."""
+    if any(s.encode("utf-8", "surrogatepass") in data for s in secrets):  # a secret with a surrogate is in no such text
+        return True
+    lower = data.lower()  # ASCII letters only: a character whose lower case is ASCII sends the text the slow way
+    return (_NEEDLES_AT_UNDERSCORE.search(lower) is not None or _NEEDLES_AT_DASH.search(lower) is not None
+            or any(n in lower for n in _OTHER_NEEDLES) or (not data.isascii() and any(c in data for c in _LOWERS_TO_ASCII)))
+
+
+def _replaced(text: str, secrets: tuple[str, ...]) -> str:
+    """:func:`storable_text` of ``text``, every rule tried in turn (``secrets``: :func:`known_secrets`)."""
+    if not text.isascii():
         text = _SURROGATE.sub("\ufffd", text)
-    for secret in known_secrets():
+    for secret in secrets:
         if secret in text:
             text = text.replace(secret, REDACTED)
     if any(p in text for p in _KEY_SHAPE_STARTS):

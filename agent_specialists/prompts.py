@@ -7,6 +7,7 @@ validates every value.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -49,10 +50,12 @@ def debate_task(spec: KindSpec = BinarySpec()) -> str:
 DEBATE_TASK = debate_task()
 
 
+@functools.lru_cache(maxsize=256)
 def debate_schema(n_sources: int, spec: KindSpec = BinarySpec()) -> dict[str, Any]:
     """JSON schema of a debate turn: ``argument``, at most one evidence item citing one of the
     ``n_sources`` numbered member evidence items (:func:`summary_sources`), then the forecast in the form of
-    ``spec``'s kind (``p_yes_percent`` for binary)."""
+    ``spec``'s kind (``p_yes_percent`` for binary). The same dict for the same arguments (the response cache's key
+    encodes a schema once per object): do not change it."""
     answer = kind_of(spec).answer_properties(spec)
     return {
         "type": "object",
@@ -89,10 +92,12 @@ SUPERVISOR_DISAGREEMENT_TASK_TAIL = (
 #: The binary first task (``disagreement_task()``).
 SUPERVISOR_DISAGREEMENT_TASK = disagreement_task()
 
+@functools.lru_cache(maxsize=256)
 def disagreement_schema(max_items: int) -> dict[str, Any]:
     """JSON schema of the supervisor's first answer: at most ``max_items`` disagreements, short fields.
 
-    Field lengths (characters) keep the answer of a grammar-constrained small model within the token limit.
+    Field lengths (characters) keep the answer of a grammar-constrained small model within the token limit. The
+    same dict for the same argument (the response cache's key encodes a schema once per object): do not change it.
     """
     return {
         "type": "object",
@@ -136,10 +141,12 @@ def decision_task(spec: KindSpec = BinarySpec()) -> str:
 SUPERVISOR_DECISION_TASK = decision_task()
 
 
+@functools.lru_cache(maxsize=256)
 def decision_schema(n_sources: int, spec: KindSpec = BinarySpec()) -> dict[str, Any]:
     """JSON schema of the supervisor's decision: ``rationale``, at most one evidence item citing one of the
     ``n_sources`` numbered sources (the members' evidence, then the clarifying search results), a
-    ``confidence`` and the forecast in the form of ``spec``'s kind (``p_yes_percent`` for binary)."""
+    ``confidence`` and the forecast in the form of ``spec``'s kind (``p_yes_percent`` for binary). The same dict for
+    the same arguments (the response cache's key encodes a schema once per object): do not change it."""
     answer = kind_of(spec).answer_properties(spec)
     return {
         "type": "object",

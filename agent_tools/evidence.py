@@ -100,11 +100,15 @@ def _invisible(ch: str) -> bool:
     return 0xFE00 <= o <= 0xFE0F or 0xE0100 <= o <= 0xE01EF or o in (0x115F, 0x1160, 0x3164, 0xFFA0, 0x034F)
 
 
+#: The ASCII characters that are neither printable nor whitespace (what :func:`normalise` drops from ASCII text).
+_ASCII_INVISIBLE = re.compile("[" + re.escape("".join(c for c in map(chr, range(128)) if not (c.isprintable() or c.isspace()))) + "]")
+
+
 def normalise(text: str) -> str:
     """Remove invisible characters and fold with NFKC (steps 1 and 2 of the module doc)."""
     s = str(text)
-    if s.isascii():
-        return "".join(ch for ch in s if ch.isprintable() or ch.isspace())
+    if s.isascii():  # one regex scan for what the rule below drops, not a Python test per character
+        return _ASCII_INVISIBLE.sub("", s)
     s = "".join(ch for ch in s if not _invisible(ch))
     # "…" stays one character (NFKC would make it "...", lengthening trimmed text)
     s = "…".join(unicodedata.normalize("NFKC", part) for part in s.split("…"))

@@ -88,6 +88,9 @@ class ReasoningChannel:
         (harmony's ``<|end|>`` also ends the final message).
     at_start : bool
         Whether the opening marker counts only at the very start of the answer (markers that are ordinary words).
+    needs : str or None
+        A character that both patterns match only literally (``<`` of a tag): a text without it holds neither
+        marker, and :func:`strip_reasoning` skips the channel's scans. None when there is no such character.
     """
 
     name: str
@@ -97,6 +100,7 @@ class ReasoningChannel:
     close_re: re.Pattern[str]
     opened_by_template: bool = True
     at_start: bool = False
+    needs: str | None = None
 
 
 def _tag_channel(tag: str, name: str) -> ReasoningChannel:
@@ -104,7 +108,7 @@ def _tag_channel(tag: str, name: str) -> ReasoningChannel:
     ``tag`` may carry a namespace (``seed:think``)."""
     t = re.escape(tag).replace(":", r"\s*:\s*")
     return ReasoningChannel(name, f"<{tag}>", f"</{tag}>", re.compile(rf"<\s*{t}(?![\w:-])[^>]*>", re.I),
-                            re.compile(rf"<\s*/\s*{t}\s*>", re.I))
+                            re.compile(rf"<\s*/\s*{t}\s*>", re.I), needs="<")
 
 
 def _token_channel(name: str, opens: str, closes: str, *, open_re: str | None = None, close_re: str | None = None,
@@ -123,18 +127,18 @@ REASONING_CHANNELS: tuple[ReasoningChannel, ...] = (
         "thoughts", "reasoning", "reflection", "scratchpad", "analysis")),
     _tag_channel("seed:think", "ByteDance Seed-OSS <seed:think>"),
     _token_channel("Mistral Magistral [THINK]", "[THINK]", "[/THINK]",
-                   open_re=r"\[\s*THINK\s*\]", close_re=r"\[\s*/\s*THINK\s*\]"),
+                   open_re=r"\[\s*THINK\s*\]", close_re=r"\[\s*/\s*THINK\s*\]", needs="["),
     # gpt-oss (OpenAI harmony format): a channel other than "final" (analysis, commentary) is not the answer; it
     # ends with <|end|> (or <|call|> for a tool call). The final channel's header stays: it has no braces.
     _token_channel("gpt-oss harmony analysis/commentary", "<|channel|>analysis<|message|>", "<|end|>",
                    open_re=r"<\|channel\|>\s*(?!final\b)\w+[^<]*(?:<\|constrain\|>[^<]*)?<\|message\|>",
-                   close_re=r"<\|(?:end|call)\|>", opened_by_template=False),
+                   close_re=r"<\|(?:end|call)\|>", opened_by_template=False, needs="<"),
     # gpt-oss served with special tokens skipped: "analysisWe need ...assistantfinal{...}"
     _token_channel("gpt-oss harmony, special tokens skipped", "analysisWe need to answer. ", "assistantfinal",
                    open_re=r"\A\s*analysis(?=[A-Z])", close_re=r"assistantfinal", flags=0, at_start=True),
-    _token_channel("Kimi ◁think▷", "◁think▷", "◁/think▷"),
-    _token_channel("Cohere Command A reasoning", "<|START_THINKING|>", "<|END_THINKING|>"),
-    _token_channel("OpenThoughts / Sky-T1", "<|begin_of_thought|>", "<|end_of_thought|>"),
+    _token_channel("Kimi ◁think▷", "◁think▷", "◁/think▷", needs="◁"),
+    _token_channel("Cohere Command A reasoning", "<|START_THINKING|>", "<|END_THINKING|>", needs="<"),
+    _token_channel("OpenThoughts / Sky-T1", "<|begin_of_thought|>", "<|end_of_thought|>", needs="<"),
     _token_channel("IBM Granite 3.2 thinking", "Here is my thought process:", "Here is my response:",
                    open_re=r"\A\s*Here is my thought process:", opened_by_template=False, at_start=True),
     _token_channel("ServiceNow Apriel", "Here are my reasoning steps:", "[BEGIN FINAL RESPONSE]",
@@ -159,6 +163,8 @@ def strip_reasoning(text: str) -> str:
 
 def _strip_channel(s: str, ch: ReasoningChannel) -> str:
     """``s`` without the reasoning of channel ``ch`` (see :func:`strip_reasoning`)."""
+    if ch.needs is not None and ch.needs not in s:  # neither marker can be in it
+        return s
     out, pos, cut = [], 0, False
     while (m := ch.open_re.search(s, pos)) is not None:
         out.append(s[pos:m.start()])

@@ -9,6 +9,11 @@
    estimate of each request: prompt characters / 4 + ``max_tokens``); requests in flight (``concurrent``
    / 50 ms). Printed: the binding limit's ideal rate, the rate reached, their ratio (target >= 0.9; the
    limiter paces at 95 % of a per-minute limit by design) and the 429s (target 0).
+   **Where a call's time goes** (printed after the table): the OpenAI adapter against the same fake, one call at a
+   time, against a bare ``httpx.Client`` posting the same body: wall time per call beyond the latency and CPU per
+   call (the calling thread's, and the process's, which includes the fake server's thread). With 2 requests in
+   flight each call's own overhead is added to its 50 ms, so this is what keeps the ``concurrent`` scenario from
+   its ideal; the rest is a loaded machine's wake-up delays.
 2. **Ray overhead per question.** The same scripted questions (no latency, no search: the harness's own
    work) with the local executor and with ``--executor ray`` on a local 2-CPU cluster, 2 questions in
    flight each. Printed: seconds per question of each, Ray's extra per question, and the cluster's
@@ -90,6 +95,37 @@ def throughput(out: Path, qs, *, minute_s: float, server_rpm: int, limits: str, 
         server.close()
 
 
+def one_call_at_a_time(n: int = 40) -> dict:
+    """Wall seconds per call beyond the latency and CPU seconds per call, the adapter and a bare httpx client
+    posting the adapter's request body, ``n`` calls each after 3 warm-up calls (see the module docstring)."""
+    import httpx
+
+    from agent_schemas import ChatMessage
+
+    server = FakeProviderAPI(latency_s=LATENCY_S)
+    try:
+        provider = OpenAIProvider("gpt-4.1-mini", api_key=KEY, base_url=server.url + "/v1")
+        messages = [ChatMessage(role="system", content="You forecast. " * 60), ChatMessage(role="user", content="Will it rain? " * 60)]
+        options = dict(json_schema=None, temperature=0.0, max_tokens=128, seed=None)
+        body = {"model": "gpt-4.1-mini", "messages": [{"role": m.role, "content": m.content} for m in messages],
+                "temperature": 0.0, "max_tokens": 128}
+        out = {}
+        with httpx.Client() as client:
+            calls = {"adapter": lambda: provider.complete(messages, **options),
+                     "httpx": lambda: client.post(server.url + "/v1/chat/completions", json=body,
+                                                  headers={"Authorization": f"Bearer {KEY}"}).raise_for_status()}
+            for name, call in calls.items():
+                for _ in range(3):
+                    call()
+                w0, c0, t0 = time.perf_counter(), time.process_time(), time.thread_time()
+                for _ in range(n):
+                    call()
+                out[name] = ((time.perf_counter() - w0) / n - LATENCY_S, (time.thread_time() - t0) / n, (time.process_time() - c0) / n)
+        return out
+    finally:
+        server.close()
+
+
 def per_question(out: Path, qs, run_id: str, **cfg) -> float:
     config = RunConfig(output_dir=str(out), run_id=run_id, search="none", providers=["scripted"], concurrency=2, **cfg)
     runner = BenchmarkRunner(config, provider_factory=lambda s: scripted_world.provider(), questions=qs, progress=False)
@@ -120,6 +156,10 @@ def main() -> None:
         for r in rows:
             print(f"{r['label']:<11} {r['binding']:<20} {r['ideal']:>9.1f} {r['reached']:>11.1f} {r['ratio']:>14.3f} {r['refused']:>5} {r['wall']:>7.1f}")
         print("target: reached/ideal >= 0.9 and no 429 (the limiter paces per-minute limits at 95 %)")
+        costs = one_call_at_a_time()
+        print(f"one call at a time at {LATENCY_S * 1000:.0f} ms: " + "; ".join(
+            f"{name} {w * 1000:.1f} ms beyond the latency, CPU {t * 1000:.2f} ms in the caller's thread, {c * 1000:.2f} ms in the process"
+            for name, (w, t, c) in costs.items()))
         if args.no_ray:
             return
         try:

@@ -99,6 +99,7 @@ and opinions above (outcome statements) as the only exceptions.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from collections.abc import Iterable
 
@@ -150,32 +151,50 @@ _UNINDENTED_LINE = re.compile(r"\n(?![ \t])")
 
 _YES_NO = (r"[\"“”'*]*\s*(?:yes|no|true|false)\b"
            r"(?!\s+(?:later|sooner|earlier|longer|more|matter|different|doubt|one|way|less|fewer)\b)")
-#: Outcome statements: ``(name, words, pattern)``, matched on the lowercased text; see the module docstring
+#: Outcome statements: ``(name, words, starts, rest)``, matched on the lowercased text; see the module docstring
 #: for when they count. ``words`` are groups of words of which the text must hold one of each group for the
-#: pattern to be tried (a shortcut: without them no match is possible).
+#: pattern to be tried (a shortcut: without them no match is possible). The pattern is ``\b(?:starts...)rest``:
+#: each start begins with a letter (see :func:`_statement_pattern`).
+_STATEMENT_SOURCES: tuple[tuple[str, tuple[tuple[str, ...], ...], tuple[str, ...], str], ...] = (
+    ("resolved YES/NO", (("resolved", "settled"),), ("resolved", "settled"),
+     rf"(?:\s+(?:to|as|at|in\s+favou?r\s+of))?\s*[:=\-]?\s*{_YES_NO}"),
+    ("closed YES/NO", (("closed",),), ("closed",), rf"(?:\s+(?:at|as|on))?\s+{_YES_NO}"),
+    ("resolved positively", (("resolved",),), ("resolved",),
+     r"\s+(?:positively|negatively|in\s+the\s+(?:affirmative|negative))\b"),
+    ("already resolved", (("resolved",),),
+     (r"already\s+(?:been\s+)?resolved", *(rf"{h}\s+(?:now\s+|since\s+)?(?:been\s+)?resolved" for h in ("has", "have", "had")),
+      r"was\s+resolved"), r"\b"),
+    ("resolved early", (("resolved", "closed", "settled", "ended"), ("early", "ahead", "before")),
+     ("resolved", "closed", "settled", "ended"),
+     r"\s+(?:early|ahead\s+of\s+(?:schedule|time|its|the)|before\s+(?:its|the)\s+(?:scheduled\s+)?(?:close|closing|end|deadline))\b"),
+    ("the answer was", (("answer", "outcome", "result", "resolution"), ("was", "is", "turned out", "came out", "ended up")),
+     ("the",),
+     rf"\s+(?:final\s+|correct\s+|actual\s+)?(?:answer|outcome|result|resolution)\b[^.?!\n]{{0,60}}?"
+     rf"\b(?:was|is|turned\s+out(?:\s+to\s+be)?|came\s+out(?:\s+as)?|ended\s+up(?:\s+as|\s+being)?)\s*[:\-]?\s*"
+     rf"(?:{_YES_NO}|positive\b|negative\b)"),
+    ("outcome YES", (("outcome",),), ("outcome",), r"\W{0,3}(?:yes|no|0|1)\b"),
+    ("resolution: YES", (("resolution", "result"),), ("resolution", "result"), rf"\s*[:=]\s*{_YES_NO}"),
+    ("paid out per share", (("paid", "redeemed", "settled"), ("share",)), (r"paid(?:\s+out)?", "redeemed", "settled"),
+     rf"\b(?:[^.?!\n]|\.\d){{0,40}}?\bper\s+{_YES_NO}[\"“”'*]*\s+shares?\b"),
+    ("ended at 100%", (("ended", "closed", "finished", "settled", "expired"), ("100", "0")),
+     ("ended", "closed", "finished", "settled", "expired"),
+     r"\s+(?:trading\s+)?(?:at\s+)?(?:100|0)(?:\.0+)?\s*(?:%|¢|cents?\b)"),
+)
+
+
+def _statement_pattern(starts: tuple[str, ...], rest: str, *, fast: bool = True) -> str:
+    r"""The pattern ``\b(?:start|start...)rest``, written (``fast``) with the word boundary after each start's first
+    letter ``c`` as ``c(?<!\wc)``: the same matches (before a letter, ``\b`` means no word character before it), but
+    the pattern then begins with letters, which the regex engine looks for with a fast scan instead of trying every
+    position of the text (10 times faster for one start, twice for several)."""
+    if not fast:
+        return rf"\b(?:{'|'.join(starts)}){rest}"
+    return "(?:" + "|".join(rf"{a[0]}(?<!\w{a[0]}){a[1:]}" for a in starts) + ")" + rest
+
+
+#: Outcome statements: ``(name, words, pattern)`` (:data:`_STATEMENT_SOURCES`, compiled).
 OUTCOME_STATEMENTS: tuple[tuple[str, tuple[tuple[str, ...], ...], re.Pattern[str]], ...] = tuple(
-    (name, words, re.compile(p)) for name, words, p in (
-        ("resolved YES/NO", (("resolved", "settled"),),
-         rf"\b(?:resolved|settled)(?:\s+(?:to|as|at|in\s+favou?r\s+of))?\s*[:=\-]?\s*{_YES_NO}"),
-        ("closed YES/NO", (("closed",),), rf"\bclosed(?:\s+(?:at|as|on))?\s+{_YES_NO}"),
-        ("resolved positively", (("resolved",),),
-         r"\bresolved\s+(?:positively|negatively|in\s+the\s+(?:affirmative|negative))\b"),
-        ("already resolved", (("resolved",),),
-         r"\b(?:already\s+(?:been\s+)?resolved|(?:has|have|had)\s+(?:now\s+|since\s+)?(?:been\s+)?resolved|was\s+resolved)\b"),
-        ("resolved early", (("resolved", "closed", "settled", "ended"), ("early", "ahead", "before")),
-         r"\b(?:resolved|closed|settled|ended)\s+(?:early|ahead\s+of\s+(?:schedule|time|its|the)"
-         r"|before\s+(?:its|the)\s+(?:scheduled\s+)?(?:close|closing|end|deadline))\b"),
-        ("the answer was", (("answer", "outcome", "result", "resolution"), ("was", "is", "turned out", "came out", "ended up")),
-         rf"\bthe\s+(?:final\s+|correct\s+|actual\s+)?(?:answer|outcome|result|resolution)\b[^.?!\n]{{0,60}}?"
-         rf"\b(?:was|is|turned\s+out(?:\s+to\s+be)?|came\s+out(?:\s+as)?|ended\s+up(?:\s+as|\s+being)?)\s*[:\-]?\s*"
-         rf"(?:{_YES_NO}|positive\b|negative\b)"),
-        ("outcome YES", (("outcome",),), r"\boutcome\W{0,3}(?:yes|no|0|1)\b"),
-        ("resolution: YES", (("resolution", "result"),), rf"\b(?:resolution|result)\s*[:=]\s*{_YES_NO}"),
-        ("paid out per share", (("paid", "redeemed", "settled"), ("share",)),
-         rf"\b(?:paid(?:\s+out)?|redeemed|settled)\b(?:[^.?!\n]|\.\d){{0,40}}?\bper\s+{_YES_NO}[\"“”'*]*\s+shares?\b"),
-        ("ended at 100%", (("ended", "closed", "finished", "settled", "expired"), ("100", "0")),
-         r"\b(?:ended|closed|finished|settled|expired)\s+(?:trading\s+)?(?:at\s+)?(?:100|0)(?:\.0+)?\s*(?:%|¢|cents?\b)"),
-    ))
+    (name, words, re.compile(_statement_pattern(starts, rest))) for name, words, starts, rest in _STATEMENT_SOURCES)
 #: A line that is only an outcome (matched on the lowercased text).
 _OUTCOME_LINE = re.compile(r"^\W*(?:final\s+)?(?:outcome|resolution)\s*[:=]\s*[\"“'*]*\s*(?:yes|no|0|1|true|false)\b", re.M)
 _MODAL_BEFORE = re.compile(
@@ -240,9 +259,12 @@ def _documents_before(text: str, forecast_date: dt.date) -> list[tuple[int, int]
     return spans
 
 
+_CONTEXTS = dict(PROSPECTIVE_CONTEXTS)
+
+
 def _prospective(doc: str, start: int, end: int) -> bool:
     """Whether the date at ``doc[start:end]`` is named prospectively (:data:`PROSPECTIVE_CONTEXTS`)."""
-    contexts = dict(PROSPECTIVE_CONTEXTS)
+    contexts = _CONTEXTS
     before = doc[max(0, start - 120):start]
     if contexts["deadline"].search(before) or contexts["range end"].search(before):
         return True
@@ -276,10 +298,15 @@ def _is_rule(text: str, start: int, end: int) -> bool:
                 or _CONDITION_AFTER.match(text[end:end + 30]))
 
 
+#: Every word of :data:`OUTCOME_STATEMENTS`' shortcuts, each looked for once per text.
+_STATEMENT_WORDS = tuple(dict.fromkeys(w for _, words, _ in OUTCOME_STATEMENTS for group in words for w in group))
+
+
 def _statements(low: str) -> list[tuple[int, int]]:
     """Spans of the outcome statements in the lowercased text ``low`` that are not rules."""
+    present = {w for w in _STATEMENT_WORDS if w in low}
     spans = [(m.start(), m.end()) for _, words, rx in OUTCOME_STATEMENTS
-             if all(any(w in low for w in group) for group in words) for m in rx.finditer(low)]
+             if all(not present.isdisjoint(group) for group in words) for m in rx.finditer(low)]
     return [(s, e) for s, e in spans if not _is_rule(low, s, e)]
 
 
@@ -345,12 +372,7 @@ def audit_prompts(prompts: Iterable[str], question: Question, *, cutoff_date: dt
     knowable = knowable_dates(question)
     rd = question.resolution_date
     hidden = rd if rd is not None and rd not in knowable else None
-    hidden_horizon = None
-    if hidden is not None:
-        days = (hidden - question.forecast_date).days
-        hidden_horizon = re.compile(  # horizon 39 days, horizon_days: 39, a 39-day horizon, 39 days after the forecast date
-            rf"\bhorizon\W{{1,3}}{days}\s*days?\b|\bhorizon[ _]days\W{{1,3}}{days}\b(?!\.\d)"
-            rf"|\b{days}[- ]days?\s+(?:horizon\b|(?:after|from|past|since)\s+the\s+(?:forecast|cutoff)\s+date)", re.I)
+    hidden_horizon = None if hidden is None else _horizon_pattern((hidden - question.forecast_date).days)
     shown = _shown_statements(question)
     mention_patterns = None  # compiled when a prompt holds a statement
     counts = {"prompts_scanned": 0, "evidence_dated_after_cutoff": 0, "hindsight_resolution_date": 0, "hindsight_outcome": 0}
@@ -372,6 +394,15 @@ def audit_prompts(prompts: Iterable[str], question: Question, *, cutoff_date: dt
             mention_patterns = mention_patterns or _mention_patterns(question)
             counts["hindsight_outcome"] += _about_question(low, statements, *mention_patterns)
     return counts
+
+
+@functools.lru_cache(maxsize=1024)
+def _horizon_pattern(days: int) -> re.Pattern[str]:
+    """A horizon of ``days`` days written out: ``horizon 39 days``, ``horizon_days: 39``, ``a 39-day horizon``, ``39 days
+    after the forecast date`` (compiled once per number of days)."""
+    return re.compile(
+        rf"\bhorizon\W{{1,3}}{days}\s*days?\b|\bhorizon[ _]days\W{{1,3}}{days}\b(?!\.\d)"
+        rf"|\b{days}[- ]days?\s+(?:horizon\b|(?:after|from|past|since)\s+the\s+(?:forecast|cutoff)\s+date)", re.I)
 
 
 def leakage_audit(trace: PipelineTrace, question: Question, *, cutoff_date: dt.date | None = None) -> dict[str, int]:

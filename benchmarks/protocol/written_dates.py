@@ -63,17 +63,19 @@ _YEAR = r"(?:(?P<year>\d{4})|['‘’](?P<short_year>\d{2}))(?!\d)"
 #: The forms read: ``(name, pattern, characters that may not precede it)``, matched on the lowercased text.
 #: Named groups ``year`` (or ``short_year``, two digits), ``month`` and ``day`` (a month name or a number), or
 #: ``a`` and ``b`` for the two numbers of a numeric date. See the module docstring. (The preceding-character rule
-#: is checked outside the pattern: a pattern that starts with a digit or a letter is found much faster.)
+#: is checked outside the pattern: a pattern that starts with a digit or a letter is found much faster, and so a
+#: leading number is written ``\d\d{3}`` or ``\d\d?``, not ``\d{4}`` or ``\d{1,2}``: the same matches, but a
+#: pattern that starts with a repeat is tried at every position of the text instead of only at its digits.)
 DATE_FORMS: tuple[tuple[str, re.Pattern[str], str], ...] = (
-    ("iso", re.compile(rf"(?P<year>\d{{4}})(?P<sep>[-/.])(?P<month>\d{{1,2}})(?P=sep)(?P<day>\d{{1,2}}){_NOT_AFTER}"), "0123456789."),
+    ("iso", re.compile(rf"(?P<year>\d\d{{3}})(?P<sep>[-/.])(?P<month>\d{{1,2}})(?P=sep)(?P<day>\d{{1,2}}){_NOT_AFTER}"), "0123456789."),
     ("compact", re.compile(r"(?P<year>(?:19|20)\d\d)(?P<month>0[1-9]|1[0-2])(?P<day>0[1-9]|[12]\d|3[01])(?!\d|[.,]\d)"),
      "0123456789.,+"),
-    ("day_month", re.compile(rf"(?P<day>\d{{1,2}}){_ORDINAL}(?:\s+of)?[\s\-]+{_MONTH},?[\s\-]+{_YEAR}"),
+    ("day_month", re.compile(rf"(?P<day>\d\d?){_ORDINAL}(?:\s+of)?[\s\-]+{_MONTH},?[\s\-]+{_YEAR}"),
      "0123456789.-/_abcdefghijklmnopqrstuvwxyz"),
     ("month_day", re.compile(rf"{_MONTH}[\s\-]+(?P<day>\d{{1,2}}){_ORDINAL},?[\s\-]+{_YEAR}"),
      "0123456789_abcdefghijklmnopqrstuvwxyz"),
-    ("numeric", re.compile(rf"(?P<a>\d{{1,2}})(?P<sep>[/.\-])(?P<b>\d{{1,2}})(?P=sep)(?P<year>\d{{4}}){_NOT_AFTER}"), "0123456789.-/"),
-    ("numeric", re.compile(rf"(?P<a>\d{{1,2}})/(?P<b>\d{{1,2}})/(?P<year>\d{{2}}){_NOT_AFTER}"), "0123456789.-/"),
+    ("numeric", re.compile(rf"(?P<a>\d\d?)(?P<sep>[/.\-])(?P<b>\d{{1,2}})(?P=sep)(?P<year>\d{{4}}){_NOT_AFTER}"), "0123456789.-/"),
+    ("numeric", re.compile(rf"(?P<a>\d\d?)/(?P<b>\d{{1,2}})/(?P<year>\d{{2}}){_NOT_AFTER}"), "0123456789.-/"),
 )
 
 

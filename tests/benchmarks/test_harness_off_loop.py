@@ -115,3 +115,29 @@ def test_a_failing_writer_switches_the_cache_off_and_serves_nothing_queued(tmp_p
     cache.put_later("k", c)
     assert cache.flush(timeout_s=5)
     assert not cache.enabled and cache.get("k") is None
+
+
+def test_records_equal_those_of_the_plain_patterns_and_every_storage_rule(tmp_path, monkeypatch):
+    """The audit's patterns written for speed (outcome statements starting with their letters, dates with a digit)
+    and storable_text's fast path change nothing a run writes: the same planted-leak run with the plain patterns
+    (``\\b(?:starts)``, ``\\d{4}``, ``\\d{1,2}``) and every storage rule tried on every text gives the same records."""
+    import re
+
+    from agent_providers import storable
+    from benchmarks.protocol import leakage, written_dates
+
+    qs = questions(8)
+    _, fast = run(tmp_path, "fast", qs)
+    plain_statements = tuple((name, words, re.compile(leakage._statement_pattern(starts, rest, fast=False)))
+                             for name, words, starts, rest in leakage._STATEMENT_SOURCES)
+    plain_dates = tuple((form, re.compile(rx.pattern.replace(r"\d\d{3}", r"\d{4}").replace(r"\d\d?", r"\d{1,2}")), before)
+                        for form, rx, before in written_dates.DATE_FORMS)
+    assert [rx.pattern for _, rx, _ in plain_dates] != [rx.pattern for _, rx, _ in written_dates.DATE_FORMS]
+    with monkeypatch.context() as m:
+        m.setattr(leakage, "OUTCOME_STATEMENTS", plain_statements)
+        m.setattr(written_dates, "DATE_FORMS", plain_dates)
+        m.setattr(storable, "storable_text", lambda text: storable._replaced(text, storable.known_secrets()))
+        _, plain = run(tmp_path, "plain", qs)
+    assert sum(r["audit"]["findings"] for r in fast.values()) >= 2 * len(qs)
+    assert {k: r["audit"] for k, r in fast.items()} == {k: r["audit"] for k, r in plain.items()}
+    assert {k: normalised(r) for k, r in fast.items()} == {k: normalised(r) for k, r in plain.items()}

@@ -622,3 +622,36 @@ def test_a_run_on_the_rounds_corpus_is_clean_and_a_planted_resolution_is_found(t
         "prompts_scanned": len(prompts), "evidence_in_prompt": 3 * (1 + bool(planted)), "dropped_by_cutoff_guard": 0,
         "evidence_dated_after_cutoff": 0, "hindsight_resolution_date": shown, "hindsight_outcome": shown,
         "findings": 2 * shown}
+
+
+def _statement_texts() -> list[str]:
+    """Every phrase of the module docstring's outcome table (and its rules and opinions), each after a word character
+    (ASCII, digit, underscore, accented), a space, punctuation or nothing, and before the same, lowercased as
+    the audit reads them; and the docstring itself."""
+    import re
+
+    from benchmarks.protocol import leakage
+
+    doc = leakage.__doc__
+    phrases = re.findall(r"``([^`]+)``", doc[doc.index("Outcome statements"):doc.index("Direction")])
+    contexts = ["", " ", "x", "9", "_", "é", "(", "\n", "the market "]
+    texts = [f"{a}{p}{b}" for p in phrases for a in contexts for b in ("", ".", " if", "x", " yes shares")]
+    return [t.lower() for t in texts] + [doc.lower(), " ".join(phrases).lower()]
+
+
+def test_outcome_statements_are_found_where_the_word_boundary_patterns_find_them():
+    """The statement patterns are written for speed (a boundary after each start's first letter); on every phrase of
+    the table in every context they find the spans that ``\\b(?:starts)rest`` finds."""
+    import re
+
+    from benchmarks.protocol.leakage import _STATEMENT_SOURCES, _statement_pattern
+
+    texts = _statement_texts()
+    found = 0
+    for _, _, starts, rest in _STATEMENT_SOURCES:
+        fast, plain = re.compile(_statement_pattern(starts, rest)), re.compile(_statement_pattern(starts, rest, fast=False))
+        for t in texts:
+            spans = [m.span() for m in fast.finditer(t)]
+            assert spans == [m.span() for m in plain.finditer(t)], (starts, t)
+            found += len(spans)
+    assert found > 500  # the phrases are found, in most contexts

@@ -59,3 +59,27 @@ def test_a_model_with_a_lone_surrogate_is_written_as_json_with_the_replacement_c
     broken = _Model(text="a\ud800", items={"k\udc00": ["v\ud800"]})
     assert json.loads(storable_json(broken)) == {"text": "a\ufffd", "items": {"k\ufffd": ["v\ufffd"]}}
     assert json.loads(storable_json(broken, indent=1)) == json.loads(storable_json(broken))
+
+
+def _texts_near_every_rule() -> list[str]:
+    """Texts that hold each trigger of a rule, alone and in ASCII and non-ASCII surroundings (two- and four-byte
+    characters, the two characters whose lower case is ASCII), with and without something to replace."""
+    triggers = ["sk-" "ant-api03-Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Jh1Gf0De", "sk-short", "risk-free", "mark_up", "ghp_" "abcdefghijklmnopqrstuvwxyz0123",
+                "musk-" "proj-AbCdEf0123456789GhIjKlMn", "SK-" "proj-AbCdEf0123456789GhIjKlMn", "rk_" "live_" "0123456789abcdefGHIJ",
+                "hp_" "abcdefghijklmnopqrstuvwxyz0123", "hf_" "abcdefghijklmnopqrstuvwxyz0123",
+                "hf_x", "xoxb-" "1234567890-abcdef", "AIza" + "B" * 35, "BEARER abc123def456ghi789", "Bearer bonds",
+                "API_KEY=abcdefgh123", "Api-Key: x", "\"Password\": \"hunter2-is-long\"", "passwd", "client-secret=Zz9aaaaaaaa",
+                "API_\u212aEY=abcdefgh123", "AP\u0130_KEY=abcdefgh123", "https://u:pw@h.example/v1;key=K-123-abc?x=1",
+                "https://en.wikipedia.org/wiki/Brier_score", "ftp://h.example/a?token=T9", "plain words only", "", "\ud800"]
+    around = [("", ""), ("x ", " y"), ("— ", " —"), ("😀", "😀"), ("\u212a ", ""), ("", " \u0130"), ('{"a": "', '"}'),
+              ("x", ""), ("-", ""), ("_", ""), ("9", ""), ("é", ""), ("X", "x"), ("g", "")]
+    return [f"{a}{t}{b}" for t in triggers for a, b in around] + ["".join(triggers), "\n".join(triggers).lower()]
+
+
+@pytest.mark.parametrize("text", _texts_near_every_rule())
+def test_the_fast_path_stores_what_every_rule_in_turn_stores(text, monkeypatch):
+    from agent_providers.storable import _replaced, known_secrets
+
+    monkeypatch.setenv("EXAMPLE_API_KEY", "exact-value-1234")
+    for t in (text, text + " exact-value-1234", "\u00e9" + text):
+        assert storable_text(t) == _replaced(t, known_secrets())

@@ -138,6 +138,15 @@ def test_invisible_characters_are_removed_and_look_alikes_folded():
     assert neutralise(neutralise(hidden)) == neutralise(hidden)
 
 
+def test_ascii_text_loses_exactly_its_control_characters_that_are_not_whitespace():
+    from agent_tools.evidence import normalise
+
+    every = "".join(map(chr, range(128)))
+    dropped = {*range(0x00, 0x09), *range(0x0E, 0x1C), 0x7F}  # by hand: NUL..BS, SO..ESC, DEL (0x1C-0x1F are whitespace)
+    assert normalise(every) == "".join(chr(c) for c in range(128) if c not in dropped)
+    assert normalise("a\x00b\tc\x7f\x1fd") == "ab\tc\x1fd"
+
+
 def test_look_alike_table_maps_one_character_to_one():
     from agent_tools.evidence import _LOOKALIKES
 

@@ -137,3 +137,14 @@ def test_a_key_in_typographic_quotes_gives_a_value(key, example_first):
 
 def test_typographic_quotes_inside_strings_of_a_valid_answer_are_read():
     assert parse_forecast('{"rationale": "the “favourite” wins", "p_yes_percent": 20}').p_yes == 0.2
+
+
+def test_a_channel_that_needs_a_character_has_no_marker_without_it():
+    """strip_reasoning skips a channel whose ``needs`` character a text lacks: each such channel's markers hold it,
+    are found, and are no longer found once it is taken out."""
+    needing = [ch for ch in REASONING_CHANNELS if ch.needs is not None]
+    assert len(needing) >= 12
+    for ch in needing:
+        for marker, rx in ((ch.opens, ch.open_re), (ch.closes, ch.close_re)):
+            assert ch.needs in marker and rx.search(marker) is not None, (ch.name, marker)
+            assert rx.search(marker.replace(ch.needs, "")) is None, (ch.name, marker)
