@@ -15,14 +15,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_validator, model_serializer, model_validator
 
 from agent_providers import Provider
 from agent_research.aggregation import AGGREGATORS
 from agent_research.combination import CombinationRule
 
-__all__ = ["DebateSettings", "MemberSettings", "PipelineConfig", "RoleProviders", "SupervisorSettings"]
+__all__ = ["EVIDENCE_MODES", "DebateSettings", "EvidenceMode", "MemberSettings", "PipelineConfig", "RoleProviders", "SupervisorSettings"]
+
+#: Who sees which search results (:attr:`PipelineConfig.evidence`; defined on :class:`agent_research.Ensemble`).
+EvidenceMode = Literal["shared", "split", "private"]
+#: The evidence modes, the default first.
+EVIDENCE_MODES: tuple[str, ...] = get_args(EvidenceMode)
 
 
 class MemberSettings(BaseModel):
@@ -83,6 +89,11 @@ class PipelineConfig(BaseModel):
     aggregation: str = Field("mean", description="Aggregate the debate starts from and the combination begins with (a key of AGGREGATORS).")
     combination: CombinationRule = Field(default_factory=CombinationRule, description="How aggregate, debate and supervisor combine.")
     reconcile_min_spread: float = Field(0.0, ge=0, le=1, description="Debate and supervisor run only when the members' spread (max - min p_yes) is at least this.")
+    evidence: EvidenceMode = Field("shared", description=(
+        "Who sees which search results (agent_research.Ensemble): 'shared', every member runs the research as before "
+        "(the question text, the same results for every member); 'split', one research pass whose results are dealt "
+        "into disjoint shares, one per member (seeded by seed and the question); 'private', each member writes its own "
+        "queries and sees only its own results. The debate and the supervisor see what each member was shown."))
 
     @field_validator("aggregation")
     @classmethod
@@ -90,6 +101,22 @@ class PipelineConfig(BaseModel):
         if v not in AGGREGATORS:
             raise ValueError(f"unknown aggregation {v!r}; valid: {', '.join(AGGREGATORS)}")
         return v
+
+    @model_validator(mode="after")
+    def _evidence_needs_research(self) -> "PipelineConfig":
+        if self.evidence != "shared" and self.member.n_queries == 0:
+            raise ValueError(f"--evidence {self.evidence} divides the members' search results, but the members search "
+                             "0 queries (member.n_queries = 0): give them at least one query, or use --evidence shared")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The config's fields; ``evidence`` only when it is not "shared", so that a shared-evidence pipeline dumps
+        as it did before evidence modes (old manifests, their shard digests and resumes are unchanged)."""
+        out = handler(self)
+        if out.get("evidence") == "shared":
+            del out["evidence"]
+        return out
 
     @property
     def member_concurrency(self) -> int:

@@ -16,12 +16,18 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from agent_providers import Ask, Provider, run_sync
-from agent_schemas import Forecast, Question, TokenUsage, VisibleQuestion, as_visible
+from agent_schemas import Forecast, MemberEvidence, Question, SearchResult, TokenUsage, VisibleQuestion, as_visible
 from agent_schemas.kinds import AnySpec, BinarySpec, QuestionKind, kind_of
-from agent_research.config import MemberSettings
-from agent_research.forecaster import ForecasterAgent
+from agent_research.config import EVIDENCE_MODES, EvidenceMode, MemberSettings
+from agent_research.evidence_modes import deal, result_name
+from agent_research.forecaster import ForecasterAgent, MemberProgress, Research
 from agent_research.prompts import PERSONAS
-from agent_tools import ToolExecutor
+from agent_tools import ToolExecutor, shown_results
+
+
+#: The evidence of a member whose share of a split is empty while other members' are not.
+EMPTY_SHARE_NOTE = ("The search results for this question were divided among the forecasters, and your share is empty: "
+                    "you were shown none of them. Forecast from the case facts.")
 
 
 class EnsembleResult(BaseModel):
@@ -40,6 +46,11 @@ class EnsembleResult(BaseModel):
         None, description="Aggregates of the successful members computed in advance, by method (p_yes in [0, 1], or the "
                           "kind's vector; None where none): a given ensemble's, vectorised over many questions "
                           "(GivenForecasts). None: aggregate() computes them.")
+    shown: dict[str, list[SearchResult]] | None = Field(
+        None, description="Split or private evidence: member agent id -> the search results its prompt showed, in order "
+                          "(what the debate and the supervisor are shown too). None with shared evidence.")
+    member_evidence: MemberEvidence | None = Field(
+        None, description="Split or private evidence: the same, by result name, with the split's pool and seed (the trace's record).")
 
     @property
     def kind(self) -> QuestionKind:
@@ -92,11 +103,16 @@ class Ensemble:
         and the usage of every attempt it made (see :meth:`ForecasterAgent.aforecast`).
     min_success_fraction : float
         Fraction of members that must succeed for ``policy_met`` (0 < f <= 1).
+    evidence : {"shared", "split", "private"}
+        Who sees which search results (:mod:`agent_research.evidence_modes` defines the three). "split" makes
+        one research pass per question, the first member's, and deals its results among the members.
+    seed : int, optional
+        Seeds the split's deal (with the question id); the run's seed (``PipelineConfig.seed``).
 
     Raises
     ------
     ValueError
-        For an empty member list, duplicate agent ids or parameters out of range.
+        For an empty member list, duplicate agent ids, an unknown evidence mode or parameters out of range.
     """
 
     def __init__(
@@ -106,7 +122,11 @@ class Ensemble:
         concurrency: int = 4,
         member_timeout_s: float | None = 300.0,
         min_success_fraction: float = 0.5,
+        evidence: EvidenceMode = "shared",
+        seed: int | None = None,
     ) -> None:
+        if evidence not in EVIDENCE_MODES:
+            raise ValueError(f"unknown evidence mode {evidence!r}; valid: {', '.join(EVIDENCE_MODES)}")
         if not members:
             raise ValueError("members is empty: an ensemble needs at least one forecaster")
         ids = [m.agent_id for m in members]
@@ -122,6 +142,22 @@ class Ensemble:
         self.concurrency = concurrency
         self.member_timeout_s = member_timeout_s
         self.min_success_fraction = min_success_fraction
+        self.evidence: EvidenceMode = evidence
+        self.seed = seed
+        self._fresh_state()
+
+    def _fresh_state(self) -> None:
+        #: split: question id -> (the one research pass in flight or done, what it found and spent)
+        self._passes: dict[str, tuple[asyncio.Future, MemberProgress]] = {}
+        #: split or private: question id -> member agent id -> the results its prompt showed
+        self._shown: dict[str, dict[str, list[SearchResult]]] = {}
+
+    def __copy__(self) -> "Ensemble":
+        """A shallow copy with its own per-question evidence state (a replay runs on a copy)."""
+        clone = type(self).__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        clone._fresh_state()
+        return clone
 
     @classmethod
     def from_providers(
@@ -143,7 +179,8 @@ class Ensemble:
         are 0.7 for every member (diversity without randomness across runs comes from the per-member
         seed ``seed + i``). ``member`` holds the settings every member shares (research queries, results
         per query, evidence items; default :class:`MemberSettings`) and ``max_tokens`` the generated-token
-        limit of each call (tokens). Remaining keyword arguments go to :class:`Ensemble`.
+        limit of each call (tokens). ``seed`` also seeds a split's deal. Remaining keyword arguments (``evidence``...)
+        go to :class:`Ensemble`.
         """
         provs = [providers] if isinstance(providers, Provider) else list(providers)
         if not provs:
@@ -164,7 +201,7 @@ class Ensemble:
             )
             for i in range(n_members)
         ]
-        return cls(members, **kwargs)
+        return cls(members, seed=seed, **kwargs)
 
     async def arun(self, question: VisibleQuestion | Question) -> EnsembleResult:
         """Run every member on ``question``; never raises for member failures (each is a failed forecast
@@ -182,14 +219,16 @@ class Ensemble:
         return self.result(question, forecasts, time.perf_counter() - t0)
 
     async def aforecast_member(self, member: ForecasterAgent, question: VisibleQuestion, *, ask: Ask | None = None) -> Forecast:
-        """One member's forecast under this ensemble's deadline (``member_timeout_s``); never raises for a
-        failure inside the member (see :meth:`ForecasterAgent.aforecast`, which also explains ``ask``)."""
-        return await member.aforecast(question, timeout_s=self.member_timeout_s, ask=ask)
+        """One member's forecast under this ensemble's deadline (``member_timeout_s``) and evidence mode; never raises
+        for a failure inside the member (see :meth:`ForecasterAgent.aforecast`, which also explains ``ask``)."""
+        return await member.aforecast(question, timeout_s=self.member_timeout_s, ask=ask, research=self.research_of(member))
 
     def result(self, question: VisibleQuestion, forecasts: list[Forecast], wall_time_s: float) -> EnsembleResult:
-        """The :class:`EnsembleResult` of ``forecasts`` (one per member) under this ensemble's success policy."""
+        """The :class:`EnsembleResult` of ``forecasts`` (one per member) under this ensemble's success policy, with
+        what each member was shown under split or private evidence (the question's evidence state ends here)."""
         n_ok = sum(f.ok for f in forecasts)
         need = math.ceil(self.min_success_fraction * len(forecasts) - 1e-12)
+        shown, evidence = self._evidence_of(question)
         return EnsembleResult(
             question_id=question.id,
             spec=question.spec,
@@ -200,7 +239,58 @@ class Ensemble:
             policy_met=n_ok >= max(1, need),
             usage=TokenUsage.sum(f.usage for f in forecasts),
             wall_time_s=wall_time_s,
+            shown=shown,
+            member_evidence=evidence,
         )
+
+    def _evidence_of(self, question: VisibleQuestion) -> tuple[dict[str, list[SearchResult]] | None, MemberEvidence | None]:
+        shown = self._shown.pop(question.id, {})
+        task, found = self._passes.pop(question.id, (None, None))
+        if self.evidence == "shared":
+            return None, None
+        shown = {m.agent_id: shown[m.agent_id] for m in self.members if m.agent_id in shown}  # member order
+        pool = shown_results(found.outcomes) if task is not None and task.done() and not task.cancelled() and task.exception() is None else []
+        return shown, MemberEvidence(
+            mode=self.evidence, seed=self.seed if self.evidence == "split" else None,
+            pool=[result_name(r) for r in pool], shown={a: [result_name(r) for r in rs] for a, rs in shown.items()})
+
+    def research_of(self, member: ForecasterAgent) -> Research | None:
+        """How ``member`` gets its evidence under :attr:`evidence` (:data:`agent_research.forecaster.Research`): None
+        for shared (the member's own :meth:`~ForecasterAgent.gather_evidence`), its share of the question's one
+        research pass for split, its own queries for private. Split and private remember what the member was shown
+        for :meth:`result`."""
+        if self.evidence == "shared":
+            return None
+        index = next((i for i, m in enumerate(self.members) if m is member), None)
+        if index is None:
+            raise ValueError(f"{member.agent_id} is not a member of this ensemble")
+        gather = self._share(index) if self.evidence == "split" else member.gather_own_evidence
+
+        async def research(question: VisibleQuestion, progress: MemberProgress) -> None:
+            await gather(question, progress)
+            self._shown.setdefault(question.id, {})[member.agent_id] = shown_results(progress.outcomes)
+
+        return research
+
+    def _share(self, index: int) -> Research:
+        async def share(question: VisibleQuestion, progress: MemberProgress) -> None:
+            if question.id not in self._passes:  # the first member to ask starts the question's one pass
+                found = MemberProgress()
+                self._passes[question.id] = (asyncio.ensure_future(self.members[0].gather_evidence(question, found)), found)
+            task, found = self._passes[question.id]
+            try:
+                await asyncio.shield(task)  # a member's deadline does not cancel the others' pass
+            finally:  # the query-writing call, if any, is the first member's (what it spent by then, if its deadline passes first)
+                if index == 0:
+                    progress.charge(found.usage)
+            shares = deal(shown_results(found.outcomes), len(self.members), self.seed, question.id)
+            mine = {(r.url, r.title) for r in shares[index]}
+            progress.outcomes.extend(o.model_copy(update={"results": [r for r in o.results if (r.url, r.title) in mine]})
+                                     for o in found.outcomes)
+            if not mine and any(shares):
+                progress.empty_note = EMPTY_SHARE_NOTE
+
+        return share
 
     def run(self, question: VisibleQuestion | Question) -> EnsembleResult:
         """Synchronous form of :meth:`arun`."""

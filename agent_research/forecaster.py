@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +38,17 @@ class MemberProgress(UsageMeter):
     each call or search finishes, so a deadline that cancels the run keeps both."""
 
     outcomes: list[SearchOutcome] = field(default_factory=list)
+    #: What the prompt says in place of the evidence when the member is shown no result although the searches found
+    #: some (its share of a split is empty: :mod:`agent_research.evidence_modes`); None: the usual notes.
+    empty_note: str | None = None
+    #: The member searches only queries it writes itself (private evidence: :meth:`ForecasterAgent.gather_own_evidence`).
+    own_queries: bool = False
 
+
+#: How a member gets its evidence: ``await research(question, progress)`` appends the search outcomes the member
+#: is shown to ``progress.outcomes`` and charges any call it makes to ``progress`` (default
+#: :meth:`ForecasterAgent.gather_evidence`; :class:`agent_research.Ensemble` passes another for split evidence).
+Research = Callable[[VisibleQuestion, MemberProgress], Awaitable[None]]
 
 QUERIES_JSON_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -114,26 +125,50 @@ class ForecasterAgent:
         return f"ForecasterAgent(agent_id={self.agent_id!r}, llm={self.llm!r}, persona={self.persona!r})"
 
     # --- research ------------------------------------------------------------------------------
+    async def gather_evidence(self, question: VisibleQuestion, progress: MemberProgress) -> None:
+        """Run this member's research on ``question`` (cutoff: its forecast date), appending each search
+        outcome (failures included) to ``progress.outcomes`` and charging the query-writing call to ``progress``
+        (:data:`Research`). Nothing without an executor or with ``n_queries == 0``.
+
+        Queries: the question text (at most 200 characters), then with ``llm_queries`` up to
+        ``n_queries - 1`` the model proposes (one call). With ``progress.own_queries`` (private evidence,
+        :meth:`gather_own_evidence`) the model proposes all ``n_queries`` itself, its persona in the request, and
+        the question text is searched only when it proposes none (the call failed or gave no query).
+        """
+        await self._research(question, progress)
+
+    async def gather_own_evidence(self, question: VisibleQuestion, progress: MemberProgress) -> None:
+        """:meth:`gather_evidence` on the member's own queries only (private evidence; a :data:`Research`)."""
+        progress.own_queries = True
+        await self.gather_evidence(question, progress)
+
     async def _queries(self, question: VisibleQuestion, progress: MemberProgress) -> list[str]:
         base = " ".join(question.text.split())[:200]
-        queries = [base] if self.n_queries >= 1 else []
-        if self.llm_queries and self.n_queries > 1:
+        own = progress.own_queries
+        if own:  # private evidence: every query is the member's own; the question text only when it wrote none
+            queries, wanted = [], self.n_queries
+        else:
+            queries = [base] if self.n_queries >= 1 else []
+            wanted = self.n_queries - 1 if self.llm_queries else 0
+        if wanted > 0:
+            task = (prompts.FORECASTER_ROLE
+                    + f"\n\n## TASK\nPropose {wanted} short web search queries that would find evidence "
+                    'for this question. Answer with JSON: {"queries": ["...", "..."]}')
+            persona = prompts.persona_line(self.persona) if own else None
             msgs = stable_prefix(question, "## EVIDENCE\nNot searched yet.") + [
-                ChatMessage(
-                    role="user",
-                    content=prompts.FORECASTER_ROLE
-                    + f"\n\n## TASK\nPropose {self.n_queries - 1} short web search queries that would find evidence "
-                    'for this question. Answer with JSON: {"queries": ["...", "..."]}',
-                ),
+                ChatMessage(role="user", content=task + ("\n\n" + prompts.PERSONA_HEADER + persona if persona else "")),
             ]
             params = dict(json_schema=QUERIES_JSON_SCHEMA, temperature=self.temperature, max_tokens=120, seed=self.seed)
             try:
                 with calling_as("queries"):
                     text = await progress.call(provider_ask(self.llm), msgs, params)
                 extra = parse_json(text, required_keys=("queries",)).get("queries", [])
-                queries += [str(q).strip() for q in extra if str(q).strip()][: self.n_queries - 1]
+                queries += [str(q).strip() for q in extra if str(q).strip()][:wanted]
             except Exception as exc:  # query writing is optional help: the question-text query still runs
                 log.info("%s: query writing failed (%s); searching with the question text only", self.agent_id, type(exc).__name__)
+        if own and not queries:
+            log.info("%s: wrote no query of its own; searching with the question text", self.agent_id)
+            queries = [base]
         return queries
 
     async def _research(self, question: VisibleQuestion, progress: MemberProgress) -> None:
@@ -155,9 +190,11 @@ class ForecasterAgent:
         return progress.outcomes, progress.usage
 
     # --- prompt --------------------------------------------------------------------------------
-    def build_messages(self, question: VisibleQuestion | Question, outcomes: list[SearchOutcome]) -> list[ChatMessage]:
+    def build_messages(self, question: VisibleQuestion | Question, outcomes: list[SearchOutcome], *,
+                       empty_note: str | None = None) -> list[ChatMessage]:
         """The forecaster prompt: :func:`agent_tools.case_facts.stable_prefix` with the evidence as
-        context, then the role, the task and, last, the member's persona.
+        context, then the role, the task and, last, the member's persona. ``empty_note`` replaces the evidence
+        when ``outcomes`` show no result (:attr:`MemberProgress.empty_note`).
 
         Members of one ensemble share everything but the persona exactly (same system prompt, case facts,
         evidence, role and task), so providers with prompt caching process it once per question and each
@@ -166,6 +203,8 @@ class ForecasterAgent:
         results = shown_results(outcomes)
         if self.executor is None or not outcomes:
             evidence = prompts.NO_EVIDENCE_NOTE
+        elif not results and empty_note is not None:
+            evidence = prompts.EVIDENCE_HEADER + "\n" + empty_note
         elif results:
             evidence = prompts.EVIDENCE_HEADER + "\n" + render_evidence(results)
         elif any(not o.ok for o in outcomes):
@@ -186,7 +225,8 @@ class ForecasterAgent:
                     temperature=self.temperature, max_tokens=self.max_tokens, seed=self.seed)
 
     # --- run -----------------------------------------------------------------------------------
-    async def aforecast(self, question: VisibleQuestion | Question, *, timeout_s: float | None = None, ask: Ask | None = None) -> Forecast:
+    async def aforecast(self, question: VisibleQuestion | Question, *, timeout_s: float | None = None, ask: Ask | None = None,
+                        research: Research | None = None) -> Forecast:
         """Forecast ``question`` (async). Never raises for a failure inside the member: see Notes.
 
         Parameters
@@ -201,6 +241,9 @@ class ForecasterAgent:
         ask : callable, optional
             ``await ask(messages, params) -> (text, usage)`` for the forecast call; default the member's
             provider. The framework implementations route the call through their own model client.
+        research : callable, optional
+            How the member gets its evidence (:data:`Research`), under the same deadline; default
+            :meth:`gather_evidence` (its own searches). The ensemble passes another for split or private evidence.
 
         Raises
         ------
@@ -212,17 +255,18 @@ class ForecasterAgent:
         progress = MemberProgress()
         try:
             with calling_as("forecaster"):  # the query-writing call inside relabels itself
-                return await asyncio.wait_for(self._forecast(question, progress, ask or provider_ask(self.llm), t0),
-                                              timeout=timeout_s)
+                return await asyncio.wait_for(self._forecast(question, progress, ask or provider_ask(self.llm), t0,
+                                                             research or self._research), timeout=timeout_s)
         except asyncio.TimeoutError:  # _forecast turns every other exception into a failed forecast itself
             err = ProviderTimeout(f"member {self.agent_id} exceeded its {timeout_s} s deadline",
                                   timeout_s=timeout_s, provider=self.llm.spec)
             return self.artifact(question, progress, t0, error=err)
 
-    async def _forecast(self, question: VisibleQuestion, progress: MemberProgress, ask: Ask, t0: float) -> Forecast:
+    async def _forecast(self, question: VisibleQuestion, progress: MemberProgress, ask: Ask, t0: float,
+                        research: Research) -> Forecast:
         try:
-            await self._research(question, progress)
-            text = await progress.call(ask, self.build_messages(question, progress.outcomes),
+            await research(question, progress)
+            text = await progress.call(ask, self.build_messages(question, progress.outcomes, empty_note=progress.empty_note),
                                        self.call_params(progress.outcomes, question.spec))
         except Exception as exc:  # provider, cache or tool: this member fails, the question goes on
             return self.artifact(question, progress, t0, error=exc)

@@ -170,7 +170,7 @@ class ForecastPipeline:
             ensemble = Ensemble.from_providers(
                 list(roles.members), n_members=c.n_members, executor=executor, personas=c.personas, temperatures=c.temperatures,
                 seed=c.seed, member=c.member, max_tokens=c.max_tokens, concurrency=c.member_concurrency,
-                min_success_fraction=c.min_success_fraction, member_timeout_s=c.member_timeout_s,
+                min_success_fraction=c.min_success_fraction, member_timeout_s=c.member_timeout_s, evidence=c.evidence,
             )
         debate = None if c.debate is None else DebateAgent(
             roles.bull_provider, bull_llm=roles.bull_provider, bear_llm=roles.bear_provider, max_tokens=c.max_tokens, seed=c.seed,
@@ -227,14 +227,17 @@ class ForecastPipeline:
     def reconcile_inputs(self, ens: EnsembleResult) -> tuple[dict[str, float | list[float] | None], list[AgentSummary] | None]:
         """Every pooling method's aggregate of ``ens`` (the rules of its question's kind, in the kind's stored
         form), and the member summaries the specialists start from, or None when they do not run (:meth:`gate`:
-        the ensemble failed, or its members agree)."""
+        the ensemble failed, or its members agree). Under split or private evidence each summary carries the
+        results its member was shown (``AgentSummary.seen``), which the specialists' prompts then show by member."""
         if self.aggregation not in ens.kind.pools:
             raise ValueError(f"aggregation {self.aggregation!r} is not a pooling rule of {ens.kind.label} questions; "
                              f"valid: {', '.join(ens.kind.pools)}")
         aggregates = {name: ens.aggregate(name) for name in ens.kind.pools}
         if not self.gate(ens).reconciled:
             return aggregates, None
-        return aggregates, [f.summary() for f in ens.ok_forecasts]
+        shown = ens.shown or {}
+        return aggregates, [f.summary().model_copy(update={"seen": shown.get(f.agent_id, [])}) if shown else f.summary()
+                            for f in ens.ok_forecasts]
 
     async def reconcile(
         self, question: VisibleQuestion, ens: EnsembleResult, *, asks: Mapping[str, Ask] | None = None,
@@ -287,6 +290,7 @@ class ForecastPipeline:
             ledger=self.ledger(ens, debate, supervisor),
             recorded_calls=recorder.calls,
             recorded_searches=recorder.searches,
+            member_evidence=ens.member_evidence,
         )
         if not ens.policy_met or aggregate is None:
             err = EnsembleFailed(

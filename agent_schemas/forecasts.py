@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, model_validator
 
 from agent_schemas.errors import ErrorInfo
+from agent_schemas.search import SearchResult
 from agent_schemas.usage import TokenUsage
 
 #: A stated confidence, ordered low < medium < high (``agent_research.confidence.CONFIDENCE_LEVELS``).
@@ -93,3 +94,6 @@ class AgentSummary(BaseModel):
     rationale: str = Field("", description="One-line rationale.")
     top_evidence: list[EvidenceItem] = Field(default_factory=list, description="Up to a few evidence items with sources.")
     model: str = Field("", description="Provider-qualified model.")
+    seen: list[SearchResult] = Field(
+        default_factory=list, description="The search results the member's prompt showed, when the members did not share "
+                                          "them (split or private evidence: agent_research.evidence_modes); empty otherwise.")

@@ -6,7 +6,7 @@ import datetime as dt
 import warnings
 from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, Field
+from pydantic import AliasChoices, BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 from agent_schemas.errors import ErrorInfo
 from agent_schemas.forecasts import Confidence, EvidenceItem, Forecast
@@ -179,6 +179,19 @@ class ReconcileGate(BaseModel):
     reason: str = Field(description="Why they ran or not, in words.")
 
 
+class MemberEvidence(BaseModel):
+    """Which search results each ensemble member was shown, when the members did not share them
+    (``PipelineConfig.evidence`` "split" or "private"; defined on :class:`agent_research.Ensemble`).
+
+    A result is named by its URL (its title when it has none), as the member's prompt listed it, in that order.
+    """
+
+    mode: Literal["split", "private"] = Field(description="'split': one research pass dealt into disjoint shares; 'private': each member's own searches.")
+    seed: int | None = Field(None, description="Split: the run's seed the deal is drawn from (with the question id); None otherwise or unseeded.")
+    pool: list[str] = Field(default_factory=list, description="Split: every result of the one research pass, in its order (the union of the shares).")
+    shown: dict[str, list[str]] = Field(default_factory=dict, description="Member agent id -> the results its prompt showed, in order.")
+
+
 class PipelineTrace(BaseModel):
     """JSON-serialisable trace of one :class:`agent_research.ForecastPipeline` run.
 
@@ -211,3 +224,14 @@ class PipelineTrace(BaseModel):
     status: Literal["ok", "failed"] = "ok"
     error: ErrorInfo | None = None
     wall_time_s: float = Field(0.0, ge=0, description="Wall time of the run in seconds.")
+    member_evidence: MemberEvidence | None = Field(
+        None, description="Which results each member was shown when they did not share them (split or private evidence); "
+                          "absent from the JSON when None, so a shared-evidence trace is the one written before evidence modes.")
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The trace's fields; ``member_evidence`` only when set (a shared-evidence trace dumps as before)."""
+        out = handler(self)
+        if out.get("member_evidence", 0) is None:
+            del out["member_evidence"]
+        return out

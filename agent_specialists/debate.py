@@ -38,6 +38,7 @@ from agent_schemas import (
 )
 from agent_schemas.kinds import BinarySpec, KindSpec, kind_of
 from agent_specialists import prompts
+from agent_specialists.member_cases import render_member_cases
 from agent_tools.parsing import parse_answer
 from agent_tools.case_facts import stable_prefix
 from agent_tools.provenance import attach_provenance
@@ -99,7 +100,8 @@ class DebateAgent:
         round_number: int,
     ) -> list[ChatMessage]:
         """Prompt of one side in one round: :func:`agent_tools.case_facts.stable_prefix` with the member
-        summaries as context (identical for both sides, every round, and the supervisor), then this
+        cases as context (:func:`~agent_specialists.member_cases.render_member_cases`: their summaries, and what each
+        was shown under split or private evidence; identical for both sides, every round, and the supervisor), then this
         side's role, the current estimate (``aggregate_p_yes``: the aggregate in the kind's stored form),
         its last position and the opponent's last argument (structured and short, not a transcript; fenced
         as untrusted agent text), and the task."""
@@ -113,7 +115,7 @@ class DebateAgent:
         if so_far is not None:
             turn.append(so_far)
         turn.append(prompts.debate_task(spec))
-        context = prompts.render_agent_summaries(agent_summaries, spec)
+        context = render_member_cases(agent_summaries, spec)
         return stable_prefix(question, context) + [ChatMessage(role="user", content="\n\n".join(turn))]
 
     def call_params(self, n_sources: int = 0, spec: KindSpec = BinarySpec()) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from agent_schemas import (
     as_visible,
 )
 from agent_specialists import prompts
+from agent_specialists.member_cases import render_member_cases
 from agent_specialists.member_weights import MemberRecord, MemberWeighting, aweigh_members
 from agent_tools import SearchClient, ToolExecutor, parse_json, render_evidence, shown_results
 from agent_tools.parsing import parse_answer
@@ -123,8 +124,9 @@ class SupervisorAgent:
 
     # --- requests and answers ------------------------------------------------------------------------
     def prefix(self, question: VisibleQuestion, summaries: Sequence[AgentSummary]) -> list[ChatMessage]:
-        """Stable prefix of both supervisor calls (the same as the debate's): system, case facts, member summaries."""
-        return stable_prefix(question, prompts.render_agent_summaries(summaries, question.spec))
+        """Stable prefix of both supervisor calls (the same as the debate's): system, case facts, the member cases
+        (:func:`~agent_specialists.member_cases.render_member_cases`)."""
+        return stable_prefix(question, render_member_cases(summaries, question.spec))
 
     def call_params(self, json_schema: dict[str, Any]) -> dict[str, Any]:
         """Provider call options of a supervisor call answering with ``json_schema``."""

@@ -21,6 +21,7 @@ from agent_tools.evidence import (
     fence,
     neutralise,
     render_evidence,
+    render_member_evidence,
     render_search_outcome,
     shown_results,
 )
@@ -46,6 +47,6 @@ __all__ = [
     "ParsedForecast", "SearchClient", "SearchOutcome", "SearchResult", "ToolExecutor", "UndatedPolicy",
     "best_passage", "classify_ddgs_error", "evidence_items_from_results", "extract_json_objects", "forecastbench_dir",
     "latest_published", "load_forecastbench_human_forecasts", "load_forecastbench_kind_table", "load_forecastbench_questions", "fence", "neutralise", "parse_answer", "parse_evidence", "parse_forecast", "parse_json",
-    "parse_probability", "parse_published", "probability_schema", "render_evidence", "render_search_outcome",
+    "parse_probability", "parse_published", "probability_schema", "render_evidence", "render_member_evidence", "render_search_outcome",
     "require_ok", "shown_results", "strip_reasoning", "to_date", "trim_text",
 ]

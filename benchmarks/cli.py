@@ -94,7 +94,7 @@ OPTION_OF_FIELD = {
     # the same options once moved into the pipeline's configuration (benchmarks.harness.config.PIPELINE_OPTIONS)
     "pipeline.n_members": "--members", "pipeline.max_tokens": "--max-tokens",
     "pipeline.debate.max_rounds": "--debate-rounds", "pipeline.supervisor.max_queries": "--supervisor-queries",
-    "pipeline.reconcile_min_spread": "--reconcile-min-spread",
+    "pipeline.reconcile_min_spread": "--reconcile-min-spread", "pipeline.evidence": "--evidence", "evidence": "--evidence",
 }
 
 
@@ -245,6 +245,14 @@ GrammarSamplingChoice = Enum("GrammarSamplingChoice", {m: m for m in GRAMMAR_SAM
 KindChoice = Enum("KindChoice", {k: k for k in KINDS}, type=str)
 
 
+class Evidence(str, Enum):
+    """Who sees which search results (``agent_research.evidence_modes``)."""
+
+    shared = "shared"
+    split = "split"
+    private = "private"
+
+
 class QuestionType(str, Enum):
     """A ForecastBench question type, or any (no filter)."""
 
@@ -276,6 +284,7 @@ def run(
     debate_rounds: int = typer.Option(2, help="Maximum debate rounds."),
     supervisor_queries: int = typer.Option(2, help="Clarifying searches of the supervisor."),
     reconcile_min_spread: Optional[float] = typer.Option(None, min=0.0, max=1.0, help="Run debate and supervisor only on questions whose members disagree by at least this much (max - min p_yes); 0 reconciles every question. Default: benchmarks.harness.config.RUN_PIPELINE's (see the README)."),
+    evidence: Evidence = typer.Option(Evidence.shared, "--evidence", help="Who sees which search results: 'shared' (every member the same, the default), 'split' (one search per question, its results dealt into disjoint shares, one per member, seeded by --seed), 'private' (each member writes and searches its own queries and sees only its results). Debate and supervisor see what each member saw. Needs --search local or ddg (agent_research/evidence_modes.py)."),
     max_tokens: int = typer.Option(512, help="Max generated tokens per call."),
     concurrency: Optional[int] = typer.Option(None, help="Questions in flight at once (default: one per context of the embedded model, see --slots; 8 otherwise)."),
     seed: int = typer.Option(0, help="Seed of the sample and the models."),
@@ -368,6 +377,8 @@ def run(
                 kwargs["kind"] = kind.value
             if reconcile_min_spread is not None:
                 kwargs["reconcile_min_spread"] = reconcile_min_spread
+            if evidence is not Evidence.shared:  # shared is the pipeline's default: the manifest stays the one before modes
+                kwargs["evidence"] = evidence.value
             config = RunConfig(**kwargs)
         if dry_run:
             if resume:

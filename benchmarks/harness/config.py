@@ -85,6 +85,7 @@ PIPELINE_OPTIONS: dict[str, tuple[tuple[str, ...], ...]] = {
     "reconcile_min_spread": (("reconcile_min_spread",),),
     "member_timeout_s": (("member_timeout_s",),),
     "min_success_fraction": (("min_success_fraction",),),
+    "evidence": (("evidence",),),
 }
 
 
@@ -320,6 +321,17 @@ class RunConfig(BaseModel):
     def _resolutions_need_questions(self) -> "RunConfig":
         if self.resolutions_file and not self.questions_file:
             raise ValueError("--resolutions is the resolution set of a ForecastBench question set: give the question set with --questions")
+        return self
+
+    @model_validator(mode="after")
+    def _evidence_needs_search(self) -> "RunConfig":
+        mode = self.pipeline.evidence
+        if mode != "shared" and self.search == "none":
+            raise ValueError(f"--evidence {mode} divides the members' search results, but --search none makes no search: "
+                             "give --search local or ddg, or use --evidence shared")
+        if mode != "shared" and self.ensemble == "given":
+            raise ValueError(f"--evidence {mode} divides the members' search results, but a given ensemble's members do not "
+                             "search: use --evidence shared")
         return self
 
     @model_validator(mode="after")

@@ -20,7 +20,13 @@ Method
    message) is not counted.
 4. **Calls per question** come from the config (:func:`calls_per_question`): one call per member, two
    per debate round (bull and bear; every round counted, although the debate stops at consensus), two
-   supervisor calls (one when it may make no search), each on the provider the runner assigns.
+   supervisor calls (one when it may make no search), each on the provider the runner assigns; and the
+   members' query-writing calls, counted with the forecaster role, which depend on the evidence mode
+   (``--evidence``, :mod:`agent_research.evidence_modes`): with model-written queries one per member (shared)
+   or one per question (split); with private evidence one per member always. **Searches per question**
+   (:func:`searches_per_question`) are counted the same way: the members' (``n_queries`` per member when shared
+   or private, ``n_queries`` in all when split) and the supervisor's (at most ``max_queries``); they cost no
+   USD here (the bundled corpus and DuckDuckGo are free) but take time and rate limits.
 5. **Output tokens** are given twice: the full answers of step 2 ("estimate"), and ``max_tokens`` per
    call (the most a provider can bill; "at most"). Reasoning models bill hidden reasoning tokens within
    ``max_tokens`` too, so for them the second figure is the one to budget.
@@ -51,7 +57,7 @@ from benchmarks.harness.selection import QuestionPool, QuestionSelection
 from benchmarks.questions.browse import short_id
 
 __all__ = ["ESTIMATE_COLUMNS", "SAMPLE_QUESTIONS", "EstimateReport", "FullAnswerStandIn", "RunEstimate", "calls_per_question",
-           "count_tokens", "estimate_report", "estimate_run"]
+           "count_tokens", "estimate_report", "estimate_run", "searches_per_question"]
 
 #: Questions of the run whose prompts are built to size the others.
 SAMPLE_QUESTIONS = 5
@@ -125,18 +131,43 @@ def calls_per_question(config: RunConfig, n_providers: int) -> dict[tuple[int, s
     Members cycle over the providers (member ``i`` on provider ``i % n_providers``; none when the members are
     given, ``config.ensemble == "given"``); the debate runs on the first provider (``max_rounds`` bull and bear
     calls) and the supervisor on the last (2 calls; 1 without clarifying searches), each only when a configured
-    method needs it (:meth:`benchmarks.harness.config.RunConfig.pipeline_for_methods`).
+    method needs it (:meth:`benchmarks.harness.config.RunConfig.pipeline_for_methods`). The members' query-writing
+    calls count as "forecaster" calls on the member's provider: with ``llm_queries`` (and ``n_queries > 1``) one per
+    member, or with split evidence one per question (the first member's); with private evidence one per member
+    (each writes its own queries). None without search.
     """
     pipe = config.pipeline_for_methods()
     calls: dict[tuple[int, str], int] = defaultdict(int)
-    for i in range(pipe.n_members if config.ensemble == "forecasters" else 0):
+    members = pipe.n_members if config.ensemble == "forecasters" else 0
+    for i in range(members):
         calls[(i % n_providers, "forecaster")] += 1
+    searching = members > 0 and config.search != "none" and pipe.member.n_queries > 0
+    written = pipe.member.llm_queries and pipe.member.n_queries > 1
+    if searching and (pipe.evidence == "private" or written):
+        for i in range(1 if pipe.evidence == "split" else members):
+            calls[(i % n_providers, "forecaster")] += 1
     if pipe.debate is not None:
         calls[(0, "bull")] += pipe.debate.max_rounds
         calls[(0, "bear")] += pipe.debate.max_rounds
     if pipe.supervisor is not None:
         calls[(n_providers - 1, "supervisor")] += 2 if pipe.supervisor.max_queries > 0 else 1
     return dict(calls)
+
+
+def searches_per_question(config: RunConfig) -> dict[str, int]:
+    """Searches one question makes at most, by who makes them: ``{"members": ..., "supervisor": ...}``.
+
+    Members: ``n_queries`` each with shared or private evidence, ``n_queries`` in all with split evidence (one
+    research pass, :mod:`agent_research.evidence_modes`); none with ``search="none"`` or given members. Supervisor:
+    ``max_queries`` when a configured method needs it and there is search (it makes one per disagreement it names,
+    at most that many).
+    """
+    pipe = config.pipeline_for_methods()
+    search = config.search != "none"
+    members = pipe.n_members if config.ensemble == "forecasters" and search else 0
+    per_member = pipe.member.n_queries
+    return {"members": per_member if pipe.evidence == "split" and members else members * per_member,
+            "supervisor": pipe.supervisor.max_queries if pipe.supervisor is not None and search else 0}
 
 
 @dataclass
@@ -157,6 +188,10 @@ class RunEstimate:
     warnings: list[str] = field(default_factory=list)
     selection: dict[str, Any] = field(default_factory=dict)
     """The run's question selection (as its manifest would record it)."""
+    searches: dict[str, int] = field(default_factory=dict)
+    """Searches per question at most, by who makes them (:func:`searches_per_question`)."""
+    evidence: str = "shared"
+    """The run's evidence mode (``PipelineConfig.evidence``)."""
 
     def totals(self) -> dict[str, Any]:
         """Sums over the table (USD None when any row's price is unknown)."""
@@ -254,7 +289,8 @@ def estimate_run(config: RunConfig, *, environ: dict[str, str] | None = None, sa
     table = pd.DataFrame(rows, columns=["provider", "role", "calls", "input_tokens", "output_tokens", "output_tokens_max",
                                         "usd", "usd_max", "usd_batch"])
     return RunEstimate(questions=list(questions), providers=[redact_spec(s) for s in specs], choice_reason=reason,
-                       table=table, n_sampled=len(sampled), warnings=warnings, selection=selection)
+                       table=table, n_sampled=len(sampled), warnings=warnings, selection=selection,
+                       searches=searches_per_question(cfg), evidence=cfg.pipeline.evidence)
 
 
 def _usd(v: float | None) -> str:
@@ -282,6 +318,14 @@ class EstimateReport:
     """Lines after the tables: totals, the method, warnings (``warning: ...``)."""
 
 
+def _searches_line(est: RunEstimate) -> list[str]:
+    if not est.searches:
+        return []
+    per_q = sum(est.searches.values())
+    return [f"searches: at most {per_q:,} per question ({est.searches['members']:,} by the members with {est.evidence} evidence, "
+            f"at most {est.searches['supervisor']:,} by the supervisor), {per_q * len(est.questions):,} in all"]
+
+
 def estimate_report(est: RunEstimate, *, max_questions: int = 20) -> EstimateReport:
     """The dry run's report of ``est`` (:class:`EstimateReport`): providers, questions, calls, tokens and USD per
     provider and role, and the totals."""
@@ -296,6 +340,7 @@ def estimate_report(est: RunEstimate, *, max_questions: int = 20) -> EstimateRep
     tail = [f"total: {t['calls']:,} calls, {t['input_tokens']:,} input tokens, {t['output_tokens']:,} output tokens "
             f"(at most {t['output_tokens_max']:,})",
             f"estimated cost {_usd(t['usd'])} (at most {_usd(t['usd_max'])}); with --batch (batch prices) {_usd(t['usd_batch'])}",
+            *_searches_line(est),
             f"method: prompts built by the run's own pipeline for {est.n_sampled} sampled questions; tokens ~ characters / 4; "
             "full-length answers; no prompt-cache discount; see benchmarks/harness/estimate.py",
             *[f"warning: {w}" for w in est.warnings]]

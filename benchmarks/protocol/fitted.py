@@ -616,7 +616,10 @@ def _evidence(manifest: Mapping[str, Any]) -> Any:
     if "search" not in cfg:
         return _NOT_RECORDED
     member = dict(_pipeline(manifest).get("member") or {})
-    return f"search={cfg['search']}, snippet_chars={cfg.get('snippet_chars')}, " + ", ".join(f"{k}={v}" for k, v in sorted(member.items()))
+    # who saw which results (agent_research.evidence_modes): recorded only when not shared, so a shared run reads as before
+    mode = _pipeline(manifest).get("evidence")
+    return (f"search={cfg['search']}, snippet_chars={cfg.get('snippet_chars')}, " + ", ".join(f"{k}={v}" for k, v in sorted(member.items()))
+            + (f", evidence={mode}" if mode else ""))
 
 
 _NOT_RECORDED = "not recorded"
