@@ -1051,6 +1051,7 @@ def experiment_diversity(
     n_members: int = typer.Option(3, "--members", "-m", min=2, help="Members per ensemble (every arm)."),
     evidence: Optional[str] = typer.Option(None, "--evidence", help="Evidence arms, comma-separated: shared (every member reads the same search results), split (each a disjoint share of them). Default shared,split (shared alone in a build without run --evidence, said on stderr)."),
     n: int = typer.Option(100, "--n", min=1, help="Seeded sample size of the one question set every arm runs."),
+    max_results: Optional[int] = typer.Option(None, "--max-results", min=1, help="Search results of the members' query (shared: each member reads them all; split: each a disjoint share). Default: one per member, so that every share of a split holds one."),
     sources: Optional[str] = typer.Option(None, help="ForecastBench sources, comma-separated."),
     search: Search = typer.Option(Search.local, help="Research backend (split needs search)."),
     date_from: Optional[str] = typer.Option(None, help="Keep questions with forecast date on/after YYYY-MM-DD."),
@@ -1088,7 +1089,8 @@ def experiment_diversity(
             raise ValueError(f"--id {name}: {folder} exists already; give another --id")
         base = RunConfig(providers=[provider], n_members=n_members, sample_n=n, sources=_csv(sources), search=search.value,
                          forecast_date_from=_date(date_from, "--date-from"), after_model_cutoff=not include_before_cutoff,
-                         seed=seed, output_dir=str(folder / "runs"), max_cost_usd=max_cost)
+                         seed=seed, output_dir=str(folder / "runs"), max_cost_usd=max_cost,
+                         max_results=max_results or n_members)
         arms = _csv(evidence) if evidence is not None else list(grid.EVIDENCE_ARMS if grid.evidence_supported() else ["shared"])
         plan = grid.plan_grid(base, mixed, evidence=arms or [])
         questions = grid.grid_questions(plan)

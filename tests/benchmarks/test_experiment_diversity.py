@@ -20,13 +20,16 @@ from benchmarks.viewer.terminal import MAX_WIDTH
 
 cli = CliRunner()
 #: A simulation whose arms differ clearly: one family shares rho = 0.6, two families nothing (cross_family = 0), the same
-#: search results a further 0.3. Closed form, every member shown the same results: one model 0.9, mixed 0.3.
-SPEC = "sim/noise=1.5,rho=0.6,cross_family=0,evidence_rho=0.3"
-N_QUESTIONS, N_MEMBERS = 120, 4
-#: How far the measured mean pairwise correlation of the members' log-odds errors may be from the closed form over
-#: 120 questions: one pair's standard error there is about (1 - r^2) / sqrt(120) <= 0.09, and the mean of 6 pairs that
-#: share their errors is about as uncertain. Measured over seeds 0-4: within 0.08.
-TOLERANCE = 0.12
+#: search results a further 0.3. Closed form, every member shown the same results: one model 0.9, mixed 0.3; split (one
+#: result each, disjoint): one model 0.6, mixed 0. Anchors of k = 10 are seldom near 0 or 1, where integer-percent
+#: answers hide the errors from the Brier score.
+SPEC = "sim/k=10,noise=1.5,rho=0.6,cross_family=0,evidence_rho=0.3"
+N_QUESTIONS, N_MEMBERS = 120, 3
+#: How far the measured mean pairwise correlation of the members' log-odds errors may be from the closed form over the
+#: questions measured (those with an anchor in [0.1, 0.9], 116 of the 120): one pair's standard error there is about
+#: (1 - r^2) / sqrt(116) <= 0.1, and the mean of 3 pairs that share their errors is about as uncertain; the arms share
+#: their draws, so their deviations go together. Measured (seed 0): within 0.07.
+TOLERANCE = 0.15
 
 
 def evidence_arms() -> tuple[str, ...]:
@@ -39,7 +42,8 @@ def arms(tmp_path_factory):
     split arm the search is off (every prompt then shows the same no-evidence, as shared results would)."""
     folder = tmp_path_factory.mktemp("experiment")
     search = "local" if "split" in evidence_arms() else "none"
-    base = RunConfig(providers=[SPEC], n_members=N_MEMBERS, sample_n=N_QUESTIONS, seed=0, output_dir=str(folder), search=search)
+    base = RunConfig(providers=[SPEC], n_members=N_MEMBERS, sample_n=N_QUESTIONS, seed=0, output_dir=str(folder), search=search,
+                     max_results=N_MEMBERS)  # one result per member's share of a split
     plan = grid.plan_grid(base, None, evidence=evidence_arms(), methods=("mean", "geomean_odds"))
     questions = grid.grid_questions(plan)
     runs, stopped = asyncio.run(grid.arun_arms(plan, questions, folder))
@@ -56,7 +60,7 @@ def test_the_experiment_recovers_the_simulators_correlation(arms):
     _, checks = arms
     expected = {"shared-one": 0.9, "shared-mixed": 0.3}
     for arm, check in checks.items():
-        assert check is not None and check.n_questions == N_QUESTIONS
+        assert check is not None and check.n_questions > N_QUESTIONS / 2
         if arm in expected:
             assert check.closed_form == pytest.approx(expected[arm])
         assert abs(check.measured - check.closed_form) < TOLERANCE, (arm, check)
@@ -69,7 +73,7 @@ def test_the_experiment_finds_the_closed_forms_best_arm(arms):
     for method in ("mean", "geomean_odds"):
         briers = {arm.name: brier_of(run, method) for arm, run in runs}
         assert min(briers, key=briers.__getitem__) == best, (method, briers)
-    assert checks["shared-one"].pooled_error_variance == pytest.approx(1.5 ** 2 * (0.9 + 0.1 / 4))
+    assert checks["shared-one"].pooled_error_variance == pytest.approx(1.5 ** 2 * (0.9 + 0.1 / 3))
 
 
 def test_each_arm_is_an_ordinary_run_on_the_same_questions(arms):
@@ -78,7 +82,7 @@ def test_each_arm_is_an_ordinary_run_on_the_same_questions(arms):
     assert all(sorted(i) == sorted(ids[0]) and len(i) == N_QUESTIONS for i in ids)
     specs = {arm.name: [p["spec"] for p in run.manifest["providers"]] for arm, run in runs}
     assert specs["shared-one"] == [SPEC]
-    assert specs["shared-mixed"] == [SPEC, *(SPEC.replace("rho=0.6,", f"rho=0.6,family={f},") for f in "bcd")]
+    assert specs["shared-mixed"] == [SPEC, *(SPEC.replace("rho=0.6,", f"rho=0.6,family={f},") for f in "bc")]
 
 
 def test_default_mixed_gives_each_simulated_member_its_family():
