@@ -162,7 +162,9 @@ class SimParams:
         Seed of every draw.
     family : str
         The agents' model family (letters, digits, ``-`` and ``_``): agents of one family share the family term of
-        their errors (module docstring). Default ``sim``, whose draws are those of before families existed.
+        their errors (module docstring). Default ``sim``, whose draws are those of before families existed. The
+        family and evidence terms apply to binary questions; other kinds keep the one common draw
+        (:mod:`agent_providers.simulator_kinds`).
     cross_family : float
         Share of ``rho`` that agents of different families share, in [0, 1] (default 1/3: with ``rho = 0.3`` two
         families' errors correlate 0.1).

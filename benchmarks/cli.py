@@ -1077,6 +1077,7 @@ def experiment_diversity(
     from benchmarks.experiments import diversity as grid
     from benchmarks.harness.config import RunConfig, validate_run_id
     from benchmarks.harness.provenance import redacted_command_line
+    from benchmarks.viewer.formatting import fmt_usd
     from benchmarks.viewer.terminal import Column, compact_table, print_table, text_lines
 
     with cli_errors(debug):
@@ -1101,15 +1102,15 @@ def experiment_diversity(
         if dry_run:
             typer.echo(f"dry run: no provider was called and nothing was written; {len(plan)} arms x {len(grid.GRID_METHODS)} "
                        f"methods on {len(questions)} questions")
-            rows = [(r.arm, r.providers, f"{r.calls:,}", f"{r.input_tokens:,}", f"{r.output_tokens:,}", _usd_text(r.usd),
-                     _usd_text(r.usd_max)) for r in est.table.itertuples()]
+            rows = [(r.arm, r.providers, f"{r.calls:,}", f"{r.input_tokens:,}", f"{r.output_tokens:,}", fmt_usd(r.usd),
+                     fmt_usd(r.usd_max)) for r in est.table.itertuples()]
             print_table(compact_table([Column("arm"), Column("providers", wrap=True), Column("calls", "right"),
                                        Column("input tok", "right"), Column("output tok", "right"), Column("USD", "right"),
                                        Column("USD at most", "right")], rows,
-                                      caption=[f"grid: {_usd_text(total)} estimated (at most {_usd_text(most)} at max_tokens); "
+                                      caption=[f"grid: {fmt_usd(total)} estimated (at most {fmt_usd(most)} at max_tokens); "
                                                "method: benchmarks/harness/estimate.py per arm", *[f"warning: {w}" for w in est.warnings]]))
         if priced and max_cost is not None and (total is None or total > max_cost):
-            why = "its price is unknown" if total is None else f"it is estimated at {_usd_text(total)}"
+            why = "its price is unknown" if total is None else f"it is estimated at {fmt_usd(total)}"
             raise ValueError(f"--max-cost {max_cost:g}: the grid of {len(plan)} arms on {len(questions)} questions would exceed "
                              f"it ({why}); nothing was called")
         if evidence is None and not grid.evidence_supported():
@@ -1127,12 +1128,9 @@ def experiment_diversity(
                                   caption=grid_caption(result, files=f"{grid.GRID_FILE}, leaderboard.csv, report.html in {folder}")))
 
 
-def _usd_text(v: Any) -> str:
-    return "unknown" if v is None or v != v else f"${v:,.2f}" if v >= 0.995 or v == 0 else f"${v:.4f}"
-
-
 def grid_columns_rows(table: Any) -> tuple[list[Any], list[tuple[str, ...]]]:
     """The compact table of ``experiment diversity`` (within 100 columns): one row per (arm, method)."""
+    from benchmarks.viewer.formatting import fmt_usd
     from benchmarks.viewer.terminal import Column
 
     def num(x: Any, fmt: str = ".4f") -> str:
@@ -1144,7 +1142,7 @@ def grid_columns_rows(table: Any) -> tuple[list[Any], list[tuple[str, ...]]]:
         delta = "base" if base else num(r.delta_vs_base, "+.4f")
         ci = "" if base else f"[{num(r.delta_ci_low, '+.3f')}, {num(r.delta_ci_high, '+.3f')}]"
         rows.append((r.evidence, r.members, r.method, num(r.brier), delta, ci, f"{r.tokens_per_question:,.0f}",
-                     _usd_text(r.usd_per_question), num(r.error_correlation, ".2f"), num(r.n_effective, ".1f")))
+                     fmt_usd(r.usd_per_question), num(r.error_correlation, ".2f"), num(r.n_effective, ".1f")))
     cols = [Column("evidence"), Column("members"), Column("method"), Column("Brier", "right"), Column("Δ vs base", "right"),
             Column("95% CI", "right"), Column("tok/q", "right"), Column("USD/q", "right"), Column("ρ err", "right"),
             Column("n_eff", "right")]
