@@ -60,10 +60,11 @@ from benchmarks.harness.runner import BenchmarkRunner
 from benchmarks.harness.selection import QuestionSelection
 from benchmarks.report.diversity import run_members
 from benchmarks.report.write import Report, write_report
+from benchmarks.run_folder.durable import write_json_atomic
 from benchmarks.run_folder.load import LoadedRun, load_run
 from benchmarks.scoring import diversity as div
 
-__all__ = ["Arm", "BASE_ARM", "BASE_METHOD", "CHECK_ANCHORS", "EVIDENCE_ARMS", "GRID_COLUMNS", "GRID_FILE", "GRID_METHODS", "GridEstimate",
+__all__ = ["Arm", "BASE_ARM", "BASE_METHOD", "CHECK_ANCHORS", "EVIDENCE_ARMS", "EXPERIMENT_FILE", "GRID_COLUMNS", "GRID_FILE", "GRID_METHODS", "GridEstimate",
            "GridResult", "MEMBER_ARMS", "SimulatorCheck", "arun_arms", "arun_grid", "closed_form_best_arm", "default_mixed", "estimate_grid",
            "evidence_supported", "grid_questions", "grid_table", "plan_grid", "simulator_check", "spent_usd"]
 
@@ -79,6 +80,9 @@ BASE_ARM, BASE_METHOD = "shared-one", "mean"
 SIM_FAMILIES = ("sim", "b", "c", "d", "e", "f", "g", "h")
 #: The wide grid table's file in the experiment folder.
 GRID_FILE = "grid.csv"
+#: The experiment's record in its folder: the arms (evidence, members, providers), the methods, the question ids and
+#: the question selection (filters, the contamination filter over every arm's models), the command line.
+EXPERIMENT_FILE = "experiment.json"
 #: Columns of the wide grid table (:data:`GRID_FILE`).
 GRID_COLUMNS = ("arm", "evidence", "members", "method", "n", "brier", "brier_ci_low", "brier_ci_high", "delta_vs_base",
                 "delta_ci_low", "delta_ci_high", "tokens_per_question", "usd_per_question", "error_correlation",
@@ -460,9 +464,10 @@ async def arun_grid(plan: Sequence[tuple[Arm, RunConfig]], questions: list[Quest
                     on_arm: Callable[[Arm, Path], Any] | None = None) -> GridResult:
     """Run every arm of ``plan`` on ``questions`` into ``folder``/runs (:func:`arun_arms`), compare them and write the grid.
 
-    The arms are compared as one leaderboard against ``shared-one:mean`` (:func:`benchmarks.report.write.write_report`
-    into ``folder``: leaderboard.csv/.md, report.html), each arm's simulated members are checked against the closed form
-    (:func:`simulator_check`), and the grid's table (:func:`grid_table`) is written as :data:`GRID_FILE`.
+    :data:`EXPERIMENT_FILE` records the plan first. The arms are compared as one leaderboard against ``shared-one:mean``
+    (:func:`benchmarks.report.write.write_report` into ``folder``: leaderboard.csv/.md, report.html), each arm's simulated
+    members are checked against the closed form (:func:`simulator_check`), and the grid's table (:func:`grid_table`) is
+    written as :data:`GRID_FILE`.
 
     Raises
     ------
@@ -472,6 +477,13 @@ async def arun_grid(plan: Sequence[tuple[Arm, RunConfig]], questions: list[Quest
         When a file cannot be written.
     """
     folder = Path(folder)
+    specs = list(dict.fromkeys(s for arm, _ in plan for s in arm.specs))
+    folder.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(folder / EXPERIMENT_FILE, {
+        "experiment": "diversity", "base": f"{BASE_ARM}:{BASE_METHOD}", "methods": list(plan[0][1].methods),
+        "arms": [{"name": a.name, "evidence": a.evidence, "members": a.members, "providers": list(a.specs)} for a, _ in plan],
+        "question_ids": [q.id for q in questions], "max_cost_usd": max_cost_usd, "command_line": command_line,
+        "question_selection": QuestionSelection(plan[0][1], specs).describe()})
     runs, stopped = await arun_arms(plan, questions, folder / "runs", max_cost_usd=max_cost_usd, progress=progress,
                                     command_line=command_line, provider_factory=provider_factory, on_arm=on_arm)
     report = write_report([r for _, r in runs], folder, baseline=f"{BASE_ARM}:{BASE_METHOD}", n_resamples=n_resamples, seed=seed)

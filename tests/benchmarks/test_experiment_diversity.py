@@ -6,6 +6,7 @@ called and refused over --max-cost."""
 from __future__ import annotations
 
 import asyncio
+import json
 
 import numpy as np
 import pandas as pd
@@ -102,6 +103,9 @@ def test_the_command_prints_one_compact_table(tmp_path):
     assert sum(ln.split()[:2] == ["shared", "mixed"] for ln in lines) == 6
     assert "closed form 0.90" in res.stdout and "closed form 0.30" in res.stdout
     assert (tmp_path / "x" / "report.html").is_file() and (tmp_path / "x" / "runs" / "shared-mixed" / "manifest.json").is_file()
+    record = json.loads((tmp_path / "x" / grid.EXPERIMENT_FILE).read_text())
+    assert [a["name"] for a in record["arms"]] == ["shared-one", "shared-mixed"] and len(record["question_ids"]) == 12
+    assert record["question_selection"]["contamination_filter"] is not None
     t = pd.read_csv(tmp_path / "x" / grid.GRID_FILE)
     assert len(t) == 2 * len(grid.GRID_METHODS) and list(t["method"][:6]) == list(grid.GRID_METHODS)
     base = t[(t["arm"] == grid.BASE_ARM) & (t["method"] == grid.BASE_METHOD)].iloc[0]
