@@ -58,9 +58,11 @@ reproducible whatever the call order):
      ``F_sim = c`` exactly: a default simulator answers what it answered before families existed, and every
      family is distributed alike.
    * ``E_A = sum_{j in A} u_j / sqrt(|A|)``, one standard normal ``u_j`` per (question, result), the result
-     named by its URL (its title when it has none) in the prompt's ``<untrusted_search_results>`` blocks; a
-     prompt without results counts as the one pseudo-result "no evidence". Agents shown the same results share
-     ``E_A``; agents shown disjoint results draw independent terms.
+     named by its URL (its title when it has none) in the prompt's ``<untrusted_search_results>`` blocks (a
+     member's numbered results; for the debate and the supervisor under split or private evidence, the results
+     each member was shown, so a reconciler shares the evidence of the members it reads); a prompt without
+     results counts as the one pseudo-result "no evidence". Agents shown the same results share ``E_A``; agents
+     shown disjoint results draw independent terms.
 
    So the correlation of two agents' log-odds errors is known in closed form
    (:func:`error_correlation_of`)::
@@ -427,8 +429,10 @@ DEFAULT_FAMILY = "sim"
 #: The pseudo-result of a prompt that shows no search result (its agents share "knowing nothing more").
 NO_EVIDENCE = "(no evidence)"
 _RESULT_BLOCK = re.compile(r"<untrusted_search_results>(.*?)</untrusted_search_results>", re.S)
-#: A result's first line as :func:`agent_tools.render_evidence` writes it: ``[n] title — source, date — url``.
-_RESULT_LINE = re.compile(r"^\[\d+\] (?P<title>.*) — .* — (?P<url>no url|\S+)$", re.M)
+#: A result's first line as :func:`agent_tools.render_evidence` writes it: ``[n] title — source, date — url``, or as
+#: :func:`agent_tools.evidence.render_member_evidence` lists what each member was shown (for the debate and the
+#: supervisor under split or private evidence): ``    - title — source, date — url: snippet``.
+_RESULT_LINE = re.compile(r"^(?:\[\d+\] |\s+- )(?P<title>.*) — .* — (?P<url>no url|\S+?)(?:: .*)?$", re.M)
 
 
 def shown_evidence(messages: Sequence[ChatMessage]) -> list[str]:

@@ -11,6 +11,7 @@ from agent_providers.simulator import (NO_EVIDENCE, error_correlation_of, pooled
                                        shown_evidence)
 from agent_schemas import ChatMessage, SearchResult, UnknownProvider
 from agent_tools import render_evidence
+from agent_tools.evidence import render_member_evidence
 
 #: Simulated questions per correlation check: the standard error of one correlation is about (1 - r^2) / sqrt(n) < 0.016.
 N_KEYS = 4000
@@ -66,6 +67,9 @@ def test_shown_evidence_reads_the_rendered_results_only():
     msgs = [ChatMessage(role="user", content="## EVIDENCE\n" + render_evidence(results) + "\n[9] not a result — x — y")]
     assert shown_evidence(msgs) == ["https://a.org/1", "Untitled page"]
     assert shown_evidence([ChatMessage(role="user", content="No research was run.")]) == []
+    # what each member was shown, as the debate and the supervisor read it under split evidence
+    listed = render_member_evidence({"m0": results[:1], "m1": [], "m2": results})
+    assert shown_evidence([ChatMessage(role="user", content=listed)]) == ["https://a.org/1", "Untitled page"]
 
 
 @pytest.mark.parametrize("text", ["evidence_rho=0.8", "rho=0.5,evidence_rho=0.6", "cross_family=1.5", "family=a b"])
