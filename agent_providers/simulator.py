@@ -45,6 +45,35 @@ reproducible whatever the call order):
    prompt (persona) and call seed, so two members with the same persona and seed agree.
    Probabilities are answered as integer percents in [1, 99]. A member states a confidence read from
    its own error draw ``z_a`` as the supervisor's is (below): informative by construction.
+
+   **What the errors share: model family and evidence.** The shared term splits by what drives it (issue 37).
+   With ``F_f`` the family term of the agent's model family ``f`` (``family=``) and ``E_A`` the evidence term
+   of the set ``A`` of search results its prompt shows, the error is::
+
+       sigma_a * (sqrt(rho) * F_f + sqrt(evidence_rho) * E_A + sqrt(1 - rho - evidence_rho) * z_a)
+
+   * ``F_f = a * c' + sqrt(1 - a^2) * h_f`` with ``a^2 = cross_family``: ``c'`` is common to every family,
+     ``h_f`` the family's own draw. For the default family (``sim``) ``(c', h_sim)`` is the rotation of
+     ``(c, w)`` (``c' = a c + sqrt(1 - a^2) w``, ``h_sim = sqrt(1 - a^2) c - a w``, ``w`` a further draw), so
+     ``F_sim = c`` exactly: a default simulator answers what it answered before families existed, and every
+     family is distributed alike.
+   * ``E_A = sum_{j in A} u_j / sqrt(|A|)``, one standard normal ``u_j`` per (question, result), the result
+     named by its URL (its title when it has none) in the prompt's ``<untrusted_search_results>`` blocks (a
+     member's numbered results; for the debate and the supervisor under split or private evidence, the results
+     each member was shown, so a reconciler shares the evidence of the members it reads); a prompt without
+     results counts as the one pseudo-result "no evidence". Agents shown the same results share ``E_A``; agents
+     shown disjoint results draw independent terms.
+
+   So the correlation of two agents' log-odds errors is known in closed form
+   (:func:`error_correlation_of`)::
+
+       rho * (1 if same family else cross_family)  +  evidence_rho * |A_i & A_j| / sqrt(|A_i| * |A_j|)
+
+   and the mean of ``m`` equally noisy members errs with variance ``sigma^2 * (rho_bar + (1 - rho_bar) / m)``,
+   ``rho_bar`` their mean pairwise correlation (:func:`pooled_error_variance`): the less the members share, the
+   better their pool. With the default ``evidence_rho = 0`` what members read does not matter (the simulator
+   of before issue 37); ``experiment diversity`` on ``sim/evidence_rho=0.3`` makes shared evidence cost what the
+   literature says it does.
 3. **Debate.** In round ``r`` the bull says ``sigmoid(x_debate + g / 2**(r-1))`` and the bear
    ``sigmoid(x_debate - g / 2**(r-1))`` with ``g = 0.5``: they converge, so the debate's midpoint is
    about ``sigmoid(x_debate)``.
@@ -133,6 +162,18 @@ class SimParams:
         Error standard deviation of the debate and of the supervisor (default: ``noise``).
     seed : int
         Seed of every draw.
+    family : str
+        The agents' model family (letters, digits, ``-`` and ``_``): agents of one family share the family term of
+        their errors (module docstring). Default ``sim``, whose draws are those of before families existed. The
+        family and evidence terms apply to binary questions; other kinds keep the one common draw
+        (:mod:`agent_providers.simulator_kinds`).
+    cross_family : float
+        Share of ``rho`` that agents of different families share, in [0, 1] (default 1/3: with ``rho = 0.3`` two
+        families' errors correlate 0.1).
+    evidence_rho : float
+        Correlation two agents' errors gain from being shown the same search results, in [0, 1 - rho] (default 0:
+        evidence does not matter). Parameters added with the family and evidence terms are named in
+        :meth:`describe` only when set, so the default simulator's model name is unchanged.
     """
 
     anchor: Anchor = "truth"
@@ -144,6 +185,9 @@ class SimParams:
     debate_noise: float | None = None
     supervisor_noise: float | None = None
     seed: int = 0
+    family: str = "sim"
+    cross_family: float = 1 / 3
+    evidence_rho: float = 0.0
 
     def __post_init__(self) -> None:
         problems = []
@@ -157,6 +201,12 @@ class SimParams:
                 problems.append(f"{name} must be >= 0, got {v}")
         if not 0 <= self.rho <= 1:
             problems.append(f"rho must be in [0, 1], got {self.rho}")
+        if not 0 <= self.cross_family <= 1:
+            problems.append(f"cross_family must be in [0, 1], got {self.cross_family}")
+        if not 0 <= self.evidence_rho <= 1 - self.rho:
+            problems.append(f"evidence_rho must be in [0, 1 - rho] = [0, {1 - self.rho:g}], got {self.evidence_rho}")
+        if not re.fullmatch(r"[A-Za-z0-9_\-]{1,40}", self.family):
+            problems.append(f"family must be 1-40 letters, digits, '-' or '_', got {self.family!r}")
         if not self.scale > 0:
             problems.append(f"scale must be > 0, got {self.scale}")
         if not all(math.isfinite(getattr(self, f.name)) for f in fields(self) if isinstance(getattr(self, f.name), float)):
@@ -184,7 +234,7 @@ class SimParams:
                     f"simulator spec 'sim/{text}': {part.strip()!r} is not name=value with a name among "
                     f"{', '.join(kinds)} (example: sim/anchor=crowd,noise=0.8)")
             try:
-                values[name] = raw if name == "anchor" else (int(raw) if name == "seed" else float(raw))
+                values[name] = raw if name in ("anchor", "family") else (int(raw) if name == "seed" else float(raw))
             except ValueError:
                 raise UnknownProvider(f"simulator spec 'sim/{text}': {name}={raw!r} is not a number") from None
         return cls(**values)
@@ -195,12 +245,16 @@ class SimParams:
         parts = []
         for f in fields(self):
             v = getattr(self, f.name)
-            if only_changed and v == getattr(default, f.name):
+            if (only_changed or f.name in SHARED_TERM_PARAMS) and v == getattr(default, f.name):
                 continue
             if v is None:
                 continue
             parts.append(f"{f.name}={_num(v)}")
         return ",".join(parts)
+
+
+#: Parameters of the family and evidence terms (issue 37), named by :meth:`SimParams.describe` only when set.
+SHARED_TERM_PARAMS = ("family", "cross_family", "evidence_rho")
 
 
 def _num(v: Any) -> str:
@@ -370,6 +424,81 @@ def _member_weights(messages: Sequence[ChatMessage], json_schema: dict[str, Any]
     return json.dumps({"weights": weights, "summary": "Simulated supervisor, not a model: weights r^-2 with seeded noise."})
 
 
+#: The family whose family term is the common draw ``c`` of before families existed (module docstring).
+DEFAULT_FAMILY = "sim"
+#: The pseudo-result of a prompt that shows no search result (its agents share "knowing nothing more").
+NO_EVIDENCE = "(no evidence)"
+_RESULT_BLOCK = re.compile(r"<untrusted_search_results>(.*?)</untrusted_search_results>", re.S)
+#: A result's first line as :func:`agent_tools.render_evidence` writes it: ``[n] title — source, date — url``, or as
+#: :func:`agent_tools.evidence.render_member_evidence` lists what each member was shown (for the debate and the
+#: supervisor under split or private evidence): ``    - title — source, date — url: snippet``.
+_RESULT_LINE = re.compile(r"^(?:\[\d+\] |\s+- )(?P<title>.*) — .* — (?P<url>no url|\S+?)(?:: .*)?$", re.M)
+
+
+def shown_evidence(messages: Sequence[ChatMessage]) -> list[str]:
+    """The search results a prompt shows, each named by its URL (by its title when it has none), in order, once each."""
+    names: dict[str, None] = {}
+    for m in messages:
+        for block in _RESULT_BLOCK.findall(m.content):
+            for line in _RESULT_LINE.finditer(block):
+                url = line.group("url")
+                names[line.group("title") if url == "no url" else url] = None
+    return list(names)
+
+
+def error_correlation_of(params: Sequence[SimParams], evidence: Sequence[Sequence[str]]) -> list[list[float]]:
+    """The closed-form correlation matrix of the log-odds errors of agents on one question (module docstring).
+
+    Agent ``i`` runs on a simulator with ``params[i]`` (its family; ``rho`` and ``evidence_rho`` must be equal for
+    every agent, ``cross_family`` too when families differ) and is shown the results ``evidence[i]`` (names as
+    :func:`shown_evidence` gives them; empty: no result).
+
+    Returns
+    -------
+    list of list of float, shape (n_agents, n_agents)
+        ``rho * (1 or cross_family) + evidence_rho * |A_i & A_j| / sqrt(|A_i| |A_j|)``, ones on the diagonal.
+
+    Raises
+    ------
+    ValueError
+        When the lists differ in length or the agents' ``rho``, ``evidence_rho``, ``cross_family`` or ``seed`` differ
+        (their draws would not share the terms the formula assumes).
+    """
+    if len(params) != len(evidence):
+        raise ValueError(f"params and evidence must be as long: {len(params)} vs {len(evidence)}")
+    first = params[0] if params else SimParams()
+    for q in params:
+        if (q.rho, q.evidence_rho, q.cross_family, q.seed) != (first.rho, first.evidence_rho, first.cross_family, first.seed):
+            raise ValueError("every agent needs the same rho, evidence_rho, cross_family and seed for the closed form")
+    sets = [set(e) or {NO_EVIDENCE} for e in evidence]
+    out = []
+    for i, (pi, ai) in enumerate(zip(params, sets)):
+        row = []
+        for j, (pj, aj) in enumerate(zip(params, sets)):
+            if i == j:
+                row.append(1.0)
+                continue
+            fam = first.rho * (1.0 if pi.family == pj.family else first.cross_family)
+            row.append(fam + first.evidence_rho * len(ai & aj) / math.sqrt(len(ai) * len(aj)))
+        out.append(row)
+    return out
+
+
+def pooled_error_variance(noise: float, mean_rho: float, n_members: int) -> float:
+    """Variance of the mean of ``n_members`` log-odds errors of standard deviation ``noise`` with mean pairwise
+    correlation ``mean_rho``: ``noise^2 * (mean_rho + (1 - mean_rho) / n_members)`` (log-odds units squared; the
+    design effect of Kish 1965, section 8.2). The smaller, the better the members' pool.
+
+    Raises
+    ------
+    ValueError
+        If ``n_members < 1``.
+    """
+    if n_members < 1:
+        raise ValueError(f"n_members must be >= 1, got {n_members}")
+    return noise ** 2 * (mean_rho + (1 - mean_rho) / n_members)
+
+
 def member_key(seed: int | None, task: str) -> str:
     """Which member a forecaster request comes from: its call seed and its task text (persona included)."""
     return f"forecaster|{seed}|{hashlib.blake2b(task.encode(), digest_size=6).hexdigest()}"
@@ -485,13 +614,41 @@ class SimulatorProvider(Provider):
                 values.append(m)
         return sum(values) / len(values)
 
-    def agent_logodds(self, anchor: float, key: tuple[str, str], agent: str, sigma: float) -> tuple[float, float]:
-        """``(x, z)``: an agent's log-odds and its own standard normal error draw."""
+    def agent_logodds(self, anchor: float, key: tuple[str, str], agent: str, sigma: float,
+                      evidence: Sequence[str] = ()) -> tuple[float, float]:
+        """``(x, z)``: an agent's log-odds and its own standard normal error draw.
+
+        ``evidence`` names the search results the agent's prompt shows (:func:`shown_evidence`); it matters only
+        with ``evidence_rho > 0`` (module docstring).
+        """
         p = self.params
-        common = seeded_normal(p.seed, "common", *key)
+        shared = self.family_term(key)
         own = seeded_normal(p.seed, "agent", agent, *key)
-        x = p.scale * _logit(anchor) + p.bias + sigma * (math.sqrt(p.rho) * common + math.sqrt(1 - p.rho) * own)
+        if p.evidence_rho == 0:
+            err = math.sqrt(p.rho) * shared + math.sqrt(1 - p.rho) * own
+        else:
+            err = (math.sqrt(p.rho) * shared + math.sqrt(p.evidence_rho) * self.evidence_term(key, evidence)
+                   + math.sqrt(1 - p.rho - p.evidence_rho) * own)
+        x = p.scale * _logit(anchor) + p.bias + sigma * err
         return x, own
+
+    def family_term(self, key: tuple[str, str]) -> float:
+        """``F_f``: the standard normal error term every agent of this simulator's family shares on question ``key``
+        (module docstring); ``c`` itself for the default family."""
+        p = self.params
+        c = seeded_normal(p.seed, "common", *key)
+        if p.family == DEFAULT_FAMILY:
+            return c
+        a = math.sqrt(p.cross_family)
+        b = math.sqrt(1 - p.cross_family)
+        across = a * c + b * seeded_normal(p.seed, "across-families", *key)
+        return a * across + b * seeded_normal(p.seed, "family", p.family, *key)
+
+    def evidence_term(self, key: tuple[str, str], evidence: Sequence[str]) -> float:
+        """``E_A``: the standard normal error term of being shown the results ``evidence`` on question ``key``
+        (``sum u_j / sqrt(|A|)``; no result counts as the pseudo-result :data:`NO_EVIDENCE`)."""
+        items = sorted(set(evidence)) or [NO_EVIDENCE]
+        return sum(seeded_normal(self.params.seed, "evidence", item, *key) for item in items) / math.sqrt(len(items))
 
     def latent_p(self, question: Question) -> float:
         """The anchor ``p*`` the simulation uses for ``question`` (for teaching and tests).
@@ -583,15 +740,16 @@ class SimulatorProvider(Provider):
         anchor = self.anchor(records)
         p = self.params
         tail = messages[-1].content
+        seen = shown_evidence(messages) if p.evidence_rho else ()
         if role == "forecaster":
-            x, own = self.agent_logodds(anchor, key, member_key(seed, tail), p.noise)
+            x, own = self.agent_logodds(anchor, key, member_key(seed, tail), p.noise, seen)
             err = x - (p.scale * _logit(anchor) + p.bias)
             return json.dumps({
                 "rationale": f"Simulated forecaster, not a model: a seeded draw around the simulation's anchor "
                              f"(anchor={p.anchor}), error {err:+.2f} on the log-odds scale.",
                 "key_evidence": [], "confidence": stated_confidence(own), "p_yes_percent": _percent(_sigmoid(x))})
         if role in ("bull", "bear"):
-            x, _ = self.agent_logodds(anchor, key, "debate", p.noise if p.debate_noise is None else p.debate_noise)
+            x, _ = self.agent_logodds(anchor, key, "debate", p.noise if p.debate_noise is None else p.debate_noise, seen)
             rnd = ROUND_PATTERN.search(tail)
             r = int(rnd.group(1)) if rnd else 1
             gap = DEBATE_GAP / 2 ** (r - 1)
@@ -607,7 +765,7 @@ class SimulatorProvider(Provider):
         if role == "disagreements":
             n = (json_schema or {}).get("properties", {}).get("disagreements", {}).get("maxItems", 1)
             return json.dumps({"disagreements": _disagreements(members, text, n)})
-        x, own = self.agent_logodds(anchor, key, "supervisor", p.noise if p.supervisor_noise is None else p.supervisor_noise)
+        x, own = self.agent_logodds(anchor, key, "supervisor", p.noise if p.supervisor_noise is None else p.supervisor_noise, seen)
         confidence = stated_confidence(own)
         supported, gaps = tail.count("-> SUPPORTED:"), tail.count("-> GAP:")
         span = f"members {min(q for _, q in members)}-{max(q for _, q in members)}%" if members else "no member answers"

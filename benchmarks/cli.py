@@ -1,4 +1,5 @@
-"""The ``forecast-reconcile`` command line: ``run``, ``leaderboard``, ``view``, ``score``, ``aggregate``, ``export``, ``forecast``, ``frameworks``.
+"""The ``forecast-reconcile`` command line: ``run``, ``leaderboard``, ``view``, ``score``, ``aggregate``, ``export``, ``forecast``, ``frameworks``,
+``diversity``, ``experiment diversity``.
 
 Progress and usage go to stderr, tables to stdout. Every error a user can cause (a bad file, value,
 path or option value, a busy run folder, a full disk) becomes one plain line at one boundary
@@ -1069,6 +1070,136 @@ def diversity(
         loaded = [load_run(r) for r in run_folders(runs)]
         text = decomposition_text(diversity_report(loaded, n_resamples=n_resamples, seed=seed), n_resamples=n_resamples)
         typer.echo(text or "no run has members on a resolved question: nothing to decompose")
+
+
+experiment_app = typer.Typer(help="Documented experiments: grids of ordinary runs on one question set, compared pairwise.",
+                             no_args_is_help=True)
+app.add_typer(experiment_app, name="experiment")
+
+
+@experiment_app.command("diversity")
+def experiment_diversity(
+    provider: Optional[str] = typer.Option(None, "--provider", "-p", envvar="FORECAST_RECONCILE_PROVIDER",
+                                           help="The one-model arm's provider spec, e.g. 'sim/evidence_rho=0.3' (a simulation, $0), 'anthropic/claude-sonnet-4-6'."),
+    mixed: Optional[str] = typer.Option(None, "--mixed", help="The mixed arm's members as --ensemble takes them, 'anthropic/claude-sonnet-4-6:1,openai/gpt-4.1-mini:1,local/smollm2:1' (as many as --members). Default for the simulator: each member its own model family (sim, sim/family=b, ...)."),
+    n_members: int = typer.Option(3, "--members", "-m", min=2, help="Members per ensemble (every arm)."),
+    evidence: Optional[str] = typer.Option(None, "--evidence", help="Evidence arms, comma-separated: shared (every member reads the same search results), split (each a disjoint share of them). Default shared,split (shared alone in a build without run --evidence, said on stderr)."),
+    n: int = typer.Option(100, "--n", min=1, help="Seeded sample size of the one question set every arm runs."),
+    max_results: Optional[int] = typer.Option(None, "--max-results", min=1, help="Search results of the members' query (shared: each member reads them all; split: each a disjoint share). Default: one per member, so that every share of a split holds one."),
+    sources: Optional[str] = typer.Option(None, help="ForecastBench sources, comma-separated."),
+    search: Search = typer.Option(Search.local, help="Research backend (split needs search)."),
+    date_from: Optional[str] = typer.Option(None, help="Keep questions with forecast date on/after YYYY-MM-DD."),
+    include_before_cutoff: bool = typer.Option(False, "--include-before-cutoff", help="Also use questions due before a model's training cutoff (contaminated)."),
+    seed: int = typer.Option(0, help="Seed of the sample and the models (the same in every arm)."),
+    output_dir: Path = typer.Option(Path("experiments"), "--output", "-o", help="Parent folder of experiment folders."),
+    experiment_id: Optional[str] = typer.Option(None, "--id", help="Experiment folder name (default diversity-<timestamp>)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Price every arm (benchmarks/harness/estimate.py) and stop: no provider is called, nothing is written."),
+    max_cost: Optional[float] = typer.Option(None, "--max-cost", min=0.0, help="Cost cap in USD over the whole grid: a grid whose estimate exceeds it is refused before any call (exit 2); each arm runs under what remains."),
+    n_resamples: int = typer.Option(1000, min=1, help="Clustered bootstrap resamples."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show each arm's progress bar on stderr."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+) -> None:
+    """Diversity against deliberation: evidence {shared, split} x members {one model, mixed} x method {mean, median,
+    geomean of odds, debate, supervisor, pipeline} on one question set, each cell's Brier with its paired difference to
+    the shared-evidence one-model mean (95% clustered interval), tokens and USD per question (method:
+    benchmarks/experiments/diversity.py). Each arm is an ordinary run folder under <experiment>/runs.
+
+    Exit codes: 0 done; 1 every question of an arm failed; 2 bad input or a grid over --max-cost (nothing called)."""
+    _setup_logging(debug)
+    import datetime as _dt
+
+    from benchmarks.experiments import diversity as grid
+    from benchmarks.harness.config import RunConfig, validate_run_id
+    from benchmarks.harness.provenance import redacted_command_line
+    from benchmarks.viewer.formatting import fmt_usd
+    from benchmarks.viewer.terminal import Column, compact_table, print_table, text_lines
+
+    with cli_errors(debug):
+        _folder(output_dir, "--output")
+        if not provider:
+            raise ValueError("give the one-model arm's provider with -p (e.g. -p sim/evidence_rho=0.3)")
+        name = validate_run_id(experiment_id or _dt.datetime.now().strftime("diversity-%Y%m%d-%H%M%S"))
+        folder = output_dir / name
+        if not dry_run and folder.exists():
+            raise ValueError(f"--id {name}: {folder} exists already; give another --id")
+        base = RunConfig(providers=[provider], n_members=n_members, sample_n=n, sources=_csv(sources), search=search.value,
+                         forecast_date_from=_date(date_from, "--date-from"), after_model_cutoff=not include_before_cutoff,
+                         seed=seed, output_dir=str(folder / "runs"), max_cost_usd=max_cost,
+                         max_results=max_results or n_members)
+        arms = _csv(evidence) if evidence is not None else list(grid.EVIDENCE_ARMS if grid.evidence_supported() else ["shared"])
+        plan = grid.plan_grid(base, mixed, evidence=arms or [])
+        questions = grid.grid_questions(plan)
+        priced = dry_run or max_cost is not None
+        if priced:
+            est = grid.estimate_grid(plan, questions)
+            total, most = est.total("usd"), est.total("usd_max")
+        if dry_run:
+            typer.echo(f"dry run: no provider was called and nothing was written; {len(plan)} arms x {len(grid.GRID_METHODS)} "
+                       f"methods on {len(questions)} questions")
+            rows = [(r.arm, r.providers, f"{r.calls:,}", f"{r.input_tokens:,}", f"{r.output_tokens:,}", fmt_usd(r.usd),
+                     fmt_usd(r.usd_max)) for r in est.table.itertuples()]
+            print_table(compact_table([Column("arm"), Column("providers", wrap=True), Column("calls", "right"),
+                                       Column("input tok", "right"), Column("output tok", "right"), Column("USD", "right"),
+                                       Column("USD at most", "right")], rows,
+                                      caption=[f"grid: {fmt_usd(total)} estimated (at most {fmt_usd(most)} at max_tokens); "
+                                               "method: benchmarks/harness/estimate.py per arm", *[f"warning: {w}" for w in est.warnings]]))
+        if priced and max_cost is not None and (total is None or total > max_cost):
+            why = "its price is unknown" if total is None else f"it is estimated at {fmt_usd(total)}"
+            raise ValueError(f"--max-cost {max_cost:g}: the grid of {len(plan)} arms on {len(questions)} questions would exceed "
+                             f"it ({why}); nothing was called")
+        if evidence is None and not grid.evidence_supported():
+            _say("evidence: shared only (this build has no run --evidence, so no split arm)")
+        if dry_run:
+            return
+        result = asyncio.run(grid.arun_grid(plan, questions, folder, max_cost_usd=max_cost, progress=progress,
+                                            n_resamples=n_resamples, command_line=redacted_command_line(sys.argv),
+                                            on_arm=lambda arm, path: _say(f"arm {arm.name}: {path}")))
+        for line in result.stopped:
+            _say(f"stopped: {line}")
+        if result.report.notice:
+            typer.echo(text_lines(result.report.notice))
+        print_table(compact_table(*grid_columns_rows(result.table),
+                                  caption=grid_caption(result, files=f"{grid.GRID_FILE}, leaderboard.csv, report.html in {folder}")))
+
+
+def grid_columns_rows(table: Any) -> tuple[list[Any], list[tuple[str, ...]]]:
+    """The compact table of ``experiment diversity`` (within 100 columns): one row per (arm, method)."""
+    from benchmarks.viewer.formatting import fmt_usd
+    from benchmarks.viewer.terminal import Column
+
+    def num(x: Any, fmt: str = ".4f") -> str:
+        return "—" if x is None or x != x else format(x, fmt)
+
+    rows = []
+    for r in table.itertuples():
+        base = r.arm == "shared-one" and r.method == "mean"
+        delta = "base" if base else num(r.delta_vs_base, "+.4f")
+        ci = "" if base else f"[{num(r.delta_ci_low, '+.3f')}, {num(r.delta_ci_high, '+.3f')}]"
+        rows.append((r.evidence, r.members, r.method, num(r.brier), delta, ci, f"{r.tokens_per_question:,.0f}",
+                     fmt_usd(r.usd_per_question), num(r.error_correlation, ".2f"), num(r.n_effective, ".1f")))
+    cols = [Column("evidence"), Column("members"), Column("method"), Column("Brier", "right"), Column("Δ vs base", "right"),
+            Column("95% CI", "right"), Column("tok/q", "right"), Column("USD/q", "right"), Column("ρ err", "right"),
+            Column("n_eff", "right")]
+    return cols, rows
+
+
+def grid_caption(result: Any, *, files: str) -> list[str]:
+    """Lines under the grid: the base, the simulator's check against its closed form, the files."""
+    from benchmarks.experiments.diversity import BASE_ARM, BASE_METHOD, closed_form_best_arm
+
+    n = int(result.table["n"].max()) if len(result.table) else 0
+    lines = [f"Δ vs base: Brier minus {BASE_ARM}:{BASE_METHOD}'s on the same {n} questions (paired, 95% clustered "
+             "interval; negative is better). ρ err: the members' mean pairwise correlation of errors p - o; n_eff = m / (1 + "
+             "(m - 1) ρ)."]
+    checks = {k: v for k, v in result.checks.items() if v is not None}
+    if checks:
+        parts = [f"{arm} {c.measured:.2f} (closed form {c.closed_form:.2f})" for arm, c in checks.items()]
+        best = closed_form_best_arm(checks)
+        means = result.table[result.table["method"] == "mean"].set_index("arm")["brier"]
+        lines.append("Simulator, members' log-odds error correlation measured: " + "; ".join(parts) + f". Closed-form best pool: "
+                     f"{best}; measured best mean: {means.idxmin() if len(means) else '—'}.")
+    lines.append(f"Files: {files}")
+    return lines
 
 
 @app.command()

@@ -53,8 +53,12 @@ WINGS: dict[str, tuple[int, set[str]]] = {
     "panels": (4, {"run_folder", "scoring", "questions", "protocol", "report"}),
     # forecast hubs read (hubverse folders, the bundled FluSight panel), pooled and scored as the hubs score
     "hubs": (1, {"scoring"}),
-    "cli": (5, {"run_folder", "scoring", "questions", "protocol", "viewer", "report", "harness", "teaching", "panels", "hubs"}),
-    "perf": (6, {"run_folder", "scoring", "questions", "protocol", "viewer", "report", "harness", "teaching", "panels", "hubs", "cli"}),
+    # grids of ordinary runs (the engine) compared as one leaderboard (the reports): experiment diversity
+    "experiments": (4, {"run_folder", "scoring", "questions", "protocol", "report", "harness"}),
+    "cli": (5, {"run_folder", "scoring", "questions", "protocol", "viewer", "report", "harness", "teaching", "panels", "hubs",
+                "experiments"}),
+    "perf": (6, {"run_folder", "scoring", "questions", "protocol", "viewer", "report", "harness", "teaching", "panels", "hubs", "cli",
+                 "experiments"}),
 }
 
 

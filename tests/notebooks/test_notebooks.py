@@ -56,6 +56,7 @@ ALL_NOTEBOOKS = [
     "12_cost_versus_quality",
     "13_human_panels",
     "14_pooling_distributions",
+    "15_diversity_against_deliberation",
 ]
 #: Executed here (notebook 10 needs the framework extras and 14 runs in its own test, ``test_nb14.py``).
 NOTEBOOKS = [n for n in ALL_NOTEBOOKS if not n.startswith(("10_", "14_"))]
