@@ -67,6 +67,12 @@ questions than it could be, never on a later one (no look-ahead, as every fit he
 says how many, and its note names the schedule. The other methods have one or two parameters and are
 fitted on every history.
 
+**Speed.** The walk-forward reads every question's inputs once, as arrays (members as a questions x members
+matrix), and fits with one BLAS thread (``threadpoolctl``): the fits' steps are on 2 to ~100 parameters, and
+waking OpenBLAS's threads at each step of L-BFGS-B made a Platt fit on 1,000 questions take 170 ms instead of 7 ms
+on two busy cores (``fitted_platt`` is refitted for every forecast date: 340 fits on 1,000 questions). Results are
+the same to the last bit (the rows of :func:`walk_forward` compared with the previous code on generated panels).
+
 Each fit uses the history's questions that have the method's inputs. With fewer than
 :data:`MIN_FIT_QUESTIONS` (30) such questions, or fewer than :data:`MIN_FIT_PER_CLASS` (5) of either
 outcome, the method falls back to its unfitted rule and its row says so (``fallback: true`` and a note):
@@ -117,6 +123,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from agent_research.aggregation import (
     PlattScaler,
@@ -448,6 +455,18 @@ def walk_forward(
         return cache[key]
 
     mine = _Inputs.of(targets, keys)
+    # one BLAS thread for the fits: L-BFGS-B's and BFGS's steps on 2 to ~100 parameters are far too small to share, and
+    # waking OpenBLAS's threads for each made a Platt fit take 170 ms instead of 7 ms on 2 busy cores (module docstring)
+    from scipy import optimize  # noqa: F401  (loads scipy's own OpenBLAS, so that the limit below covers it too)
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _walk(targets, mine, keys, methods, fitted, resolved_on, position, min_questions, min_per_class)
+
+
+def _walk(targets: Sequence[FitInputs], mine: _Inputs, keys: Sequence[str], methods: Sequence[str],
+          fitted: Callable[[str, int, str | None, dt.date], _Fit], resolved_on: np.ndarray, position: Mapping[str, int],
+          min_questions: int, min_per_class: int) -> dict[str, dict[str, dict[str, Any]]]:
+    """The rows of :func:`walk_forward`, each target's fit taken from ``fitted``."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for i, t in enumerate(targets):
         n_prefix = int(np.searchsorted(resolved_on, np.datetime64(t.forecast_date, "D"), side="left"))
