@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import csv
 import datetime as dt
+import gc
 import json
 import logging
 import sys
@@ -956,7 +957,12 @@ def aggregate(
               f"{summary.wall_time_s:.1f} s{called}")
         if summary.stopped:
             _say(f"stopped: {summary.stopped['note']}")
-        rep, picks, tables = _report([runner.run_dir], runner.run_dir, n_resamples=n_resamples, seed=seed, fit_from=earlier,
+        run_dir = runner.run_dir
+        # the report reads the run folder: the panel's forecasts, the runner and its ensemble (a million Forecast objects
+        # on a large panel) are freed before it, not held beside the records it loads
+        del runner, chosen
+        gc.collect()
+        rep, picks, tables = _report([run_dir], run_dir, n_resamples=n_resamples, seed=seed, fit_from=earlier,
                                      fit_from_any_model=fit_from_any_model)
         if not picks:
             _say(f"no forecaster answered {min_pick_questions} of the questions: no best, median or worst single forecaster "
@@ -970,7 +976,7 @@ def aggregate(
             typer.echo(line)
         if rep.members is not None and (note := degenerate_members_note(rep.members)):  # e.g. a panel of a weak LLM's members
             typer.echo(text_lines(note))
-        _tell(f"report: {rep.html_path} (forecast-reconcile view {runner.run_dir})")
+        _tell(f"report: {rep.html_path} (forecast-reconcile view {run_dir})")
 
 
 def _aggregate_hub(path: Optional[Path], panel: Optional[str], *, target: Optional[str], baseline: Optional[str], location: Optional[str],
