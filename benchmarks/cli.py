@@ -1071,8 +1071,6 @@ def _question_page(rdir: Path, question: str) -> Path:
     """Write ``questions/<id>.html`` of run folder ``rdir``: the whole trace of ``question`` (an id of its
     results.jsonl, read line by line without loading the others); raises ValueError naming the file when the run
     has no such question."""
-    import json
-
     from benchmarks.run_folder.durable import write_text_atomic
     from benchmarks.run_folder.layout import MANIFEST_FILE, QUESTION_PAGES_DIR, RESULTS_FILE, question_page_name
     from benchmarks.viewer.page import render_question_page

@@ -389,8 +389,14 @@ def question_view(raw: dict[str, Any], *, index: int, run_id: str, with_prompts:
 
 def question_listed(raw: dict[str, Any], *, index: int, run_id: str) -> QuestionView:
     """The :class:`QuestionView` of a question the page lists without embedding its trace: its row only
-    (:func:`question_row`, the line not validated), ``embedded`` False."""
-    row = question_row(raw)
+    (:func:`question_row`, the line not validated), ``embedded`` False. A line whose row cannot be read is listed as
+    ``unreadable`` (one such line never stops the page)."""
+    try:
+        row = question_row(raw)
+    except (AttributeError, TypeError, ValueError):  # e.g. a forecast that is not an object
+        row = QuestionRow(text=str(raw.get("question_id", f"#{index}")), source=str(raw.get("source") or ""), forecast_date="",
+                          status="unreadable", outcome=None, final_p_yes=None, mean_p_yes=None, member_spread=None,
+                          method_range=None, total_tokens=None, total_cost=None, findings=0)
     return QuestionView(index=index, run_id=run_id, question_id=str(raw.get("question_id", f"#{index}")), record=None, row=row,
                         embedded=False, member_spread=row.member_spread, method_range=row.method_range,
                         total_tokens=row.total_tokens, total_cost=row.total_cost,
