@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import csv
 import datetime as dt
+import gc
 import json
 from collections import Counter
 import logging
@@ -1002,7 +1003,12 @@ def aggregate(
               f"{summary.wall_time_s:.1f} s{called}")
         if summary.stopped:
             _say(f"stopped: {summary.stopped['note']}")
-        rep, picks, tables = _report([runner.run_dir], runner.run_dir, n_resamples=n_resamples, seed=seed, fit_from=earlier,
+        run_dir = runner.run_dir
+        # the report reads the run folder: the panel's forecasts, the runner and its ensemble (a million Forecast objects
+        # on a large panel) are freed before it, not held beside the records it loads
+        del runner, chosen
+        gc.collect()
+        rep, picks, tables = _report([run_dir], run_dir, n_resamples=n_resamples, seed=seed, fit_from=earlier,
                                      fit_from_any_model=fit_from_any_model)
         if not picks:
             _say(f"no forecaster answered {min_pick_questions} of the questions: no best, median or worst single forecaster "
@@ -1016,7 +1022,7 @@ def aggregate(
             typer.echo(line)
         if rep.members is not None and (note := degenerate_members_note(rep.members)):  # e.g. a panel of a weak LLM's members
             typer.echo(text_lines(note))
-        _tell(f"report: {rep.html_path} (forecast-reconcile view {runner.run_dir})")
+        _tell(f"report: {rep.html_path} (forecast-reconcile view {run_dir})")
 
 
 def _aggregate_hub(path: Optional[Path], panel: Optional[str], *, target: Optional[str], baseline: Optional[str], location: Optional[str],
@@ -1208,12 +1214,14 @@ def view(
     output_dir: Path = typer.Option(Path("runs"), "--output", "-o", help="Parent folder of run folders (to find a run id)."),
     rebuild: bool = typer.Option(False, help="Rebuild report.html even when it is newer than the run's results."),
     open_browser: bool = typer.Option(True, "--open/--no-open", help="Open the page in a web browser (else only print its path)."),
+    question: Optional[str] = typer.Option(None, "--question", help="Write the page of this question's whole trace (questions/<id>.html in the run folder) instead: for a question whose trace the run's page does not embed (it embeds up to 1,000 questions and 20,000 forecasts)."),
     debug: bool = typer.Option(False, help="Show tracebacks."),
 ) -> None:
     """Write the run's self-contained HTML page if needed, print its path and open it in a browser.
 
     Given a folder of runs (e.g. runs/), write its index.html instead: every run in it (id, provider and model,
-    kind, questions, date, best method, a link to its page); no run's own files are touched."""
+    kind, questions, date, best method, a link to its page); no run's own files are touched. With --question ID,
+    write and open that question's own page (its whole trace)."""
     _setup_logging(debug)
     from benchmarks.run_folder.layout import PAGE_FILE
     from benchmarks.viewer import open_page, page_is_current
@@ -1224,13 +1232,38 @@ def view(
         if not rdir.is_dir():
             raise FileNotFoundError(f"{run}: no such run folder (nor {rdir})")
         page = rdir / PAGE_FILE
-        if is_folder_of_runs(rdir):
+        if question is not None:
+            page = _question_page(rdir, question)
+        elif is_folder_of_runs(rdir):
             page = write_index(rdir)
         elif rebuild or not page_is_current(rdir):
             page = _report([rdir], rdir)[0].html_path
         typer.echo(str(page.resolve()))
         if open_browser and not open_page(page):
             _say("no web browser available: open the path above in one")
+
+
+def _question_page(rdir: Path, question: str) -> Path:
+    """Write ``questions/<id>.html`` of run folder ``rdir``: the whole trace of ``question`` (an id of its
+    results.jsonl, read line by line without loading the others); raises ValueError naming the file when the run
+    has no such question."""
+    from benchmarks.run_folder.durable import write_text_atomic
+    from benchmarks.run_folder.layout import MANIFEST_FILE, QUESTION_PAGES_DIR, RESULTS_FILE, question_page_name
+    from benchmarks.viewer.page import render_question_page
+
+    results = rdir / RESULTS_FILE
+    if not (rdir / MANIFEST_FILE).exists() or not results.exists():
+        raise FileNotFoundError(f"{rdir} is not a run folder: no {MANIFEST_FILE} or {RESULTS_FILE}")
+    run_id = json.loads((rdir / MANIFEST_FILE).read_text(encoding="utf-8")).get("run_id", rdir.name)
+    written = {json.dumps(question)[1:-1], json.dumps(question, ensure_ascii=False)[1:-1]}  # as a JSON line holds it
+    with results.open(encoding="utf-8") as lines:
+        for index, line in enumerate(lines):
+            if any(w in line for w in written) and (record := json.loads(line)).get("question_id") == question:
+                out = rdir / QUESTION_PAGES_DIR / question_page_name(question)
+                out.parent.mkdir(exist_ok=True)
+                write_text_atomic(out, render_question_page(record, run_id=run_id, index=index))
+                return out
+    raise ValueError(f"{results}: no question {question!r} (column question_id)")
 
 
 if __name__ == "__main__":

@@ -29,8 +29,8 @@ forecast date spread over a year, resolved 14 days later, its outcome drawn from
 walk-forward fitted methods fit), then ``python -m benchmarks.cli aggregate PANEL --questions QUESTIONS``
 (reading, the run folder, the report with its intervals and fitted methods, the page) against ``python -c
 "import pandas; read_csv(PANEL).groupby('question_id')['p_yes'].mean()"``, each a fresh process, alternating;
-printed: wall seconds of each, their ratio and the aggregate's peak resident memory (``ru_maxrss`` of the
-child). An aggregate still running after ``--timeout`` seconds is stopped and reported as such.
+printed: wall seconds of each, their ratio, their CPU seconds (for information) and the aggregate's peak
+resident memory (``ru_maxrss`` of the child). An aggregate still running after ``--timeout`` seconds is stopped and reported as such.
 
 Usage::
 
@@ -94,15 +94,22 @@ def panel_files(frame: pd.DataFrame, folder: Path, seed: int = 0) -> tuple[Path,
     return panel, qfile
 
 
-def child_seconds(cmd: list[str], timeout: float) -> float | None:
-    """Wall seconds of ``cmd`` in a fresh process (this checkout first on the path); None when stopped at ``timeout``."""
+def child_seconds(cmd: list[str], timeout: float, cpu: list[float] | None = None) -> float | None:
+    """Wall seconds of ``cmd`` in a fresh process (this checkout first on the path); None when stopped at ``timeout``.
+    Its CPU seconds (user + system) are appended to ``cpu`` when given: on a shared, busy machine they move less
+    than wall time."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     try:
         subprocess.run(cmd, check=True, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=timeout)
     except subprocess.TimeoutExpired:
         return None
-    return time.perf_counter() - t0
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if cpu is not None:
+        cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return wall
 
 
 def end_to_end(frame: pd.DataFrame, rounds: int, timeout: float) -> int:
@@ -114,13 +121,15 @@ def end_to_end(frame: pd.DataFrame, rounds: int, timeout: float) -> int:
                                              "f.groupby('question_id')['p_yes'].mean()"]
         t_agg: list[float] = []
         t_pd: list[float] = []
+        cpu_agg: list[float] = []
+        cpu_pd: list[float] = []
         for r in range(rounds):
             for name in (("agg", "pd") if r % 2 == 0 else ("pd", "agg")):
                 if name == "pd":
-                    t_pd.append(child_seconds(pandas_side, timeout))  # type: ignore[arg-type]
+                    t_pd.append(child_seconds(pandas_side, timeout, cpu_pd))  # type: ignore[arg-type]
                     continue
                 before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-                t = child_seconds(agg, timeout)
+                t = child_seconds(agg, timeout, cpu_agg)
                 if t is None:
                     print(f"aggregate did not finish in {timeout:.0f} s (stopped)")
                     return 1
@@ -129,6 +138,9 @@ def end_to_end(frame: pd.DataFrame, rounds: int, timeout: float) -> int:
     print(f"end to end, fresh processes, median of {rounds} rounds")
     ratio = side_by_side(("forecast-reconcile aggregate (read, run folder, report, page)", t_agg),
                          ("pandas read_csv + groupby-mean", t_pd), "aggregate / pandas", target=END_TO_END_TARGET, indent="  ")
+    print(f"  CPU seconds (user + system), median: aggregate {statistics.median(cpu_agg):.1f}, pandas "
+          f"{statistics.median(cpu_pd):.1f}, ratio {statistics.median(cpu_agg) / statistics.median(cpu_pd):.2f} (for information: "
+          "steadier than wall time on a busy machine)")
     print(f"  peak resident memory of the children: {peak_gib:.2f} GiB (target < {MEMORY_TARGET_GIB:g}: "
           f"{'OK' if peak_gib < MEMORY_TARGET_GIB else 'MISSED'})")
     return 0 if ratio <= END_TO_END_TARGET and peak_gib < MEMORY_TARGET_GIB else 1

@@ -25,10 +25,11 @@ __all__ = ["CSV_FILE", "MARKDOWN_FILE", "RUN_COLUMNS", "SCORE_COLUMNS", "SENSITI
 #: The leaderboard's files in an output folder.
 CSV_FILE = "leaderboard.csv"
 MARKDOWN_FILE = "leaderboard.md"
-#: Columns of a report's Markdown leaderboard, in order (those present; ``equals`` only when a row has one).
+#: Columns of a report's Markdown leaderboard, in order (those present; ``equals`` and ``no_tokens`` only when a row
+#: has one).
 RUN_COLUMNS = ("rank", "label", "equals", "n", "n_answered", "n_imputed", "brier", "brier_ci_low", "brier_ci_high",
                "brier_index", "log_loss", "ece", "delta_brier_vs_baseline", "delta_brier_ci_low", "delta_brier_ci_high",
-               "tokens_per_question", "failed")
+               "tokens_per_question", "no_tokens", "failed")
 #: The heading of the lines on where each method with imputed questions would stand.
 SENSITIVITY_TITLE = "## Sensitivity: methods with imputed questions"
 #: Columns printed and written as the score leaderboard, in order (those present).
@@ -64,9 +65,10 @@ def board_markdown(rows: pd.DataFrame) -> str:
 
 
 def run_columns(table: pd.DataFrame) -> list[str]:
-    """The :data:`RUN_COLUMNS` of ``table`` (``equals`` only when some row equals another method); a comparison of
-    runs, whose table has ``method`` and ``run`` columns, shows those two in place of ``label`` (``<run id>:<method>``)."""
-    cols = [c for c in RUN_COLUMNS if c in table.columns and (c != "equals" or table[c].astype(bool).any())]
+    """The :data:`RUN_COLUMNS` of ``table`` (``equals`` only when some row equals another method, ``no_tokens`` only
+    when some row has a reason: ``human panel: no tokens``); a comparison of runs, whose table has ``method`` and
+    ``run`` columns, shows those two in place of ``label`` (``<run id>:<method>``)."""
+    cols = [c for c in RUN_COLUMNS if c in table.columns and (c not in ("equals", "no_tokens") or table[c].astype(bool).any())]
     if {"method", "run"} <= set(table.columns) and "label" in cols:
         at = cols.index("label")
         cols[at:at + 1] = ["method", "run"]

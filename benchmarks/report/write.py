@@ -39,6 +39,7 @@ from benchmarks.run_folder.layout import PAGE_FILE
 from benchmarks.run_folder.load import LoadedRun, ShardGroup, load_run, run_folders
 from benchmarks.scoring.ranking import MAX_IMPUTED, compare, impute, rank_methods, sensitivity_lines
 from benchmarks.viewer import ReportData, render_page
+from benchmarks.viewer.page import board_rows
 
 __all__ = ["DATA_ATTRIBUTION", "FITTED_FILE", "Report", "fit_sources_note", "fitted_lines", "write_report"]
 
@@ -208,6 +209,8 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_di
     table = table.merge(attempts, left_on="label", right_index=True, how="left")
     costs, roles = cost_tables(runs, added=after_runs)  # never empty: every question has its fitted methods' rows
     table = table.merge(costs[["label", "tokens_per_question", "extra_tokens_per_question", "cost_usd"]], on="label", how="left")
+    # why a panel's methods spend no tokens ("human panel: no tokens"), read by the Markdown, the terminal and the page
+    table["no_tokens"] = board_rows(table, scored, manifests)["no_tokens"].to_numpy()
     effect = cost_effectiveness(paired, costs, reference="mean", n_resamples=n_resamples, seed=seed)
     learned = cost_effectiveness(paired, costs, reference=LEARNED_MEAN, n_resamples=n_resamples, seed=seed)
     learned_vs_mean = reference_vs_mean(paired, n_resamples=n_resamples, seed=seed)

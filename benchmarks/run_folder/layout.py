@@ -20,12 +20,15 @@
 * ``batches.jsonl`` (:data:`BATCHES_FILE`): batch mode's journal of submitted batches.
 * ``report.html`` (:data:`PAGE_FILE`), ``leaderboard.csv`` / ``.md`` and ``fitted.jsonl``: the report
   (:func:`benchmarks.report.write_report`).
+* ``questions/<id>.html`` (:data:`QUESTION_PAGES_DIR`): the page of one question whose trace ``report.html`` does
+  not embed, written on request by ``forecast-reconcile view RUN --question ID``.
 
 Nothing is written before the run's inputs validate (config, questions, providers); the response cache opens at
 the first provider call.
 """
 
-__all__ = ["BATCHES_FILE", "LOCK_FILE", "MANIFEST_FILE", "PAGE_FILE", "REPLACED_FILE", "RESULTS_FILE"]
+__all__ = ["BATCHES_FILE", "LOCK_FILE", "MANIFEST_FILE", "PAGE_FILE", "QUESTION_PAGES_DIR", "REPLACED_FILE", "RESULTS_FILE",
+           "question_page_name"]
 
 #: One JSON line per finished question.
 RESULTS_FILE = "results.jsonl"
@@ -39,3 +42,17 @@ REPLACED_FILE = "results.replaced.jsonl"
 BATCHES_FILE = "batches.jsonl"
 #: File name of the run viewer's page in a run folder (written by :func:`benchmarks.report.write_report`).
 PAGE_FILE = "report.html"
+#: Folder of a run's question pages (one question's whole trace each), written on request by ``view --question``.
+QUESTION_PAGES_DIR = "questions"
+
+
+def question_page_name(question_id: str) -> str:
+    """The file name of a question's page in :data:`QUESTION_PAGES_DIR`: its id with every character other than a
+    letter, digit, ``.``, ``_`` or ``-`` replaced by ``_``, and ``.html``.
+
+    >>> question_page_name("acled/q 12")
+    'acled_q_12.html'
+    """
+    import re
+
+    return re.sub(r"[^A-Za-z0-9._-]", "_", question_id) + ".html"

@@ -40,13 +40,24 @@ from benchmarks.scoring.ranking import MIN_CLUSTERS_TO_RANK, not_ranked_note, ra
 from benchmarks.viewer import formatting as fmt
 from benchmarks.viewer import kind_figures, plots
 from benchmarks.viewer.headline import headline
-from benchmarks.viewer.trace import QuestionView, question_view
+from benchmarks.viewer.trace import QuestionView, question_listed, question_view
 
-__all__ = ["PROMPT_BUDGET_CHARS", "QUESTION_FIGURE_BUDGET", "ReportData", "board_rows", "no_tokens_reason", "render_page", "render_template"]
+__all__ = ["PAGE_TRACE_FORECASTS", "PAGE_TRACES", "PROMPT_BUDGET_CHARS", "QUESTION_FIGURE_BUDGET", "ReportData", "board_rows",
+           "no_tokens_reason", "render_page", "render_question_page", "render_template"]
 
 #: Largest total of prompt text (characters) embedded for every question; above it, prompts are embedded
 #: only for questions with leakage-audit findings.
 PROMPT_BUDGET_CHARS = 2_000_000
+#: Most questions whose whole trace the page embeds, and most member forecasts over their traces: questions with
+#: leakage-audit findings first, then in page order, until either bound is reached. Every question is listed (its
+#: row: text, outcome, probabilities, spread, tokens, status) and the trace of any other one is written on request by
+#: ``forecast-reconcile view RUN --question ID`` (:func:`render_question_page`). Why: a trace costs about 20 ms to
+#: render and 10-60 KB of page (a panel question of 100 forecasters: 60 KB), so a panel of 10,000 questions x 100
+#: forecasters took minutes and would make a page of 600 MB; with these bounds a page holds at most about 15 MB of
+#: traces, and a run of up to 1,000 questions of a few members each (the bundled superforecaster panel: 578
+#: questions, 4,600 forecasts) embeds all of them.
+PAGE_TRACES = 1000
+PAGE_TRACE_FORECASTS = 20_000
 
 #: Most questions of a kind with its own leaderboard (multiple choice, numeric) whose drill-down embeds its figure
 #: (~20 kB of SVG each and ~0.1 s of CPU to draw); the questions after them say so, and their forecasts stay in
@@ -284,7 +295,7 @@ def _figures(data: ReportData, board: pd.DataFrame, questions: list[QuestionView
                                         x_label="tokens per question (input + output)", references=refs)
 
     def spread():
-        values = [q.member_spread for q in questions if q.record is not None]
+        values = [q.member_spread for q in questions if q.record is not None or not q.embedded]
         if not values:
             return None
         thresholds = {float(((m.get("config") or {}).get("pipeline") or m.get("config") or {}).get("reconcile_min_spread") or 0)
@@ -337,20 +348,33 @@ def _figures(data: ReportData, board: pd.DataFrame, questions: list[QuestionView
 
 
 def _questions(data: ReportData) -> list[QuestionView]:
-    prompt_chars = sum(len(m.get("content", "")) for recs in data.records.values() for r in recs
-                       for c in (r.get("trace") or {}).get("recorded_calls", []) for m in c.get("messages", []))
+    """Every question of the runs, in page order: those within :data:`PAGE_TRACES` and :data:`PAGE_TRACE_FORECASTS`
+    (leakage-audit findings first) with their whole trace, the others listed by their row only
+    (:func:`benchmarks.viewer.trace.question_listed`)."""
+    listed = [(run_id, r) for run_id, recs in data.records.items() for r in recs]
+    findings = [int((r.get("audit") or {}).get("findings", 0)) for _, r in listed]
+    embedded: set[int] = set()
+    forecasts = 0
+    for i in sorted(range(len(listed)), key=lambda i: (findings[i] == 0, i)):
+        forecasts += len((listed[i][1].get("trace") or {}).get("forecasts") or [])
+        if len(embedded) == PAGE_TRACES or (embedded and forecasts > PAGE_TRACE_FORECASTS):
+            break
+        embedded.add(i)
+    prompt_chars = sum(len(m.get("content", "")) for i in embedded for c in (listed[i][1].get("trace") or {}).get("recorded_calls", [])
+                       for m in c.get("messages", []))
     embed_all = prompt_chars <= PROMPT_BUDGET_CHARS
     note = (f"figure not drawn: the page draws the first {QUESTION_FIGURE_BUDGET:,} questions' figures; this question's "
             "forecasts are in results.jsonl")
     out: list[QuestionView] = []
     figures = 0
-    for run_id, recs in data.records.items():
-        for r in recs:
-            findings = int((r.get("audit") or {}).get("findings", 0))
-            view = question_view(r, index=len(out), run_id=run_id, with_prompts=embed_all or findings > 0,
-                                 with_figure=figures < QUESTION_FIGURE_BUDGET, figure_note=note)
-            figures += view.kind_view is not None
-            out.append(view)
+    for i, (run_id, r) in enumerate(listed):
+        if i not in embedded:
+            out.append(question_listed(r, index=i, run_id=run_id))
+            continue
+        view = question_view(r, index=i, run_id=run_id, with_prompts=embed_all or findings[i] > 0,
+                             with_figure=figures < QUESTION_FIGURE_BUDGET, figure_note=note)
+        figures += view.kind_view is not None
+        out.append(view)
     return out
 
 
@@ -441,7 +465,7 @@ def render_page(data: ReportData, *, title: str | None = None) -> str:
     run_ids = list(data.manifests)
     multi = len(run_ids) > 1
     tables = {name: frame_view(df, drop=("run_id", "method") if not multi else ()) for name, df in data.tables.items()}
-    sources = sorted({str(q.record.source if q.record else q.raw.get("source")) for q in questions})
+    sources = sorted({q.row.source if q.row else str(q.raw.get("source")) for q in questions})
     too_small = bool(board.loc[board["ranked"], "too_small_to_rank"].any()) if board["ranked"].any() else False
     page = _environment().get_template("report.html.j2").render(
         title=title or (f"Run {run_ids[0]}" if not multi else f"Comparison of {len(run_ids)} runs"),
@@ -453,8 +477,32 @@ def render_page(data: ReportData, *, title: str | None = None) -> str:
         ranking_note=data.ranking_note.replace("**", ""), sensitivity=data.sensitivity, too_small=too_small,
         min_clusters_to_rank=MIN_CLUSTERS_TO_RANK,
         figures=_figures(data, board, questions), questions=questions, sources=sources,
+        embedded=sum(q.embedded for q in questions), page_traces=PAGE_TRACES, page_forecasts=PAGE_TRACE_FORECASTS,
         tables=tables, attribution=data.attribution, notice=data.notice,
         headline=headline(board, baseline=data.baseline, records=data.records, notice=data.notice,
                           min_clusters_to_rank=MIN_CLUSTERS_TO_RANK),
     )
     return page
+
+
+def render_question_page(record: dict[str, Any], *, run_id: str, index: int = 0) -> str:
+    """Render the self-contained HTML page of one question's whole trace (prompts included), as the run's page
+    shows it in a question's drill-down: for a question whose trace the run's page does not embed (:data:`PAGE_TRACES`).
+
+    Parameters
+    ----------
+    record : dict
+        The question's parsed ``results.jsonl`` line.
+    run_id : str
+        The run it belongs to.
+    index : int
+        Its position in the run (0-based; its anchor on the run's page).
+
+    Returns
+    -------
+    str
+        The page (UTF-8 text), with no reference to any other file or network resource.
+    """
+    q = question_view(record, index=index, run_id=run_id, with_prompts=True)
+    return _environment().get_template("question.html.j2").render(
+        title=f"Question {q.question_id}", q=q, css=_asset("viewer.css"), js=_asset("viewer.js"))

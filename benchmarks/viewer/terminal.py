@@ -185,7 +185,9 @@ def compact_leaderboard(board: pd.DataFrame, *, baseline: str, files: str = "", 
         ``tokens_per_question`` and ``cost_usd`` when known). Ranked rows come first; not-ranked rows
         follow in their own section, with rank ``-`` and their own n. A row with ``equals`` (a fitted
         method that fell back everywhere, e.g. ``"mean (not fitted: n < 30)"``) has rank ``=``, ``= mean``
-        in place of its Brier score (the rule's) and ``not fitted: n < 30`` in place of its Δ.
+        in place of its Brier score (the rule's) and ``not fitted: n < 30`` in place of its Δ. A row with
+        ``no_tokens`` (a panel's method, ``human panel: no tokens``) reads ``none`` for its tokens and ``—`` for its
+        cost, and the caption says why.
     baseline : str
         Label the deltas refer to (its own Δ cell reads ``baseline``).
     files : str
@@ -217,6 +219,9 @@ def compact_leaderboard(board: pd.DataFrame, *, baseline: str, files: str = "", 
     crowd_note = crowd_timing_note(board[label_col]) if crowd_note is None else crowd_note
     if crowd_note:
         caption.append(crowd_note)
+    reasons = sorted({x for x in board.get("no_tokens", pd.Series(dtype=object)) if isinstance(x, str) and x})
+    if reasons:
+        caption.append(f"tokens/q none: {'; '.join(reasons)} (the forecasts were given, no model was called).")
     if files:
         caption.append(f"Full tables: {files}")
     sections = []
@@ -243,8 +248,11 @@ def compact_leaderboard(board: pd.DataFrame, *, baseline: str, files: str = "", 
             brier = f"{fmt.fmt_prob(r.get('brier'))} {_ci(r.get('brier_ci_low'), r.get('brier_ci_high'))}"
             if _equals(r):  # its Brier is the rule's
                 brier = "= " + _equals(r).partition(" (")[0]
-            lines.append(("=" if _equals(r) else (rank or "-"), str(r["label"]), n,
-                          brier, delta, fmt.fmt_count(tokens), "—" if fmt.is_missing(tokens) else fmt.fmt_usd(r.get("cost_usd"))))
+            if isinstance(r.get("no_tokens"), str) and r["no_tokens"]:  # a panel's method (NaN: read back from a CSV): its forecasts were given, no model was called
+                spent, cost = "none", "—"
+            else:
+                spent, cost = fmt.fmt_count(tokens), "—" if fmt.is_missing(tokens) else fmt.fmt_usd(r.get("cost_usd"))
+            lines.append(("=" if _equals(r) else (rank or "-"), str(r["label"]), n, brier, delta, spent, cost))
         sections.append(lines)
     costs = "tokens_per_question" in board.columns or "cost_usd" in board.columns
     columns = [Column("#", "right"), Column("method"), Column("n", "right"), Column("Brier [95%]", "right"),

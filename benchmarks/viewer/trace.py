@@ -15,14 +15,15 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from agent_schemas import PipelineTrace, RecordedCall
+from agent_schemas import PipelineTrace, RecordedCall, UsageLedger
 from agent_schemas.kinds import DEFAULT_KIND
 from agent_tools.case_facts import CASE_FACTS_HEADER
 from benchmarks.run_folder.record import QuestionRecord
 from benchmarks.scoring.diversity import ambiguity_terms
 from benchmarks.viewer.kind_figures import KindQuestionView, kind_question_view
 
-__all__ = ["PathStep", "QuestionView", "ResultRow", "SearchRow", "case_facts_sent", "final_path", "question_view", "search_rows"]
+__all__ = ["PathStep", "QuestionRow", "QuestionView", "ResultRow", "SearchRow", "case_facts_sent", "final_path", "question_listed",
+           "question_row", "question_view", "search_rows"]
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,62 @@ class PathStep:
     """The step's forecast of a question of another kind than binary (its kind's vector), else None."""
 
 
+@dataclass(frozen=True)
+class QuestionRow:
+    """What the page's question list shows of one question (its row), read from the ``results.jsonl`` line as it
+    is, without validating the whole record: cheap enough for every question of a large run.
+
+    Attributes
+    ----------
+    text, source, forecast_date, status : str
+        The question text (its id when the line has none), source, forecast date (ISO) and status.
+    outcome : int or None
+        0/1, None when unresolved.
+    final_p_yes, mean_p_yes : float or None
+        The pipeline's final p_yes and the ``mean`` method's (in [0, 1]).
+    member_spread, method_range : float or None
+        Largest minus smallest p_yes of the successful members, and over the methods (None below two).
+    total_tokens : int or None
+        Tokens of the question (input + output, every role); None when unknown.
+    total_cost : float or None
+        Its cost (USD); None when unknown.
+    findings : int
+        Leakage-audit findings.
+    """
+
+    text: str
+    source: str
+    forecast_date: str
+    status: str
+    outcome: int | None
+    final_p_yes: float | None
+    mean_p_yes: float | None
+    member_spread: float | None
+    method_range: float | None
+    total_tokens: int | None
+    total_cost: float | None
+    findings: int
+
+
+def question_row(raw: dict[str, Any]) -> QuestionRow:
+    """The :class:`QuestionRow` of one parsed ``results.jsonl`` line (a field it lacks reads as missing)."""
+    trace = raw.get("trace") if isinstance(raw.get("trace"), dict) else {}
+    methods = raw.get("methods") if isinstance(raw.get("methods"), dict) else {}
+    question = trace.get("question") if isinstance(trace.get("question"), dict) else {}
+    try:
+        total = UsageLedger.model_validate(trace.get("ledger") or {}).total()
+        tokens, cost = total.total_tokens, total.cost_usd
+    except ValidationError:
+        tokens = cost = None
+    return QuestionRow(
+        text=str(question.get("text") or raw.get("question_id", "")), source=str(raw.get("source") or ""),
+        forecast_date=str(raw.get("forecast_date") or ""), status=str(raw.get("status") or ""), outcome=raw.get("outcome"),
+        final_p_yes=trace.get("final_p_yes"), mean_p_yes=(methods.get("mean") or {}).get("p_yes"),
+        member_spread=_spread([f.get("p_yes") for f in trace.get("forecasts") or [] if f.get("status") == "ok"]),
+        method_range=_spread([m.get("p_yes") for m in methods.values()]), total_tokens=tokens, total_cost=cost,
+        findings=int((raw.get("audit") or {}).get("findings", 0)))
+
+
 @dataclass
 class QuestionView:
     """What the viewer shows for one question of one run (see the module docstring).
@@ -94,6 +151,11 @@ class QuestionView:
     """A question of a kind with its own leaderboard (multiple choice, numeric...): its outcome and forecasts in the
     kind's words, each method's score by the kind's primary rule, and its figure
     (:func:`benchmarks.viewer.kind_figures.kind_question_view`); None for a binary question."""
+    row: QuestionRow | None = None
+    """Its row in the page's question list (:func:`question_row`)."""
+    embedded: bool = True
+    """False for a question whose whole trace the page does not embed (:data:`benchmarks.viewer.page.PAGE_TRACES`):
+    ``record`` is then None and only ``row`` is read."""
     diversity: tuple[float, float, float] | None = None
     """The question's ambiguity decomposition (:func:`benchmarks.scoring.diversity.ambiguity_terms`): mean member
     Brier, Brier of the members' mean, diversity; members as scored (clipped to the combination rule's bounds).
@@ -102,7 +164,9 @@ class QuestionView:
     @property
     def text(self) -> str:
         """The question text (the id when the record is unreadable)."""
-        return self.record.trace.question.text if self.record else str(self.raw.get("question_id", self.question_id))
+        if self.record:
+            return self.record.trace.question.text
+        return self.row.text if self.row else str(self.raw.get("question_id", self.question_id))
 
     @property
     def findings(self) -> int:
@@ -310,8 +374,11 @@ def question_view(raw: dict[str, Any], *, index: int, run_id: str, with_prompts:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ()))
-        return QuestionView(index, run_id, qid, None, error=f"unreadable record ({where}: {first.get('msg')})",
-                            raw={k: raw.get(k) for k in ("question_id", "status", "outcome", "source", "audit")})
+        kept = {k: raw.get(k) for k in ("question_id", "status", "outcome", "source", "audit")}
+        row = QuestionRow(text=qid, source=str(kept["source"]), forecast_date="", status="unreadable", outcome=kept["outcome"],
+                          final_p_yes=None, mean_p_yes=None, member_spread=None, method_range=None, total_tokens=None,
+                          total_cost=None, findings=int((kept["audit"] or {}).get("findings", 0)))
+        return QuestionView(index, run_id, qid, None, error=f"unreadable record ({where}: {first.get('msg')})", raw=kept, row=row)
     t = rec.trace
     facts, versions = case_facts_sent(t.recorded_calls)
     method_ps = [m.get("p_yes") for m in rec.methods.values()]
@@ -340,7 +407,23 @@ def question_view(raw: dict[str, Any], *, index: int, run_id: str, with_prompts:
         steps=final_path(t), searches=search_rows(t), usage_rows=usage_rows,
         total_tokens=total.total_tokens, total_cost=total.cost_usd, scores=scores,
         crowd_p_yes=(rec.baselines.get("crowd") or {}).get("p_yes"),
-        prompts=list(t.recorded_calls) if with_prompts else None,
+        prompts=list(t.recorded_calls) if with_prompts else None, row=question_row(raw),
         kind_view=None if t.question.kind.name == DEFAULT_KIND else  # binary questions have the page's own sections
         kind_question_view(t.question.kind, rec, with_figure=with_figure, salt=f"q{index}-", budget_note=figure_note),
     )
+
+
+def question_listed(raw: dict[str, Any], *, index: int, run_id: str) -> QuestionView:
+    """The :class:`QuestionView` of a question the page lists without embedding its trace: its row only
+    (:func:`question_row`, the line not validated), ``embedded`` False. A line whose row cannot be read is listed as
+    ``unreadable`` (one such line never stops the page)."""
+    try:
+        row = question_row(raw)
+    except (AttributeError, TypeError, ValueError):  # e.g. a forecast that is not an object
+        row = QuestionRow(text=str(raw.get("question_id", f"#{index}")), source=str(raw.get("source") or ""), forecast_date="",
+                          status="unreadable", outcome=None, final_p_yes=None, mean_p_yes=None, member_spread=None,
+                          method_range=None, total_tokens=None, total_cost=None, findings=0)
+    return QuestionView(index=index, run_id=run_id, question_id=str(raw.get("question_id", f"#{index}")), record=None, row=row,
+                        embedded=False, member_spread=row.member_spread, method_range=row.method_range,
+                        total_tokens=row.total_tokens, total_cost=row.total_cost,
+                        raw={k: raw.get(k) for k in ("question_id", "status", "outcome", "source", "audit")})
