@@ -48,11 +48,18 @@ QUESTION_PAGES_DIR = "questions"
 
 def question_page_name(question_id: str) -> str:
     """The file name of a question's page in :data:`QUESTION_PAGES_DIR`: its id with every character other than a
-    letter, digit, ``.``, ``_`` or ``-`` replaced by ``_``, and ``.html``.
+    letter, digit, ``.``, ``_`` or ``-`` replaced by ``_``, and ``.html``; an id that needed a replacement (or is
+    empty) also gets the first 8 hex digits of its SHA-256, so two ids never share a page (``a/b`` and ``a_b``).
 
+    >>> question_page_name("q12")
+    'q12.html'
     >>> question_page_name("acled/q 12")
-    'acled_q_12.html'
+    'acled_q_12-6201564f.html'
     """
+    import hashlib
     import re
 
-    return re.sub(r"[^A-Za-z0-9._-]", "_", question_id) + ".html"
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", question_id)
+    if safe == question_id and safe.strip("."):
+        return safe + ".html"
+    return f"{safe}-{hashlib.sha256(question_id.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}.html"

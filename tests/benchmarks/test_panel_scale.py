@@ -97,3 +97,13 @@ def test_the_page_lists_every_question_and_embeds_a_bounded_number_of_traces(gen
         assert f["agent_id"] in text
     bad = runner.invoke(app, ["view", str(run), "--question", "no-such-question", "--no-open"])
     assert bad.exit_code == 2 and "no question 'no-such-question'" in bad.output and "results.jsonl" in bad.output
+
+
+def test_question_page_names_never_collide():
+    """Two ids that read alike once unsafe characters are replaced get two pages (``a/b`` and ``a_b``)."""
+    ids = ["a/b", "a_b", "a b", "a?b", "", ".", "..", "q12"]
+    names = [question_page_name(i) for i in ids]
+    assert len(set(names)) == len(ids)
+    assert question_page_name("q12") == "q12.html"  # a safe id keeps its plain name
+    assert question_page_name("a_b") == "a_b.html"
+    assert question_page_name("a/b").startswith("a_b-") and question_page_name("a/b").endswith(".html")
