@@ -74,3 +74,14 @@ class SpecProvider(ScriptedProvider):
     @property
     def spec(self) -> str:
         return self._spec
+
+
+def one_line_error(res, *needles: str) -> str:
+    """A CLI result (typer.testing) refused as bad input: exit code 2, exactly one line on stderr, starting with 'error:', with every needle in it."""
+    assert res.exit_code == 2, (res.exit_code, res.output)
+    lines = [line for line in res.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, res.stderr
+    assert lines[0].startswith("error: ") and "Traceback" not in res.output
+    for n in needles:
+        assert n in lines[0], (n, lines[0])
+    return lines[0]

@@ -20,20 +20,10 @@ from benchmarks.harness.one_forecast import ForecastFile
 from benchmarks.questions.browse import every_bundled_question, resolve_question, short_id
 from benchmarks.questions.bundled_kinds import load_bundled
 from benchmarks.run_folder import read_results
+from tests.helpers import one_line_error
 
 cli = CliRunner()
 NON_BINARY = ("multiple_choice", "numeric")
-
-
-def one_line_error(res, *needles: str) -> str:
-    """Exit code 2, exactly one line on stderr, starting with 'error:', with every needle in it."""
-    assert res.exit_code == 2, (res.exit_code, res.output)
-    lines = [line for line in res.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, res.stderr
-    assert lines[0].startswith("error: ") and "Traceback" not in res.output
-    for n in needles:
-        assert n in lines[0], (n, lines[0])
-    return lines[0]
 
 
 # --- questions ------------------------------------------------------------------------------------------------

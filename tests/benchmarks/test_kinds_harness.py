@@ -27,23 +27,13 @@ from benchmarks.report.kind_score_file import read_kind_rows, score_kind_file
 from benchmarks.run_folder import read_results
 from benchmarks.scoring.kind_table import kind_table
 from tests.doubles import kind_world
+from tests.helpers import one_line_error
 
 FIXTURES = Path(__file__).parent / "fixtures"
 MC_FILE = FIXTURES / "questions_multiple_choice.csv"
 NUM_FILE = FIXTURES / "questions_numeric.csv"
 MC, NUM = KINDS["multiple_choice"], KINDS["numeric"]
 cli = CliRunner()
-
-
-def one_line_error(res, *needles: str) -> str:
-    """Exit code 2, exactly one line on stderr, starting with 'error:', with every needle in it."""
-    assert res.exit_code == 2, (res.exit_code, res.output)
-    lines = [line for line in res.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, res.stderr
-    assert lines[0].startswith("error: ") and "Traceback" not in res.output
-    for n in needles:
-        assert n in lines[0], (n, lines[0])
-    return lines[0]
 
 
 def write(tmp_path: Path, text: str, name: str = "qs.csv") -> Path:
