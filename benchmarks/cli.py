@@ -1089,7 +1089,7 @@ def experiment_diversity(
                                            help="The one-model arm's provider spec, e.g. 'sim/evidence_rho=0.3' (a simulation, $0), 'anthropic/claude-sonnet-4-6'."),
     mixed: Optional[str] = typer.Option(None, "--mixed", help="The mixed arm's members as --ensemble takes them, 'anthropic/claude-sonnet-4-6:1,openai/gpt-4.1-mini:1,local/smollm2:1' (as many as --members). Default for the simulator: each member its own model family (sim, sim/family=b, ...)."),
     n_members: int = typer.Option(3, "--members", "-m", min=2, help="Members per ensemble (every arm)."),
-    evidence: Optional[str] = typer.Option(None, "--evidence", help="Evidence arms, comma-separated: shared (every member reads the same search results), split (each a disjoint share of them). Default shared,split (shared alone in a build without run --evidence, said on stderr)."),
+    evidence: Optional[str] = typer.Option(None, "--evidence", help="Evidence arms, comma-separated: shared (every member reads the same search results), split (each a disjoint share of them). Default shared,split."),
     n: int = typer.Option(100, "--n", min=1, help="Seeded sample size of the one question set every arm runs."),
     max_results: Optional[int] = typer.Option(None, "--max-results", min=1, help="Search results of the members' query (shared: each member reads them all; split: each a disjoint share). Default: one per member, so that every share of a split holds one."),
     sources: Optional[str] = typer.Option(None, help="ForecastBench sources, comma-separated."),
@@ -1132,7 +1132,7 @@ def experiment_diversity(
                          forecast_date_from=_date(date_from, "--date-from"), after_model_cutoff=not include_before_cutoff,
                          seed=seed, output_dir=str(folder / "runs"), max_cost_usd=max_cost,
                          max_results=max_results or n_members)
-        arms = _csv(evidence) if evidence is not None else list(grid.EVIDENCE_ARMS if grid.evidence_supported() else ["shared"])
+        arms = _csv(evidence) if evidence is not None else list(grid.EVIDENCE_ARMS)
         plan = grid.plan_grid(base, mixed, evidence=arms or [])
         questions = grid.grid_questions(plan)
         priced = dry_run or max_cost is not None
@@ -1153,8 +1153,6 @@ def experiment_diversity(
             why = "its price is unknown" if total is None else f"it is estimated at {fmt_usd(total)}"
             raise ValueError(f"--max-cost {max_cost:g}: the grid of {len(plan)} arms on {len(questions)} questions would exceed "
                              f"it ({why}); nothing was called")
-        if evidence is None and not grid.evidence_supported():
-            _say("evidence: shared only (this build has no run --evidence, so no split arm)")
         if dry_run:
             return
         result = asyncio.run(grid.arun_grid(plan, questions, folder, max_cost_usd=max_cost, progress=progress,

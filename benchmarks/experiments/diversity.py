@@ -51,7 +51,6 @@ import pandas as pd
 
 from agent_providers.simulator import (SimParams, SimulatorProvider, error_correlation_of, is_simulated, pooled_error_variance,
                                        shown_evidence)
-from agent_research import PipelineConfig
 from agent_schemas import ChatMessage, Question
 from benchmarks.harness.config import RunConfig
 from benchmarks.harness.estimate import estimate_run
@@ -66,7 +65,7 @@ from benchmarks.scoring import diversity as div
 
 __all__ = ["Arm", "BASE_ARM", "BASE_METHOD", "CHECK_ANCHORS", "EVIDENCE_ARMS", "EXPERIMENT_FILE", "GRID_COLUMNS", "GRID_FILE", "GRID_METHODS", "GridEstimate",
            "GridResult", "MEMBER_ARMS", "SimulatorCheck", "arun_arms", "arun_grid", "closed_form_best_arm", "default_mixed", "estimate_grid",
-           "evidence_supported", "grid_questions", "grid_table", "plan_grid", "simulator_check", "spent_usd"]
+           "grid_questions", "grid_table", "plan_grid", "simulator_check", "spent_usd"]
 
 #: The evidence arms: every member reads the same search results, or a disjoint share of them.
 EVIDENCE_ARMS = ("shared", "split")
@@ -105,11 +104,6 @@ class Arm:
     def name(self) -> str:
         """The run id of the arm, ``<evidence>-<members>`` (``shared-one``)."""
         return f"{self.evidence}-{self.members}"
-
-
-def evidence_supported() -> bool:
-    """Whether this build's pipeline takes ``evidence`` (``PipelineConfig.evidence``, ``run --evidence``)."""
-    return "evidence" in PipelineConfig.model_fields
 
 
 def default_mixed(spec: str, n_members: int) -> list[str]:
@@ -165,8 +159,7 @@ def plan_grid(base: RunConfig, mixed: str | None, *, evidence: Sequence[str] = E
     Raises
     ------
     ValueError
-        One line: not one spec in ``base``, an unknown evidence arm, ``shared`` missing, ``split`` without search or
-        without ``PipelineConfig.evidence`` in this build, a mixed ensemble of another size than ``n_members``, or
+        One line: not one spec in ``base``, an unknown evidence arm, ``shared`` missing, ``split`` without search, a mixed ensemble of another size than ``n_members``, or
         what :func:`benchmarks.harness.mixed_ensemble.parse_ensemble` refuses.
     """
     if len(base.providers) != 1:
@@ -176,9 +169,6 @@ def plan_grid(base: RunConfig, mixed: str | None, *, evidence: Sequence[str] = E
         raise ValueError(f"--evidence {','.join(evidence)}: give shared first, then optionally split (valid: {', '.join(EVIDENCE_ARMS)})")
     if "split" in evidence and base.search == "none":
         raise ValueError("--evidence split shares out the search results, and --search none gives none: use --search local or ddg")
-    if "split" in evidence and not evidence_supported():
-        raise ValueError("--evidence split needs the pipeline's evidence setting (run --evidence, PipelineConfig.evidence), "
-                         "which this build does not have: give --evidence shared")
     if BASE_METHOD not in methods or any(m not in GRID_METHODS for m in methods):
         raise ValueError(f"the grid's methods are among {', '.join(GRID_METHODS)} and include {BASE_METHOD}; got {', '.join(methods)}")
     n = base.pipeline.n_members
@@ -193,8 +183,7 @@ def plan_grid(base: RunConfig, mixed: str | None, *, evidence: Sequence[str] = E
             arm = Arm(ev, members, tuple(specs))
             data = base.model_dump()
             data.update(providers=list(specs), methods=list(methods), run_id=arm.name)
-            if evidence_supported():
-                data["pipeline"] = {**data["pipeline"], "evidence": ev}
+            data["pipeline"] = {**data["pipeline"], "evidence": ev}
             out.append((arm, RunConfig.model_validate(data)))
     return out
 

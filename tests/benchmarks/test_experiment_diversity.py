@@ -34,7 +34,7 @@ TOLERANCE = 0.15
 
 
 def evidence_arms() -> tuple[str, ...]:
-    return grid.EVIDENCE_ARMS if grid.evidence_supported() else ("shared",)
+    return grid.EVIDENCE_ARMS
 
 
 @pytest.fixture(scope="module")
