@@ -336,13 +336,18 @@ def run_settings(manifest: dict[str, Any]) -> dict[str, Any]:
     were capped at (``evidence_cutoff``, :func:`benchmarks.protocol.baselines.evidence_cutoff_of`), whether the crowd
     was shown, debate rounds, clarifying searches, the reconciliation gate and the token limit. Pipeline settings are
     read from ``config.pipeline`` (or the flat keys of a manifest written before it); a setting the manifest does not
-    record is left out (a stage left out of the pipeline, or an old manifest).
+    record is left out (a stage left out of the pipeline, or an old manifest), and so is ``n_members`` of a run whose
+    members are given (a panel: ``config.ensemble == "given"``).
 
     Examples
     --------
     >>> run_settings({"config": {"search": "local", "show_crowd": False, "evidence_cutoff": "freeze",
     ...                          "pipeline": {"n_members": 3, "evidence": "split", "debate": None}}})
     {'n_members': 3, 'search': 'local', 'evidence': 'split', 'evidence_cutoff': 'freeze', 'show_crowd': False}
+    >>> run_settings({"config": {"n_members": 5, "search": "none", "debate_rounds": 3}})  # written before the pipeline
+    {'n_members': 5, 'search': 'none', 'evidence': 'shared', 'evidence_cutoff': 'forecast', 'debate_rounds': 3}
+    >>> run_settings({"config": {"ensemble": "given", "pipeline": {"n_members": 3, "debate": {"max_rounds": 2}}}})
+    {'evidence': 'shared', 'evidence_cutoff': 'forecast', 'debate_rounds': 2}
     """
     cfg = manifest.get("config") or {}
     pipeline = cfg.get("pipeline")
@@ -355,7 +360,8 @@ def run_settings(manifest: dict[str, Any]) -> dict[str, Any]:
             value = value.get(key) if isinstance(value, dict) else None
         return value
 
-    out: dict[str, Any] = {"n_members": pipeline_value(*_PIPELINE_SETTINGS["n_members"]), "search": cfg.get("search")}
+    given = cfg.get("ensemble") == "given"  # a panel's members are its forecasters, not the pipeline's n_members
+    out: dict[str, Any] = {"n_members": None if given else pipeline_value(*_PIPELINE_SETTINGS["n_members"]), "search": cfg.get("search")}
     if cfg:
         out["evidence"] = (pipeline or {}).get("evidence", EVIDENCE_MODES[0])
         out["evidence_cutoff"] = evidence_cutoff_of(manifest)
