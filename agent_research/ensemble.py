@@ -20,7 +20,7 @@ from agent_providers import Ask, Provider, run_sync
 from agent_schemas import Forecast, MemberEvidence, Question, SearchResult, TokenUsage, VisibleQuestion, as_visible
 from agent_schemas.kinds import AnySpec, BinarySpec, QuestionKind, kind_of
 from agent_research.config import EVIDENCE_MODES, EvidenceMode, MemberSettings
-from agent_research.evidence_modes import deal, result_name
+from agent_research.evidence_modes import deal, result_names
 from agent_research.forecaster import ForecasterAgent, MemberProgress, Research
 from agent_research.prompts import PERSONAS
 from agent_tools import ToolExecutor, shown_results
@@ -255,9 +255,10 @@ class Ensemble:
             return None, None
         shown = {m.agent_id: shown[m.agent_id] for m in self.members if m.agent_id in shown}  # member order
         pool = shown_results(found.outcomes) if task is not None and task.done() and not task.cancelled() and task.exception() is None else []
+        name = result_names([*pool, *(r for rs in shown.values() for r in rs)])
         return shown, MemberEvidence(
             mode=self.evidence, seed=self.seed if self.evidence == "split" else None,
-            pool=[result_name(r) for r in pool], shown={a: [result_name(r) for r in rs] for a, rs in shown.items()})
+            pool=[name[r.url, r.title] for r in pool], shown={a: [name[r.url, r.title] for r in rs] for a, rs in shown.items()})
 
     def research_of(self, member: ForecasterAgent) -> Research | None:
         """How ``member`` gets its evidence under :attr:`evidence` (:data:`agent_research.forecaster.Research`): None

@@ -30,12 +30,13 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
 from agent_schemas import SearchResult
 
-__all__ = ["deal", "result_name"]
+__all__ = ["deal", "result_names"]
 
 T = TypeVar("T")
 
@@ -67,6 +68,18 @@ def deal(pool: Sequence[T], n_shares: int, seed: int | None, question_id: str) -
     return [[pool[j] for j in sorted(order[i::n_shares])] for i in range(n_shares)]
 
 
-def result_name(result: SearchResult) -> str:
-    """How a trace names a result (:class:`agent_schemas.MemberEvidence`): its URL, or its title when it has none."""
-    return result.url or result.title
+def result_names(results: Iterable[SearchResult]) -> dict[tuple[str, str], str]:
+    """How a trace names each distinct result of one question (:class:`agent_schemas.MemberEvidence`), keyed as
+    prompts tell results apart (``(url, title)``, :func:`agent_tools.shown_results`): its URL, or its title when it has
+    none; when two results share a URL (a data source's page under several questions' titles), ``URL — title`` for
+    each of them, so that two results never get one name and disjoint shares are recorded disjoint.
+
+    Examples
+    --------
+    >>> a, b, c = (SearchResult(title=t, url=u) for t, u in (("A", "https://x.org"), ("B", "https://x.org"), ("C", "")))
+    >>> list(result_names([a, b, c, a]).values())
+    ['https://x.org — A', 'https://x.org — B', 'C']
+    """
+    keys = list(dict.fromkeys((r.url, r.title) for r in results))
+    per_url = Counter(url for url, _ in keys if url)
+    return {(url, title): (url if per_url[url] == 1 else f"{url} — {title}") if url else title for url, title in keys}

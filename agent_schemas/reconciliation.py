@@ -183,7 +183,8 @@ class MemberEvidence(BaseModel):
     """Which search results each ensemble member was shown, when the members did not share them
     (``PipelineConfig.evidence`` "split" or "private"; defined on :class:`agent_research.Ensemble`).
 
-    A result is named by its URL (its title when it has none), as the member's prompt listed it, in that order.
+    A result is named by its URL (its title when it has none; ``URL — title`` when another result of the question
+    shares its URL: :func:`agent_research.evidence_modes.result_names`), as the member's prompt listed it, in that order.
     """
 
     mode: Literal["split", "private"] = Field(description="'split': one research pass dealt into disjoint shares; 'private': each member's own searches.")

@@ -278,8 +278,32 @@ class QuestionType(str, Enum):
     any = "any"
 
 
+#: The ``run`` options a resumed run reads (where it runs, how fast, its cost cap, what it prints and reports); every
+#: other option defines what the run computes, which the run's manifest already fixes (:meth:`RunConfig.resumed`).
+RESUME_OPTIONS = ("resume", "retry_failed", "output_dir", "executor", "ray_address", "max_cost", "rate_limit", "progress",
+                  "report", "fit_from", "fit_from_any_model", "dry_run", "debug")
+
+
+def _as_typed(param: Any, value: Any) -> str:
+    """An option as a command line gives it: ``--evidence-cutoff freeze``, ``--no-cache``, ``--show-crowd``."""
+    if isinstance(value, bool):
+        return param.opts[0] if value or not param.secondary_opts else param.secondary_opts[0]
+    shown = [getattr(v, "value", v) for v in (value if isinstance(value, (list, tuple)) else [value])]
+    return " ".join([param.opts[0], *(str(v) for v in shown)])
+
+
+def ignored_on_resume(ctx: typer.Context) -> list[str]:
+    """The options given on the command line of ``run --resume`` that a resume would not read (not in
+    :data:`RESUME_OPTIONS`), each as typed (``--evidence-cutoff freeze``), in the command's order. Values that
+    come from an environment variable or a default are not counted: only what the user typed (click's
+    ``ParameterSource.COMMANDLINE``, read by name: typer ships its own copy of click)."""
+    return [_as_typed(p, ctx.params.get(p.name)) for p in ctx.command.params
+            if p.name not in RESUME_OPTIONS and getattr(ctx.get_parameter_source(p.name), "name", None) == "COMMANDLINE"]
+
+
 @app.command()
 def run(
+    ctx: typer.Context,
     provider: Optional[str] = typer.Option(None, "--provider", "-p", envvar="FORECAST_RECONCILE_PROVIDER",
                                            help="Provider spec(s), comma-separated, cycled over members: 'sim' (a simulation, no model, $0), 'local/smollm2', 'anthropic/claude-sonnet-4-6', 'openai/gpt-4.1-mini', 'openai-compatible/<model>@<url>'. Default: auto-detect from the environment."),
     n_members: Optional[int] = typer.Option(None, "--members", "-m", help="Ensemble size (default 3; with --ensemble, its counts' sum)."),
@@ -308,7 +332,7 @@ def run(
     seed: int = typer.Option(0, help="Seed of the sample and the models."),
     output_dir: Path = typer.Option(Path("runs"), "--output", "-o", help="Parent folder of run folders."),
     run_id: Optional[str] = typer.Option(None, help="Run folder name (default: timestamp)."),
-    resume: Optional[str] = typer.Option(None, "--resume", help="Continue the run with this id (or folder) without redoing finished questions."),
+    resume: Optional[str] = typer.Option(None, "--resume", help="Continue the run with this id (or folder) without redoing finished questions, with the settings it started with (other options that change what it computes are refused; --executor, --ray-address, --max-cost and --rate-limit may change)."),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="With --resume: run the questions whose record failed again (their failed records move to results.replaced.jsonl; the folder keeps one record per question)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the questions, calls, estimated tokens and USD per provider, and stop: no provider is called, nothing is written (method: benchmarks/harness/estimate.py)."),
     n_threads: Optional[int] = typer.Option(None, "--threads", "--n-threads", envvar="FORECAST_RECONCILE_THREADS", min=1, help="Threads of each context of the embedded model (default: cores - 1)."),
@@ -352,6 +376,10 @@ def run(
         earlier_runs = [load_run(d) for d in run_folders(earlier)] if earlier else []
         if retry_failed and not resume:
             raise ValueError("--retry-failed re-runs the failed questions of an existing run: give --resume <run id>")
+        if resume and (ignored := ignored_on_resume(ctx)):
+            raise ValueError(f"--resume {resume} continues the run with the settings it started with, so {', '.join(ignored)} "
+                             f"would be ignored: drop {'it' if len(ignored) == 1 else 'them'}, or start a new run (a resume may "
+                             "change only --executor, --ray-address, --max-cost and --rate-limit)")
         if resume:
             rdir = Path(resume) if Path(resume).is_dir() else output_dir / validate_run_id(resume)
             try:

@@ -179,7 +179,7 @@ def write_report(run_dirs: Sequence[str | Path | ShardGroup | LoadedRun], out_di
     if baseline in labels:
         base_label = baseline
     else:  # several runs: labels are "<run id>:<method>"; take the first run's method
-        prefixed = [lab for lab in labels if lab.endswith(":" + baseline)]
+        prefixed = [lab for lab in dict.fromkeys(scored["label"]) if lab.endswith(":" + baseline)]  # in the runs' order
         if not prefixed:
             raise DataValidationError(f"baseline {baseline!r} is not among the scored methods: {', '.join(labels)}",
                                       field="baseline", value=baseline)

@@ -34,8 +34,10 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
+from agent_research.config import EVIDENCE_MODES
 from agent_schemas import DataValidationError
 from benchmarks import scoring
+from benchmarks.protocol.baselines import evidence_cutoff_of
 from benchmarks.scoring.ranking import MIN_CLUSTERS_TO_RANK, not_ranked_note, rank_labels
 from benchmarks.viewer import formatting as fmt
 from benchmarks.viewer import kind_figures, plots
@@ -378,6 +380,57 @@ def _questions(data: ReportData) -> list[QuestionView]:
     return out
 
 
+#: The settings the page's list of runs shows for each run: label -> (path in ``config.pipeline``, the flat key of a
+#: manifest written before the pipeline was embedded in the config).
+_PIPELINE_SETTINGS: dict[str, tuple[tuple[str, ...], str]] = {
+    "n_members": (("n_members",), "n_members"),
+    "debate_rounds": (("debate", "max_rounds"), "debate_rounds"),
+    "supervisor_queries": (("supervisor", "max_queries"), "supervisor_queries"),
+    "reconcile_min_spread": (("reconcile_min_spread",), "reconcile_min_spread"),
+    "max_tokens": (("max_tokens",), "max_tokens"),
+}
+
+
+def run_settings(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The settings that make a run's forecasts what they are, as the page's list of runs shows them (label -> value):
+    members, search, who saw which results (``evidence``, ``shared`` when the manifest leaves it out), the date searches
+    were capped at (``evidence_cutoff``, :func:`benchmarks.protocol.baselines.evidence_cutoff_of`), whether the crowd
+    was shown, debate rounds, clarifying searches, the reconciliation gate and the token limit. Pipeline settings are
+    read from ``config.pipeline`` (or the flat keys of a manifest written before it); a setting the manifest does not
+    record is left out (a stage left out of the pipeline, or an old manifest), and so is ``n_members`` of a run whose
+    members are given (a panel: ``config.ensemble == "given"``).
+
+    Examples
+    --------
+    >>> run_settings({"config": {"search": "local", "show_crowd": False, "evidence_cutoff": "freeze",
+    ...                          "pipeline": {"n_members": 3, "evidence": "split", "debate": None}}})
+    {'n_members': 3, 'search': 'local', 'evidence': 'split', 'evidence_cutoff': 'freeze', 'show_crowd': False}
+    >>> run_settings({"config": {"n_members": 5, "search": "none", "debate_rounds": 3}})  # written before the pipeline
+    {'n_members': 5, 'search': 'none', 'evidence': 'shared', 'evidence_cutoff': 'forecast', 'debate_rounds': 3}
+    >>> run_settings({"config": {"ensemble": "given", "pipeline": {"n_members": 3, "debate": {"max_rounds": 2}}}})
+    {'evidence': 'shared', 'evidence_cutoff': 'forecast', 'debate_rounds': 2}
+    """
+    cfg = manifest.get("config") or {}
+    pipeline = cfg.get("pipeline")
+
+    def pipeline_value(path: tuple[str, ...], flat: str) -> Any:
+        if pipeline is None:
+            return cfg.get(flat)
+        value: Any = pipeline
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        return value
+
+    given = cfg.get("ensemble") == "given"  # a panel's members are its forecasters, not the pipeline's n_members
+    out: dict[str, Any] = {"n_members": None if given else pipeline_value(*_PIPELINE_SETTINGS["n_members"]), "search": cfg.get("search")}
+    if cfg:
+        out["evidence"] = (pipeline or {}).get("evidence", EVIDENCE_MODES[0])
+        out["evidence_cutoff"] = evidence_cutoff_of(manifest)
+    out["show_crowd"] = cfg.get("show_crowd")
+    out.update({label: pipeline_value(*where) for label, where in _PIPELINE_SETTINGS.items() if label != "n_members"})
+    return {k: v for k, v in out.items() if v is not None}
+
+
 def _runs(manifests: dict[str, dict[str, Any]], records: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
     out = []
     for run_id, m in manifests.items():
@@ -388,8 +441,7 @@ def _runs(manifests: dict[str, dict[str, Any]], records: dict[str, list[dict[str
             "models": ", ".join(f"{p.get('spec')}" for p in m.get("providers", [])) or "—",
             "n_questions": len(m.get("question_ids", [])), "statuses": dict(statuses),
             "version": m.get("package_version", "?"), "seed": m.get("seed"),
-            "settings": {k: cfg.get(k) for k in ("n_members", "search", "show_crowd", "debate_rounds",
-                                                 "supervisor_queries", "reconcile_min_spread", "max_tokens") if k in cfg},
+            "settings": run_settings(m),
             "methods": ", ".join(cfg.get("methods") or []), "baselines": ", ".join(cfg.get("baselines") or []),
             "selection": m.get("question_selection") or {}, "clusters": m.get("clusters") or {},
             "prices": m.get("prices"), "provider_stats": m.get("provider_stats") or {},

@@ -255,6 +255,38 @@ def test_retry_failed_needs_resume(tmp_path):
     one_line_error(res, "--retry-failed", "--resume")
 
 
+@pytest.fixture(scope="module")
+def split_run(tmp_path_factory):
+    """A finished two-question run of the simulator with split evidence (its folder), to resume."""
+    out = tmp_path_factory.mktemp("resume") / "runs"
+    res = runner.invoke(app, ["run", "-p", "sim", "--n", "2", "--evidence", "split", "--run-id", "s", "-o", str(out),
+                              "--no-progress", "--no-report"])
+    assert res.exit_code == 0, res.output
+    return out / "s"
+
+
+@pytest.mark.parametrize("given, named", [
+    (["--evidence", "private"], "--evidence private would be ignored: drop it"),
+    (["--evidence-cutoff", "freeze"], "--evidence-cutoff freeze would be ignored: drop it"),
+    (["-p", "sim", "--n", "5", "--no-cache"], "--provider sim, --n 5, --no-cache would be ignored: drop them"),
+    (["--seed", "3", "--show-crowd"], "--show-crowd, --seed 3 would be ignored: drop them"),
+])
+def test_resume_refuses_the_settings_it_would_ignore(split_run, given, named):
+    before = (split_run / "results.jsonl").read_bytes(), (split_run / "manifest.json").read_bytes()
+    res = runner.invoke(app, ["run", "--resume", str(split_run), *given, "--no-progress", "--no-report"])
+    one_line_error(res, f"--resume {split_run} continues the run with the settings it started with, so {named}",
+                   "a resume may change only --executor, --ray-address, --max-cost and --rate-limit")
+    assert ((split_run / "results.jsonl").read_bytes(), (split_run / "manifest.json").read_bytes()) == before
+
+
+def test_resume_takes_the_settings_it_reads_and_an_environment_provider(split_run, monkeypatch):
+    monkeypatch.setenv("FORECAST_RECONCILE_PROVIDER", "sim")  # from the environment, not typed: not refused
+    res = runner.invoke(app, ["run", "--resume", str(split_run), "--max-cost", "5", "--rate-limit", "sim=rpm:100",
+                              "--no-progress", "--no-report"])
+    assert res.exit_code == 0, res.output
+    assert "2 questions (2 already done)" in res.output
+
+
 # --- a run in which every question failed ----------------------------------------------------------------
 
 

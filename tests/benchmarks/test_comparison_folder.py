@@ -95,6 +95,17 @@ def test_runs_on_the_same_questions_get_the_ranked_compact_table(runs, tmp_path)
     assert max(map(len, res.stdout.splitlines())) <= MAX_WIDTH
 
 
+@pytest.mark.parametrize("order", ["ab", "ba"])
+def test_deltas_are_measured_against_the_first_given_runs_mean(runs, tmp_path, order):
+    res = cli.invoke(app, ["leaderboard", *(str(runs / rid) for rid in order), "-o", str(tmp_path / order), "--n-resamples", "20"])
+    assert res.exit_code == 0, res.output
+    board = pd.read_csv(tmp_path / order / "leaderboard.csv")
+    first, second = (board[board["label"] == f"{rid}:mean"].iloc[0] for rid in order)
+    assert first["delta_brier_vs_baseline"] == 0.0
+    assert second["delta_brier_vs_baseline"] == pytest.approx(second["brier"] - first["brier"], abs=1e-12)
+    assert second["brier"] != first["brier"]  # 3 members against 2: the two means differ, so the baseline is visible
+
+
 @pytest.mark.parametrize("where", ["a", "a/inside", "c"])
 def test_an_output_in_a_run_folder_is_refused_and_nothing_is_written(runs, where):
     before = {rid: digests(runs / rid) for rid in "abc"}

@@ -4,6 +4,7 @@ manifest (the mode recorded only when not shared), the records' trace, and the d
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from typer.testing import CliRunner
@@ -89,3 +90,23 @@ def test_fit_from_reads_the_mode_as_part_of_the_evidence_setting():
     read = FIT_SETTINGS["evidence"]
     assert read(split) == read(shared) + ", evidence=split"
     assert ", evidence=" not in read(shared), "a shared run reads as it did before evidence modes"
+
+
+def test_the_comparison_page_names_each_runs_evidence_mode_cutoff_and_pipeline(tmp_path):
+    """Two runs side by side on one page: a reader tells the split, freeze-capped run from the shared one by its
+    settings (read from the manifest's pipeline, where members, debate rounds and the rest live)."""
+    runs = tmp_path / "runs"
+    for run_id, extra in (("a", []), ("b", ["--evidence", "split", "--evidence-cutoff", "freeze", "--debate-rounds", "3"])):
+        res = runner.invoke(app, ["run", "-p", "sim", "--n", "2", "--run-id", run_id, "-o", str(runs), "--no-progress",
+                                  "--no-report", *extra])
+        assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["leaderboard", str(runs / "a"), str(runs / "b"), "-o", str(tmp_path / "cmp"), "--n-resamples", "20"])
+    assert res.exit_code == 0, res.output
+    page = (tmp_path / "cmp" / "report.html").read_text(encoding="utf-8")
+    cards = dict(re.findall(r"<h3><code>(\w+)</code>.*?<dt>settings</dt><dd>(.*?)</dd>", page, re.S))
+    assert cards == {
+        "a": "n_members 3 · search local · evidence shared · evidence_cutoff forecast · show_crowd False · debate_rounds 2 · "
+             "supervisor_queries 2 · reconcile_min_spread 0.0 · max_tokens 512 · seed 0",
+        "b": "n_members 3 · search local · evidence split · evidence_cutoff freeze · show_crowd False · debate_rounds 3 · "
+             "supervisor_queries 2 · reconcile_min_spread 0.0 · max_tokens 512 · seed 0",
+    }

@@ -119,7 +119,7 @@ def test_view_of_a_folder_of_runs_writes_an_index_and_touches_no_run(tmp_path):
     assert json.loads((a / "manifest.json").read_text())["run_id"] == "a"
 
 
-@pytest.mark.parametrize("module,n", [(page, 2), (headline_module, 1)])
+@pytest.mark.parametrize("module,n", [(page, 5), (headline_module, 1)])
 def test_doctests_pass(module, n):
     result = doctest.testmod(module)
     assert result.attempted >= n and result.failed == 0

@@ -104,6 +104,21 @@ def test_split_deals_one_search_into_disjoint_shares_whose_union_is_the_shared_s
     assert all(f.n_evidence_in_prompt == 2 for f in trace.forecasts)
 
 
+def test_split_records_results_sharing_a_url_by_distinct_names_and_its_shares_disjoint():
+    """A data source's page under several questions' titles (ForecastBench dataset questions: one URL, one title per
+    resolution date) is several results to a prompt; the trace names each apart, so disjoint shares stay disjoint."""
+    pool = [r.model_copy(update={"url": "https://data.example/series"}) for r in results(3)] + results(3, "other")
+    trace, llm = run("split", FixedSearch(pool))
+    ev = trace.member_evidence
+    assert ev.pool == [f"https://data.example/series — r title {i}" for i in range(3)] + [r.url for r in results(3, "other")]
+    names = [n for share in ev.shown.values() for n in share]
+    assert sorted(names) == sorted(ev.pool) and len(set(names)) == 6, "the six results, each in one share"
+    for member, prompt in member_prompts(llm).items():  # each name is a result that member's prompt showed
+        for name in ev.shown[member]:
+            url, _, title = name.partition(" — ")
+            assert url in prompt and title in prompt
+
+
 def test_split_is_seeded_by_the_run_seed_and_the_question():
     pool = results(9)
     first = run("split", FixedSearch(pool), seed=3)[0].member_evidence.shown
