@@ -19,6 +19,7 @@ from agent_tools.evidence import (
     evidence_items_from_results,
     latest_published,
     fence,
+    defuse_markup,
     neutralise,
     render_evidence,
     render_member_evidence,
@@ -46,7 +47,7 @@ __all__ = [
     "CLOSE_FENCE", "CorpusDocument", "DuckDuckGoSearch", "FORECAST_JSON_SCHEMA", "forecast_json_schema", "LocalCorpusSearch", "OPEN_FENCE",
     "ParsedForecast", "SearchClient", "SearchOutcome", "SearchResult", "ToolExecutor", "UndatedPolicy",
     "best_passage", "classify_ddgs_error", "evidence_items_from_results", "extract_json_objects", "forecastbench_dir",
-    "latest_published", "load_forecastbench_human_forecasts", "load_forecastbench_kind_table", "load_forecastbench_questions", "fence", "neutralise", "parse_answer", "parse_evidence", "parse_forecast", "parse_json",
+    "latest_published", "load_forecastbench_human_forecasts", "load_forecastbench_kind_table", "load_forecastbench_questions", "defuse_markup", "fence", "neutralise", "parse_answer", "parse_evidence", "parse_forecast", "parse_json",
     "parse_probability", "parse_published", "probability_schema", "render_evidence", "render_member_evidence", "render_search_outcome",
     "require_ok", "shown_results", "strip_reasoning", "to_date", "trim_text",
 ]

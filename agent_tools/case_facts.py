@@ -10,12 +10,15 @@ the close date fixed in advance, the value observed at freeze) and is never summ
 agent: each prompt rebuilds it from the :class:`agent_schemas.VisibleQuestion`, so the facts cannot drift
 across debate rounds or pipeline stages. It is rendered from the visible view only, so the outcome, the
 actual resolution date and horizons derived from it cannot reach a prompt. Question text comes from the
-question source and is shown as-is.
+question source and is shown as written, less what could pass for the prompt's own structure
+(:func:`agent_tools.evidence.defuse_markup`: fence tags, code fences, header marks at a line start): a question
+source (a market's background anyone may edit) is untrusted too.
 """
 
 from __future__ import annotations
 
 from agent_schemas import ChatMessage, Question, VisibleQuestion, as_visible
+from agent_tools.evidence import defuse_markup
 
 #: The one system prompt of every agent, for questions of the kind labelled ``{kind}`` (``binary``,
 #: ``multiple-choice``, ``numeric``: :attr:`agent_schemas.kinds.base.QuestionKind.label`); roles are given at
@@ -43,7 +46,7 @@ def render_case_facts(question: VisibleQuestion | Question, *, background_chars:
     ----------
     question : VisibleQuestion or Question
         The question; a :class:`Question` is first reduced to :meth:`Question.visible` (no crowd value).
-        Its text and resolution criteria are included verbatim.
+        Its text and resolution criteria are included as written (:func:`agent_tools.evidence.defuse_markup`).
     background_chars : int
         Background is trimmed to this many characters (the rest is not needed to state the case).
 
@@ -59,8 +62,8 @@ def render_case_facts(question: VisibleQuestion | Question, *, background_chars:
     q = as_visible(question)
     lines = [
         CASE_FACTS_HEADER,
-        f"- Question: {q.text.strip()}",
-        *(f"  {line}" for line in q.kind.question_lines(q.spec)),
+        f"- Question: {defuse_markup(q.text.strip())}",
+        *(f"  {defuse_markup(line)}" for line in q.kind.question_lines(q.spec)),
         f"- Forecast date (information cutoff): {q.forecast_date.isoformat()}",
     ]
     if q.scheduled_close_date is not None:
@@ -71,15 +74,15 @@ def render_case_facts(question: VisibleQuestion | Question, *, background_chars:
     else:
         lines.append("- Scheduled close date: not fixed in advance")
     if q.resolution_criteria.strip():
-        lines.append(f"- Resolution criteria: {q.resolution_criteria.strip()}")
+        lines.append(f"- Resolution criteria: {defuse_markup(q.resolution_criteria.strip())}")
     observed = _observed_at_freeze(q)
     if observed:
-        lines.append(f"- {observed}")
+        lines.append(f"- {defuse_markup(observed)}")
     if q.background.strip():
         bg = q.background.strip()
         if len(bg) > background_chars:
             bg = bg[: background_chars - 1] + "…"
-        lines.append(f"- Background: {bg}")
+        lines.append(f"- Background: {defuse_markup(bg)}")
     return "\n".join(lines)
 
 
