@@ -105,7 +105,7 @@ class PipelineConfig(BaseModel):
     @model_validator(mode="after")
     def _evidence_needs_research(self) -> "PipelineConfig":
         if self.evidence != "shared" and self.member.n_queries == 0:
-            raise ValueError(f"--evidence {self.evidence} divides the members' search results, but the members search "
+            raise ValueError(f"--evidence {self.evidence} gives each member its own search results, but the members search "
                              "0 queries (member.n_queries = 0): give them at least one query, or use --evidence shared")
         return self
 

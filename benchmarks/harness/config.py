@@ -335,10 +335,10 @@ class RunConfig(BaseModel):
     def _evidence_needs_search(self) -> "RunConfig":
         mode = self.pipeline.evidence
         if mode != "shared" and self.search == "none":
-            raise ValueError(f"--evidence {mode} divides the members' search results, but --search none makes no search: "
+            raise ValueError(f"--evidence {mode} gives each member its own search results, but --search none makes no search: "
                              "give --search local or ddg, or use --evidence shared")
         if mode != "shared" and self.ensemble == "given":
-            raise ValueError(f"--evidence {mode} divides the members' search results, but a given ensemble's members do not "
+            raise ValueError(f"--evidence {mode} gives each member its own search results, but a given ensemble's members do not "
                              "search: use --evidence shared")
         return self
 

@@ -22,13 +22,13 @@ def test_dividing_evidence_without_search_is_one_line_exit_2_and_nothing_written
     res = runner.invoke(app, ["run", "-p", "sim", "--evidence", mode, "--search", "none", "-o", str(out), "--no-progress"])
     assert res.exit_code == 2
     lines = res.output.strip().splitlines()
-    assert lines == [f"error: --evidence {mode} divides the members' search results, but --search none makes no search: "
+    assert lines == [f"error: --evidence {mode} gives each member its own search results, but --search none makes no search: "
                      "give --search local or ddg, or use --evidence shared"]
     assert not out.exists() or not any(out.iterdir()), "nothing is written, nothing called"
 
 
 def test_dividing_evidence_with_zero_queries_is_refused():
-    with pytest.raises(ValueError, match=r"--evidence private divides .* 0 queries \(member.n_queries = 0\)"):
+    with pytest.raises(ValueError, match=r"--evidence private gives each member its own search results, but .* 0 queries \(member.n_queries = 0\)"):
         RunConfig(evidence="private", n_queries=0)
 
 
