@@ -33,19 +33,14 @@ N_QUESTIONS, N_MEMBERS = 120, 3
 TOLERANCE = 0.15
 
 
-def evidence_arms() -> tuple[str, ...]:
-    return grid.EVIDENCE_ARMS
-
-
 @pytest.fixture(scope="module")
 def arms(tmp_path_factory):
-    """The grid's arms on the simulator with the pools alone (the members are what the closed form is about); without a
-    split arm the search is off (every prompt then shows the same no-evidence, as shared results would)."""
+    """The grid's arms on the simulator with the pools alone (the members are what the closed form is about), searching
+    the bundled corpus so that the split arm has results to deal."""
     folder = tmp_path_factory.mktemp("experiment")
-    search = "local" if "split" in evidence_arms() else "none"
-    base = RunConfig(providers=[SPEC], n_members=N_MEMBERS, sample_n=N_QUESTIONS, seed=0, output_dir=str(folder), search=search,
+    base = RunConfig(providers=[SPEC], n_members=N_MEMBERS, sample_n=N_QUESTIONS, seed=0, output_dir=str(folder), search="local",
                      max_results=N_MEMBERS)  # one result per member's share of a split
-    plan = grid.plan_grid(base, None, evidence=evidence_arms(), methods=("mean", "geomean_odds"))
+    plan = grid.plan_grid(base, None, evidence=grid.EVIDENCE_ARMS, methods=("mean", "geomean_odds"))
     questions = grid.grid_questions(plan)
     runs, stopped = asyncio.run(grid.arun_arms(plan, questions, folder))
     assert not stopped
@@ -70,7 +65,7 @@ def test_the_experiment_recovers_the_simulators_correlation(arms):
 def test_the_experiment_finds_the_closed_forms_best_arm(arms):
     runs, checks = arms
     best = grid.closed_form_best_arm(checks)
-    assert best == ("split-mixed" if "split" in evidence_arms() else "shared-mixed")
+    assert best == "split-mixed"
     for method in ("mean", "geomean_odds"):
         briers = {arm.name: brier_of(run, method) for arm, run in runs}
         assert min(briers, key=briers.__getitem__) == best, (method, briers)
